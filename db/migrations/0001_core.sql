@@ -1,0 +1,159 @@
+-- Core: settings, accounts, sign-in, files, outbox, organisations and the
+-- permission model every area resolves access through.
+
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+CREATE TABLE signing_keys (
+    kid TEXT PRIMARY KEY,
+    private_key_pem TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE users (
+    id INTEGER PRIMARY KEY,
+    email TEXT NOT NULL COLLATE NOCASE,
+    password_hash TEXT NOT NULL DEFAULT '',
+    first_name TEXT NOT NULL DEFAULT '',
+    last_name TEXT NOT NULL DEFAULT '',
+    phone_number TEXT NOT NULL DEFAULT '',
+    phone_number_confirmed BOOLEAN NOT NULL DEFAULT 0,
+    position TEXT NOT NULL DEFAULT '',
+    company TEXT NOT NULL DEFAULT '',
+    avatar_hash TEXT,
+    badges INTEGER NOT NULL DEFAULT 0,
+    initials TEXT NOT NULL DEFAULT '',
+    language TEXT NOT NULL DEFAULT 'en',
+    timezone_code TEXT NOT NULL DEFAULT 'UTC',
+    allow_connections_from INTEGER NOT NULL DEFAULT 1,
+    allow_shares_from INTEGER NOT NULL DEFAULT 1,
+    email_notifications BOOLEAN NOT NULL DEFAULT 1,
+    sms_notifications BOOLEAN NOT NULL DEFAULT 0,
+    email_newsletter BOOLEAN NOT NULL DEFAULT 0,
+    signature TEXT NOT NULL DEFAULT '',
+    is_bot BOOLEAN NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    deleted_at TEXT
+);
+-- One live account per sign-in e-mail; deleted accounts free their address.
+CREATE UNIQUE INDEX users_email_live ON users(email) WHERE deleted_at IS NULL;
+
+-- Accounts first seen through an external OpenID issuer.
+CREATE TABLE user_identities (
+    issuer TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (issuer, subject)
+);
+
+CREATE TABLE user_emails (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    email TEXT NOT NULL COLLATE NOCASE,
+    is_primary BOOLEAN NOT NULL DEFAULT 0,
+    is_verified BOOLEAN NOT NULL DEFAULT 0,
+    token_hash TEXT,
+    token_expires_at TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX user_emails_user_email ON user_emails(user_id, email);
+CREATE INDEX user_emails_email ON user_emails(email);
+
+CREATE TABLE refresh_tokens (
+    token_hash TEXT PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    expires_at TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX refresh_tokens_user ON refresh_tokens(user_id);
+
+-- Uploaded files, content-addressed by SHA-256, so the one database file
+-- holds every byte and backup copies everything.
+CREATE TABLE blobs (
+    hash TEXT PRIMARY KEY,
+    content_type TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    created_at TEXT NOT NULL
+);
+
+-- Mail and SMS written here (and to the log) when no SMTP server is set.
+CREATE TABLE outbox (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('email', 'sms')),
+    recipient TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+
+CREATE TABLE organisations (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    location TEXT NOT NULL DEFAULT '',
+    code TEXT NOT NULL DEFAULT '',
+    default_branch_name TEXT NOT NULL DEFAULT 'main',
+    icon_hash TEXT,
+    banner_hash TEXT,
+    logo_hash TEXT,
+    storage_usage INTEGER NOT NULL DEFAULT 0,
+    owned_by INTEGER NOT NULL REFERENCES users(id),
+    is_protected BOOLEAN NOT NULL DEFAULT 0,
+    is_verified BOOLEAN NOT NULL DEFAULT 0,
+    member_approval BOOLEAN NOT NULL DEFAULT 0,
+    restrict_email_domain BOOLEAN NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    deleted_at TEXT,
+    deleted_by INTEGER REFERENCES users(id)
+);
+CREATE INDEX organisations_owner ON organisations(owned_by);
+
+CREATE TABLE organisation_members (
+    organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    pending BOOLEAN NOT NULL DEFAULT 0,
+    joined_at TEXT NOT NULL,
+    notification_email_id INTEGER REFERENCES user_emails(id),
+    PRIMARY KEY (organisation_id, user_id)
+) WITHOUT ROWID;
+CREATE INDEX organisation_members_user ON organisation_members(user_id);
+
+-- Roles, ranked by sort_order (0 highest). The @everyone role is a row whose
+-- id is the organisation's id; it always lists last.
+CREATE TABLE roles (
+    id INTEGER PRIMARY KEY,
+    organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+    name TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    sort_order INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX roles_organisation ON roles(organisation_id, sort_order);
+
+CREATE TABLE member_roles (
+    organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    role_id INTEGER NOT NULL REFERENCES roles(id) ON DELETE CASCADE,
+    PRIMARY KEY (organisation_id, user_id, role_id)
+) WITHOUT ROWID;
+CREATE INDEX member_roles_role ON member_roles(role_id);
+
+-- Explicit grants as two bitmasks over the permission catalogue. scope_id is
+-- the organisation, project or package the grant applies to; target_id is a
+-- role, a user, or the organisation id for @everyone.
+CREATE TABLE permission_grants (
+    organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+    scope_type TEXT NOT NULL CHECK (scope_type IN ('organisation', 'project', 'package')),
+    scope_id INTEGER NOT NULL,
+    target_type TEXT NOT NULL CHECK (target_type IN ('role', 'user', 'organisation')),
+    target_id INTEGER NOT NULL,
+    allow_mask INTEGER NOT NULL DEFAULT 0,
+    deny_mask INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (scope_id, target_id)
+) WITHOUT ROWID;
+CREATE INDEX permission_grants_organisation ON permission_grants(organisation_id);

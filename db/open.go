@@ -1,0 +1,119 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"strconv"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Options says how to open the database file.
+type Options struct {
+	Path string
+	// Synchronous is FULL unless relaxed: site laptops lose power, and with
+	// NORMAL the last commits can vanish (never corrupt) on power loss.
+	Synchronous string
+	// NodeID overrides the node id stored in the database when >= 0.
+	NodeID int64
+	// ReadConns sizes the reader pool; 0 picks one per CPU (at least 4).
+	ReadConns int
+}
+
+// Store is the database: one writer connection, so write transactions queue
+// in Go rather than spin on SQLITE_BUSY, and a pool of query-only readers.
+type Store struct {
+	Writer *sql.DB
+	Reader *sql.DB
+	// R runs single-statement reads on the reader pool.
+	R   *Queries
+	IDs *IDGen
+}
+
+func dsn(path, sync string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous("+sync+")")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) and migrates the database at opts.Path.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	switch opts.Synchronous {
+	case "":
+		opts.Synchronous = "FULL"
+	case "FULL", "NORMAL", "EXTRA", "OFF":
+	default:
+		return nil, fmt.Errorf("synchronous must be FULL, NORMAL, EXTRA or OFF, not %q", opts.Synchronous)
+	}
+	w, err := sql.Open("sqlite", dsn(opts.Path, opts.Synchronous, false))
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", opts.Path, err)
+	}
+	if err := Migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, err
+	}
+	node, err := nodeID(ctx, w, opts.NodeID)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	n := opts.ReadConns
+	if n <= 0 {
+		n = max(4, runtime.NumCPU()*2)
+	}
+	r, err := sql.Open("sqlite", dsn(opts.Path, opts.Synchronous, true))
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxLifetime(0)
+	return &Store{Writer: w, Reader: r, R: New(r), IDs: NewIDGen(node)}, nil
+}
+
+func (s *Store) Close() error {
+	return errors.Join(s.Reader.Close(), s.Writer.Close())
+}
+
+// nodeID returns the node id kept in the database, choosing one at random the
+// first time, so two databases that later exchange data do not mint equal ids.
+func nodeID(ctx context.Context, w *sql.DB, override int64) (int64, error) {
+	if override >= 0 {
+		if override > maxNode {
+			return 0, fmt.Errorf("node id must be 0-%d", maxNode)
+		}
+		return override, nil
+	}
+	var v string
+	err := w.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'node_id'`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		node := randomNode()
+		_, err = w.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('node_id', ?)`, strconv.FormatInt(node, 10))
+		return node, err
+	}
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(v, 10, 64)
+}

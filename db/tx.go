@@ -1,0 +1,42 @@
+package db
+
+import (
+	"context"
+	"fmt"
+)
+
+// InTx runs fn in one write transaction (BEGIN IMMEDIATE through the DSN) and
+// commits; it returns only after COMMIT returned, so a caller may answer 2xx.
+func (s *Store) InTx(ctx context.Context, fn func(q *Queries) error) (err error) {
+	tx, err := s.Writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = fn(New(tx)); err != nil {
+		return err
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// ReadTx runs fn in one read transaction on the reader pool, so several
+// queries see one snapshot.
+func (s *Store) ReadTx(ctx context.Context, fn func(q *Queries) error) error {
+	tx, err := s.Reader.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin read: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(New(tx))
+}

@@ -1,0 +1,192 @@
+// Command workspace serves the organisation workspace API over one SQLite file.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"workspace/db"
+	"workspace/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+// run is the whole program, callable from tests.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	root := &cobra.Command{
+		Use:           "workspace",
+		Short:         "Multi-tenant organisation workspace service over one SQLite file",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(serveCmd(ctx, getenv, stdout, stderr), migrateCmd(ctx, stdout), backupCmd(ctx, stdout), adminCmd(ctx, stdout))
+	return root.ExecuteContext(ctx)
+}
+
+func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) *cobra.Command {
+	var (
+		addr, dbPath, syncMode, smtpURL, issuerURL, audience string
+		nodeID, maxBody                                      int64
+		maxProjects, maxMembers                              int
+		registration                                         bool
+		oidcIssuers, oidcAudiences                           []string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the HTTP API (creates and migrates the database on first start)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(oidcIssuers) != len(oidcAudiences) {
+				return errors.New("give one --oidc-audience for each --oidc-issuer")
+			}
+			logger := slog.New(slog.NewJSONHandler(stderr, nil))
+			store, err := db.Open(ctx, db.Options{Path: dbPath, Synchronous: syncMode, NodeID: nodeID})
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			if issuerURL == "" {
+				issuerURL = "http://" + ln.Addr().String()
+			}
+			var ext []server.ExternalIssuer
+			for i := range oidcIssuers {
+				ext = append(ext, server.ExternalIssuer{URL: oidcIssuers[i], Audience: oidcAudiences[i]})
+			}
+			if smtpURL == "" {
+				smtpURL = getenv("WORKSPACE_SMTP_URL")
+			}
+			h, err := server.New(ctx, store, server.Config{
+				Issuer: issuerURL, Audience: audience, Registration: registration, MaxBody: maxBody,
+				MaxProjectsPerOrg: maxProjects, MaxMembersPerOrg: maxMembers, ExternalIssuers: ext,
+				SMTPURL: smtpURL, Logger: logger,
+			})
+			if err != nil {
+				return err
+			}
+			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+			errc := make(chan error, 1)
+			go func() { errc <- srv.Serve(ln) }()
+			logger.Info("serving", "addr", ln.Addr().String(), "db", dbPath, "issuer", issuerURL)
+			fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+			select {
+			case err := <-errc:
+				return err
+			case <-ctx.Done():
+			}
+			// Let in-flight requests finish.
+			shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			logger.Info("shutting down")
+			return srv.Shutdown(shutdownCtx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+	f.StringVar(&dbPath, "db", "./workspace.db", "SQLite database file (created on first start)")
+	f.Int64Var(&nodeID, "node-id", -1, "snowflake node id 0-1023 (default: the one chosen at random and kept in the database)")
+	f.StringVar(&syncMode, "synchronous", "FULL", "SQLite synchronous mode: FULL survives power loss; NORMAL is faster and may lose the last commits")
+	f.BoolVar(&registration, "registration", true, "allow POST /auth/register")
+	f.Int64Var(&maxBody, "max-body", 32<<20, "largest request body in bytes")
+	f.IntVar(&maxProjects, "max-projects-per-org", 0, "open projects per organisation (0 = unlimited)")
+	f.IntVar(&maxMembers, "max-members-per-org", 0, "members per organisation (0 = unlimited)")
+	f.StringArrayVar(&oidcIssuers, "oidc-issuer", nil, "external OpenID issuer URL to trust (repeatable)")
+	f.StringArrayVar(&oidcAudiences, "oidc-audience", nil, "audience expected from the matching --oidc-issuer (repeatable)")
+	f.StringVar(&smtpURL, "smtp-url", "", "send mail through smtp://user:pass@host:port?from=addr (default: log and outbox)")
+	f.StringVar(&issuerURL, "issuer-url", "", "public base URL named in tokens (default: http://<addr>)")
+	f.StringVar(&audience, "audience", "workspace", "audience of the server's own access tokens")
+	return cmd
+}
+
+func migrateCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
+	var dbPath string
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Create or bring the database schema up to date",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := db.Open(ctx, db.Options{Path: dbPath, NodeID: -1})
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			fmt.Fprintln(stdout, "database is up to date:", dbPath)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dbPath, "db", "./workspace.db", "SQLite database file")
+	return cmd
+}
+
+func backupCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
+	var dbPath, out string
+	cmd := &cobra.Command{
+		Use:   "backup",
+		Short: "Write a consistent copy of the database, also while serve is running",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return errors.New("--out is required")
+			}
+			if err := db.Backup(ctx, dbPath, out); err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, "backup written:", out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dbPath, "db", "./workspace.db", "SQLite database file")
+	cmd.Flags().StringVar(&out, "out", "", "file to write the copy to")
+	return cmd
+}
+
+func adminCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
+	admin := &cobra.Command{Use: "admin", Short: "Administration"}
+	var dbPath, email, password string
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create a Staff user",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if email == "" || password == "" {
+				return errors.New("--email and --password are required")
+			}
+			store, err := db.Open(ctx, db.Options{Path: dbPath, NodeID: -1})
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			u, err := server.CreateStaff(ctx, store, email, password)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "created staff user %d <%s>\n", u.ID, u.Email)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&dbPath, "db", "./workspace.db", "SQLite database file")
+	create.Flags().StringVar(&email, "email", "", "e-mail address (sign-in name)")
+	create.Flags().StringVar(&password, "password", "", "password (at least 8 characters)")
+	admin.AddCommand(create)
+	return admin
+}

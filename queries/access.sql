@@ -1,0 +1,26 @@
+-- Everything the permission engine needs about one caller in one
+-- organisation: membership, ownership and highest role rank.
+-- name: AccessMembership :one
+SELECT o.owned_by = @user_id AS is_owner,
+       m.user_id IS NOT NULL AS is_member,
+       coalesce(m.pending, 0) AS pending,
+       CAST(coalesce((SELECT min(r.sort_order) FROM member_roles mr JOIN roles r ON r.id = mr.role_id
+                 WHERE mr.organisation_id = o.id AND mr.user_id = @user_id), -1) AS INTEGER) AS top_rank
+FROM organisations o
+LEFT JOIN organisation_members m ON m.organisation_id = o.id AND m.user_id = @user_id
+WHERE o.id = @organisation_id AND o.deleted_at IS NULL;
+
+-- The grants that can apply to a caller in the given scopes (organisation,
+-- and optionally a project and a package): the caller's own, those of the
+-- caller's roles (with their rank) and @everyone's.
+-- name: AccessGrants :many
+SELECT g.scope_type, g.target_type, g.target_id, g.allow_mask, g.deny_mask,
+       coalesce(r.sort_order, 0) AS role_rank
+FROM permission_grants g
+LEFT JOIN roles r ON r.id = g.target_id AND g.target_type = 'role'
+WHERE g.organisation_id = @organisation_id
+  AND g.scope_id IN (@organisation_id, @project_id, @package_id)
+  AND (g.target_id = @user_id
+       OR g.target_id = @organisation_id
+       OR g.target_id IN (SELECT mr.role_id FROM member_roles mr
+                          WHERE mr.organisation_id = @organisation_id AND mr.user_id = @user_id));

@@ -1,0 +1,337 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/crypto/bcrypt"
+
+	"workspace/db"
+)
+
+const (
+	accessTokenTTL  = time.Hour
+	refreshTokenTTL = 30 * 24 * time.Hour
+)
+
+// signingKey is the server's own RS256 key, kept in the database so tokens
+// survive restarts.
+type signingKey struct {
+	kid  string
+	priv *rsa.PrivateKey
+}
+
+// loadSigningKey returns the newest stored key, making one at first start.
+func loadSigningKey(ctx context.Context, store *db.Store, now time.Time) (*signingKey, error) {
+	var key *signingKey
+	err := store.InTx(ctx, func(q *db.Queries) error {
+		keys, err := q.SigningKeyList(ctx)
+		if err != nil {
+			return err
+		}
+		if len(keys) > 0 {
+			k := keys[len(keys)-1]
+			block, _ := pem.Decode([]byte(k.PrivateKeyPem))
+			if block == nil {
+				return errors.New("stored signing key is not PEM")
+			}
+			parsed, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+			if err != nil {
+				return err
+			}
+			rk, ok := parsed.(*rsa.PrivateKey)
+			if !ok {
+				return errors.New("stored signing key is not RSA")
+			}
+			key = &signingKey{kid: k.Kid, priv: rk}
+			return nil
+		}
+		priv, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			return err
+		}
+		der, err := x509.MarshalPKCS8PrivateKey(priv)
+		if err != nil {
+			return err
+		}
+		pub, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
+		sum := sha256.Sum256(pub)
+		key = &signingKey{kid: base64.RawURLEncoding.EncodeToString(sum[:12]), priv: priv}
+		return q.SigningKeyCreate(ctx, db.SigningKeyCreateParams{
+			Kid:           key.kid,
+			PrivateKeyPem: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+			CreatedAt:     db.FormatTime(now),
+		})
+	})
+	return key, err
+}
+
+// ExternalIssuer is an OpenID provider whose tokens the server also trusts.
+type ExternalIssuer struct {
+	URL      string
+	Audience string
+}
+
+// claims are the access token claims, local or external.
+type claims struct {
+	jwt.RegisteredClaims
+	Email         string `json:"email,omitempty"`
+	EmailVerified *bool  `json:"email_verified,omitempty"`
+	GivenName     string `json:"given_name,omitempty"`
+	FamilyName    string `json:"family_name,omitempty"`
+	Name          string `json:"name,omitempty"`
+}
+
+// authenticator verifies bearer tokens from the server itself and from the
+// configured external issuers.
+type authenticator struct {
+	issuer   string
+	audience string
+	key      *signingKey
+	external map[string]*externalVerifier // by issuer URL
+	parser   *jwt.Parser
+
+	// verified caches tokens already checked, until they expire: a signature
+	// check costs more than the rest of a typical read.
+	mu       sync.Mutex
+	verified map[[32]byte]cachedToken
+}
+
+type cachedToken struct {
+	userID  int64
+	expires time.Time
+}
+
+type externalVerifier struct {
+	audience string
+	mu       sync.Mutex
+	keys     keyfunc.Keyfunc // fetched on first use
+	httpc    *http.Client
+	issuer   string
+}
+
+func newAuthenticator(issuer, audience string, key *signingKey, ext []ExternalIssuer, httpc *http.Client) *authenticator {
+	a := &authenticator{
+		issuer:   issuer,
+		audience: audience,
+		key:      key,
+		external: map[string]*externalVerifier{},
+		parser:   jwt.NewParser(jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(), jwt.WithLeeway(30*time.Second)),
+		verified: map[[32]byte]cachedToken{},
+	}
+	for _, e := range ext {
+		a.external[strings.TrimSuffix(e.URL, "/")] = &externalVerifier{audience: e.Audience, httpc: httpc, issuer: strings.TrimSuffix(e.URL, "/")}
+	}
+	return a
+}
+
+// sign makes a JWT with the server's key.
+func (a *authenticator) sign(c jwt.Claims) (string, error) {
+	t := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
+	t.Header["kid"] = a.key.kid
+	return t.SignedString(a.key.priv)
+}
+
+// accessToken issues a one-hour access token for a user.
+func (a *authenticator) accessToken(u db.User, now time.Time) (string, error) {
+	return a.sign(claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    a.issuer,
+			Subject:   db.ID(u.ID).String(),
+			Audience:  jwt.ClaimStrings{a.audience},
+			ExpiresAt: jwt.NewNumericDate(now.Add(accessTokenTTL)),
+			IssuedAt:  jwt.NewNumericDate(now),
+			ID:        randomToken(16),
+		},
+		Email: u.Email,
+	})
+}
+
+// verify checks a bearer token and returns its claims and whether it came
+// from the server itself.
+func (a *authenticator) verify(ctx context.Context, raw string) (*claims, bool, error) {
+	var c claims
+	var local bool
+	_, err := a.parser.ParseWithClaims(raw, &c, func(t *jwt.Token) (any, error) {
+		iss, _ := t.Claims.GetIssuer()
+		if iss == a.issuer {
+			local = true
+			if kid, _ := t.Header["kid"].(string); kid != a.key.kid {
+				return nil, errors.New("unknown key id")
+			}
+			return &a.key.priv.PublicKey, nil
+		}
+		ev, ok := a.external[strings.TrimSuffix(iss, "/")]
+		if !ok {
+			return nil, errors.New("unknown issuer")
+		}
+		kf, err := ev.keyfunc(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return kf.Keyfunc(t)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	want := a.audience
+	if !local {
+		want = a.external[strings.TrimSuffix(c.Issuer, "/")].audience
+	}
+	if !slices.Contains(c.Audience, want) {
+		return nil, false, errors.New("token is not for this audience")
+	}
+	if c.Subject == "" {
+		return nil, false, errors.New("token has no subject")
+	}
+	return &c, local, nil
+}
+
+// keyfunc fetches the issuer's discovery document and JWKS on first use;
+// keyfunc refetches the JWKS when a token names an unknown key.
+func (ev *externalVerifier) keyfunc(ctx context.Context) (keyfunc.Keyfunc, error) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	if ev.keys != nil {
+		return ev.keys, nil
+	}
+	jwksURL, err := discoverJWKS(ctx, ev.httpc, ev.issuer)
+	if err != nil {
+		return nil, err
+	}
+	kf, err := keyfunc.NewDefaultCtx(context.WithoutCancel(ctx), []string{jwksURL})
+	if err != nil {
+		return nil, fmt.Errorf("jwks %s: %w", jwksURL, err)
+	}
+	ev.keys = kf
+	return kf, nil
+}
+
+func discoverJWKS(ctx context.Context, httpc *http.Client, issuer string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, issuer+"/.well-known/openid-configuration", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := httpc.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("discovery %s: %w", issuer, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("discovery %s: status %d", issuer, resp.StatusCode)
+	}
+	var doc struct {
+		Issuer  string `json:"issuer"`
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := decodeLimited(resp.Body, &doc); err != nil {
+		return "", fmt.Errorf("discovery %s: %w", issuer, err)
+	}
+	if strings.TrimSuffix(doc.Issuer, "/") != issuer || doc.JWKSURI == "" {
+		return "", fmt.Errorf("discovery %s: issuer or jwks_uri mismatch", issuer)
+	}
+	return doc.JWKSURI, nil
+}
+
+// cached returns the user id of a token verified before and not yet expired.
+func (a *authenticator) cached(raw string, now time.Time) (int64, bool) {
+	sum := sha256.Sum256([]byte(raw))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.verified[sum]
+	if !ok || !now.Before(c.expires) {
+		return 0, false
+	}
+	return c.userID, true
+}
+
+func (a *authenticator) remember(raw string, userID int64, expires, now time.Time) {
+	sum := sha256.Sum256([]byte(raw))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.verified) >= 100_000 { // bound memory: drop expired, then everything
+		for k, v := range a.verified {
+			if !now.Before(v.expires) {
+				delete(a.verified, k)
+			}
+		}
+		if len(a.verified) >= 100_000 {
+			clear(a.verified)
+		}
+	}
+	a.verified[sum] = cachedToken{userID: userID, expires: expires}
+}
+
+func randomToken(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func hashToken(t string) string {
+	sum := sha256.Sum256([]byte(t))
+	return hex.EncodeToString(sum[:])
+}
+
+// Password hashing is deliberately slow; bound how many run at once so a
+// burst of sign-ins cannot starve every other request of CPU.
+var hashSlots = make(chan struct{}, max(1, runtime.NumCPU()))
+
+// bcryptCost is a variable so tests can use the minimum cost.
+var bcryptCost = 10
+
+func hashPassword(pw string) (string, error) {
+	hashSlots <- struct{}{}
+	defer func() { <-hashSlots }()
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcryptCost)
+	return string(h), err
+}
+
+func checkPassword(hash, pw string) bool {
+	hashSlots <- struct{}{}
+	defer func() { <-hashSlots }()
+	if hash == "" {
+		// Accounts without a local password (external sign-in): spend the
+		// same time as a real check so timing does not reveal them.
+		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(pw))
+		return false
+	}
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)) == nil
+}
+
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a password"), 10)
+
+// jwk is the public half of the signing key in JWKS form.
+func (k *signingKey) jwk() map[string]string {
+	pub := k.priv.PublicKey
+	return map[string]string{
+		"kty": "RSA", "use": "sig", "alg": "RS256", "kid": k.kid,
+		"n": base64.RawURLEncoding.EncodeToString(pub.N.Bytes()),
+		"e": base64.RawURLEncoding.EncodeToString(bigEndian(pub.E)),
+	}
+}
+
+func bigEndian(e int) []byte {
+	var b []byte
+	for e > 0 {
+		b = append([]byte{byte(e)}, b...)
+		e >>= 8
+	}
+	return b
+}

@@ -1,0 +1,322 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"workspace/db"
+)
+
+type registerBody struct {
+	Email     string `json:"email"`
+	Password  string `json:"password"`
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+}
+
+// validEmail accepts a bare address (no display name) with a dotted domain.
+func validEmail(s string) bool {
+	if len(s) > 254 {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s {
+		return false
+	}
+	_, domain, _ := strings.Cut(s, "@")
+	return strings.Contains(domain, ".") && !strings.HasSuffix(domain, ".")
+}
+
+func (s *Server) register(rq *request) error {
+	if !s.cfg.Registration {
+		return forbidden("Registration is turned off on this server.")
+	}
+	var b registerBody
+	if err := rq.decode(&b); err != nil {
+		return err
+	}
+	b.Email = strings.TrimSpace(b.Email)
+	p := problems{}
+	if !validEmail(b.Email) {
+		p.add("email", "must be a valid e-mail address")
+	}
+	if len([]rune(b.Password)) < 8 {
+		p.add("password", "must be at least 8 characters")
+	} else if len(b.Password) > 72 {
+		p.add("password", "must be at most 72 bytes")
+	}
+	p.length("first_name", b.FirstName, 0, 100)
+	p.length("last_name", b.LastName, 0, 100)
+	if err := p.err(); err != nil {
+		return err
+	}
+	hash, err := hashPassword(b.Password)
+	if err != nil {
+		return err
+	}
+	u, err := s.createUser(rq.ctx, b.Email, hash, b.FirstName, b.LastName, 0, false)
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusCreated, s.extendedUser(u))
+}
+
+// createUser makes an account with its primary e-mail address. The address is
+// unverified unless an issuer vouched for it.
+func (s *Server) createUser(ctx context.Context, email, passwordHash, first, last string, badges int64, verified bool) (db.User, error) {
+	var u db.User
+	now := s.nowText()
+	err := s.store.InTx(ctx, func(q *db.Queries) error {
+		if _, err := q.UserGetByEmail(ctx, email); err == nil {
+			return fieldError("email", "is already used by another account")
+		} else if !db.IsNotFound(err) {
+			return err
+		}
+		if n, err := q.UserEmailVerifiedElsewhere(ctx, db.UserEmailVerifiedElsewhereParams{Email: email, UserID: 0}); err != nil {
+			return err
+		} else if n > 0 {
+			return fieldError("email", "is already used by another account")
+		}
+		var err error
+		u, err = q.UserCreate(ctx, db.UserCreateParams{
+			ID: s.store.IDs.Next(), Email: email, PasswordHash: passwordHash,
+			FirstName: first, LastName: last, Badges: badges, CreatedAt: now,
+		})
+		if err != nil {
+			if db.IsConflict(err) {
+				return fieldError("email", "is already used by another account")
+			}
+			return err
+		}
+		_, err = q.UserEmailCreate(ctx, db.UserEmailCreateParams{
+			ID: s.store.IDs.Next(), UserID: u.ID, Email: email, IsPrimary: true, IsVerified: verified, CreatedAt: now,
+		})
+		return err
+	})
+	return u, err
+}
+
+// CreateStaff makes a user with the Staff badge, for `admin create`.
+func CreateStaff(ctx context.Context, store *db.Store, email, password string) (db.User, error) {
+	s := &Server{store: store, now: time.Now}
+	if !validEmail(email) {
+		return db.User{}, fieldError("email", "must be a valid e-mail address")
+	}
+	if len([]rune(password)) < 8 || len(password) > 72 {
+		return db.User{}, fieldError("password", "must be 8-72 characters")
+	}
+	hash, err := hashPassword(password)
+	if err != nil {
+		return db.User{}, err
+	}
+	return s.createUser(ctx, email, hash, "", "", BadgeStaff, false)
+}
+
+// tokenError is RFC 6749's error body.
+type tokenError struct {
+	Error       string `json:"error"`
+	Description string `json:"error_description"`
+}
+
+type tokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int    `json:"expires_in"`
+	RefreshToken string `json:"refresh_token"`
+	IDToken      string `json:"id_token"`
+}
+
+func (s *Server) token(rq *request) error {
+	fail := func(code, desc string) error {
+		rq.w.Header().Set("Cache-Control", "no-store")
+		return rq.json(http.StatusBadRequest, tokenError{Error: code, Description: desc})
+	}
+	if err := rq.r.ParseForm(); err != nil {
+		if strings.Contains(err.Error(), "too large") {
+			return errBodyTooLarge
+		}
+		return fail("invalid_request", "The body must be application/x-www-form-urlencoded.")
+	}
+	form := rq.r.PostForm
+	var u db.User
+	switch form.Get("grant_type") {
+	case "password":
+		email, pw := strings.TrimSpace(form.Get("username")), form.Get("password")
+		if email == "" || pw == "" {
+			return fail("invalid_request", "username and password are required.")
+		}
+		found, err := s.store.R.UserGetByEmail(rq.ctx, email)
+		if err != nil && !db.IsNotFound(err) {
+			return err
+		}
+		if !checkPassword(found.PasswordHash, pw) {
+			return fail("invalid_grant", "The e-mail address or password is wrong.")
+		}
+		u = found
+	case "refresh_token":
+		rt := form.Get("refresh_token")
+		if rt == "" {
+			return fail("invalid_request", "refresh_token is required.")
+		}
+		// Refresh tokens rotate: each is taken (deleted) when used.
+		err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
+			row, err := q.RefreshTokenTake(rq.ctx, hashToken(rt))
+			if err != nil {
+				return err
+			}
+			if row.ExpiresAt <= s.nowText() {
+				return db.ErrNotFound
+			}
+			u, err = q.UserGet(rq.ctx, row.UserID)
+			return err
+		})
+		if db.IsNotFound(err) {
+			return fail("invalid_grant", "The refresh token is invalid or expired.")
+		}
+		if err != nil {
+			return err
+		}
+	case "":
+		return fail("invalid_request", "grant_type is required.")
+	default:
+		return fail("unsupported_grant_type", "Only the password and refresh_token grants are supported.")
+	}
+	resp, err := s.issueTokens(rq.ctx, u)
+	if err != nil {
+		return err
+	}
+	rq.w.Header().Set("Cache-Control", "no-store")
+	return rq.json(http.StatusOK, resp)
+}
+
+func (s *Server) issueTokens(ctx context.Context, u db.User) (tokenResponse, error) {
+	now := s.clock()
+	access, err := s.auth.accessToken(u, now)
+	if err != nil {
+		return tokenResponse{}, err
+	}
+	id, err := s.auth.sign(claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer: s.cfg.Issuer, Subject: db.ID(u.ID).String(), Audience: jwt.ClaimStrings{s.cfg.Audience},
+			ExpiresAt: jwt.NewNumericDate(now.Add(accessTokenTTL)), IssuedAt: jwt.NewNumericDate(now),
+		},
+		Email: u.Email, GivenName: u.FirstName, FamilyName: u.LastName, Name: strings.TrimSpace(u.FirstName + " " + u.LastName),
+	})
+	if err != nil {
+		return tokenResponse{}, err
+	}
+	refresh := randomToken(32)
+	err = s.store.InTx(ctx, func(q *db.Queries) error {
+		return q.RefreshTokenCreate(ctx, db.RefreshTokenCreateParams{
+			TokenHash: hashToken(refresh), UserID: u.ID,
+			ExpiresAt: db.FormatTime(now.Add(refreshTokenTTL)), CreatedAt: db.FormatTime(now),
+		})
+	})
+	if err != nil {
+		return tokenResponse{}, err
+	}
+	return tokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(accessTokenTTL.Seconds()), RefreshToken: refresh, IDToken: id}, nil
+}
+
+func (s *Server) discovery(rq *request) error {
+	iss := s.cfg.Issuer
+	return rq.json(http.StatusOK, map[string]any{
+		"issuer":                                iss,
+		"token_endpoint":                        iss + "/oauth/token",
+		"userinfo_endpoint":                     iss + "/oauth/userinfo",
+		"jwks_uri":                              iss + "/.well-known/jwks.json",
+		"registration_endpoint":                 iss + "/auth/register",
+		"grant_types_supported":                 []string{"password", "refresh_token"},
+		"response_types_supported":              []string{"token"},
+		"subject_types_supported":               []string{"public"},
+		"id_token_signing_alg_values_supported": []string{"RS256"},
+		"token_endpoint_auth_methods_supported": []string{"none"},
+		"scopes_supported":                      []string{"openid", "email", "profile"},
+		"claims_supported":                      []string{"iss", "sub", "aud", "exp", "iat", "jti", "email", "given_name", "family_name", "name"},
+	})
+}
+
+func (s *Server) jwks(rq *request) error {
+	rq.w.Header().Set("Cache-Control", "public, max-age=300")
+	return rq.json(http.StatusOK, map[string]any{"keys": []any{s.auth.key.jwk()}})
+}
+
+func (s *Server) userinfo(rq *request) error {
+	u := rq.user
+	verified, err := s.primaryVerified(rq.ctx, u)
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, map[string]any{
+		"sub": db.ID(u.ID).String(), "email": u.Email, "email_verified": verified,
+		"given_name": u.FirstName, "family_name": u.LastName,
+		"name": strings.TrimSpace(u.FirstName + " " + u.LastName),
+	})
+}
+
+// externalUser maps an external issuer's (iss, sub) to a local user, making
+// one on first sight. An e-mail already held by a local account links to it
+// only when the issuer says the address is verified; otherwise anyone who
+// controls an issuer account could take over a local one.
+func (s *Server) externalUser(ctx context.Context, c *claims) (db.User, error) {
+	iss := strings.TrimSuffix(c.Issuer, "/")
+	if id, err := s.store.R.IdentityGet(ctx, db.IdentityGetParams{Issuer: iss, Subject: c.Subject}); err == nil {
+		return s.store.R.UserGet(ctx, id.UserID)
+	} else if !db.IsNotFound(err) {
+		return db.User{}, err
+	}
+	if !validEmail(c.Email) {
+		return db.User{}, errUnauthorized("The token carries no valid e-mail claim to create an account from.")
+	}
+	verified := c.EmailVerified != nil && *c.EmailVerified
+	first, last := c.GivenName, c.FamilyName
+	if first == "" && last == "" && c.Name != "" {
+		first, last, _ = strings.Cut(c.Name, " ")
+	}
+	now := s.nowText()
+	var u db.User
+	err := s.store.InTx(ctx, func(q *db.Queries) error {
+		// Another request for the same identity may have won the race.
+		if id, err := q.IdentityGet(ctx, db.IdentityGetParams{Issuer: iss, Subject: c.Subject}); err == nil {
+			var err error
+			u, err = q.UserGet(ctx, id.UserID)
+			return err
+		}
+		existing, err := q.UserGetByEmail(ctx, c.Email)
+		switch {
+		case err == nil && verified:
+			u = existing
+		case err == nil:
+			return errUnauthorized("An account with this e-mail exists; the issuer must vouch for the address to link it.")
+		case db.IsNotFound(err):
+			u, err = q.UserCreate(ctx, db.UserCreateParams{
+				ID: s.store.IDs.Next(), Email: c.Email, FirstName: truncate(first, 100), LastName: truncate(last, 100), CreatedAt: now,
+			})
+			if err != nil {
+				return err
+			}
+			if _, err := q.UserEmailCreate(ctx, db.UserEmailCreateParams{
+				ID: s.store.IDs.Next(), UserID: u.ID, Email: c.Email, IsPrimary: true, IsVerified: verified, CreatedAt: now,
+			}); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+		return q.IdentityCreate(ctx, db.IdentityCreateParams{Issuer: iss, Subject: c.Subject, UserID: u.ID, CreatedAt: now})
+	})
+	return u, err
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}

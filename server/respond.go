@@ -1,0 +1,201 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"workspace/db"
+)
+
+// Error is the one error type handlers return for a client-facing failure;
+// writeError turns it into the JSON error body. Anything else is a 500.
+type Error struct {
+	Status  int
+	Code    int
+	Message string
+	Fields  map[string]string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%d: %s", e.Status, e.Message) }
+
+func errorf(status int, format string, args ...any) *Error {
+	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) *Error {
+	return errorf(http.StatusBadRequest, format, args...)
+}
+func forbidden(format string, args ...any) *Error {
+	return errorf(http.StatusForbidden, format, args...)
+}
+func notFound(format string, args ...any) *Error { return errorf(http.StatusNotFound, format, args...) }
+
+// fieldError is a 400 naming one field.
+func fieldError(field, problem string) *Error {
+	return &Error{Status: http.StatusBadRequest, Message: "The request has invalid fields.", Fields: map[string]string{field: problem}}
+}
+
+type errorBody struct {
+	Code    int               `json:"code"`
+	Message string            `json:"message"`
+	Errors  map[string]string `json:"errors,omitempty"`
+}
+
+// writeError is the one place that picks a status for an error. Internal
+// text never reaches the client: unknown errors are logged with the request
+// id and answered with a generic 500.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+	case errors.Is(err, db.ErrNotFound):
+		e = notFound("The resource was not found.")
+	case errors.Is(err, db.ErrConflict):
+		e = errorf(http.StatusConflict, "The resource already exists.")
+	case errors.Is(err, errBodyTooLarge):
+		e = errorf(http.StatusRequestEntityTooLarge, "The request body is too large.")
+	default:
+		if r.Context().Err() != nil {
+			// The client went away; nobody reads this answer.
+			e = errorf(http.StatusServiceUnavailable, "The request was cancelled.")
+		} else {
+			slog.ErrorContext(r.Context(), "internal error", "err", err, "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path)
+			e = errorf(http.StatusInternalServerError, "Internal error (request %s).", requestID(r.Context()))
+		}
+	}
+	if e.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="workspace"`)
+	}
+	writeJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Errors: e.Fields})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		slog.Error("encode response", "err", err)
+		status, b = http.StatusInternalServerError, []byte(`{"code":0,"message":"Internal error."}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+var errBodyTooLarge = errors.New("request body too large")
+
+// decodeJSON reads a JSON object body into dst. Unknown fields are ignored;
+// malformed JSON or a wrong type is a 400 naming the field; a non-JSON
+// Content-Type is a 415; an empty body decodes to nothing.
+func decodeJSON(r *http.Request, dst any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/json.")
+		}
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errBodyTooLarge
+		}
+		return badRequest("The request body could not be read.")
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(body, dst); err != nil {
+		return jsonProblem(err)
+	}
+	return nil
+}
+
+func jsonProblem(err error) *Error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			return badRequest("The request body must be a JSON object.")
+		}
+		return fieldError(field, "must be of type "+jsonTypeName(te.Type.String()))
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return badRequest("The request body is not valid JSON (at byte %d).", se.Offset)
+	}
+	// Errors from custom unmarshalers (ids, optional values) carry no field
+	// name through encoding/json; keep their text, which is ours.
+	return badRequest("The request body is invalid: %s.", strings.TrimSuffix(err.Error(), "."))
+}
+
+func jsonTypeName(goType string) string {
+	switch {
+	case strings.Contains(goType, "string"):
+		return "string"
+	case strings.Contains(goType, "bool"):
+		return "boolean"
+	case strings.Contains(goType, "int"), strings.Contains(goType, "float"):
+		return "number"
+	case strings.Contains(goType, "ID"):
+		return "snowflake string"
+	case strings.HasPrefix(goType, "map"), strings.HasPrefix(goType, "struct"):
+		return "object"
+	case strings.HasPrefix(goType, "[]"):
+		return "array"
+	}
+	return goType
+}
+
+// Opt is a request field that distinguishes absent, null and a value, for
+// PATCH bodies where null clears a nullable field.
+type Opt[T any] struct {
+	Set   bool // the key was present
+	Null  bool // its value was null
+	Value T
+}
+
+func (o *Opt[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" {
+		o.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &o.Value)
+}
+
+// problems collects field -> problem for one 400 answer.
+type problems map[string]string
+
+func (p problems) add(field, problem string) {
+	if _, ok := p[field]; !ok {
+		p[field] = problem
+	}
+}
+
+// length checks a text's length in characters.
+func (p problems) length(field, s string, min, max int) {
+	n := utf8.RuneCountInString(s)
+	switch {
+	case min > 0 && n < min && max > 0:
+		p.add(field, fmt.Sprintf("must be %d-%d characters", min, max))
+	case min > 0 && n < min:
+		p.add(field, fmt.Sprintf("must be at least %d characters", min))
+	case max > 0 && n > max && min > 0:
+		p.add(field, fmt.Sprintf("must be %d-%d characters", min, max))
+	case max > 0 && n > max:
+		p.add(field, fmt.Sprintf("must be at most %d characters", max))
+	}
+}
+
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return &Error{Status: http.StatusBadRequest, Message: "The request has invalid fields.", Fields: p}
+}

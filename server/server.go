@@ -1,0 +1,269 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"workspace/db"
+)
+
+// Config is everything the server takes from the command line.
+type Config struct {
+	// Issuer is the public base URL the server names itself by in tokens.
+	Issuer            string
+	Audience          string
+	Registration      bool
+	MaxBody           int64
+	MaxProjectsPerOrg int
+	MaxMembersPerOrg  int
+	ExternalIssuers   []ExternalIssuer
+	// SMTPURL sends mail through smtp://user:pass@host:port?from=addr when set.
+	SMTPURL string
+	Logger  *slog.Logger
+	// Now is the clock; tests move it.
+	Now func() time.Time
+	// LookupTXT resolves DNS TXT records for domain challenges; tests fake it.
+	LookupTXT func(ctx context.Context, name string) ([]string, error)
+	// HTTPClient fetches external issuers' discovery documents and keys.
+	HTTPClient *http.Client
+}
+
+// Server holds the dependencies of every handler.
+type Server struct {
+	cfg    Config
+	store  *db.Store
+	log    *slog.Logger
+	auth   *authenticator
+	mailer *mailer
+	router *httprouter.Router
+	now    func() time.Time
+}
+
+// New builds the HTTP handler over an open store.
+func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 32 << 20
+	}
+	if cfg.Audience == "" {
+		cfg.Audience = "workspace"
+	}
+	if cfg.Issuer == "" {
+		cfg.Issuer = "http://127.0.0.1:8080"
+	}
+	cfg.Issuer = strings.TrimSuffix(cfg.Issuer, "/")
+	if cfg.LookupTXT == nil {
+		cfg.LookupTXT = net.DefaultResolver.LookupTXT
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	key, err := loadSigningKey(ctx, store, cfg.Now())
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:   cfg,
+		store: store,
+		log:   cfg.Logger,
+		auth:  newAuthenticator(cfg.Issuer, cfg.Audience, key, cfg.ExternalIssuers, cfg.HTTPClient),
+		now:   cfg.Now,
+	}
+	s.mailer = newMailer(cfg.SMTPURL, store, cfg.Logger, s.clock)
+	s.router = s.buildRouter()
+	return s, nil
+}
+
+func (s *Server) clock() time.Time { return s.now().UTC() }
+
+// nowText is the current time in the stored layout.
+func (s *Server) nowText() string { return db.FormatTime(s.now()) }
+
+type ctxKey int
+
+const requestIDKey ctxKey = iota
+
+var requestCounter atomic.Uint64
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// statusWriter remembers the status for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// ServeHTTP is the middleware chain: request id, panic recovery, body limit,
+// the /users/{id} rewrite, routing, and one log line per request. The query
+// string is never logged: signing codes and tokens travel in it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := strconv.FormatUint(requestCounter.Add(1), 36)
+	r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
+	sw := &statusWriter{ResponseWriter: w}
+	path := r.URL.Path
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error("panic", "panic", p, "request_id", id, "method", r.Method, "path", path)
+			if sw.status == 0 {
+				writeError(sw, r, errors.New("panic"))
+			}
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("id", id), slog.String("method", r.Method), slog.String("path", path),
+			slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)))
+	}()
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBody)
+	}
+	rewriteUserPath(r)
+	s.router.ServeHTTP(sw, r)
+}
+
+// request is what a handler gets: the exchange, path params and the caller.
+type request struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	params httprouter.Params
+	user   db.User // the caller; zero for public routes
+	ctx    context.Context
+}
+
+type handlerFunc func(rq *request) error
+
+type access int
+
+const (
+	public access = iota
+	authenticated
+)
+
+// handle wraps a handler with authentication and the one error exit.
+func (s *Server) handle(acc access, h handlerFunc) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		rq := &request{w: w, r: r, params: ps, ctx: r.Context()}
+		if acc == authenticated {
+			u, err := s.authenticate(r)
+			if err != nil {
+				writeError(w, r, err)
+				return
+			}
+			rq.user = u
+		}
+		if err := h(rq); err != nil {
+			writeError(w, r, err)
+		}
+	}
+}
+
+func errUnauthorized(msg string) *Error { return errorf(http.StatusUnauthorized, "%s", msg) }
+
+// authenticate checks the bearer token and loads the caller. A token for a
+// deleted user is as good as no token.
+func (s *Server) authenticate(r *http.Request) (db.User, error) {
+	h := r.Header.Get("Authorization")
+	scheme, raw, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
+		return db.User{}, errUnauthorized("A bearer token is required.")
+	}
+	raw = strings.TrimSpace(raw)
+	now := s.clock()
+	if uid, ok := s.auth.cached(raw, now); ok {
+		u, err := s.store.R.UserGet(r.Context(), uid)
+		if err == nil {
+			return u, nil
+		}
+		if !db.IsNotFound(err) {
+			return db.User{}, err
+		}
+		return db.User{}, errUnauthorized("The token's user no longer exists.")
+	}
+	c, local, err := s.auth.verify(r.Context(), raw)
+	if err != nil {
+		return db.User{}, errUnauthorized("The bearer token is invalid or expired.")
+	}
+	var u db.User
+	if local {
+		id, ok := db.ParseID(c.Subject)
+		if !ok {
+			return db.User{}, errUnauthorized("The bearer token is invalid.")
+		}
+		u, err = s.store.R.UserGet(r.Context(), int64(id))
+	} else {
+		u, err = s.externalUser(r.Context(), c)
+	}
+	if err != nil {
+		var e *Error
+		if db.IsNotFound(err) {
+			return db.User{}, errUnauthorized("The token's user no longer exists.")
+		}
+		if errors.As(err, &e) {
+			return db.User{}, e
+		}
+		return db.User{}, err
+	}
+	s.auth.remember(raw, u.ID, c.ExpiresAt.Time, now)
+	return u, nil
+}
+
+// pathID reads a snowflake path parameter; anything else is a 400.
+func (rq *request) pathID(name string) (int64, error) {
+	v, ok := db.ParseID(rq.params.ByName(name))
+	if !ok {
+		return 0, badRequest("The path parameter %s must be a snowflake id.", name)
+	}
+	return int64(v), nil
+}
+
+func (rq *request) decode(dst any) error { return decodeJSON(rq.r, dst) }
+
+func (rq *request) json(status int, v any) error {
+	writeJSON(rq.w, status, v)
+	return nil
+}
+
+func (rq *request) noContent() error {
+	rq.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// decodeLimited decodes a small JSON document from another service.
+func decodeLimited(r io.Reader, dst any) error {
+	return json.NewDecoder(io.LimitReader(r, 1<<20)).Decode(dst)
+}

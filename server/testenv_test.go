@@ -1,0 +1,244 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"workspace/db"
+)
+
+func TestMain(m *testing.M) {
+	bcryptCost = bcrypt.MinCost // hashing cost is not what these tests are about
+	os.Exit(m.Run())
+}
+
+// testClock is a clock tests can move forward.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// testEnv is a server over a fresh SQLite file in a temp dir.
+type testEnv struct {
+	t     testing.TB
+	srv   *Server
+	store *db.Store
+	clock *testClock
+	cfg   Config
+}
+
+// newEnv starts a server; opts adjust its Config before it is built.
+func newEnv(t testing.TB, opts ...func(*Config)) *testEnv {
+	t.Helper()
+	ctx := context.Background()
+	store, err := db.Open(ctx, db.Options{Path: filepath.Join(t.TempDir(), "test.db"), Synchronous: "NORMAL", NodeID: -1})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { store.Close() })
+	clock := &testClock{now: time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)}
+	cfg := Config{
+		Issuer:       "http://workspace.test",
+		Registration: true,
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now:          clock.Now,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := New(ctx, store, cfg)
+	if err != nil {
+		t.Fatalf("new server: %v", err)
+	}
+	return &testEnv{t: t, srv: srv, store: store, clock: clock, cfg: cfg}
+}
+
+// testUser is an account with a valid access token.
+type testUser struct {
+	ID    string // decimal snowflake
+	id    int64
+	Email string
+	Token string
+}
+
+// user makes an account (e-mail name@example.com, verified) and a token for it.
+func (e *testEnv) user(name string) *testUser {
+	e.t.Helper()
+	email := strings.ToLower(name) + "@example.com"
+	u, err := e.srv.createUser(context.Background(), email, "", name, "Tester", 0, true)
+	if err != nil {
+		e.t.Fatalf("create user %s: %v", name, err)
+	}
+	return e.tokenFor(u)
+}
+
+func (e *testEnv) tokenFor(u db.User) *testUser {
+	e.t.Helper()
+	tok, err := e.srv.auth.accessToken(u, e.clock.Now())
+	if err != nil {
+		e.t.Fatalf("token: %v", err)
+	}
+	return &testUser{ID: db.ID(u.ID).String(), id: u.ID, Email: u.Email, Token: tok}
+}
+
+// testResponse is a recorded answer.
+type testResponse struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// do sends a request as u (nil: no token). body is sent raw when it is a
+// string or []byte, else JSON-encoded; nil sends none.
+func (e *testEnv) do(u *testUser, method, path string, body any) *testResponse {
+	e.t.Helper()
+	var rd io.Reader
+	ct := ""
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd, ct = strings.NewReader(b), "application/json"
+	case []byte:
+		rd, ct = bytes.NewReader(b), "application/json"
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatalf("encode body: %v", err)
+		}
+		rd, ct = bytes.NewReader(j), "application/json"
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if ct != "" {
+		req.Header.Set("Content-Type", ct)
+	}
+	if u != nil {
+		req.Header.Set("Authorization", "Bearer "+u.Token)
+	}
+	return e.serve(req)
+}
+
+// serve runs a prepared request through the whole handler.
+func (e *testEnv) serve(req *http.Request) *testResponse {
+	rec := httptest.NewRecorder()
+	e.srv.ServeHTTP(rec, req)
+	return &testResponse{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+}
+
+// must sends a request and fails the test unless the status is want.
+func (e *testEnv) must(want int, u *testUser, method, path string, body any) *testResponse {
+	e.t.Helper()
+	r := e.do(u, method, path, body)
+	if r.Status != want {
+		e.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, r.Status, want, r.Body)
+	}
+	return r
+}
+
+// obj decodes the body as a JSON object.
+func (r *testResponse) obj(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v: %s", err, r.Body)
+	}
+	return m
+}
+
+// arr decodes the body as a JSON array of objects.
+func (r *testResponse) arr(t testing.TB) []map[string]any {
+	t.Helper()
+	var a []map[string]any
+	if err := json.Unmarshal(r.Body, &a); err != nil {
+		t.Fatalf("body is not a JSON array: %v: %s", err, r.Body)
+	}
+	return a
+}
+
+// scenario is one row of a handler test table.
+type scenario struct {
+	name   string
+	as     *testUser
+	method string
+	path   string
+	body   any
+	want   int
+	check  func(t *testing.T, r *testResponse) // optional extra assertions
+}
+
+// run runs scenarios in order (later rows may depend on earlier ones).
+func (e *testEnv) run(t *testing.T, rows []scenario) {
+	t.Helper()
+	for _, sc := range rows {
+		t.Run(sc.name, func(t *testing.T) {
+			r := e.do(sc.as, sc.method, sc.path, sc.body)
+			if r.Status != sc.want {
+				t.Fatalf("%s %s: status %d, want %d; body %s", sc.method, sc.path, r.Status, sc.want, r.Body)
+			}
+			if r.Status >= 400 {
+				assertErrorBody(t, r)
+			}
+			if sc.check != nil {
+				sc.check(t, r)
+			}
+		})
+	}
+}
+
+// assertErrorBody checks the error body shape every error must have.
+func assertErrorBody(t testing.TB, r *testResponse) {
+	t.Helper()
+	var body struct {
+		Code    *int    `json:"code"`
+		Message *string `json:"message"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil || body.Code == nil || body.Message == nil || *body.Message == "" {
+		t.Fatalf("error body is not {code, message}: %s", r.Body)
+	}
+	if r.Status == http.StatusUnauthorized && r.Header.Get("WWW-Authenticate") == "" {
+		t.Fatalf("401 without WWW-Authenticate")
+	}
+}
+
+// org creates an organisation owned by u and returns its id.
+func (e *testEnv) org(u *testUser, name string) string {
+	e.t.Helper()
+	r := e.must(http.StatusCreated, u, "POST", "/organisations", map[string]any{"name": name})
+	return r.obj(e.t)["id"].(string)
+}
+
+// addMember puts u into the organisation directly (not pending).
+func (e *testEnv) addMember(orgID string, u *testUser) {
+	e.t.Helper()
+	oid, _ := db.ParseID(orgID)
+	err := e.store.InTx(context.Background(), func(q *db.Queries) error {
+		return q.MemberCreate(context.Background(), db.MemberCreateParams{OrganisationID: int64(oid), UserID: u.id, JoinedAt: e.srv.nowText()})
+	})
+	if err != nil {
+		e.t.Fatalf("add member: %v", err)
+	}
+}
