@@ -44,6 +44,16 @@ type Organisation struct {
 	DeletedBy           *int64
 }
 
+type OrganisationDomain struct {
+	ID             int64
+	OrganisationID int64
+	Domain         string
+	ChallengeToken string
+	IsVerified     bool
+	IsApproved     bool
+	CreatedAt      string
+}
+
 type OrganisationMember struct {
 	OrganisationID      int64
 	UserID              int64

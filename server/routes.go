@@ -30,8 +30,15 @@ func (s *Server) routes() []route {
 		// Users
 		{"GET", "/users/@me", authenticated, s.userMe},
 
-		// Organisations
+		// Organisations, members, bans, domains
 		{"POST", "/organisations", authenticated, s.organisationCreate},
+
+		// Roles and permission grants
+
+		// Invites
+
+		// Projects, milestones, packages
+
 	}
 }
 

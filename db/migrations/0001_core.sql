@@ -157,3 +157,16 @@ CREATE TABLE permission_grants (
     PRIMARY KEY (scope_id, target_id)
 ) WITHOUT ROWID;
 CREATE INDEX permission_grants_organisation ON permission_grants(organisation_id);
+
+-- Domains an organisation claims: verified by a DNS TXT challenge, approved
+-- for restrict_email_domain and invite auto-add.
+CREATE TABLE organisation_domains (
+    id INTEGER PRIMARY KEY,
+    organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+    domain TEXT NOT NULL COLLATE NOCASE,
+    challenge_token TEXT NOT NULL,
+    is_verified BOOLEAN NOT NULL DEFAULT 0,
+    is_approved BOOLEAN NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    UNIQUE (organisation_id, domain)
+);
