@@ -33,11 +33,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.grantDeleteStmt, err = db.PrepareContext(ctx, grantDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query GrantDelete: %w", err)
 	}
+	if q.grantGetStmt, err = db.PrepareContext(ctx, grantGet); err != nil {
+		return nil, fmt.Errorf("error preparing query GrantGet: %w", err)
+	}
 	if q.grantListForScopeStmt, err = db.PrepareContext(ctx, grantListForScope); err != nil {
 		return nil, fmt.Errorf("error preparing query GrantListForScope: %w", err)
 	}
 	if q.grantPutStmt, err = db.PrepareContext(ctx, grantPut); err != nil {
 		return nil, fmt.Errorf("error preparing query GrantPut: %w", err)
+	}
+	if q.grantTargetLookupStmt, err = db.PrepareContext(ctx, grantTargetLookup); err != nil {
+		return nil, fmt.Errorf("error preparing query GrantTargetLookup: %w", err)
 	}
 	if q.identityCreateStmt, err = db.PrepareContext(ctx, identityCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query IdentityCreate: %w", err)
@@ -122,6 +128,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing grantDeleteStmt: %w", cerr)
 		}
 	}
+	if q.grantGetStmt != nil {
+		if cerr := q.grantGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing grantGetStmt: %w", cerr)
+		}
+	}
 	if q.grantListForScopeStmt != nil {
 		if cerr := q.grantListForScopeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing grantListForScopeStmt: %w", cerr)
@@ -130,6 +141,11 @@ func (q *Queries) Close() error {
 	if q.grantPutStmt != nil {
 		if cerr := q.grantPutStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing grantPutStmt: %w", cerr)
+		}
+	}
+	if q.grantTargetLookupStmt != nil {
+		if cerr := q.grantTargetLookupStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing grantTargetLookupStmt: %w", cerr)
 		}
 	}
 	if q.identityCreateStmt != nil {
@@ -279,8 +295,10 @@ type Queries struct {
 	accessGrantsStmt               *sql.Stmt
 	accessMembershipStmt           *sql.Stmt
 	grantDeleteStmt                *sql.Stmt
+	grantGetStmt                   *sql.Stmt
 	grantListForScopeStmt          *sql.Stmt
 	grantPutStmt                   *sql.Stmt
+	grantTargetLookupStmt          *sql.Stmt
 	identityCreateStmt             *sql.Stmt
 	identityGetStmt                *sql.Stmt
 	memberCreateStmt               *sql.Stmt
@@ -311,8 +329,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		accessGrantsStmt:               q.accessGrantsStmt,
 		accessMembershipStmt:           q.accessMembershipStmt,
 		grantDeleteStmt:                q.grantDeleteStmt,
+		grantGetStmt:                   q.grantGetStmt,
 		grantListForScopeStmt:          q.grantListForScopeStmt,
 		grantPutStmt:                   q.grantPutStmt,
+		grantTargetLookupStmt:          q.grantTargetLookupStmt,
 		identityCreateStmt:             q.identityCreateStmt,
 		identityGetStmt:                q.identityGetStmt,
 		memberCreateStmt:               q.memberCreateStmt,

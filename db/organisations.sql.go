@@ -23,6 +23,30 @@ func (q *Queries) GrantDelete(ctx context.Context, arg GrantDeleteParams) error 
 	return err
 }
 
+const grantGet = `-- name: GrantGet :one
+SELECT organisation_id, scope_type, scope_id, target_type, target_id, allow_mask, deny_mask FROM permission_grants WHERE scope_id = ?1 AND target_id = ?2
+`
+
+type GrantGetParams struct {
+	ScopeID  int64
+	TargetID int64
+}
+
+func (q *Queries) GrantGet(ctx context.Context, arg GrantGetParams) (PermissionGrant, error) {
+	row := q.queryRow(ctx, q.grantGetStmt, grantGet, arg.ScopeID, arg.TargetID)
+	var i PermissionGrant
+	err := row.Scan(
+		&i.OrganisationID,
+		&i.ScopeType,
+		&i.ScopeID,
+		&i.TargetType,
+		&i.TargetID,
+		&i.AllowMask,
+		&i.DenyMask,
+	)
+	return i, err
+}
+
 const grantListForScope = `-- name: GrantListForScope :many
 SELECT organisation_id, scope_type, scope_id, target_type, target_id, allow_mask, deny_mask FROM permission_grants WHERE scope_id = ?1 ORDER BY target_type, target_id
 `
@@ -85,6 +109,34 @@ func (q *Queries) GrantPut(ctx context.Context, arg GrantPutParams) error {
 		arg.DenyMask,
 	)
 	return err
+}
+
+const grantTargetLookup = `-- name: GrantTargetLookup :one
+SELECT CAST('role' AS TEXT) AS target_type, sort_order AS role_rank FROM roles
+WHERE roles.id = ?1 AND roles.organisation_id = ?2
+UNION ALL
+SELECT CAST('user' AS TEXT), CAST(9223372036854775807 AS INTEGER) FROM organisation_members m
+WHERE m.user_id = ?1 AND m.organisation_id = ?2
+LIMIT 1
+`
+
+type GrantTargetLookupParams struct {
+	TargetID       int64
+	OrganisationID int64
+}
+
+type GrantTargetLookupRow struct {
+	TargetType string
+	RoleRank   int64
+}
+
+// What a grant target id names inside an organisation: one of its roles
+// (with rank) or one of its members.
+func (q *Queries) GrantTargetLookup(ctx context.Context, arg GrantTargetLookupParams) (GrantTargetLookupRow, error) {
+	row := q.queryRow(ctx, q.grantTargetLookupStmt, grantTargetLookup, arg.TargetID, arg.OrganisationID)
+	var i GrantTargetLookupRow
+	err := row.Scan(&i.TargetType, &i.RoleRank)
+	return i, err
 }
 
 const memberCreate = `-- name: MemberCreate :exec

@@ -25,3 +25,16 @@ DELETE FROM permission_grants WHERE scope_id = @scope_id AND target_id = @target
 
 -- name: GrantListForScope :many
 SELECT * FROM permission_grants WHERE scope_id = @scope_id ORDER BY target_type, target_id;
+
+-- name: GrantGet :one
+SELECT * FROM permission_grants WHERE scope_id = @scope_id AND target_id = @target_id;
+
+-- What a grant target id names inside an organisation: one of its roles
+-- (with rank) or one of its members.
+-- name: GrantTargetLookup :one
+SELECT CAST('role' AS TEXT) AS target_type, sort_order AS role_rank FROM roles
+WHERE roles.id = @target_id AND roles.organisation_id = @organisation_id
+UNION ALL
+SELECT CAST('user' AS TEXT), CAST(9223372036854775807 AS INTEGER) FROM organisation_members m
+WHERE m.user_id = @target_id AND m.organisation_id = @organisation_id
+LIMIT 1;

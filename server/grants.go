@@ -1,0 +1,138 @@
+package server
+
+import (
+	"context"
+	"sort"
+
+	"workspace/db"
+)
+
+// Grant types on the wire.
+const (
+	grantAllow   = "allow"
+	grantDeny    = "deny"
+	grantInherit = "inherit"
+)
+
+// grantChange is a parsed permissions object: which permissions to allow,
+// deny, or return to inherit (remove the explicit grant).
+type grantChange struct {
+	allow, deny, inherit PermSet
+}
+
+// touched is every permission the change names.
+func (c grantChange) touched() PermSet { return c.allow | c.deny | c.inherit }
+
+// parseGrantChange reads {"PERMISSION_NAME": "allow"|"deny"|"inherit"}.
+// keys limits which permissions may be named (AllPermissions for an
+// organisation, ProjectPermissions for a project or package). A missing
+// object is a 400, as every permissions endpoint requires it.
+func parseGrantChange(field string, m map[string]string, keys PermSet) (grantChange, error) {
+	if m == nil {
+		return grantChange{}, fieldError(field, "is required")
+	}
+	var c grantChange
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p, ok := permissionByName[name]
+		if !ok || keys&p == 0 {
+			return grantChange{}, fieldError(field+"."+name, "is not a permission that can be granted here")
+		}
+		switch m[name] {
+		case grantAllow:
+			c.allow |= p
+		case grantDeny:
+			c.deny |= p
+		case grantInherit:
+			c.inherit |= p
+		default:
+			return grantChange{}, fieldError(field+"."+name, `must be "allow", "deny" or "inherit"`)
+		}
+	}
+	return c, nil
+}
+
+// apply returns the masks after the change.
+func (c grantChange) apply(allow, deny PermSet) (PermSet, PermSet) {
+	t := c.touched()
+	return allow&^t | c.allow, deny&^t | c.deny
+}
+
+// checkGrantable enforces the escalation rule: a caller cannot change a
+// permission it does not hold itself (the owner is exempt).
+func checkGrantable(a Access, c grantChange) error {
+	if a.Owner {
+		return nil
+	}
+	if missing := c.touched() &^ a.Permissions(); missing != 0 {
+		var name string
+		missing.Each(func(p Permission) {
+			if name == "" {
+				name = p.Name()
+			}
+		})
+		return forbidden("You cannot grant or deny %s, which you do not hold.", name)
+	}
+	return nil
+}
+
+// grantNames renders masks as {"NAME": "allow"|"deny"}: explicit grants only.
+func grantNames(allow, deny PermSet) map[string]string {
+	out := map[string]string{}
+	allow.Each(func(p Permission) { out[p.Name()] = grantAllow })
+	deny.Each(func(p Permission) { out[p.Name()] = grantDeny })
+	return out
+}
+
+// grantJSON is the permission grant object.
+type grantJSON struct {
+	ID          db.ID             `json:"id"`
+	Type        string            `json:"type"`
+	Permissions map[string]string `json:"permissions"`
+}
+
+func toGrant(g db.PermissionGrant) grantJSON {
+	return grantJSON{ID: db.ID(g.TargetID), Type: g.TargetType, Permissions: grantNames(PermSet(g.AllowMask), PermSet(g.DenyMask))}
+}
+
+// grantTarget says what a target id names in an organisation: the
+// organisation itself (@everyone), one of its roles (with its rank), or one
+// of its members. Anything else is db.ErrNotFound.
+type grantTarget struct {
+	Type string // "organisation", "role" or "user"
+	Rank int64  // role rank; everyoneRank for @everyone
+}
+
+func resolveGrantTarget(ctx context.Context, q *db.Queries, orgID, targetID int64) (grantTarget, error) {
+	if targetID == orgID {
+		return grantTarget{Type: "organisation", Rank: everyoneRank}, nil
+	}
+	t, err := q.GrantTargetLookup(ctx, db.GrantTargetLookupParams{OrganisationID: orgID, TargetID: targetID})
+	if err != nil {
+		return grantTarget{}, db.Classify(err)
+	}
+	return grantTarget{Type: t.TargetType, Rank: t.RoleRank}, nil
+}
+
+// saveGrant applies a change to the explicit grant of target in scope,
+// removing the row when nothing explicit is left.
+func saveGrant(ctx context.Context, q *db.Queries, orgID int64, scopeType string, scopeID int64, targetType string, targetID int64, c grantChange) (db.PermissionGrant, error) {
+	cur, err := q.GrantGet(ctx, db.GrantGetParams{ScopeID: scopeID, TargetID: targetID})
+	if err != nil && !db.IsNotFound(err) {
+		return db.PermissionGrant{}, err
+	}
+	allow, deny := c.apply(PermSet(cur.AllowMask), PermSet(cur.DenyMask))
+	g := db.PermissionGrant{OrganisationID: orgID, ScopeType: scopeType, ScopeID: scopeID, TargetType: targetType, TargetID: targetID, AllowMask: int64(allow), DenyMask: int64(deny)}
+	if allow|deny == 0 {
+		return g, q.GrantDelete(ctx, db.GrantDeleteParams{ScopeID: scopeID, TargetID: targetID})
+	}
+	return g, q.GrantPut(ctx, db.GrantPutParams{
+		OrganisationID: orgID, ScopeType: scopeType, ScopeID: scopeID,
+		TargetType: targetType, TargetID: targetID, AllowMask: int64(allow), DenyMask: int64(deny),
+	})
+}
+
