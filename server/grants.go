@@ -135,4 +135,3 @@ func saveGrant(ctx context.Context, q *db.Queries, orgID int64, scopeType string
 		TargetType: targetType, TargetID: targetID, AllowMask: int64(allow), DenyMask: int64(deny),
 	})
 }
-
