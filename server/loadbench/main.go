@@ -1,0 +1,376 @@
+// Command loadbench measures the real server over loopback: it builds and
+// starts `workspace serve` on a temp database, seeds one organisation with
+// projects and members whose access comes through a role grant, then drives
+// HTTP load and prints requests/s, p50/p99 latency per operation and the
+// server's peak memory.
+//
+//	go run ./server/loadbench [-projects 10000] [-members 50] [-conns 50] [-duration 10s]
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	var (
+		bin         = flag.String("bin", "", "server binary (default: go build the module)")
+		projects    = flag.Int("projects", 10000, "projects to seed")
+		members     = flag.Int("members", 50, "members to seed")
+		conns       = flag.Int("conns", 50, "concurrent connections")
+		duration    = flag.Duration("duration", 10*time.Second, "load time per operation")
+		synchronous = flag.String("synchronous", "FULL", "server --synchronous")
+		keep        = flag.Bool("keep", false, "keep the temp directory")
+	)
+	flag.Parse()
+	if err := run(*bin, *projects, *members, *conns, *duration, *synchronous, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin string, nProjects, nMembers, conns int, duration time.Duration, synchronous string, keep bool) error {
+	dir, err := os.MkdirTemp("", "loadbench-")
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer os.RemoveAll(dir)
+	}
+	if bin == "" {
+		bin = filepath.Join(dir, "workspace")
+		build := exec.Command("go", "build", "-o", bin, ".")
+		build.Dir = moduleRoot()
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build: %w", err)
+		}
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	logf, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	srv := exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "bench.db"), "--synchronous", synchronous)
+	srv.Stdout, srv.Stderr = io.Discard, logf
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = srv.Process.Signal(os.Interrupt); _ = srv.Wait() }()
+
+	c := &client{base: "http://" + addr, http: &http.Client{Transport: &http.Transport{
+		MaxIdleConns: conns * 2, MaxIdleConnsPerHost: conns * 2, IdleConnTimeout: time.Minute,
+	}}}
+	if err := c.waitHealthy(30 * time.Second); err != nil {
+		return err
+	}
+	start := time.Now()
+	fx, err := seed(c, nProjects, nMembers, conns)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	fmt.Printf("seeded 1 organisation, %d projects, %d members with roles in %s\n\n", nProjects, nMembers, time.Since(start).Round(time.Millisecond))
+
+	ops := []struct {
+		name string
+		fn   func(worker, i int) error
+	}{
+		{"GET /projects/{id} (role grant)", func(w, i int) error {
+			return c.expect(http.StatusOK, "GET", "/projects/"+fx.projects[(w*7919+i)%len(fx.projects)], fx.tokens[w%len(fx.tokens)], nil, nil)
+		}},
+		{"GET /organisations/{id}/projects $filter $top=50", func(w, i int) error {
+			q := url.Values{"$filter": {"status eq 'open'"}, "$top": {"50"}, "$skip": {strconv.Itoa((i * 50) % 5000)}}
+			return c.expect(http.StatusOK, "GET", "/organisations/"+fx.org+"/projects?"+q.Encode(), fx.tokens[w%len(fx.tokens)], nil, nil)
+		}},
+		{"POST /organisations/{id}/projects", func(w, i int) error {
+			body := map[string]any{"name": fmt.Sprintf("load %d-%d", w, i), "code": fmt.Sprintf("L%d", i%100000)}
+			return c.expect(http.StatusCreated, "POST", "/organisations/"+fx.org+"/projects", fx.tokens[w%len(fx.tokens)], body, nil)
+		}},
+	}
+	fmt.Printf("%-50s %10s %10s %10s %8s\n", "operation", "req/s", "p50", "p99", "errors")
+	for _, op := range ops {
+		r := drive(conns, duration, op.fn)
+		fmt.Printf("%-50s %10.0f %10s %10s %8d\n", op.name, r.rps, r.p50, r.p99, r.errors)
+		if r.firstErr != nil {
+			fmt.Printf("  first error: %v\n", r.firstErr)
+		}
+	}
+	peak, err := peakRSS(srv.Process.Pid)
+	if err == nil {
+		fmt.Printf("\nserver peak memory (VmHWM): %.1f MB\n", float64(peak)/1024)
+	}
+	fmt.Printf("connections %d, %s per operation, synchronous=%s, GOMAXPROCS %d, %s\n", conns, duration, synchronous, runtime.GOMAXPROCS(0), time.Now().UTC().Format("2006-01-02"))
+	return nil
+}
+
+type fixture struct {
+	org      string
+	projects []string
+	tokens   []string // members' tokens; their access comes through a role
+}
+
+// seed makes an owner, an organisation where @everyone may NOT view projects,
+// a role that may view and create them, members holding that role, and the
+// projects.
+func seed(c *client, nProjects, nMembers, conns int) (*fixture, error) {
+	owner, err := c.account("owner@bench.test")
+	if err != nil {
+		return nil, err
+	}
+	var org struct{ ID string }
+	if err := c.expect(201, "POST", "/organisations", owner, map[string]any{"name": "Bench Org"}, &org); err != nil {
+		return nil, err
+	}
+	fx := &fixture{org: org.ID}
+	if err := c.expect(200, "PUT", "/organisations/"+org.ID+"/permissions/"+org.ID, owner,
+		map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "deny"}}, nil); err != nil {
+		return nil, fmt.Errorf("deny @everyone: %w", err)
+	}
+	var roles []string
+	for i := 0; i < 5; i++ {
+		var role struct{ ID string }
+		if err := c.expect(201, "POST", "/organisations/"+org.ID+"/roles", owner, map[string]any{"alias": fmt.Sprintf("crew %d", i)}, &role); err != nil {
+			return nil, fmt.Errorf("role: %w", err)
+		}
+		if err := c.expect(200, "PUT", "/organisations/"+org.ID+"/permissions/"+role.ID, owner,
+			map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow", "CREATE_PROJECTS": "allow"}}, nil); err != nil {
+			return nil, fmt.Errorf("grant role: %w", err)
+		}
+		roles = append(roles, role.ID)
+	}
+	var invite struct{ Code string }
+	if err := c.expect(201, "POST", "/organisations/"+org.ID+"/invites", owner, map[string]any{}, &invite); err != nil {
+		return nil, fmt.Errorf("invite: %w", err)
+	}
+	for i := 0; i < nMembers; i++ {
+		tok, err := c.account(fmt.Sprintf("member%d@bench.test", i))
+		if err != nil {
+			return nil, err
+		}
+		if err := c.expect(200, "POST", "/invites/"+invite.Code, tok, nil, nil); err != nil {
+			return nil, fmt.Errorf("use invite: %w", err)
+		}
+		var me struct{ ID string }
+		if err := c.expect(200, "GET", "/users/@me", tok, nil, &me); err != nil {
+			return nil, err
+		}
+		if err := c.expect(200, "PUT", "/organisations/"+org.ID+"/members/"+me.ID+"/roles/"+roles[i%len(roles)], owner, nil, nil); err != nil {
+			return nil, fmt.Errorf("assign role: %w", err)
+		}
+		fx.tokens = append(fx.tokens, tok)
+	}
+	ids := make([]string, nProjects)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errc := make(chan error, conns)
+	for w := 0; w < conns; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= nProjects {
+					return
+				}
+				status := "open"
+				if i%10 == 0 {
+					status = "closed"
+				}
+				var p struct{ ID string }
+				if err := c.expect(201, "POST", "/organisations/"+org.ID+"/projects", owner,
+					map[string]any{"name": fmt.Sprintf("Project %05d", i), "code": fmt.Sprintf("P%05d", i), "status": status}, &p); err != nil {
+					errc <- err
+					return
+				}
+				ids[i] = p.ID
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		return nil, fmt.Errorf("project: %w", err)
+	}
+	fx.projects = ids
+	return fx, nil
+}
+
+type result struct {
+	rps      float64
+	p50, p99 time.Duration
+	errors   int64
+	firstErr error
+}
+
+// drive runs fn from conns workers for d and summarises the latencies.
+func drive(conns int, d time.Duration, fn func(worker, i int) error) result {
+	lat := make([][]time.Duration, conns)
+	var errs atomic.Int64
+	var firstErr atomic.Value
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for w := 0; w < conns; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				t0 := time.Now()
+				if err := fn(w, i); err != nil {
+					errs.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+					continue
+				}
+				lat[w] = append(lat[w], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(begin)
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	r := result{errors: errs.Load()}
+	if e, ok := firstErr.Load().(error); ok {
+		r.firstErr = e
+	}
+	if len(all) == 0 {
+		return r
+	}
+	r.rps = float64(len(all)) / elapsed.Seconds()
+	r.p50 = all[len(all)*50/100].Round(10 * time.Microsecond)
+	r.p99 = all[len(all)*99/100].Round(10 * time.Microsecond)
+	return r
+}
+
+type client struct {
+	base string
+	http *http.Client
+}
+
+func (c *client) waitHealthy(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		resp, err := c.http.Get(c.base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("server did not become healthy")
+}
+
+// account registers a user and signs in, returning an access token.
+func (c *client) account(email string) (string, error) {
+	if err := c.expect(201, "POST", "/auth/register", "", map[string]any{"email": email, "password": "bench-password"}, nil); err != nil {
+		return "", fmt.Errorf("register: %w", err)
+	}
+	form := url.Values{"grant_type": {"password"}, "username": {email}, "password": {"bench-password"}}
+	resp, err := c.http.PostForm(c.base+"/oauth/token", form)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
+		return "", fmt.Errorf("token: status %d", resp.StatusCode)
+	}
+	return tok.AccessToken, nil
+}
+
+func (c *client) expect(want int, method, path, token string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, c.base+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		return fmt.Errorf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, strings.TrimSpace(string(b)))
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// peakRSS reads the peak resident set size (kB) of a process on Linux.
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, errors.New("no VmHWM")
+}
+
+// moduleRoot finds the directory holding go.mod, from the working directory up.
+func moduleRoot() string {
+	dir, _ := os.Getwd()
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
+}
