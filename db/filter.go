@@ -91,7 +91,7 @@ func init() {
 // joining it to other conditions. Errors are *FilterError.
 func CompileFilter(expr string, fields FilterFields) (where string, args []any, err error) {
 	if len(expr) > MaxFilterLength {
-		return "", nil, &FilterError{Message: fmt.Sprintf("is longer than %d characters", MaxFilterLength)}
+		return "", nil, &FilterError{Message: fmt.Sprintf("is longer than %d bytes", MaxFilterLength)}
 	}
 	if !utf8.ValidString(expr) {
 		return "", nil, &FilterError{Message: "is not valid UTF-8"}

@@ -233,7 +233,7 @@ var invalidFilters = []struct {
 	{strings.Repeat("(", 33) + "enabled" + strings.Repeat(")", 33), "", "nests deeper than 32 levels"},
 	{strings.Repeat("not ", 33) + "enabled", "", "nests deeper than 32 levels"},
 	{strings.Repeat("enabled and ", 100) + "enabled", "", "more than 100 conditions"},
-	{strings.Repeat(" ", 4097), "", "longer than 4096 characters"},
+	{strings.Repeat(" ", 4097), "", "longer than 4096 bytes"},
 	{"name eq '\xff'", "", "not valid UTF-8"},
 }
 
