@@ -175,6 +175,9 @@ func TestCompileFilterValid(t *testing.T) {
 			if !slices.Equal(ids, tc.ids) {
 				t.Errorf("ids %v, want %v", ids, tc.ids)
 			}
+			if strings.TrimSpace(tc.expr) != "" {
+				complementHolds(t, d, tc.expr, ids)
+			}
 		})
 	}
 }
@@ -312,6 +315,25 @@ func noCallerText(where string, args []any) error {
 	return nil
 }
 
+// complementHolds checks OData's two-valued logic: "not (e)" selects exactly
+// the rows "e" does not, nulls included.
+func complementHolds(t testing.TB, d *sql.DB, expr string, ids []int64) {
+	t.Helper()
+	where, args, err := CompileFilter("not ("+expr+")", testFilterFields)
+	if err != nil {
+		return // the wrapper itself went past a limit
+	}
+	neg, err := matchingIDs(t, d, where, args)
+	if err != nil {
+		t.Fatalf("not (%s): query %q: %v", expr, where, err)
+	}
+	all := append(slices.Clone(ids), neg...)
+	slices.Sort(all)
+	if !slices.Equal(all, []int64{1, 2, 3, 4, 5}) {
+		t.Fatalf("%q selects %v and its negation %v: want each row exactly once", expr, ids, neg)
+	}
+}
+
 func FuzzCompileFilter(f *testing.F) {
 	for _, tc := range validFilters {
 		f.Add(tc.expr)
@@ -337,6 +359,13 @@ func FuzzCompileFilter(f *testing.F) {
 		q := "SELECT id FROM items"
 		if where != "" {
 			q += " WHERE " + where
+		}
+		if where != "" {
+			ids, err := matchingIDs(t, d, where, args)
+			if err != nil {
+				t.Fatalf("%q: query %q %v: %v", expr, q, args, err)
+			}
+			complementHolds(t, d, expr, ids)
 		}
 		stmt, err := d.Prepare(q)
 		if err != nil {
