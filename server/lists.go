@@ -1,0 +1,152 @@
+package server
+
+// Paging and filtering shared by every list endpoint ($filter, $skip, $top,
+// X-Total-Count). See docs/lists.md.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"workspace/db"
+)
+
+const (
+	defaultTop = 50
+	maxTop     = 1000
+)
+
+// listQuery is a list request's compiled filter and page.
+type listQuery struct {
+	Where string // compiled $filter; "" when none
+	Args  []any
+	Skip  int
+	Top   int
+}
+
+// parseListQuery reads $filter, $skip and $top. fields is the endpoint's
+// whitelist (nil: nothing is filterable). Every problem is a 400 naming the
+// parameter, or the filter field at fault.
+func parseListQuery(r *http.Request, fields db.FilterFields) (listQuery, error) {
+	lq := listQuery{Top: defaultTop}
+	q := r.URL.Query()
+	for _, name := range []string{"$filter", "$skip", "$top"} {
+		if len(q[name]) > 1 {
+			return lq, fieldError(name, "must be given at most once")
+		}
+	}
+	var err error
+	if v, ok := q["$skip"]; ok {
+		if lq.Skip, err = pageNumber(v[0]); err != nil {
+			return lq, fieldError("$skip", "must be a non-negative integer")
+		}
+	}
+	if v, ok := q["$top"]; ok {
+		if lq.Top, err = pageNumber(v[0]); err != nil {
+			return lq, fieldError("$top", fmt.Sprintf("must be an integer from 0 to %d", maxTop))
+		}
+		// decisions.md says "at most 1000": a larger page is refused rather
+		// than silently cut, so a client never mistakes a short page for the end.
+		if lq.Top > maxTop {
+			return lq, fieldError("$top", fmt.Sprintf("must be an integer from 0 to %d", maxTop))
+		}
+	}
+	if v, ok := q["$filter"]; ok {
+		lq.Where, lq.Args, err = db.CompileFilter(v[0], fields)
+		var fe *db.FilterError
+		if errors.As(err, &fe) {
+			field, problem := fe.Field, fe.Message
+			if field == "" {
+				field, problem = "$filter", "$filter "+fe.Message
+			}
+			return lq, &Error{Status: http.StatusBadRequest, Message: "The $filter query parameter is invalid.",
+				Fields: map[string]string{field: problem}}
+		}
+		if err != nil {
+			return lq, err
+		}
+	}
+	return lq, nil
+}
+
+// pageNumber reads a non-negative decimal integer; signs, spaces and
+// anything past 18 digits are refused.
+func pageNumber(s string) (int, error) {
+	if s == "" || len(s) > 18 {
+		return 0, strconv.ErrSyntax
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, strconv.ErrSyntax
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return int(n), err
+}
+
+// setTotalCount sets X-Total-Count: the rows matching the filter, before paging.
+func setTotalCount(w http.ResponseWriter, n int64) {
+	w.Header().Set("X-Total-Count", strconv.FormatInt(n, 10))
+}
+
+// listSQL is the fixed part of one list endpoint's query. Every string is
+// ours; the caller's only contribution is the compiled filter in listQuery.
+type listSQL struct {
+	Columns string // select list, in the order scan reads them
+	From    string // a table or a join
+	Where   string // base condition (organisation, not deleted, ...); "" for none
+	Args    []any  // arguments of Where
+	OrderBy string // "" orders by id
+}
+
+// queryList counts the rows matching base condition and filter, then reads
+// the requested page, both in one read transaction on reader so the count
+// and the page agree. scan is called once per row of the page.
+func queryList(ctx context.Context, reader *sql.DB, s listSQL, lq listQuery, scan func(*sql.Rows) error) (total int64, err error) {
+	where, args := s.Where, append([]any(nil), s.Args...)
+	if lq.Where != "" {
+		if where != "" {
+			where = "(" + where + ") AND (" + lq.Where + ")"
+		} else {
+			where = "(" + lq.Where + ")"
+		}
+		args = append(args, lq.Args...)
+	}
+	cond := ""
+	if where != "" {
+		cond = " WHERE " + where
+	}
+	order := s.OrderBy
+	if order == "" {
+		order = "id"
+	}
+	tx, err := reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, fmt.Errorf("begin list: %w", err)
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+s.From+cond, args...).Scan(&total); err != nil {
+		return 0, fmt.Errorf("count %s: %w", s.From, err)
+	}
+	if lq.Top == 0 || int64(lq.Skip) >= total {
+		return total, nil
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT "+s.Columns+" FROM "+s.From+cond+" ORDER BY "+order+" LIMIT ? OFFSET ?",
+		append(args, lq.Top, lq.Skip)...)
+	if err != nil {
+		return 0, fmt.Errorf("list %s: %w", s.From, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return 0, fmt.Errorf("scan %s: %w", s.From, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("list %s: %w", s.From, err)
+	}
+	return total, nil
+}
