@@ -315,3 +315,59 @@ func TestMyOrganisations(t *testing.T) {
 		})
 	})
 }
+
+// TestOrganisationsNo5xx throws malformed ids and bodies at every route of
+// the area, as owner, outsider and nobody: no answer may be a 5xx.
+func TestOrganisationsNo5xx(t *testing.T) {
+	f := newOrgFixture(t)
+	e := f.e
+	role := e.role(f.alice, f.acme, "Role")
+	code := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/invites", nil).obj(t)["code"].(string)
+	dom := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/domains", map[string]any{"domain": "acme.test"}).obj(t)["id"].(string)
+	routes := []struct{ method, path string }{
+		{"GET", "/organisations/{org}"}, {"PATCH", "/organisations/{org}"},
+		{"GET", "/organisations/{org}/members"}, {"GET", "/organisations/{org}/members/{user}"},
+		{"PATCH", "/organisations/{org}/members/{user}"}, {"DELETE", "/organisations/{org}/members/{user}"},
+		{"GET", "/organisations/{org}/bans"}, {"PUT", "/organisations/{org}/bans/{user}"}, {"DELETE", "/organisations/{org}/bans/{user}"},
+		{"POST", "/organisations/{org}/domains"}, {"GET", "/organisations/{org}/domains"},
+		{"PATCH", "/organisations/{org}/domains/{domain}"}, {"DELETE", "/organisations/{org}/domains/{domain}"},
+		{"POST", "/organisations/{org}/domains/{domain}/verify"},
+		{"GET", "/organisations/{org}/roles"}, {"POST", "/organisations/{org}/roles"}, {"PATCH", "/organisations/{org}/roles"},
+		{"PUT", "/organisations/{org}/members/{user}/roles/{role}"}, {"DELETE", "/organisations/{org}/members/{user}/roles/{role}"},
+		{"GET", "/organisations/{org}/permissions"}, {"PUT", "/organisations/{org}/permissions/{role}"},
+		{"GET", "/roles/{role}"}, {"PATCH", "/roles/{role}"}, {"GET", "/roles/{role}/members"},
+		{"POST", "/organisations/{org}/invites"}, {"GET", "/organisations/{org}/invites"},
+		{"GET", "/invites/{code}"}, {"PATCH", "/invites/{code}"}, {"POST", "/invites/{code}"},
+		{"GET", "/users/@me/organisations"},
+		{"DELETE", "/roles/{role}"}, {"DELETE", "/invites/{code}"}, {"DELETE", "/organisations/{org}"},
+	}
+	ids := []map[string]string{
+		{"{org}": f.acme, "{user}": f.bob.ID, "{role}": role, "{domain}": dom, "{code}": code},
+		{"{org}": f.evil, "{user}": f.alice.ID, "{role}": f.acme, "{domain}": "1", "{code}": "1"},
+		{"{org}": "0", "{user}": "-1", "{role}": "99999999999999999999", "{domain}": "x", "{code}": "%20"},
+		{"{org}": "9223372036854775807", "{user}": "9223372036854775807", "{role}": "9223372036854775807", "{domain}": "9223372036854775807", "{code}": "a"},
+	}
+	bodies := []any{nil, "", "{", "[]", `"s"`, "null", "1", `{"name":null,"alias":null,"permissions":null,"id":null,"order":null}`,
+		map[string]any{"name": 1, "alias": []int{1}, "description": false, "code": 5, "pending": "no", "reason": 1, "domain": 1,
+			"is_approved": "x", "email": 1, "expires_at": 1, "approval": 1, "auto_add": "y", "order": 1e30, "id": "x", "permissions": []int{}},
+		map[string]any{"permissions": map[string]any{"VIEW_PROJECTS": 1}},
+		map[string]any{"permissions": map[string]string{}},
+		map[string]any{"id": "1", "order": 9223372036854775807},
+		map[string]any{"expires_at": "9999-12-31T23:59:59Z", "domain": "a.b"},
+	}
+	for _, as := range []*testUser{f.mallory, nil, f.alice} {
+		for _, rt := range routes {
+			for _, set := range ids {
+				path := rt.path
+				for k, v := range set {
+					path = strings.ReplaceAll(path, k, v)
+				}
+				for _, b := range bodies {
+					if r := e.do(as, rt.method, path, b); r.Status >= 500 {
+						t.Fatalf("%s %s %v: status %d: %s", rt.method, path, b, r.Status, r.Body)
+					}
+				}
+			}
+		}
+	}
+}
