@@ -307,7 +307,11 @@ func TestInviteUse(t *testing.T) {
 	e.run(t, []scenario{{"expired", u["late"], "POST", use(short), nil, 404, nil}})
 
 	e.must(204, f.alice, "DELETE", acme, nil)
-	e.run(t, []scenario{{"organisation deleted", u["late"], "POST", use(code), nil, 400, nil}})
+	e.run(t, []scenario{
+		{"organisation deleted", u["late"], "POST", use(code), nil, 400, nil},
+		{"organisation deleted: not shown", u["late"], "GET", use(code), nil, 404, nil},
+		{"organisation deleted: cannot be managed", f.alice, "DELETE", use(code), nil, 404, nil},
+	})
 }
 
 func TestInviteMemberQuota(t *testing.T) {
