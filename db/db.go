@@ -30,8 +30,47 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.accessMembershipStmt, err = db.PrepareContext(ctx, accessMembership); err != nil {
 		return nil, fmt.Errorf("error preparing query AccessMembership: %w", err)
 	}
+	if q.banDeleteStmt, err = db.PrepareContext(ctx, banDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query BanDelete: %w", err)
+	}
+	if q.banExistsStmt, err = db.PrepareContext(ctx, banExists); err != nil {
+		return nil, fmt.Errorf("error preparing query BanExists: %w", err)
+	}
+	if q.banListStmt, err = db.PrepareContext(ctx, banList); err != nil {
+		return nil, fmt.Errorf("error preparing query BanList: %w", err)
+	}
+	if q.banPutStmt, err = db.PrepareContext(ctx, banPut); err != nil {
+		return nil, fmt.Errorf("error preparing query BanPut: %w", err)
+	}
+	if q.domainApprovedCountStmt, err = db.PrepareContext(ctx, domainApprovedCount); err != nil {
+		return nil, fmt.Errorf("error preparing query DomainApprovedCount: %w", err)
+	}
+	if q.domainCreateStmt, err = db.PrepareContext(ctx, domainCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query DomainCreate: %w", err)
+	}
+	if q.domainDeleteStmt, err = db.PrepareContext(ctx, domainDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query DomainDelete: %w", err)
+	}
+	if q.domainGetStmt, err = db.PrepareContext(ctx, domainGet); err != nil {
+		return nil, fmt.Errorf("error preparing query DomainGet: %w", err)
+	}
+	if q.domainListStmt, err = db.PrepareContext(ctx, domainList); err != nil {
+		return nil, fmt.Errorf("error preparing query DomainList: %w", err)
+	}
+	if q.domainSetApprovedStmt, err = db.PrepareContext(ctx, domainSetApproved); err != nil {
+		return nil, fmt.Errorf("error preparing query DomainSetApproved: %w", err)
+	}
+	if q.domainSetVerifiedStmt, err = db.PrepareContext(ctx, domainSetVerified); err != nil {
+		return nil, fmt.Errorf("error preparing query DomainSetVerified: %w", err)
+	}
+	if q.domainVerifiedCountStmt, err = db.PrepareContext(ctx, domainVerifiedCount); err != nil {
+		return nil, fmt.Errorf("error preparing query DomainVerifiedCount: %w", err)
+	}
 	if q.grantDeleteStmt, err = db.PrepareContext(ctx, grantDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query GrantDelete: %w", err)
+	}
+	if q.grantDeleteForTargetStmt, err = db.PrepareContext(ctx, grantDeleteForTarget); err != nil {
+		return nil, fmt.Errorf("error preparing query GrantDeleteForTarget: %w", err)
 	}
 	if q.grantGetStmt, err = db.PrepareContext(ctx, grantGet); err != nil {
 		return nil, fmt.Errorf("error preparing query GrantGet: %w", err)
@@ -51,8 +90,59 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.identityGetStmt, err = db.PrepareContext(ctx, identityGet); err != nil {
 		return nil, fmt.Errorf("error preparing query IdentityGet: %w", err)
 	}
+	if q.inviteAcceptStmt, err = db.PrepareContext(ctx, inviteAccept); err != nil {
+		return nil, fmt.Errorf("error preparing query InviteAccept: %w", err)
+	}
+	if q.inviteCreateStmt, err = db.PrepareContext(ctx, inviteCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query InviteCreate: %w", err)
+	}
+	if q.inviteGetByCodeStmt, err = db.PrepareContext(ctx, inviteGetByCode); err != nil {
+		return nil, fmt.Errorf("error preparing query InviteGetByCode: %w", err)
+	}
+	if q.inviteGetByIDStmt, err = db.PrepareContext(ctx, inviteGetByID); err != nil {
+		return nil, fmt.Errorf("error preparing query InviteGetByID: %w", err)
+	}
+	if q.inviteListStmt, err = db.PrepareContext(ctx, inviteList); err != nil {
+		return nil, fmt.Errorf("error preparing query InviteList: %w", err)
+	}
+	if q.inviteRevokeStmt, err = db.PrepareContext(ctx, inviteRevoke); err != nil {
+		return nil, fmt.Errorf("error preparing query InviteRevoke: %w", err)
+	}
+	if q.inviteUpdateStmt, err = db.PrepareContext(ctx, inviteUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query InviteUpdate: %w", err)
+	}
+	if q.memberApproveStmt, err = db.PrepareContext(ctx, memberApprove); err != nil {
+		return nil, fmt.Errorf("error preparing query MemberApprove: %w", err)
+	}
 	if q.memberCreateStmt, err = db.PrepareContext(ctx, memberCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query MemberCreate: %w", err)
+	}
+	if q.memberDeleteStmt, err = db.PrepareContext(ctx, memberDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query MemberDelete: %w", err)
+	}
+	if q.memberExistsStmt, err = db.PrepareContext(ctx, memberExists); err != nil {
+		return nil, fmt.Errorf("error preparing query MemberExists: %w", err)
+	}
+	if q.memberGetStmt, err = db.PrepareContext(ctx, memberGet); err != nil {
+		return nil, fmt.Errorf("error preparing query MemberGet: %w", err)
+	}
+	if q.memberListStmt, err = db.PrepareContext(ctx, memberList); err != nil {
+		return nil, fmt.Errorf("error preparing query MemberList: %w", err)
+	}
+	if q.memberRoleAddStmt, err = db.PrepareContext(ctx, memberRoleAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query MemberRoleAdd: %w", err)
+	}
+	if q.memberRoleIDsStmt, err = db.PrepareContext(ctx, memberRoleIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query MemberRoleIDs: %w", err)
+	}
+	if q.memberRoleRemoveStmt, err = db.PrepareContext(ctx, memberRoleRemove); err != nil {
+		return nil, fmt.Errorf("error preparing query MemberRoleRemove: %w", err)
+	}
+	if q.memberRolesDeleteForRoleStmt, err = db.PrepareContext(ctx, memberRolesDeleteForRole); err != nil {
+		return nil, fmt.Errorf("error preparing query MemberRolesDeleteForRole: %w", err)
+	}
+	if q.memberRolesDeleteForUserStmt, err = db.PrepareContext(ctx, memberRolesDeleteForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query MemberRolesDeleteForUser: %w", err)
 	}
 	if q.metaGetStmt, err = db.PrepareContext(ctx, metaGet); err != nil {
 		return nil, fmt.Errorf("error preparing query MetaGet: %w", err)
@@ -65,6 +155,21 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.organisationGetStmt, err = db.PrepareContext(ctx, organisationGet); err != nil {
 		return nil, fmt.Errorf("error preparing query OrganisationGet: %w", err)
+	}
+	if q.organisationListForUserStmt, err = db.PrepareContext(ctx, organisationListForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query OrganisationListForUser: %w", err)
+	}
+	if q.organisationMemberCountStmt, err = db.PrepareContext(ctx, organisationMemberCount); err != nil {
+		return nil, fmt.Errorf("error preparing query OrganisationMemberCount: %w", err)
+	}
+	if q.organisationSeatCountStmt, err = db.PrepareContext(ctx, organisationSeatCount); err != nil {
+		return nil, fmt.Errorf("error preparing query OrganisationSeatCount: %w", err)
+	}
+	if q.organisationSoftDeleteStmt, err = db.PrepareContext(ctx, organisationSoftDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query OrganisationSoftDelete: %w", err)
+	}
+	if q.organisationUpdateStmt, err = db.PrepareContext(ctx, organisationUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query OrganisationUpdate: %w", err)
 	}
 	if q.outboxCreateStmt, err = db.PrepareContext(ctx, outboxCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query OutboxCreate: %w", err)
@@ -81,8 +186,35 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.refreshTokenTakeStmt, err = db.PrepareContext(ctx, refreshTokenTake); err != nil {
 		return nil, fmt.Errorf("error preparing query RefreshTokenTake: %w", err)
 	}
+	if q.roleCountStmt, err = db.PrepareContext(ctx, roleCount); err != nil {
+		return nil, fmt.Errorf("error preparing query RoleCount: %w", err)
+	}
 	if q.roleCreateStmt, err = db.PrepareContext(ctx, roleCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query RoleCreate: %w", err)
+	}
+	if q.roleDeleteStmt, err = db.PrepareContext(ctx, roleDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query RoleDelete: %w", err)
+	}
+	if q.roleEveryoneMembersStmt, err = db.PrepareContext(ctx, roleEveryoneMembers); err != nil {
+		return nil, fmt.Errorf("error preparing query RoleEveryoneMembers: %w", err)
+	}
+	if q.roleGetStmt, err = db.PrepareContext(ctx, roleGet); err != nil {
+		return nil, fmt.Errorf("error preparing query RoleGet: %w", err)
+	}
+	if q.roleListStmt, err = db.PrepareContext(ctx, roleList); err != nil {
+		return nil, fmt.Errorf("error preparing query RoleList: %w", err)
+	}
+	if q.roleMembersStmt, err = db.PrepareContext(ctx, roleMembers); err != nil {
+		return nil, fmt.Errorf("error preparing query RoleMembers: %w", err)
+	}
+	if q.roleSetOrderStmt, err = db.PrepareContext(ctx, roleSetOrder); err != nil {
+		return nil, fmt.Errorf("error preparing query RoleSetOrder: %w", err)
+	}
+	if q.roleShiftStmt, err = db.PrepareContext(ctx, roleShift); err != nil {
+		return nil, fmt.Errorf("error preparing query RoleShift: %w", err)
+	}
+	if q.roleUpdateStmt, err = db.PrepareContext(ctx, roleUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query RoleUpdate: %w", err)
 	}
 	if q.signingKeyCreateStmt, err = db.PrepareContext(ctx, signingKeyCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SigningKeyCreate: %w", err)
@@ -99,8 +231,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.userEmailPrimaryVerifiedStmt, err = db.PrepareContext(ctx, userEmailPrimaryVerified); err != nil {
 		return nil, fmt.Errorf("error preparing query UserEmailPrimaryVerified: %w", err)
 	}
+	if q.userEmailVerifiedCountStmt, err = db.PrepareContext(ctx, userEmailVerifiedCount); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailVerifiedCount: %w", err)
+	}
 	if q.userEmailVerifiedElsewhereStmt, err = db.PrepareContext(ctx, userEmailVerifiedElsewhere); err != nil {
 		return nil, fmt.Errorf("error preparing query UserEmailVerifiedElsewhere: %w", err)
+	}
+	if q.userEmailVerifiedOnApprovedDomainStmt, err = db.PrepareContext(ctx, userEmailVerifiedOnApprovedDomain); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailVerifiedOnApprovedDomain: %w", err)
+	}
+	if q.userEmailVerifiedOnDomainStmt, err = db.PrepareContext(ctx, userEmailVerifiedOnDomain); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailVerifiedOnDomain: %w", err)
 	}
 	if q.userGetStmt, err = db.PrepareContext(ctx, userGet); err != nil {
 		return nil, fmt.Errorf("error preparing query UserGet: %w", err)
@@ -123,9 +264,74 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing accessMembershipStmt: %w", cerr)
 		}
 	}
+	if q.banDeleteStmt != nil {
+		if cerr := q.banDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing banDeleteStmt: %w", cerr)
+		}
+	}
+	if q.banExistsStmt != nil {
+		if cerr := q.banExistsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing banExistsStmt: %w", cerr)
+		}
+	}
+	if q.banListStmt != nil {
+		if cerr := q.banListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing banListStmt: %w", cerr)
+		}
+	}
+	if q.banPutStmt != nil {
+		if cerr := q.banPutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing banPutStmt: %w", cerr)
+		}
+	}
+	if q.domainApprovedCountStmt != nil {
+		if cerr := q.domainApprovedCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing domainApprovedCountStmt: %w", cerr)
+		}
+	}
+	if q.domainCreateStmt != nil {
+		if cerr := q.domainCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing domainCreateStmt: %w", cerr)
+		}
+	}
+	if q.domainDeleteStmt != nil {
+		if cerr := q.domainDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing domainDeleteStmt: %w", cerr)
+		}
+	}
+	if q.domainGetStmt != nil {
+		if cerr := q.domainGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing domainGetStmt: %w", cerr)
+		}
+	}
+	if q.domainListStmt != nil {
+		if cerr := q.domainListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing domainListStmt: %w", cerr)
+		}
+	}
+	if q.domainSetApprovedStmt != nil {
+		if cerr := q.domainSetApprovedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing domainSetApprovedStmt: %w", cerr)
+		}
+	}
+	if q.domainSetVerifiedStmt != nil {
+		if cerr := q.domainSetVerifiedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing domainSetVerifiedStmt: %w", cerr)
+		}
+	}
+	if q.domainVerifiedCountStmt != nil {
+		if cerr := q.domainVerifiedCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing domainVerifiedCountStmt: %w", cerr)
+		}
+	}
 	if q.grantDeleteStmt != nil {
 		if cerr := q.grantDeleteStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing grantDeleteStmt: %w", cerr)
+		}
+	}
+	if q.grantDeleteForTargetStmt != nil {
+		if cerr := q.grantDeleteForTargetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing grantDeleteForTargetStmt: %w", cerr)
 		}
 	}
 	if q.grantGetStmt != nil {
@@ -158,9 +364,94 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing identityGetStmt: %w", cerr)
 		}
 	}
+	if q.inviteAcceptStmt != nil {
+		if cerr := q.inviteAcceptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inviteAcceptStmt: %w", cerr)
+		}
+	}
+	if q.inviteCreateStmt != nil {
+		if cerr := q.inviteCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inviteCreateStmt: %w", cerr)
+		}
+	}
+	if q.inviteGetByCodeStmt != nil {
+		if cerr := q.inviteGetByCodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inviteGetByCodeStmt: %w", cerr)
+		}
+	}
+	if q.inviteGetByIDStmt != nil {
+		if cerr := q.inviteGetByIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inviteGetByIDStmt: %w", cerr)
+		}
+	}
+	if q.inviteListStmt != nil {
+		if cerr := q.inviteListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inviteListStmt: %w", cerr)
+		}
+	}
+	if q.inviteRevokeStmt != nil {
+		if cerr := q.inviteRevokeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inviteRevokeStmt: %w", cerr)
+		}
+	}
+	if q.inviteUpdateStmt != nil {
+		if cerr := q.inviteUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inviteUpdateStmt: %w", cerr)
+		}
+	}
+	if q.memberApproveStmt != nil {
+		if cerr := q.memberApproveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing memberApproveStmt: %w", cerr)
+		}
+	}
 	if q.memberCreateStmt != nil {
 		if cerr := q.memberCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing memberCreateStmt: %w", cerr)
+		}
+	}
+	if q.memberDeleteStmt != nil {
+		if cerr := q.memberDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing memberDeleteStmt: %w", cerr)
+		}
+	}
+	if q.memberExistsStmt != nil {
+		if cerr := q.memberExistsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing memberExistsStmt: %w", cerr)
+		}
+	}
+	if q.memberGetStmt != nil {
+		if cerr := q.memberGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing memberGetStmt: %w", cerr)
+		}
+	}
+	if q.memberListStmt != nil {
+		if cerr := q.memberListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing memberListStmt: %w", cerr)
+		}
+	}
+	if q.memberRoleAddStmt != nil {
+		if cerr := q.memberRoleAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing memberRoleAddStmt: %w", cerr)
+		}
+	}
+	if q.memberRoleIDsStmt != nil {
+		if cerr := q.memberRoleIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing memberRoleIDsStmt: %w", cerr)
+		}
+	}
+	if q.memberRoleRemoveStmt != nil {
+		if cerr := q.memberRoleRemoveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing memberRoleRemoveStmt: %w", cerr)
+		}
+	}
+	if q.memberRolesDeleteForRoleStmt != nil {
+		if cerr := q.memberRolesDeleteForRoleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing memberRolesDeleteForRoleStmt: %w", cerr)
+		}
+	}
+	if q.memberRolesDeleteForUserStmt != nil {
+		if cerr := q.memberRolesDeleteForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing memberRolesDeleteForUserStmt: %w", cerr)
 		}
 	}
 	if q.metaGetStmt != nil {
@@ -181,6 +472,31 @@ func (q *Queries) Close() error {
 	if q.organisationGetStmt != nil {
 		if cerr := q.organisationGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing organisationGetStmt: %w", cerr)
+		}
+	}
+	if q.organisationListForUserStmt != nil {
+		if cerr := q.organisationListForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing organisationListForUserStmt: %w", cerr)
+		}
+	}
+	if q.organisationMemberCountStmt != nil {
+		if cerr := q.organisationMemberCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing organisationMemberCountStmt: %w", cerr)
+		}
+	}
+	if q.organisationSeatCountStmt != nil {
+		if cerr := q.organisationSeatCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing organisationSeatCountStmt: %w", cerr)
+		}
+	}
+	if q.organisationSoftDeleteStmt != nil {
+		if cerr := q.organisationSoftDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing organisationSoftDeleteStmt: %w", cerr)
+		}
+	}
+	if q.organisationUpdateStmt != nil {
+		if cerr := q.organisationUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing organisationUpdateStmt: %w", cerr)
 		}
 	}
 	if q.outboxCreateStmt != nil {
@@ -208,9 +524,54 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing refreshTokenTakeStmt: %w", cerr)
 		}
 	}
+	if q.roleCountStmt != nil {
+		if cerr := q.roleCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing roleCountStmt: %w", cerr)
+		}
+	}
 	if q.roleCreateStmt != nil {
 		if cerr := q.roleCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing roleCreateStmt: %w", cerr)
+		}
+	}
+	if q.roleDeleteStmt != nil {
+		if cerr := q.roleDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing roleDeleteStmt: %w", cerr)
+		}
+	}
+	if q.roleEveryoneMembersStmt != nil {
+		if cerr := q.roleEveryoneMembersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing roleEveryoneMembersStmt: %w", cerr)
+		}
+	}
+	if q.roleGetStmt != nil {
+		if cerr := q.roleGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing roleGetStmt: %w", cerr)
+		}
+	}
+	if q.roleListStmt != nil {
+		if cerr := q.roleListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing roleListStmt: %w", cerr)
+		}
+	}
+	if q.roleMembersStmt != nil {
+		if cerr := q.roleMembersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing roleMembersStmt: %w", cerr)
+		}
+	}
+	if q.roleSetOrderStmt != nil {
+		if cerr := q.roleSetOrderStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing roleSetOrderStmt: %w", cerr)
+		}
+	}
+	if q.roleShiftStmt != nil {
+		if cerr := q.roleShiftStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing roleShiftStmt: %w", cerr)
+		}
+	}
+	if q.roleUpdateStmt != nil {
+		if cerr := q.roleUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing roleUpdateStmt: %w", cerr)
 		}
 	}
 	if q.signingKeyCreateStmt != nil {
@@ -238,9 +599,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing userEmailPrimaryVerifiedStmt: %w", cerr)
 		}
 	}
+	if q.userEmailVerifiedCountStmt != nil {
+		if cerr := q.userEmailVerifiedCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailVerifiedCountStmt: %w", cerr)
+		}
+	}
 	if q.userEmailVerifiedElsewhereStmt != nil {
 		if cerr := q.userEmailVerifiedElsewhereStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing userEmailVerifiedElsewhereStmt: %w", cerr)
+		}
+	}
+	if q.userEmailVerifiedOnApprovedDomainStmt != nil {
+		if cerr := q.userEmailVerifiedOnApprovedDomainStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailVerifiedOnApprovedDomainStmt: %w", cerr)
+		}
+	}
+	if q.userEmailVerifiedOnDomainStmt != nil {
+		if cerr := q.userEmailVerifiedOnDomainStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailVerifiedOnDomainStmt: %w", cerr)
 		}
 	}
 	if q.userGetStmt != nil {
@@ -290,69 +666,163 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 }
 
 type Queries struct {
-	db                             DBTX
-	tx                             *sql.Tx
-	accessGrantsStmt               *sql.Stmt
-	accessMembershipStmt           *sql.Stmt
-	grantDeleteStmt                *sql.Stmt
-	grantGetStmt                   *sql.Stmt
-	grantListForScopeStmt          *sql.Stmt
-	grantPutStmt                   *sql.Stmt
-	grantTargetLookupStmt          *sql.Stmt
-	identityCreateStmt             *sql.Stmt
-	identityGetStmt                *sql.Stmt
-	memberCreateStmt               *sql.Stmt
-	metaGetStmt                    *sql.Stmt
-	metaPutStmt                    *sql.Stmt
-	organisationCreateStmt         *sql.Stmt
-	organisationGetStmt            *sql.Stmt
-	outboxCreateStmt               *sql.Stmt
-	outboxListStmt                 *sql.Stmt
-	refreshTokenCreateStmt         *sql.Stmt
-	refreshTokenDeleteForUserStmt  *sql.Stmt
-	refreshTokenTakeStmt           *sql.Stmt
-	roleCreateStmt                 *sql.Stmt
-	signingKeyCreateStmt           *sql.Stmt
-	signingKeyListStmt             *sql.Stmt
-	userCreateStmt                 *sql.Stmt
-	userEmailCreateStmt            *sql.Stmt
-	userEmailPrimaryVerifiedStmt   *sql.Stmt
-	userEmailVerifiedElsewhereStmt *sql.Stmt
-	userGetStmt                    *sql.Stmt
-	userGetByEmailStmt             *sql.Stmt
+	db                                    DBTX
+	tx                                    *sql.Tx
+	accessGrantsStmt                      *sql.Stmt
+	accessMembershipStmt                  *sql.Stmt
+	banDeleteStmt                         *sql.Stmt
+	banExistsStmt                         *sql.Stmt
+	banListStmt                           *sql.Stmt
+	banPutStmt                            *sql.Stmt
+	domainApprovedCountStmt               *sql.Stmt
+	domainCreateStmt                      *sql.Stmt
+	domainDeleteStmt                      *sql.Stmt
+	domainGetStmt                         *sql.Stmt
+	domainListStmt                        *sql.Stmt
+	domainSetApprovedStmt                 *sql.Stmt
+	domainSetVerifiedStmt                 *sql.Stmt
+	domainVerifiedCountStmt               *sql.Stmt
+	grantDeleteStmt                       *sql.Stmt
+	grantDeleteForTargetStmt              *sql.Stmt
+	grantGetStmt                          *sql.Stmt
+	grantListForScopeStmt                 *sql.Stmt
+	grantPutStmt                          *sql.Stmt
+	grantTargetLookupStmt                 *sql.Stmt
+	identityCreateStmt                    *sql.Stmt
+	identityGetStmt                       *sql.Stmt
+	inviteAcceptStmt                      *sql.Stmt
+	inviteCreateStmt                      *sql.Stmt
+	inviteGetByCodeStmt                   *sql.Stmt
+	inviteGetByIDStmt                     *sql.Stmt
+	inviteListStmt                        *sql.Stmt
+	inviteRevokeStmt                      *sql.Stmt
+	inviteUpdateStmt                      *sql.Stmt
+	memberApproveStmt                     *sql.Stmt
+	memberCreateStmt                      *sql.Stmt
+	memberDeleteStmt                      *sql.Stmt
+	memberExistsStmt                      *sql.Stmt
+	memberGetStmt                         *sql.Stmt
+	memberListStmt                        *sql.Stmt
+	memberRoleAddStmt                     *sql.Stmt
+	memberRoleIDsStmt                     *sql.Stmt
+	memberRoleRemoveStmt                  *sql.Stmt
+	memberRolesDeleteForRoleStmt          *sql.Stmt
+	memberRolesDeleteForUserStmt          *sql.Stmt
+	metaGetStmt                           *sql.Stmt
+	metaPutStmt                           *sql.Stmt
+	organisationCreateStmt                *sql.Stmt
+	organisationGetStmt                   *sql.Stmt
+	organisationListForUserStmt           *sql.Stmt
+	organisationMemberCountStmt           *sql.Stmt
+	organisationSeatCountStmt             *sql.Stmt
+	organisationSoftDeleteStmt            *sql.Stmt
+	organisationUpdateStmt                *sql.Stmt
+	outboxCreateStmt                      *sql.Stmt
+	outboxListStmt                        *sql.Stmt
+	refreshTokenCreateStmt                *sql.Stmt
+	refreshTokenDeleteForUserStmt         *sql.Stmt
+	refreshTokenTakeStmt                  *sql.Stmt
+	roleCountStmt                         *sql.Stmt
+	roleCreateStmt                        *sql.Stmt
+	roleDeleteStmt                        *sql.Stmt
+	roleEveryoneMembersStmt               *sql.Stmt
+	roleGetStmt                           *sql.Stmt
+	roleListStmt                          *sql.Stmt
+	roleMembersStmt                       *sql.Stmt
+	roleSetOrderStmt                      *sql.Stmt
+	roleShiftStmt                         *sql.Stmt
+	roleUpdateStmt                        *sql.Stmt
+	signingKeyCreateStmt                  *sql.Stmt
+	signingKeyListStmt                    *sql.Stmt
+	userCreateStmt                        *sql.Stmt
+	userEmailCreateStmt                   *sql.Stmt
+	userEmailPrimaryVerifiedStmt          *sql.Stmt
+	userEmailVerifiedCountStmt            *sql.Stmt
+	userEmailVerifiedElsewhereStmt        *sql.Stmt
+	userEmailVerifiedOnApprovedDomainStmt *sql.Stmt
+	userEmailVerifiedOnDomainStmt         *sql.Stmt
+	userGetStmt                           *sql.Stmt
+	userGetByEmailStmt                    *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db:                             tx,
-		tx:                             tx,
-		accessGrantsStmt:               q.accessGrantsStmt,
-		accessMembershipStmt:           q.accessMembershipStmt,
-		grantDeleteStmt:                q.grantDeleteStmt,
-		grantGetStmt:                   q.grantGetStmt,
-		grantListForScopeStmt:          q.grantListForScopeStmt,
-		grantPutStmt:                   q.grantPutStmt,
-		grantTargetLookupStmt:          q.grantTargetLookupStmt,
-		identityCreateStmt:             q.identityCreateStmt,
-		identityGetStmt:                q.identityGetStmt,
-		memberCreateStmt:               q.memberCreateStmt,
-		metaGetStmt:                    q.metaGetStmt,
-		metaPutStmt:                    q.metaPutStmt,
-		organisationCreateStmt:         q.organisationCreateStmt,
-		organisationGetStmt:            q.organisationGetStmt,
-		outboxCreateStmt:               q.outboxCreateStmt,
-		outboxListStmt:                 q.outboxListStmt,
-		refreshTokenCreateStmt:         q.refreshTokenCreateStmt,
-		refreshTokenDeleteForUserStmt:  q.refreshTokenDeleteForUserStmt,
-		refreshTokenTakeStmt:           q.refreshTokenTakeStmt,
-		roleCreateStmt:                 q.roleCreateStmt,
-		signingKeyCreateStmt:           q.signingKeyCreateStmt,
-		signingKeyListStmt:             q.signingKeyListStmt,
-		userCreateStmt:                 q.userCreateStmt,
-		userEmailCreateStmt:            q.userEmailCreateStmt,
-		userEmailPrimaryVerifiedStmt:   q.userEmailPrimaryVerifiedStmt,
-		userEmailVerifiedElsewhereStmt: q.userEmailVerifiedElsewhereStmt,
-		userGetStmt:                    q.userGetStmt,
-		userGetByEmailStmt:             q.userGetByEmailStmt,
+		db:                                    tx,
+		tx:                                    tx,
+		accessGrantsStmt:                      q.accessGrantsStmt,
+		accessMembershipStmt:                  q.accessMembershipStmt,
+		banDeleteStmt:                         q.banDeleteStmt,
+		banExistsStmt:                         q.banExistsStmt,
+		banListStmt:                           q.banListStmt,
+		banPutStmt:                            q.banPutStmt,
+		domainApprovedCountStmt:               q.domainApprovedCountStmt,
+		domainCreateStmt:                      q.domainCreateStmt,
+		domainDeleteStmt:                      q.domainDeleteStmt,
+		domainGetStmt:                         q.domainGetStmt,
+		domainListStmt:                        q.domainListStmt,
+		domainSetApprovedStmt:                 q.domainSetApprovedStmt,
+		domainSetVerifiedStmt:                 q.domainSetVerifiedStmt,
+		domainVerifiedCountStmt:               q.domainVerifiedCountStmt,
+		grantDeleteStmt:                       q.grantDeleteStmt,
+		grantDeleteForTargetStmt:              q.grantDeleteForTargetStmt,
+		grantGetStmt:                          q.grantGetStmt,
+		grantListForScopeStmt:                 q.grantListForScopeStmt,
+		grantPutStmt:                          q.grantPutStmt,
+		grantTargetLookupStmt:                 q.grantTargetLookupStmt,
+		identityCreateStmt:                    q.identityCreateStmt,
+		identityGetStmt:                       q.identityGetStmt,
+		inviteAcceptStmt:                      q.inviteAcceptStmt,
+		inviteCreateStmt:                      q.inviteCreateStmt,
+		inviteGetByCodeStmt:                   q.inviteGetByCodeStmt,
+		inviteGetByIDStmt:                     q.inviteGetByIDStmt,
+		inviteListStmt:                        q.inviteListStmt,
+		inviteRevokeStmt:                      q.inviteRevokeStmt,
+		inviteUpdateStmt:                      q.inviteUpdateStmt,
+		memberApproveStmt:                     q.memberApproveStmt,
+		memberCreateStmt:                      q.memberCreateStmt,
+		memberDeleteStmt:                      q.memberDeleteStmt,
+		memberExistsStmt:                      q.memberExistsStmt,
+		memberGetStmt:                         q.memberGetStmt,
+		memberListStmt:                        q.memberListStmt,
+		memberRoleAddStmt:                     q.memberRoleAddStmt,
+		memberRoleIDsStmt:                     q.memberRoleIDsStmt,
+		memberRoleRemoveStmt:                  q.memberRoleRemoveStmt,
+		memberRolesDeleteForRoleStmt:          q.memberRolesDeleteForRoleStmt,
+		memberRolesDeleteForUserStmt:          q.memberRolesDeleteForUserStmt,
+		metaGetStmt:                           q.metaGetStmt,
+		metaPutStmt:                           q.metaPutStmt,
+		organisationCreateStmt:                q.organisationCreateStmt,
+		organisationGetStmt:                   q.organisationGetStmt,
+		organisationListForUserStmt:           q.organisationListForUserStmt,
+		organisationMemberCountStmt:           q.organisationMemberCountStmt,
+		organisationSeatCountStmt:             q.organisationSeatCountStmt,
+		organisationSoftDeleteStmt:            q.organisationSoftDeleteStmt,
+		organisationUpdateStmt:                q.organisationUpdateStmt,
+		outboxCreateStmt:                      q.outboxCreateStmt,
+		outboxListStmt:                        q.outboxListStmt,
+		refreshTokenCreateStmt:                q.refreshTokenCreateStmt,
+		refreshTokenDeleteForUserStmt:         q.refreshTokenDeleteForUserStmt,
+		refreshTokenTakeStmt:                  q.refreshTokenTakeStmt,
+		roleCountStmt:                         q.roleCountStmt,
+		roleCreateStmt:                        q.roleCreateStmt,
+		roleDeleteStmt:                        q.roleDeleteStmt,
+		roleEveryoneMembersStmt:               q.roleEveryoneMembersStmt,
+		roleGetStmt:                           q.roleGetStmt,
+		roleListStmt:                          q.roleListStmt,
+		roleMembersStmt:                       q.roleMembersStmt,
+		roleSetOrderStmt:                      q.roleSetOrderStmt,
+		roleShiftStmt:                         q.roleShiftStmt,
+		roleUpdateStmt:                        q.roleUpdateStmt,
+		signingKeyCreateStmt:                  q.signingKeyCreateStmt,
+		signingKeyListStmt:                    q.signingKeyListStmt,
+		userCreateStmt:                        q.userCreateStmt,
+		userEmailCreateStmt:                   q.userEmailCreateStmt,
+		userEmailPrimaryVerifiedStmt:          q.userEmailPrimaryVerifiedStmt,
+		userEmailVerifiedCountStmt:            q.userEmailVerifiedCountStmt,
+		userEmailVerifiedElsewhereStmt:        q.userEmailVerifiedElsewhereStmt,
+		userEmailVerifiedOnApprovedDomainStmt: q.userEmailVerifiedOnApprovedDomainStmt,
+		userEmailVerifiedOnDomainStmt:         q.userEmailVerifiedOnDomainStmt,
+		userGetStmt:                           q.userGetStmt,
+		userGetByEmailStmt:                    q.userGetByEmailStmt,
 	}
 }

@@ -12,6 +12,21 @@ type Blob struct {
 	CreatedAt   string
 }
 
+type Invite struct {
+	ID             int64
+	OrganisationID int64
+	Code           string
+	Email          string
+	ExpiresAt      *string
+	Revoked        bool
+	Domain         string
+	AutoAdd        bool
+	Approval       bool
+	Status         string
+	CreatedBy      int64
+	CreatedAt      string
+}
+
 type MemberRole struct {
 	OrganisationID int64
 	UserID         int64
@@ -42,6 +57,14 @@ type Organisation struct {
 	CreatedAt           string
 	DeletedAt           *string
 	DeletedBy           *int64
+}
+
+type OrganisationBan struct {
+	OrganisationID int64
+	UserID         int64
+	Reason         string
+	BannedAt       string
+	BannedBy       int64
 }
 
 type OrganisationDomain struct {

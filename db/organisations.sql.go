@@ -9,6 +9,327 @@ import (
 	"context"
 )
 
+const banDelete = `-- name: BanDelete :execrows
+DELETE FROM organisation_bans WHERE organisation_id = ?1 AND user_id = ?2
+`
+
+type BanDeleteParams struct {
+	OrganisationID int64
+	UserID         int64
+}
+
+func (q *Queries) BanDelete(ctx context.Context, arg BanDeleteParams) (int64, error) {
+	result, err := q.exec(ctx, q.banDeleteStmt, banDelete, arg.OrganisationID, arg.UserID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const banExists = `-- name: BanExists :one
+SELECT count(*) FROM organisation_bans WHERE organisation_id = ?1 AND user_id = ?2
+`
+
+type BanExistsParams struct {
+	OrganisationID int64
+	UserID         int64
+}
+
+func (q *Queries) BanExists(ctx context.Context, arg BanExistsParams) (int64, error) {
+	row := q.queryRow(ctx, q.banExistsStmt, banExists, arg.OrganisationID, arg.UserID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const banList = `-- name: BanList :many
+SELECT users.id, users.email, users.password_hash, users.first_name, users.last_name, users.phone_number, users.phone_number_confirmed, users.position, users.company, users.avatar_hash, users.badges, users.initials, users.language, users.timezone_code, users.allow_connections_from, users.allow_shares_from, users.email_notifications, users.sms_notifications, users.email_newsletter, users.signature, users.is_bot, users.created_at, users.updated_at, users.deleted_at, b.reason, b.banned_at
+FROM organisation_bans b
+JOIN users ON users.id = b.user_id
+WHERE b.organisation_id = ?1
+ORDER BY b.banned_at, b.user_id
+`
+
+type BanListRow struct {
+	User     User
+	Reason   string
+	BannedAt string
+}
+
+func (q *Queries) BanList(ctx context.Context, organisationID int64) ([]BanListRow, error) {
+	rows, err := q.query(ctx, q.banListStmt, banList, organisationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []BanListRow
+	for rows.Next() {
+		var i BanListRow
+		if err := rows.Scan(
+			&i.User.ID,
+			&i.User.Email,
+			&i.User.PasswordHash,
+			&i.User.FirstName,
+			&i.User.LastName,
+			&i.User.PhoneNumber,
+			&i.User.PhoneNumberConfirmed,
+			&i.User.Position,
+			&i.User.Company,
+			&i.User.AvatarHash,
+			&i.User.Badges,
+			&i.User.Initials,
+			&i.User.Language,
+			&i.User.TimezoneCode,
+			&i.User.AllowConnectionsFrom,
+			&i.User.AllowSharesFrom,
+			&i.User.EmailNotifications,
+			&i.User.SmsNotifications,
+			&i.User.EmailNewsletter,
+			&i.User.Signature,
+			&i.User.IsBot,
+			&i.User.CreatedAt,
+			&i.User.UpdatedAt,
+			&i.User.DeletedAt,
+			&i.Reason,
+			&i.BannedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const banPut = `-- name: BanPut :one
+INSERT INTO organisation_bans(organisation_id, user_id, reason, banned_at, banned_by)
+VALUES (?1, ?2, ?3, ?4, ?5)
+ON CONFLICT(organisation_id, user_id) DO UPDATE SET reason = excluded.reason
+RETURNING organisation_id, user_id, reason, banned_at, banned_by
+`
+
+type BanPutParams struct {
+	OrganisationID int64
+	UserID         int64
+	Reason         string
+	BannedAt       string
+	BannedBy       int64
+}
+
+func (q *Queries) BanPut(ctx context.Context, arg BanPutParams) (OrganisationBan, error) {
+	row := q.queryRow(ctx, q.banPutStmt, banPut,
+		arg.OrganisationID,
+		arg.UserID,
+		arg.Reason,
+		arg.BannedAt,
+		arg.BannedBy,
+	)
+	var i OrganisationBan
+	err := row.Scan(
+		&i.OrganisationID,
+		&i.UserID,
+		&i.Reason,
+		&i.BannedAt,
+		&i.BannedBy,
+	)
+	return i, err
+}
+
+const domainApprovedCount = `-- name: DomainApprovedCount :one
+SELECT count(*) FROM organisation_domains
+WHERE organisation_id = ?1 AND is_verified AND is_approved
+`
+
+func (q *Queries) DomainApprovedCount(ctx context.Context, organisationID int64) (int64, error) {
+	row := q.queryRow(ctx, q.domainApprovedCountStmt, domainApprovedCount, organisationID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const domainCreate = `-- name: DomainCreate :one
+INSERT INTO organisation_domains(id, organisation_id, domain, challenge_token, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5)
+RETURNING id, organisation_id, domain, challenge_token, is_verified, is_approved, created_at
+`
+
+type DomainCreateParams struct {
+	ID             int64
+	OrganisationID int64
+	Domain         string
+	ChallengeToken string
+	CreatedAt      string
+}
+
+func (q *Queries) DomainCreate(ctx context.Context, arg DomainCreateParams) (OrganisationDomain, error) {
+	row := q.queryRow(ctx, q.domainCreateStmt, domainCreate,
+		arg.ID,
+		arg.OrganisationID,
+		arg.Domain,
+		arg.ChallengeToken,
+		arg.CreatedAt,
+	)
+	var i OrganisationDomain
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.Domain,
+		&i.ChallengeToken,
+		&i.IsVerified,
+		&i.IsApproved,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const domainDelete = `-- name: DomainDelete :exec
+DELETE FROM organisation_domains WHERE id = ?1 AND organisation_id = ?2
+`
+
+type DomainDeleteParams struct {
+	ID             int64
+	OrganisationID int64
+}
+
+func (q *Queries) DomainDelete(ctx context.Context, arg DomainDeleteParams) error {
+	_, err := q.exec(ctx, q.domainDeleteStmt, domainDelete, arg.ID, arg.OrganisationID)
+	return err
+}
+
+const domainGet = `-- name: DomainGet :one
+SELECT id, organisation_id, domain, challenge_token, is_verified, is_approved, created_at FROM organisation_domains WHERE id = ?1 AND organisation_id = ?2
+`
+
+type DomainGetParams struct {
+	ID             int64
+	OrganisationID int64
+}
+
+func (q *Queries) DomainGet(ctx context.Context, arg DomainGetParams) (OrganisationDomain, error) {
+	row := q.queryRow(ctx, q.domainGetStmt, domainGet, arg.ID, arg.OrganisationID)
+	var i OrganisationDomain
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.Domain,
+		&i.ChallengeToken,
+		&i.IsVerified,
+		&i.IsApproved,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const domainList = `-- name: DomainList :many
+SELECT id, organisation_id, domain, challenge_token, is_verified, is_approved, created_at FROM organisation_domains WHERE organisation_id = ?1 ORDER BY id
+`
+
+func (q *Queries) DomainList(ctx context.Context, organisationID int64) ([]OrganisationDomain, error) {
+	rows, err := q.query(ctx, q.domainListStmt, domainList, organisationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OrganisationDomain
+	for rows.Next() {
+		var i OrganisationDomain
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.Domain,
+			&i.ChallengeToken,
+			&i.IsVerified,
+			&i.IsApproved,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const domainSetApproved = `-- name: DomainSetApproved :one
+UPDATE organisation_domains SET is_approved = ?1
+WHERE id = ?2 AND organisation_id = ?3
+RETURNING id, organisation_id, domain, challenge_token, is_verified, is_approved, created_at
+`
+
+type DomainSetApprovedParams struct {
+	IsApproved     bool
+	ID             int64
+	OrganisationID int64
+}
+
+func (q *Queries) DomainSetApproved(ctx context.Context, arg DomainSetApprovedParams) (OrganisationDomain, error) {
+	row := q.queryRow(ctx, q.domainSetApprovedStmt, domainSetApproved, arg.IsApproved, arg.ID, arg.OrganisationID)
+	var i OrganisationDomain
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.Domain,
+		&i.ChallengeToken,
+		&i.IsVerified,
+		&i.IsApproved,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const domainSetVerified = `-- name: DomainSetVerified :one
+UPDATE organisation_domains SET is_verified = 1
+WHERE id = ?1 AND organisation_id = ?2
+RETURNING id, organisation_id, domain, challenge_token, is_verified, is_approved, created_at
+`
+
+type DomainSetVerifiedParams struct {
+	ID             int64
+	OrganisationID int64
+}
+
+func (q *Queries) DomainSetVerified(ctx context.Context, arg DomainSetVerifiedParams) (OrganisationDomain, error) {
+	row := q.queryRow(ctx, q.domainSetVerifiedStmt, domainSetVerified, arg.ID, arg.OrganisationID)
+	var i OrganisationDomain
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.Domain,
+		&i.ChallengeToken,
+		&i.IsVerified,
+		&i.IsApproved,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const domainVerifiedCount = `-- name: DomainVerifiedCount :one
+SELECT count(*) FROM organisation_domains
+WHERE organisation_id = ?1 AND domain = ?2 AND is_verified
+`
+
+type DomainVerifiedCountParams struct {
+	OrganisationID int64
+	Domain         string
+}
+
+func (q *Queries) DomainVerifiedCount(ctx context.Context, arg DomainVerifiedCountParams) (int64, error) {
+	row := q.queryRow(ctx, q.domainVerifiedCountStmt, domainVerifiedCount, arg.OrganisationID, arg.Domain)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const grantDelete = `-- name: GrantDelete :exec
 DELETE FROM permission_grants WHERE scope_id = ?1 AND target_id = ?2
 `
@@ -20,6 +341,21 @@ type GrantDeleteParams struct {
 
 func (q *Queries) GrantDelete(ctx context.Context, arg GrantDeleteParams) error {
 	_, err := q.exec(ctx, q.grantDeleteStmt, grantDelete, arg.ScopeID, arg.TargetID)
+	return err
+}
+
+const grantDeleteForTarget = `-- name: GrantDeleteForTarget :exec
+DELETE FROM permission_grants WHERE organisation_id = ?1 AND target_id = ?2
+`
+
+type GrantDeleteForTargetParams struct {
+	OrganisationID int64
+	TargetID       int64
+}
+
+// Every grant naming the user in the organisation, in any scope.
+func (q *Queries) GrantDeleteForTarget(ctx context.Context, arg GrantDeleteForTargetParams) error {
+	_, err := q.exec(ctx, q.grantDeleteForTargetStmt, grantDeleteForTarget, arg.OrganisationID, arg.TargetID)
 	return err
 }
 
@@ -139,6 +475,21 @@ func (q *Queries) GrantTargetLookup(ctx context.Context, arg GrantTargetLookupPa
 	return i, err
 }
 
+const memberApprove = `-- name: MemberApprove :exec
+UPDATE organisation_members SET pending = 0
+WHERE organisation_id = ?1 AND user_id = ?2
+`
+
+type MemberApproveParams struct {
+	OrganisationID int64
+	UserID         int64
+}
+
+func (q *Queries) MemberApprove(ctx context.Context, arg MemberApproveParams) error {
+	_, err := q.exec(ctx, q.memberApproveStmt, memberApprove, arg.OrganisationID, arg.UserID)
+	return err
+}
+
 const memberCreate = `-- name: MemberCreate :exec
 INSERT INTO organisation_members(organisation_id, user_id, pending, joined_at)
 VALUES (?1, ?2, ?3, ?4)
@@ -158,6 +509,163 @@ func (q *Queries) MemberCreate(ctx context.Context, arg MemberCreateParams) erro
 		arg.Pending,
 		arg.JoinedAt,
 	)
+	return err
+}
+
+const memberDelete = `-- name: MemberDelete :execrows
+DELETE FROM organisation_members WHERE organisation_id = ?1 AND user_id = ?2
+`
+
+type MemberDeleteParams struct {
+	OrganisationID int64
+	UserID         int64
+}
+
+func (q *Queries) MemberDelete(ctx context.Context, arg MemberDeleteParams) (int64, error) {
+	result, err := q.exec(ctx, q.memberDeleteStmt, memberDelete, arg.OrganisationID, arg.UserID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const memberGet = `-- name: MemberGet :one
+SELECT users.id, users.email, users.password_hash, users.first_name, users.last_name, users.phone_number, users.phone_number_confirmed, users.position, users.company, users.avatar_hash, users.badges, users.initials, users.language, users.timezone_code, users.allow_connections_from, users.allow_shares_from, users.email_notifications, users.sms_notifications, users.email_newsletter, users.signature, users.is_bot, users.created_at, users.updated_at, users.deleted_at, m.pending, m.joined_at
+FROM organisation_members m
+JOIN users ON users.id = m.user_id
+WHERE m.organisation_id = ?1 AND m.user_id = ?2
+`
+
+type MemberGetParams struct {
+	OrganisationID int64
+	UserID         int64
+}
+
+type MemberGetRow struct {
+	User     User
+	Pending  bool
+	JoinedAt string
+}
+
+func (q *Queries) MemberGet(ctx context.Context, arg MemberGetParams) (MemberGetRow, error) {
+	row := q.queryRow(ctx, q.memberGetStmt, memberGet, arg.OrganisationID, arg.UserID)
+	var i MemberGetRow
+	err := row.Scan(
+		&i.User.ID,
+		&i.User.Email,
+		&i.User.PasswordHash,
+		&i.User.FirstName,
+		&i.User.LastName,
+		&i.User.PhoneNumber,
+		&i.User.PhoneNumberConfirmed,
+		&i.User.Position,
+		&i.User.Company,
+		&i.User.AvatarHash,
+		&i.User.Badges,
+		&i.User.Initials,
+		&i.User.Language,
+		&i.User.TimezoneCode,
+		&i.User.AllowConnectionsFrom,
+		&i.User.AllowSharesFrom,
+		&i.User.EmailNotifications,
+		&i.User.SmsNotifications,
+		&i.User.EmailNewsletter,
+		&i.User.Signature,
+		&i.User.IsBot,
+		&i.User.CreatedAt,
+		&i.User.UpdatedAt,
+		&i.User.DeletedAt,
+		&i.Pending,
+		&i.JoinedAt,
+	)
+	return i, err
+}
+
+const memberList = `-- name: MemberList :many
+SELECT users.id, users.email, users.password_hash, users.first_name, users.last_name, users.phone_number, users.phone_number_confirmed, users.position, users.company, users.avatar_hash, users.badges, users.initials, users.language, users.timezone_code, users.allow_connections_from, users.allow_shares_from, users.email_notifications, users.sms_notifications, users.email_newsletter, users.signature, users.is_bot, users.created_at, users.updated_at, users.deleted_at, m.pending, m.joined_at
+FROM organisation_members m
+JOIN users ON users.id = m.user_id
+WHERE m.organisation_id = ?1
+  AND (CAST(?2 AS TEXT) = ''
+       OR lower(substr(users.first_name, 1, length(CAST(?2 AS TEXT)))) = lower(CAST(?2 AS TEXT))
+       OR lower(substr(users.last_name, 1, length(CAST(?2 AS TEXT)))) = lower(CAST(?2 AS TEXT))
+       OR lower(substr(users.email, 1, length(CAST(?2 AS TEXT)))) = lower(CAST(?2 AS TEXT)))
+ORDER BY m.joined_at, m.user_id
+`
+
+type MemberListParams struct {
+	OrganisationID int64
+	Prefix         string
+}
+
+type MemberListRow struct {
+	User     User
+	Pending  bool
+	JoinedAt string
+}
+
+// Members whose first name, last name or e-mail starts with prefix (” = all).
+func (q *Queries) MemberList(ctx context.Context, arg MemberListParams) ([]MemberListRow, error) {
+	rows, err := q.query(ctx, q.memberListStmt, memberList, arg.OrganisationID, arg.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MemberListRow
+	for rows.Next() {
+		var i MemberListRow
+		if err := rows.Scan(
+			&i.User.ID,
+			&i.User.Email,
+			&i.User.PasswordHash,
+			&i.User.FirstName,
+			&i.User.LastName,
+			&i.User.PhoneNumber,
+			&i.User.PhoneNumberConfirmed,
+			&i.User.Position,
+			&i.User.Company,
+			&i.User.AvatarHash,
+			&i.User.Badges,
+			&i.User.Initials,
+			&i.User.Language,
+			&i.User.TimezoneCode,
+			&i.User.AllowConnectionsFrom,
+			&i.User.AllowSharesFrom,
+			&i.User.EmailNotifications,
+			&i.User.SmsNotifications,
+			&i.User.EmailNewsletter,
+			&i.User.Signature,
+			&i.User.IsBot,
+			&i.User.CreatedAt,
+			&i.User.UpdatedAt,
+			&i.User.DeletedAt,
+			&i.Pending,
+			&i.JoinedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const memberRolesDeleteForUser = `-- name: MemberRolesDeleteForUser :exec
+DELETE FROM member_roles WHERE organisation_id = ?1 AND user_id = ?2
+`
+
+type MemberRolesDeleteForUserParams struct {
+	OrganisationID int64
+	UserID         int64
+}
+
+func (q *Queries) MemberRolesDeleteForUser(ctx context.Context, arg MemberRolesDeleteForUserParams) error {
+	_, err := q.exec(ctx, q.memberRolesDeleteForUserStmt, memberRolesDeleteForUser, arg.OrganisationID, arg.UserID)
 	return err
 }
 
@@ -241,6 +749,165 @@ func (q *Queries) OrganisationGet(ctx context.Context, id int64) (Organisation, 
 	return i, err
 }
 
+const organisationListForUser = `-- name: OrganisationListForUser :many
+SELECT organisations.id, organisations.name, organisations.description, organisations.location, organisations.code, organisations.default_branch_name, organisations.icon_hash, organisations.banner_hash, organisations.logo_hash, organisations.storage_usage, organisations.owned_by, organisations.is_protected, organisations.is_verified, organisations.member_approval, organisations.restrict_email_domain, organisations.created_at, organisations.deleted_at, organisations.deleted_by, m.pending, m.joined_at, m.notification_email_id,
+       (SELECT count(*) FROM organisation_members c WHERE c.organisation_id = organisations.id AND NOT c.pending) AS member_count
+FROM organisation_members m
+JOIN organisations ON organisations.id = m.organisation_id
+WHERE m.user_id = ?1 AND organisations.deleted_at IS NULL
+ORDER BY organisations.id
+`
+
+type OrganisationListForUserRow struct {
+	Organisation        Organisation
+	Pending             bool
+	JoinedAt            string
+	NotificationEmailID *int64
+	MemberCount         int64
+}
+
+// The caller's organisations, pending memberships included.
+func (q *Queries) OrganisationListForUser(ctx context.Context, userID int64) ([]OrganisationListForUserRow, error) {
+	rows, err := q.query(ctx, q.organisationListForUserStmt, organisationListForUser, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OrganisationListForUserRow
+	for rows.Next() {
+		var i OrganisationListForUserRow
+		if err := rows.Scan(
+			&i.Organisation.ID,
+			&i.Organisation.Name,
+			&i.Organisation.Description,
+			&i.Organisation.Location,
+			&i.Organisation.Code,
+			&i.Organisation.DefaultBranchName,
+			&i.Organisation.IconHash,
+			&i.Organisation.BannerHash,
+			&i.Organisation.LogoHash,
+			&i.Organisation.StorageUsage,
+			&i.Organisation.OwnedBy,
+			&i.Organisation.IsProtected,
+			&i.Organisation.IsVerified,
+			&i.Organisation.MemberApproval,
+			&i.Organisation.RestrictEmailDomain,
+			&i.Organisation.CreatedAt,
+			&i.Organisation.DeletedAt,
+			&i.Organisation.DeletedBy,
+			&i.Pending,
+			&i.JoinedAt,
+			&i.NotificationEmailID,
+			&i.MemberCount,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const organisationMemberCount = `-- name: OrganisationMemberCount :one
+SELECT count(*) FROM organisation_members WHERE organisation_id = ?1 AND NOT pending
+`
+
+// Members shown in member_count: pending members are not (yet) members.
+func (q *Queries) OrganisationMemberCount(ctx context.Context, organisationID int64) (int64, error) {
+	row := q.queryRow(ctx, q.organisationMemberCountStmt, organisationMemberCount, organisationID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const organisationSeatCount = `-- name: OrganisationSeatCount :one
+SELECT count(*) FROM organisation_members WHERE organisation_id = ?1
+`
+
+// Members counted against the quota: pending members hold a seat.
+func (q *Queries) OrganisationSeatCount(ctx context.Context, organisationID int64) (int64, error) {
+	row := q.queryRow(ctx, q.organisationSeatCountStmt, organisationSeatCount, organisationID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const organisationSoftDelete = `-- name: OrganisationSoftDelete :exec
+UPDATE organisations SET deleted_at = ?1, deleted_by = ?2
+WHERE id = ?3 AND deleted_at IS NULL
+`
+
+type OrganisationSoftDeleteParams struct {
+	DeletedAt *string
+	DeletedBy *int64
+	ID        int64
+}
+
+func (q *Queries) OrganisationSoftDelete(ctx context.Context, arg OrganisationSoftDeleteParams) error {
+	_, err := q.exec(ctx, q.organisationSoftDeleteStmt, organisationSoftDelete, arg.DeletedAt, arg.DeletedBy, arg.ID)
+	return err
+}
+
+const organisationUpdate = `-- name: OrganisationUpdate :one
+UPDATE organisations
+SET name = ?1, description = ?2, location = ?3, code = ?4,
+    default_branch_name = ?5, member_approval = ?6,
+    restrict_email_domain = ?7
+WHERE id = ?8 AND deleted_at IS NULL
+RETURNING id, name, description, location, code, default_branch_name, icon_hash, banner_hash, logo_hash, storage_usage, owned_by, is_protected, is_verified, member_approval, restrict_email_domain, created_at, deleted_at, deleted_by
+`
+
+type OrganisationUpdateParams struct {
+	Name                string
+	Description         string
+	Location            string
+	Code                string
+	DefaultBranchName   string
+	MemberApproval      bool
+	RestrictEmailDomain bool
+	ID                  int64
+}
+
+func (q *Queries) OrganisationUpdate(ctx context.Context, arg OrganisationUpdateParams) (Organisation, error) {
+	row := q.queryRow(ctx, q.organisationUpdateStmt, organisationUpdate,
+		arg.Name,
+		arg.Description,
+		arg.Location,
+		arg.Code,
+		arg.DefaultBranchName,
+		arg.MemberApproval,
+		arg.RestrictEmailDomain,
+		arg.ID,
+	)
+	var i Organisation
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Description,
+		&i.Location,
+		&i.Code,
+		&i.DefaultBranchName,
+		&i.IconHash,
+		&i.BannerHash,
+		&i.LogoHash,
+		&i.StorageUsage,
+		&i.OwnedBy,
+		&i.IsProtected,
+		&i.IsVerified,
+		&i.MemberApproval,
+		&i.RestrictEmailDomain,
+		&i.CreatedAt,
+		&i.DeletedAt,
+		&i.DeletedBy,
+	)
+	return i, err
+}
+
 const roleCreate = `-- name: RoleCreate :one
 INSERT INTO roles(id, organisation_id, name, description, sort_order, created_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -275,4 +942,59 @@ func (q *Queries) RoleCreate(ctx context.Context, arg RoleCreateParams) (Role, e
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const userEmailVerifiedCount = `-- name: UserEmailVerifiedCount :one
+SELECT count(*) FROM user_emails WHERE user_id = ?1 AND is_verified AND email = ?2
+`
+
+type UserEmailVerifiedCountParams struct {
+	UserID int64
+	Email  string
+}
+
+func (q *Queries) UserEmailVerifiedCount(ctx context.Context, arg UserEmailVerifiedCountParams) (int64, error) {
+	row := q.queryRow(ctx, q.userEmailVerifiedCountStmt, userEmailVerifiedCount, arg.UserID, arg.Email)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const userEmailVerifiedOnApprovedDomain = `-- name: UserEmailVerifiedOnApprovedDomain :one
+SELECT count(*) FROM user_emails e
+JOIN organisation_domains d ON d.organisation_id = ?1 AND d.is_verified AND d.is_approved
+  AND lower(d.domain) = lower(substr(e.email, instr(e.email, '@') + 1))
+WHERE e.user_id = ?2 AND e.is_verified
+`
+
+type UserEmailVerifiedOnApprovedDomainParams struct {
+	OrganisationID int64
+	UserID         int64
+}
+
+// The user's verified addresses on one of the organisation's approved domains.
+func (q *Queries) UserEmailVerifiedOnApprovedDomain(ctx context.Context, arg UserEmailVerifiedOnApprovedDomainParams) (int64, error) {
+	row := q.queryRow(ctx, q.userEmailVerifiedOnApprovedDomainStmt, userEmailVerifiedOnApprovedDomain, arg.OrganisationID, arg.UserID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const userEmailVerifiedOnDomain = `-- name: UserEmailVerifiedOnDomain :one
+SELECT count(*) FROM user_emails
+WHERE user_id = ?1 AND is_verified
+  AND lower(substr(email, instr(email, '@') + 1)) = lower(?2)
+`
+
+type UserEmailVerifiedOnDomainParams struct {
+	UserID int64
+	Domain string
+}
+
+// The user's verified addresses whose domain part is the given domain.
+func (q *Queries) UserEmailVerifiedOnDomain(ctx context.Context, arg UserEmailVerifiedOnDomainParams) (int64, error) {
+	row := q.queryRow(ctx, q.userEmailVerifiedOnDomainStmt, userEmailVerifiedOnDomain, arg.UserID, arg.Domain)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }

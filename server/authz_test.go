@@ -39,6 +39,27 @@ func TestEffective(t *testing.T) {
 			{Scope: ScopePackage, Target: TargetUser, Allow: q},
 			{Scope: ScopeOrganisation, Target: TargetEveryone, Allow: p},
 		}, p | q},
+		{"user grant unset: a role decides", []Grant{
+			{Scope: ScopeOrganisation, Target: TargetUser, Allow: q},
+			{Scope: ScopeOrganisation, Target: TargetRole, Rank: 4, Allow: p},
+		}, p | q},
+		{"roles unset: everyone decides, even against a lower layer", []Grant{
+			{Scope: ScopeProject, Target: TargetRole, Rank: 0, Allow: q},
+			{Scope: ScopeProject, Target: TargetEveryone, Deny: p},
+			{Scope: ScopeOrganisation, Target: TargetUser, Allow: p},
+		}, q},
+		{"everyone denies", []Grant{{Scope: ScopeOrganisation, Target: TargetEveryone, Deny: p}}, 0},
+		{"project user grant beats project role and everyone", []Grant{
+			{Scope: ScopeProject, Target: TargetEveryone, Allow: p},
+			{Scope: ScopeProject, Target: TargetRole, Rank: 0, Allow: p},
+			{Scope: ScopeProject, Target: TargetUser, Deny: p},
+		}, 0},
+		{"input order does not matter", []Grant{
+			{Scope: ScopeOrganisation, Target: TargetEveryone, Allow: p},
+			{Scope: ScopeOrganisation, Target: TargetRole, Rank: 9, Allow: p},
+			{Scope: ScopeOrganisation, Target: TargetRole, Rank: 2, Deny: p},
+			{Scope: ScopePackage, Target: TargetRole, Rank: 7, Allow: q},
+		}, q},
 		{"deny in organisation layer holds when nothing nearer sets it", []Grant{
 			{Scope: ScopeOrganisation, Target: TargetUser, Deny: p},
 			{Scope: ScopeOrganisation, Target: TargetEveryone, Allow: p},

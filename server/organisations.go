@@ -1,7 +1,10 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"workspace/db"
@@ -118,13 +121,620 @@ func (s *Server) organisationCreate(rq *request) error {
 	return rq.json(http.StatusCreated, toOrg(org, 1))
 }
 
-// roleJSON is the role object; permissions maps permission names to
-// "allow" or "deny" (explicit grants only).
-type roleJSON struct {
-	ID             db.ID             `json:"id"`
-	OrganisationID db.ID             `json:"organisation_id"`
-	Name           string            `json:"name"`
-	Description    string            `json:"description"`
-	Order          int64             `json:"order"`
-	Permissions    map[string]string `json:"permissions"`
+// orgAccess resolves the caller's access in the organisation of the path.
+// absent is the status an absent or deleted organisation answers with: the
+// rows that list "400 organisation absent" pass 400, the others 404.
+func orgAccess(ctx context.Context, q *db.Queries, userID, orgID int64, absent int) (Access, error) {
+	a, err := accessIn(ctx, q, userID, orgID, 0, 0)
+	if db.IsNotFound(err) {
+		return a, errorf(absent, "The organisation was not found.")
+	}
+	return a, err
+}
+
+// requireMember refuses callers who are not (yet) members.
+func requireMember(a Access) error {
+	if !a.IsMember() {
+		return forbidden("You are not a member of this organisation.")
+	}
+	return nil
+}
+
+// requirePerm refuses callers who are not members or lack p.
+func requirePerm(a Access, p Permission) error {
+	if err := requireMember(a); err != nil {
+		return err
+	}
+	if !a.Can(p) {
+		return forbidden("You need the %s permission.", p.Name())
+	}
+	return nil
+}
+
+// decodePatch decodes a PATCH body into dst, refusing any key that names a
+// read-only field with a 400 naming it.
+func (rq *request) decodePatch(dst any, readOnly ...string) error {
+	var raw json.RawMessage
+	if err := rq.decode(&raw); err != nil {
+		return err
+	}
+	if len(raw) == 0 {
+		return nil
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return jsonProblem(err)
+	}
+	for _, k := range readOnly {
+		if _, ok := keys[k]; ok {
+			return fieldError(k, "is read-only")
+		}
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return jsonProblem(err)
+	}
+	return nil
+}
+
+// queryBool reads an optional boolean query parameter.
+func (rq *request) queryBool(name string) (bool, error) {
+	v := rq.r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, badRequest("The query parameter %s must be true or false.", name)
+	}
+	return b, nil
+}
+
+func (s *Server) organisationGet(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var out orgJSON
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if err := requireMember(a); err != nil {
+			return err
+		}
+		out, err = loadOrg(rq.ctx, q, orgID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// loadOrg reads a live organisation with its member count.
+func loadOrg(ctx context.Context, q *db.Queries, orgID int64) (orgJSON, error) {
+	o, err := q.OrganisationGet(ctx, orgID)
+	if err != nil {
+		return orgJSON{}, db.Classify(err)
+	}
+	n, err := q.OrganisationMemberCount(ctx, orgID)
+	if err != nil {
+		return orgJSON{}, err
+	}
+	return toOrg(o, n), nil
+}
+
+type orgPatchBody struct {
+	Name                *string `json:"name"`
+	Description         *string `json:"description"`
+	Location            *string `json:"location"`
+	Code                *string `json:"code"`
+	DefaultBranchName   *string `json:"default_branch_name"`
+	MemberApproval      *bool   `json:"member_approval"`
+	RestrictEmailDomain *bool   `json:"restrict_email_domain"`
+}
+
+// orgReadOnly are the organisation fields a PATCH may not change.
+var orgReadOnly = []string{"id", "owned_by", "is_verified", "is_protected", "member_count", "created_at",
+	"storage_usage", "icon_hash", "banner_hash", "logo_hash", "is_deleted", "deleted_at", "deleted_by"}
+
+func (s *Server) organisationPatch(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b orgPatchBody
+	if err := rq.decodePatch(&b, orgReadOnly...); err != nil {
+		return err
+	}
+	p := problems{}
+	if b.Name != nil {
+		*b.Name = strings.TrimSpace(*b.Name)
+		p.length("name", *b.Name, 2, 100)
+	}
+	if b.Description != nil {
+		p.length("description", *b.Description, 0, 4000)
+	}
+	if b.Location != nil {
+		p.length("location", *b.Location, 0, 200)
+	}
+	if b.Code != nil {
+		p.length("code", *b.Code, 0, 12)
+	}
+	if b.DefaultBranchName != nil {
+		*b.DefaultBranchName = strings.TrimSpace(*b.DefaultBranchName)
+		p.length("default_branch_name", *b.DefaultBranchName, 2, 50)
+	}
+	if err := p.err(); err != nil {
+		return err
+	}
+	var out orgJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if err := requirePerm(a, ManageOrganisation); err != nil {
+			return err
+		}
+		o, err := q.OrganisationGet(rq.ctx, orgID)
+		if err != nil {
+			return db.Classify(err)
+		}
+		arg := db.OrganisationUpdateParams{
+			ID: orgID, Name: o.Name, Description: o.Description, Location: o.Location, Code: o.Code,
+			DefaultBranchName: o.DefaultBranchName, MemberApproval: o.MemberApproval, RestrictEmailDomain: o.RestrictEmailDomain,
+		}
+		setIf(&arg.Name, b.Name)
+		setIf(&arg.Description, b.Description)
+		setIf(&arg.Location, b.Location)
+		setIf(&arg.Code, b.Code)
+		setIf(&arg.DefaultBranchName, b.DefaultBranchName)
+		setIf(&arg.MemberApproval, b.MemberApproval)
+		setIf(&arg.RestrictEmailDomain, b.RestrictEmailDomain)
+		if arg.RestrictEmailDomain && !o.RestrictEmailDomain {
+			// Nobody could join through an invite without an approved domain.
+			n, err := q.DomainApprovedCount(rq.ctx, orgID)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return fieldError("restrict_email_domain", "needs at least one verified and approved domain")
+			}
+		}
+		if _, err := q.OrganisationUpdate(rq.ctx, arg); err != nil {
+			return err
+		}
+		out, err = loadOrg(rq.ctx, q, orgID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// organisationDelete soft-deletes: the row stays, with deleted_at and
+// deleted_by, and every endpoint then treats the organisation as absent.
+func (s *Server) organisationDelete(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if !a.Owner {
+			return forbidden("Only the owner may delete the organisation.")
+		}
+		by := rq.user.ID
+		return q.OrganisationSoftDelete(rq.ctx, db.OrganisationSoftDeleteParams{ID: orgID, DeletedAt: ptr(s.nowText()), DeletedBy: &by})
+	})
+	if err != nil {
+		return err
+	}
+	return rq.noContent()
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// memberJSON is the organisation member object; roles lists the ids of the
+// member's roles, highest first.
+type memberJSON struct {
+	User     userJSON `json:"user"`
+	IsOwner  bool     `json:"is_owner"`
+	Pending  bool     `json:"pending"`
+	JoinedAt string   `json:"joined_at"`
+	Roles    []db.ID  `json:"roles"`
+}
+
+func toMember(ctx context.Context, q *db.Queries, o db.Organisation, u db.User, pending bool, joinedAt string) (memberJSON, error) {
+	ids, err := q.MemberRoleIDs(ctx, db.MemberRoleIDsParams{OrganisationID: o.ID, UserID: u.ID})
+	if err != nil {
+		return memberJSON{}, err
+	}
+	roles := make([]db.ID, len(ids))
+	for i, id := range ids {
+		roles[i] = db.ID(id)
+	}
+	return memberJSON{User: toUser(u), IsOwner: o.OwnedBy == u.ID, Pending: pending, JoinedAt: joinedAt, Roles: roles}, nil
+}
+
+// memberList lists members, pending ones included (so they can be
+// approved); filter is a case-insensitive prefix of first name, last name
+// or e-mail.
+func (s *Server) memberList(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	filter := strings.TrimSpace(rq.r.URL.Query().Get("filter"))
+	if len(filter) > 200 {
+		return badRequest("The filter must be at most 200 characters.")
+	}
+	var out []memberJSON
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if err := requireMember(a); err != nil {
+			return err
+		}
+		o, err := q.OrganisationGet(rq.ctx, orgID)
+		if err != nil {
+			return db.Classify(err)
+		}
+		rows, err := q.MemberList(rq.ctx, db.MemberListParams{OrganisationID: orgID, Prefix: filter})
+		if err != nil {
+			return err
+		}
+		out = make([]memberJSON, 0, len(rows))
+		for _, r := range rows {
+			m, err := toMember(rq.ctx, q, o, r.User, r.Pending, r.JoinedAt)
+			if err != nil {
+				return err
+			}
+			out = append(out, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	rq.w.Header().Set("X-Total-Count", strconv.Itoa(len(out)))
+	return rq.json(http.StatusOK, out)
+}
+
+// memberPath reads the organisation and user ids of a member path.
+func memberPath(rq *request) (orgID, userID int64, err error) {
+	if orgID, err = rq.pathID("id"); err != nil {
+		return 0, 0, err
+	}
+	userID, err = rq.pathID("user")
+	return orgID, userID, err
+}
+
+func (s *Server) memberGet(rq *request) error {
+	orgID, userID, err := memberPath(rq)
+	if err != nil {
+		return err
+	}
+	var out memberJSON
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if err := requireMember(a); err != nil {
+			return err
+		}
+		out, err = loadMember(rq.ctx, q, orgID, userID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+func loadMember(ctx context.Context, q *db.Queries, orgID, userID int64) (memberJSON, error) {
+	o, err := q.OrganisationGet(ctx, orgID)
+	if err != nil {
+		return memberJSON{}, db.Classify(err)
+	}
+	m, err := q.MemberGet(ctx, db.MemberGetParams{OrganisationID: orgID, UserID: userID})
+	if db.IsNotFound(err) {
+		return memberJSON{}, notFound("The user is not a member of this organisation.")
+	}
+	if err != nil {
+		return memberJSON{}, err
+	}
+	return toMember(ctx, q, o, m.User, m.Pending, m.JoinedAt)
+}
+
+type memberPatchBody struct {
+	Pending *bool `json:"pending"`
+}
+
+// memberPatch approves a pending member with {"pending": false}. A member
+// cannot be made pending again.
+func (s *Server) memberPatch(rq *request) error {
+	orgID, userID, err := memberPath(rq)
+	if err != nil {
+		return err
+	}
+	var b memberPatchBody
+	if err := rq.decodePatch(&b, "user", "is_owner", "joined_at", "roles"); err != nil {
+		return err
+	}
+	if b.Pending != nil && *b.Pending {
+		return fieldError("pending", "can only be set to false (approve)")
+	}
+	var out memberJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if err := requirePerm(a, ManageOrganisation); err != nil {
+			return err
+		}
+		if _, err := loadMember(rq.ctx, q, orgID, userID); err != nil {
+			return err
+		}
+		if b.Pending != nil {
+			if err := q.MemberApprove(rq.ctx, db.MemberApproveParams{OrganisationID: orgID, UserID: userID}); err != nil {
+				return err
+			}
+		}
+		out, err = loadMember(rq.ctx, q, orgID, userID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// removeMember drops the membership with the member's roles and every grant
+// naming them, so a later return starts from nothing.
+func removeMember(ctx context.Context, q *db.Queries, orgID, userID int64) (bool, error) {
+	n, err := q.MemberDelete(ctx, db.MemberDeleteParams{OrganisationID: orgID, UserID: userID})
+	if err != nil {
+		return false, err
+	}
+	if err := q.MemberRolesDeleteForUser(ctx, db.MemberRolesDeleteForUserParams{OrganisationID: orgID, UserID: userID}); err != nil {
+		return false, err
+	}
+	if err := q.GrantDeleteForTarget(ctx, db.GrantDeleteForTargetParams{OrganisationID: orgID, TargetID: userID}); err != nil {
+		return false, err
+	}
+	return n > 0, nil
+}
+
+func (s *Server) memberDelete(rq *request) error {
+	orgID, userID, err := memberPath(rq)
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if err := requirePerm(a, ManageOrganisation); err != nil {
+			return err
+		}
+		o, err := q.OrganisationGet(rq.ctx, orgID)
+		if err != nil {
+			return db.Classify(err)
+		}
+		if o.OwnedBy == userID {
+			return badRequest("The owner cannot be removed from the organisation.")
+		}
+		removed, err := removeMember(rq.ctx, q, orgID, userID)
+		if err != nil {
+			return err
+		}
+		if !removed {
+			return notFound("The user is not a member of this organisation.")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.noContent()
+}
+
+// banJSON is the organisation user ban object.
+type banJSON struct {
+	User     userJSON `json:"user"`
+	Reason   string   `json:"reason"`
+	BannedAt string   `json:"banned_at"`
+}
+
+func (s *Server) banList(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var out []banJSON
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if err := requirePerm(a, ManageOrganisation); err != nil {
+			return err
+		}
+		rows, err := q.BanList(rq.ctx, orgID)
+		if err != nil {
+			return err
+		}
+		out = make([]banJSON, len(rows))
+		for i, r := range rows {
+			out[i] = banJSON{User: toUser(r.User), Reason: r.Reason, BannedAt: r.BannedAt}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	rq.w.Header().Set("X-Total-Count", strconv.Itoa(len(out)))
+	return rq.json(http.StatusOK, out)
+}
+
+type banBody struct {
+	Reason string `json:"reason"`
+}
+
+// banPut bans a user (member or not) and removes any membership. Banning
+// again updates the reason and keeps the first banned_at.
+func (s *Server) banPut(rq *request) error {
+	orgID, userID, err := memberPath(rq)
+	if err != nil {
+		return err
+	}
+	var b banBody
+	if err := rq.decode(&b); err != nil {
+		return err
+	}
+	p := problems{}
+	p.length("reason", b.Reason, 0, 1000)
+	if err := p.err(); err != nil {
+		return err
+	}
+	var out banJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if err := requirePerm(a, ManageOrganisation); err != nil {
+			return err
+		}
+		o, err := q.OrganisationGet(rq.ctx, orgID)
+		if err != nil {
+			return db.Classify(err)
+		}
+		if o.OwnedBy == userID {
+			return badRequest("The owner cannot be banned.")
+		}
+		u, err := q.UserGet(rq.ctx, userID)
+		if db.IsNotFound(err) {
+			return notFound("The user was not found.")
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := removeMember(rq.ctx, q, orgID, userID); err != nil {
+			return err
+		}
+		ban, err := q.BanPut(rq.ctx, db.BanPutParams{OrganisationID: orgID, UserID: userID, Reason: b.Reason, BannedAt: s.nowText(), BannedBy: rq.user.ID})
+		if err != nil {
+			return err
+		}
+		out = banJSON{User: toUser(u), Reason: ban.Reason, BannedAt: ban.BannedAt}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+func (s *Server) banDelete(rq *request) error {
+	orgID, userID, err := memberPath(rq)
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if err := requirePerm(a, ManageOrganisation); err != nil {
+			return err
+		}
+		n, err := q.BanDelete(rq.ctx, db.BanDeleteParams{OrganisationID: orgID, UserID: userID})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return notFound("The user is not banned.")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.noContent()
+}
+
+// orgContextJSON is the organisation with the caller's subscription and
+// permission context.
+type orgContextJSON struct {
+	orgJSON
+	Features         map[string]any  `json:"features"`
+	Permissions      map[string]bool `json:"permissions"`
+	OrganisationUser orgUserJSON     `json:"organisation_user"`
+}
+
+type orgUserJSON struct {
+	IsOwner             bool   `json:"is_owner"`
+	Pending             bool   `json:"pending"`
+	JoinedAt            string `json:"joined_at"`
+	NotificationEmailID *db.ID `json:"notification_email_id"`
+}
+
+// orgContext builds the context form for one membership.
+func orgContext(ctx context.Context, q *db.Queries, userID int64, o orgJSON, pending bool, joinedAt string, notify *int64) (orgContextJSON, error) {
+	a, err := accessIn(ctx, q, userID, int64(o.ID), 0, 0)
+	if err != nil {
+		return orgContextJSON{}, err
+	}
+	out := orgContextJSON{
+		orgJSON: o, Features: map[string]any{}, Permissions: a.Permissions().Bools(AllPermissions),
+		OrganisationUser: orgUserJSON{IsOwner: a.Owner, Pending: pending, JoinedAt: joinedAt},
+	}
+	if notify != nil {
+		out.OrganisationUser.NotificationEmailID = ptr(db.ID(*notify))
+	}
+	return out, nil
+}
+
+// myOrganisations lists the caller's organisations, pending memberships
+// included (with every permission false).
+func (s *Server) myOrganisations(rq *request) error {
+	var out []orgContextJSON
+	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		rows, err := q.OrganisationListForUser(rq.ctx, rq.user.ID)
+		if err != nil {
+			return err
+		}
+		out = make([]orgContextJSON, 0, len(rows))
+		for _, r := range rows {
+			c, err := orgContext(rq.ctx, q, rq.user.ID, toOrg(r.Organisation, r.MemberCount), r.Pending, r.JoinedAt, r.NotificationEmailID)
+			if err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
 }

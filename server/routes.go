@@ -32,10 +32,43 @@ func (s *Server) routes() []route {
 
 		// Organisations, members, bans, domains
 		{"POST", "/organisations", authenticated, s.organisationCreate},
+		{"GET", "/organisations/:id", authenticated, s.organisationGet},
+		{"PATCH", "/organisations/:id", authenticated, s.organisationPatch},
+		{"DELETE", "/organisations/:id", authenticated, s.organisationDelete},
+		{"GET", "/organisations/:id/members", authenticated, s.memberList},
+		{"GET", "/organisations/:id/members/:user", authenticated, s.memberGet},
+		{"PATCH", "/organisations/:id/members/:user", authenticated, s.memberPatch},
+		{"DELETE", "/organisations/:id/members/:user", authenticated, s.memberDelete},
+		{"GET", "/organisations/:id/bans", authenticated, s.banList},
+		{"PUT", "/organisations/:id/bans/:user", authenticated, s.banPut},
+		{"DELETE", "/organisations/:id/bans/:user", authenticated, s.banDelete},
+		{"POST", "/organisations/:id/domains", authenticated, s.domainCreate},
+		{"GET", "/organisations/:id/domains", authenticated, s.domainList},
+		{"PATCH", "/organisations/:id/domains/:domain", authenticated, s.domainPatch},
+		{"DELETE", "/organisations/:id/domains/:domain", authenticated, s.domainDelete},
+		{"POST", "/organisations/:id/domains/:domain/verify", authenticated, s.domainVerify},
+		{"GET", "/users/@me/organisations", authenticated, s.myOrganisations},
 
 		// Roles and permission grants
+		{"GET", "/organisations/:id/roles", authenticated, s.roleList},
+		{"POST", "/organisations/:id/roles", authenticated, s.roleCreate},
+		{"PATCH", "/organisations/:id/roles", authenticated, s.roleReorder},
+		{"PUT", "/organisations/:id/members/:user/roles/:role", authenticated, s.memberRoleChange(true)},
+		{"DELETE", "/organisations/:id/members/:user/roles/:role", authenticated, s.memberRoleChange(false)},
+		{"GET", "/organisations/:id/permissions", authenticated, s.grantList},
+		{"PUT", "/organisations/:id/permissions/:target", authenticated, s.grantPut},
+		{"GET", "/roles/:id", authenticated, s.roleGet},
+		{"PATCH", "/roles/:id", authenticated, s.rolePatch},
+		{"DELETE", "/roles/:id", authenticated, s.roleDelete},
+		{"GET", "/roles/:id/members", authenticated, s.roleMembers},
 
 		// Invites
+		{"POST", "/organisations/:id/invites", authenticated, s.inviteCreate},
+		{"GET", "/organisations/:id/invites", authenticated, s.inviteList},
+		{"GET", "/invites/:code", authenticated, s.inviteGet},
+		{"PATCH", "/invites/:code", authenticated, s.invitePatch},
+		{"POST", "/invites/:code", authenticated, s.inviteUse},
+		{"DELETE", "/invites/:code", authenticated, s.inviteRevoke},
 
 		// Projects, milestones, packages
 

@@ -1,0 +1,373 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"workspace/db"
+)
+
+// Helpers of the organisations area tests.
+
+// addPending puts u into the organisation as a pending member.
+func (e *testEnv) addPending(orgID string, u *testUser) {
+	e.t.Helper()
+	oid, _ := db.ParseID(orgID)
+	err := e.store.InTx(context.Background(), func(q *db.Queries) error {
+		return q.MemberCreate(context.Background(), db.MemberCreateParams{OrganisationID: int64(oid), UserID: u.id, Pending: true, JoinedAt: e.srv.nowText()})
+	})
+	if err != nil {
+		e.t.Fatalf("add pending member: %v", err)
+	}
+}
+
+// addEmail gives u another e-mail address.
+func (e *testEnv) addEmail(u *testUser, email string, verified bool) {
+	e.t.Helper()
+	err := e.store.InTx(context.Background(), func(q *db.Queries) error {
+		_, err := q.UserEmailCreate(context.Background(), db.UserEmailCreateParams{
+			ID: e.store.IDs.Next(), UserID: u.id, Email: email, IsVerified: verified, CreatedAt: e.srv.nowText(),
+		})
+		return err
+	})
+	if err != nil {
+		e.t.Fatalf("add e-mail: %v", err)
+	}
+}
+
+// grant sets organisation grants for a role, user or @everyone as u.
+func (e *testEnv) grant(u *testUser, orgID, target string, perms map[string]string) {
+	e.t.Helper()
+	e.must(http.StatusOK, u, "PUT", "/organisations/"+orgID+"/permissions/"+target, map[string]any{"permissions": perms})
+}
+
+// role creates a role as u and returns its id.
+func (e *testEnv) role(u *testUser, orgID, alias string) string {
+	e.t.Helper()
+	return e.must(http.StatusCreated, u, "POST", "/organisations/"+orgID+"/roles", map[string]any{"alias": alias}).obj(e.t)["id"].(string)
+}
+
+// assign gives member the role, as u.
+func (e *testEnv) assign(u *testUser, orgID string, member *testUser, roleID string) {
+	e.t.Helper()
+	e.must(http.StatusNoContent, u, "PUT", "/organisations/"+orgID+"/members/"+member.ID+"/roles/"+roleID, nil)
+}
+
+// wantField checks that a 400 names the field.
+func wantField(field string) func(t *testing.T, r *testResponse) {
+	return func(t *testing.T, r *testResponse) {
+		t.Helper()
+		errs, _ := r.obj(t)["errors"].(map[string]any)
+		if _, ok := errs[field]; !ok {
+			t.Errorf("errors = %v, want the field %q named", errs, field)
+		}
+	}
+}
+
+// wantKey checks one top-level value of the body.
+func wantKey(key string, want any) func(t *testing.T, r *testResponse) {
+	return func(t *testing.T, r *testResponse) {
+		t.Helper()
+		if got := r.obj(t)[key]; got != want {
+			t.Errorf("%s: got %v, want %v", key, got, want)
+		}
+	}
+}
+
+// wantLen checks the length of an array body.
+func wantLen(n int) func(t *testing.T, r *testResponse) {
+	return func(t *testing.T, r *testResponse) {
+		t.Helper()
+		if got := len(r.arr(t)); got != n {
+			t.Errorf("got %d items, want %d: %s", got, n, r.Body)
+		}
+	}
+}
+
+// orgFixture: alice owns Acme with bob a member, pen a pending member;
+// mallory owns Evil (another organisation); nobody is in none.
+type orgFixture struct {
+	e                                *testEnv
+	alice, bob, pen, mallory, nobody *testUser
+	acme, evil                       string
+}
+
+func newOrgFixture(t *testing.T, opts ...func(*Config)) *orgFixture {
+	e := newEnv(t, opts...)
+	f := &orgFixture{e: e, alice: e.user("alice"), bob: e.user("bob"), pen: e.user("pen"), mallory: e.user("mallory"), nobody: e.user("nobody")}
+	f.acme = e.org(f.alice, "Acme")
+	f.evil = e.org(f.mallory, "Evil")
+	e.addMember(f.acme, f.bob)
+	e.addPending(f.acme, f.pen)
+	return f
+}
+
+func TestOrganisationGetPatchDelete(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	e.run(t, []scenario{
+		{"owner reads with member_count", f.alice, "GET", acme, nil, 200, func(t *testing.T, r *testResponse) {
+			o := r.obj(t)
+			if o["member_count"] != float64(2) || o["name"] != "Acme" || o["owned_by"].(map[string]any)["id"] != f.alice.ID {
+				t.Errorf("got %v, want Acme owned by alice with 2 members (pending not counted)", o)
+			}
+		}},
+		{"member reads", f.bob, "GET", acme, nil, 200, nil},
+		{"pending member has no access", f.pen, "GET", acme, nil, 403, nil},
+		{"member of another organisation", f.mallory, "GET", acme, nil, 403, nil},
+		{"no token", nil, "GET", acme, nil, 401, nil},
+		{"absent organisation", f.alice, "GET", "/organisations/123456789", nil, 404, nil},
+		{"not a snowflake", f.alice, "GET", "/organisations/abc", nil, 400, nil},
+
+		{"member without MANAGE_ORGANISATION", f.bob, "PATCH", acme, map[string]any{"name": "Bobco"}, 403, nil},
+		{"other organisation cannot patch", f.mallory, "PATCH", acme, map[string]any{"name": "Evil2"}, 403, nil},
+		{"name too short", f.alice, "PATCH", acme, map[string]any{"name": "A"}, 400, wantField("name")},
+		{"name too long", f.alice, "PATCH", acme, map[string]any{"name": strings.Repeat("n", 101)}, 400, wantField("name")},
+		{"code over 12", f.alice, "PATCH", acme, map[string]any{"code": strings.Repeat("c", 13)}, 400, wantField("code")},
+		{"default_branch_name too short", f.alice, "PATCH", acme, map[string]any{"default_branch_name": "x"}, 400, wantField("default_branch_name")},
+		{"read-only id", f.alice, "PATCH", acme, map[string]any{"id": "1"}, 400, wantField("id")},
+		{"read-only owned_by", f.alice, "PATCH", acme, map[string]any{"owned_by": map[string]any{"id": f.bob.ID}}, 400, wantField("owned_by")},
+		{"read-only is_verified", f.alice, "PATCH", acme, map[string]any{"is_verified": true}, 400, wantField("is_verified")},
+		{"wrong type", f.alice, "PATCH", acme, map[string]any{"member_approval": "yes"}, 400, wantField("member_approval")},
+		{"malformed JSON", f.alice, "PATCH", acme, `{"name":`, 400, nil},
+		{"not an object", f.alice, "PATCH", acme, `[1]`, 400, nil},
+		{"restrict_email_domain needs an approved domain", f.alice, "PATCH", acme, map[string]any{"restrict_email_domain": true}, 400, wantField("restrict_email_domain")},
+		{"nothing changed by refused patches", f.alice, "GET", acme, nil, 200, wantKey("name", "Acme")},
+		{"owner patches", f.alice, "PATCH", acme, map[string]any{"name": " Acme Ltd ", "description": "d", "location": "Perth", "code": "ACME",
+			"default_branch_name": "trunk", "member_approval": true, "unknown": 1}, 200, func(t *testing.T, r *testResponse) {
+			o := r.obj(t)
+			if o["name"] != "Acme Ltd" || o["code"] != "ACME" || o["location"] != "Perth" || o["default_branch_name"] != "trunk" || o["member_approval"] != true {
+				t.Errorf("got %v", o)
+			}
+		}},
+	})
+	// A MANAGE_ORGANISATION grant lets bob patch.
+	e.grant(f.alice, f.acme, f.bob.ID, map[string]string{"MANAGE_ORGANISATION": "allow"})
+	e.run(t, []scenario{
+		{"granted member patches", f.bob, "PATCH", acme, map[string]any{"description": "by bob"}, 200, wantKey("description", "by bob")},
+		{"granted member cannot delete", f.bob, "DELETE", acme, nil, 403, nil},
+		{"other organisation cannot delete", f.mallory, "DELETE", acme, nil, 403, nil},
+		{"owner deletes", f.alice, "DELETE", acme, nil, 204, nil},
+		{"deleted: get", f.alice, "GET", acme, nil, 404, nil},
+		{"deleted: patch", f.alice, "PATCH", acme, map[string]any{"name": "Back"}, 404, nil},
+		{"deleted: delete again", f.alice, "DELETE", acme, nil, 404, nil},
+		{"deleted: roles list is 400", f.alice, "GET", acme + "/roles", nil, 400, nil},
+		{"other organisation untouched", f.mallory, "GET", "/organisations/" + f.evil, nil, 200, wantKey("is_deleted", false)},
+	})
+	var deletedBy *int64
+	err := e.store.Reader.QueryRow(`SELECT deleted_by FROM organisations WHERE id = ?`, f.acme).Scan(&deletedBy)
+	if err != nil || deletedBy == nil || *deletedBy != f.alice.id {
+		t.Errorf("deleted_by: got %v (%v), want alice", deletedBy, err)
+	}
+}
+
+func TestMembers(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	carol := e.user("Carol")
+	e.addMember(f.acme, carol)
+	names := func(want ...string) func(t *testing.T, r *testResponse) {
+		return func(t *testing.T, r *testResponse) {
+			t.Helper()
+			var got []string
+			for _, m := range r.arr(t) {
+				got = append(got, m["user"].(map[string]any)["first_name"].(string))
+			}
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		}
+	}
+	e.run(t, []scenario{
+		{"list all, pending included", f.bob, "GET", acme + "/members", nil, 200, names("alice", "bob", "pen", "Carol")},
+		{"filter by first name prefix, any case", f.bob, "GET", acme + "/members?filter=CA", nil, 200, names("Carol")},
+		{"filter by last name", f.bob, "GET", acme + "/members?filter=test", nil, 200, names("alice", "bob", "pen", "Carol")},
+		{"filter by e-mail", f.bob, "GET", acme + "/members?filter=bob@ex", nil, 200, names("bob")},
+		{"filter is a prefix, not a substring", f.bob, "GET", acme + "/members?filter=lice", nil, 200, names()},
+		{"pending member cannot list", f.pen, "GET", acme + "/members", nil, 403, nil},
+		{"other organisation cannot list", f.mallory, "GET", acme + "/members", nil, 403, nil},
+		{"absent organisation", f.alice, "GET", "/organisations/42/members", nil, 404, nil},
+
+		{"get a member", f.bob, "GET", acme + "/members/" + f.alice.ID, nil, 200, func(t *testing.T, r *testResponse) {
+			m := r.obj(t)
+			if m["is_owner"] != true || m["pending"] != false || m["joined_at"] == "" {
+				t.Errorf("got %v", m)
+			}
+		}},
+		{"get a pending member", f.alice, "GET", acme + "/members/" + f.pen.ID, nil, 200, wantKey("pending", true)},
+		{"get a non-member", f.alice, "GET", acme + "/members/" + f.mallory.ID, nil, 404, nil},
+		{"other organisation cannot get a member", f.mallory, "GET", acme + "/members/" + f.bob.ID, nil, 403, nil},
+		{"bad user id", f.alice, "GET", acme + "/members/x", nil, 400, nil},
+
+		{"member cannot approve", f.bob, "PATCH", acme + "/members/" + f.pen.ID, map[string]any{"pending": false}, 403, nil},
+		{"other organisation cannot approve", f.mallory, "PATCH", acme + "/members/" + f.pen.ID, map[string]any{"pending": false}, 403, nil},
+		{"pending true refused", f.alice, "PATCH", acme + "/members/" + f.bob.ID, map[string]any{"pending": true}, 400, wantField("pending")},
+		{"read-only is_owner", f.alice, "PATCH", acme + "/members/" + f.bob.ID, map[string]any{"is_owner": true}, 400, wantField("is_owner")},
+		{"approve a non-member", f.alice, "PATCH", acme + "/members/" + f.mallory.ID, map[string]any{"pending": false}, 404, nil},
+		{"owner approves", f.alice, "PATCH", acme + "/members/" + f.pen.ID, map[string]any{"pending": false}, 200, wantKey("pending", false)},
+		{"approved member reads", f.pen, "GET", acme, nil, 200, wantKey("member_count", float64(4))},
+
+		{"member cannot remove", f.bob, "DELETE", acme + "/members/" + carol.ID, nil, 403, nil},
+		{"other organisation cannot remove", f.mallory, "DELETE", acme + "/members/" + carol.ID, nil, 403, nil},
+		{"owner cannot be removed", f.alice, "DELETE", acme + "/members/" + f.alice.ID, nil, 400, nil},
+		{"remove a non-member", f.alice, "DELETE", acme + "/members/" + f.mallory.ID, nil, 404, nil},
+		{"owner removes", f.alice, "DELETE", acme + "/members/" + carol.ID, nil, 204, nil},
+		{"removed member has no access", carol, "GET", acme, nil, 403, nil},
+	})
+}
+
+func TestBans(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	inv := e.must(201, f.alice, "POST", acme+"/invites", map[string]any{}).obj(t)["code"].(string)
+	e.run(t, []scenario{
+		{"member cannot ban", f.bob, "PUT", acme + "/bans/" + f.pen.ID, map[string]any{"reason": "x"}, 403, nil},
+		{"other organisation cannot ban", f.mallory, "PUT", acme + "/bans/" + f.bob.ID, map[string]any{"reason": "x"}, 403, nil},
+		{"owner cannot be banned", f.alice, "PUT", acme + "/bans/" + f.alice.ID, map[string]any{"reason": "x"}, 400, nil},
+		{"absent user", f.alice, "PUT", acme + "/bans/987654321", map[string]any{"reason": "x"}, 404, nil},
+		{"reason wrong type", f.alice, "PUT", acme + "/bans/" + f.bob.ID, map[string]any{"reason": 5}, 400, wantField("reason")},
+		{"ban a member", f.alice, "PUT", acme + "/bans/" + f.bob.ID, map[string]any{"reason": "spam"}, 200, func(t *testing.T, r *testResponse) {
+			b := r.obj(t)
+			if b["reason"] != "spam" || b["user"].(map[string]any)["id"] != f.bob.ID || b["banned_at"] == "" {
+				t.Errorf("got %v", b)
+			}
+		}},
+		{"the ban removed the membership", f.alice, "GET", acme + "/members/" + f.bob.ID, nil, 404, nil},
+		{"banned user has no access", f.bob, "GET", acme, nil, 403, nil},
+		{"banned user cannot use an invite", f.bob, "POST", "/invites/" + inv, nil, 403, nil},
+		{"ban a non-member in advance", f.alice, "PUT", acme + "/bans/" + f.nobody.ID, map[string]any{}, 200, nil},
+		{"banning again updates the reason", f.alice, "PUT", acme + "/bans/" + f.bob.ID, map[string]any{"reason": "spam again"}, 200, wantKey("reason", "spam again")},
+		{"list bans", f.alice, "GET", acme + "/bans", nil, 200, wantLen(2)},
+		{"member cannot list bans", f.pen, "GET", acme + "/bans", nil, 403, nil},
+		{"other organisation cannot list bans", f.mallory, "GET", acme + "/bans", nil, 403, nil},
+		{"other organisation cannot lift", f.mallory, "DELETE", acme + "/bans/" + f.bob.ID, nil, 403, nil},
+		{"lift the ban", f.alice, "DELETE", acme + "/bans/" + f.bob.ID, nil, 204, nil},
+		{"lift again", f.alice, "DELETE", acme + "/bans/" + f.bob.ID, nil, 404, nil},
+		{"unbanned user uses the invite", f.bob, "POST", "/invites/" + inv, nil, 200, nil},
+		{"other organisation's bans are its own", f.mallory, "GET", "/organisations/" + f.evil + "/bans", nil, 200, wantLen(0)},
+	})
+}
+
+func TestMyOrganisations(t *testing.T) {
+	f := newOrgFixture(t)
+	e := f.e
+	find := func(t *testing.T, r *testResponse, id string) map[string]any {
+		t.Helper()
+		for _, o := range r.arr(t) {
+			if o["id"] == id {
+				return o
+			}
+		}
+		t.Fatalf("organisation %s not listed: %s", id, r.Body)
+		return nil
+	}
+	t.Run("owner holds everything", func(t *testing.T) {
+		r := e.must(200, f.alice, "GET", "/users/@me/organisations", nil)
+		if n := len(r.arr(t)); n != 1 {
+			t.Fatalf("got %d organisations, want 1", n)
+		}
+		o := find(t, r, f.acme)
+		perms := o["permissions"].(map[string]any)
+		if len(perms) != 18 {
+			t.Errorf("got %d permissions, want all 18", len(perms))
+		}
+		for k, v := range perms {
+			if v != true {
+				t.Errorf("owner %s = %v, want true", k, v)
+			}
+		}
+		ou := o["organisation_user"].(map[string]any)
+		if ou["is_owner"] != true || ou["pending"] != false || ou["joined_at"] == "" || ou["notification_email_id"] != nil {
+			t.Errorf("organisation_user: got %v", ou)
+		}
+		if _, ok := o["features"].(map[string]any); !ok {
+			t.Errorf("features: got %v, want an object", o["features"])
+		}
+	})
+	t.Run("member holds @everyone's defaults", func(t *testing.T) {
+		perms := find(t, e.must(200, f.bob, "GET", "/users/@me/organisations", nil), f.acme)["permissions"].(map[string]any)
+		for k, v := range perms {
+			want := k == "VIEW_PROJECTS" || k == "VIEW_WORKITEMS" || k == "VIEW_DOCUMENTS"
+			if v != want {
+				t.Errorf("%s = %v, want %v", k, v, want)
+			}
+		}
+	})
+	t.Run("pending membership listed with nothing allowed", func(t *testing.T) {
+		o := find(t, e.must(200, f.pen, "GET", "/users/@me/organisations", nil), f.acme)
+		if o["organisation_user"].(map[string]any)["pending"] != true {
+			t.Errorf("pending: got %v", o["organisation_user"])
+		}
+		for k, v := range o["permissions"].(map[string]any) {
+			if v != false {
+				t.Errorf("%s = %v, want false", k, v)
+			}
+		}
+	})
+	t.Run("no organisations, and deleted ones vanish", func(t *testing.T) {
+		e.run(t, []scenario{
+			{"none", f.nobody, "GET", "/users/@me/organisations", nil, 200, wantLen(0)},
+			{"delete Evil", f.mallory, "DELETE", "/organisations/" + f.evil, nil, 204, nil},
+			{"deleted gone", f.mallory, "GET", "/users/@me/organisations", nil, 200, wantLen(0)},
+			{"no token", nil, "GET", "/users/@me/organisations", nil, 401, nil},
+		})
+	})
+}
+
+// TestOrganisationsNo5xx throws malformed ids and bodies at every route of
+// the area, as owner, outsider and nobody: no answer may be a 5xx.
+func TestOrganisationsNo5xx(t *testing.T) {
+	f := newOrgFixture(t)
+	e := f.e
+	role := e.role(f.alice, f.acme, "Role")
+	code := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/invites", nil).obj(t)["code"].(string)
+	dom := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/domains", map[string]any{"domain": "acme.test"}).obj(t)["id"].(string)
+	routes := []struct{ method, path string }{
+		{"GET", "/organisations/{org}"}, {"PATCH", "/organisations/{org}"},
+		{"GET", "/organisations/{org}/members"}, {"GET", "/organisations/{org}/members/{user}"},
+		{"PATCH", "/organisations/{org}/members/{user}"}, {"DELETE", "/organisations/{org}/members/{user}"},
+		{"GET", "/organisations/{org}/bans"}, {"PUT", "/organisations/{org}/bans/{user}"}, {"DELETE", "/organisations/{org}/bans/{user}"},
+		{"POST", "/organisations/{org}/domains"}, {"GET", "/organisations/{org}/domains"},
+		{"PATCH", "/organisations/{org}/domains/{domain}"}, {"DELETE", "/organisations/{org}/domains/{domain}"},
+		{"POST", "/organisations/{org}/domains/{domain}/verify"},
+		{"GET", "/organisations/{org}/roles"}, {"POST", "/organisations/{org}/roles"}, {"PATCH", "/organisations/{org}/roles"},
+		{"PUT", "/organisations/{org}/members/{user}/roles/{role}"}, {"DELETE", "/organisations/{org}/members/{user}/roles/{role}"},
+		{"GET", "/organisations/{org}/permissions"}, {"PUT", "/organisations/{org}/permissions/{role}"},
+		{"GET", "/roles/{role}"}, {"PATCH", "/roles/{role}"}, {"GET", "/roles/{role}/members"},
+		{"POST", "/organisations/{org}/invites"}, {"GET", "/organisations/{org}/invites"},
+		{"GET", "/invites/{code}"}, {"PATCH", "/invites/{code}"}, {"POST", "/invites/{code}"},
+		{"GET", "/users/@me/organisations"},
+		{"DELETE", "/roles/{role}"}, {"DELETE", "/invites/{code}"}, {"DELETE", "/organisations/{org}"},
+	}
+	ids := []map[string]string{
+		{"{org}": f.acme, "{user}": f.bob.ID, "{role}": role, "{domain}": dom, "{code}": code},
+		{"{org}": f.evil, "{user}": f.alice.ID, "{role}": f.acme, "{domain}": "1", "{code}": "1"},
+		{"{org}": "0", "{user}": "-1", "{role}": "99999999999999999999", "{domain}": "x", "{code}": "%20"},
+		{"{org}": "9223372036854775807", "{user}": "9223372036854775807", "{role}": "9223372036854775807", "{domain}": "9223372036854775807", "{code}": "a"},
+	}
+	bodies := []any{nil, "", "{", "[]", `"s"`, "null", "1", `{"name":null,"alias":null,"permissions":null,"id":null,"order":null}`,
+		map[string]any{"name": 1, "alias": []int{1}, "description": false, "code": 5, "pending": "no", "reason": 1, "domain": 1,
+			"is_approved": "x", "email": 1, "expires_at": 1, "approval": 1, "auto_add": "y", "order": 1e30, "id": "x", "permissions": []int{}},
+		map[string]any{"permissions": map[string]any{"VIEW_PROJECTS": 1}},
+		map[string]any{"permissions": map[string]string{}},
+		map[string]any{"id": "1", "order": 9223372036854775807},
+		map[string]any{"expires_at": "9999-12-31T23:59:59Z", "domain": "a.b"},
+	}
+	for _, as := range []*testUser{f.mallory, nil, f.alice} {
+		for _, rt := range routes {
+			for _, set := range ids {
+				path := rt.path
+				for k, v := range set {
+					path = strings.ReplaceAll(path, k, v)
+				}
+				for _, b := range bodies {
+					if r := e.do(as, rt.method, path, b); r.Status >= 500 {
+						t.Fatalf("%s %s %v: status %d: %s", rt.method, path, b, r.Status, r.Body)
+					}
+				}
+			}
+		}
+	}
+}
