@@ -1310,19 +1310,20 @@ func (s *Server) userQRToken(rq *request) error {
 }
 
 // liveTOTPSecret is the user's registered TOTP secret, for the signing
-// flows. An expired secret counts as absent (db.ErrNotFound) and is deleted.
-func (s *Server) liveTOTPSecret(ctx context.Context, q *db.Queries, userID int64) (string, error) {
+// flows; ok is false when there is none. An expired secret counts as absent
+// and is deleted: the caller's transaction must commit for that, so absence
+// is not an error.
+func (s *Server) liveTOTPSecret(ctx context.Context, q *db.Queries, userID int64) (secret string, ok bool, err error) {
 	t, err := q.UserTotpGet(ctx, userID)
-	if err != nil {
-		return "", db.Classify(err)
+	if db.IsNotFound(err) {
+		return "", false, nil
+	} else if err != nil {
+		return "", false, err
 	}
 	if !s.live(t.ExpiresAt) {
-		if err := q.UserTotpDelete(ctx, userID); err != nil {
-			return "", err
-		}
-		return "", db.ErrNotFound
+		return "", false, q.UserTotpDelete(ctx, userID)
 	}
-	return t.Secret, nil
+	return t.Secret, true, nil
 }
 
 func (s *Server) userQRScan(rq *request) error {
