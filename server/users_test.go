@@ -207,6 +207,7 @@ func TestUserMeAndGet(t *testing.T) {
 	e.addMember(acme, dave)
 	e.exec(`INSERT INTO organisation_members(organisation_id, user_id, pending, joined_at) VALUES (?, ?, 1, ?)`, mustID(acme), eve.id, e.srv.nowText())
 	crew := e.giveRole(acme, bob, "Crew", ViewProjects|ManageTeams)
+	boss := e.giveRole(bobco, bob, "Boss", 0)
 	e.exec(`UPDATE users SET phone_number = '+441234567890' WHERE id = ?`, bob.id)
 
 	e.run(t, []scenario{
@@ -217,8 +218,8 @@ func TestUserMeAndGet(t *testing.T) {
 				t.Fatalf("organisations = %v, want [%s %s]", got, acme, bobco)
 			}
 			roles := m["roles"].([]any)
-			if len(roles) != 1 || roles[0].(map[string]any)["id"] != db.ID(crew).String() {
-				t.Fatalf("roles = %v, want Crew", roles)
+			if len(roles) != 2 || roles[0].(map[string]any)["id"] != db.ID(crew).String() || roles[1].(map[string]any)["id"] != db.ID(boss).String() {
+				t.Fatalf("roles = %v, want Crew and Boss", roles)
 			}
 			perms := roles[0].(map[string]any)["permissions"].(map[string]any)
 			if perms["MANAGE_TEAMS"] != "allow" || perms["VIEW_PROJECTS"] != "allow" {
@@ -238,6 +239,10 @@ func TestUserMeAndGet(t *testing.T) {
 			}
 			if m["phone_number"] != "+441234567890" {
 				t.Fatalf("phone_number = %v, want shown to the owner", m["phone_number"])
+			}
+			roles := m["roles"].([]any)
+			if len(roles) != 1 || roles[0].(map[string]any)["name"] != "Crew" {
+				t.Fatalf("roles = %v, want only Crew (BobCo is not shared)", roles)
 			}
 			if _, ok := m["signature"]; ok {
 				t.Fatalf("another user's object must not be the extended form: %v", m)
@@ -650,6 +655,19 @@ func TestUserEmails(t *testing.T) {
 		e.must(200, carol, "PATCH", "/users/@me/emails/"+cid, map[string]any{"email_token": carolTok})
 		r := e.must(400, bob, "PATCH", "/users/@me/emails/"+bid, map[string]any{"email_token": bobTok})
 		wantField("email")(t, r)
+	})
+	t.Run("primary taken as another account's sign-in address", func(t *testing.T) {
+		const taken = "signin@else.test"
+		if _, err := e.srv.createUser(context.Background(), taken, "", "Dee", "T", 0, false); err != nil {
+			t.Fatal(err)
+		}
+		xid := e.must(201, bob, "POST", "/users/@me/emails", map[string]any{"email": taken}).obj(t)["id"].(string)
+		e.must(200, bob, "PATCH", "/users/@me/emails/"+xid, map[string]any{"email_token": e.lastSecret(taken)})
+		r := e.must(400, bob, "PATCH", "/users/@me/emails/"+xid, map[string]any{"is_primary": true})
+		wantField("email")(t, r)
+		if m := e.must(200, bob, "GET", "/users/@me", nil).obj(t); m["email"] != "bob@example.com" {
+			t.Fatalf("sign-in address changed to %v", m["email"])
+		}
 	})
 	t.Run("expired token", func(t *testing.T) {
 		const a = "late@else.test"
