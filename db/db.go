@@ -222,14 +222,53 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.signingKeyListStmt, err = db.PrepareContext(ctx, signingKeyList); err != nil {
 		return nil, fmt.Errorf("error preparing query SigningKeyList: %w", err)
 	}
+	if q.userAvatarBlobGetStmt, err = db.PrepareContext(ctx, userAvatarBlobGet); err != nil {
+		return nil, fmt.Errorf("error preparing query UserAvatarBlobGet: %w", err)
+	}
+	if q.userAvatarBlobPutStmt, err = db.PrepareContext(ctx, userAvatarBlobPut); err != nil {
+		return nil, fmt.Errorf("error preparing query UserAvatarBlobPut: %w", err)
+	}
 	if q.userCreateStmt, err = db.PrepareContext(ctx, userCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query UserCreate: %w", err)
+	}
+	if q.userEmailAddressSetStmt, err = db.PrepareContext(ctx, userEmailAddressSet); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailAddressSet: %w", err)
+	}
+	if q.userEmailCountStmt, err = db.PrepareContext(ctx, userEmailCount); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailCount: %w", err)
 	}
 	if q.userEmailCreateStmt, err = db.PrepareContext(ctx, userEmailCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query UserEmailCreate: %w", err)
 	}
+	if q.userEmailDeleteStmt, err = db.PrepareContext(ctx, userEmailDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailDelete: %w", err)
+	}
+	if q.userEmailDeleteForUserStmt, err = db.PrepareContext(ctx, userEmailDeleteForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailDeleteForUser: %w", err)
+	}
+	if q.userEmailGetStmt, err = db.PrepareContext(ctx, userEmailGet); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailGet: %w", err)
+	}
+	if q.userEmailGetByAddressStmt, err = db.PrepareContext(ctx, userEmailGetByAddress); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailGetByAddress: %w", err)
+	}
+	if q.userEmailListStmt, err = db.PrepareContext(ctx, userEmailList); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailList: %w", err)
+	}
+	if q.userEmailMarkVerifiedStmt, err = db.PrepareContext(ctx, userEmailMarkVerified); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailMarkVerified: %w", err)
+	}
 	if q.userEmailPrimaryVerifiedStmt, err = db.PrepareContext(ctx, userEmailPrimaryVerified); err != nil {
 		return nil, fmt.Errorf("error preparing query UserEmailPrimaryVerified: %w", err)
+	}
+	if q.userEmailRoutedCountStmt, err = db.PrepareContext(ctx, userEmailRoutedCount); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailRoutedCount: %w", err)
+	}
+	if q.userEmailSetPrimaryStmt, err = db.PrepareContext(ctx, userEmailSetPrimary); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailSetPrimary: %w", err)
+	}
+	if q.userEmailSetTokenStmt, err = db.PrepareContext(ctx, userEmailSetToken); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailSetToken: %w", err)
 	}
 	if q.userEmailVerifiedCountStmt, err = db.PrepareContext(ctx, userEmailVerifiedCount); err != nil {
 		return nil, fmt.Errorf("error preparing query UserEmailVerifiedCount: %w", err)
@@ -248,6 +287,81 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.userGetByEmailStmt, err = db.PrepareContext(ctx, userGetByEmail); err != nil {
 		return nil, fmt.Errorf("error preparing query UserGetByEmail: %w", err)
+	}
+	if q.userGetByVerifiedEmailStmt, err = db.PrepareContext(ctx, userGetByVerifiedEmail); err != nil {
+		return nil, fmt.Errorf("error preparing query UserGetByVerifiedEmail: %w", err)
+	}
+	if q.userGrantsDeleteInOrganisationStmt, err = db.PrepareContext(ctx, userGrantsDeleteInOrganisation); err != nil {
+		return nil, fmt.Errorf("error preparing query UserGrantsDeleteInOrganisation: %w", err)
+	}
+	if q.userIdentityDeleteForUserStmt, err = db.PrepareContext(ctx, userIdentityDeleteForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query UserIdentityDeleteForUser: %w", err)
+	}
+	if q.userMemberRolesDeleteStmt, err = db.PrepareContext(ctx, userMemberRolesDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query UserMemberRolesDelete: %w", err)
+	}
+	if q.userMembershipClearNotificationEmailsStmt, err = db.PrepareContext(ctx, userMembershipClearNotificationEmails); err != nil {
+		return nil, fmt.Errorf("error preparing query UserMembershipClearNotificationEmails: %w", err)
+	}
+	if q.userMembershipCountStmt, err = db.PrepareContext(ctx, userMembershipCount); err != nil {
+		return nil, fmt.Errorf("error preparing query UserMembershipCount: %w", err)
+	}
+	if q.userMembershipDeleteStmt, err = db.PrepareContext(ctx, userMembershipDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query UserMembershipDelete: %w", err)
+	}
+	if q.userMembershipGetStmt, err = db.PrepareContext(ctx, userMembershipGet); err != nil {
+		return nil, fmt.Errorf("error preparing query UserMembershipGet: %w", err)
+	}
+	if q.userMembershipSetNotificationEmailStmt, err = db.PrepareContext(ctx, userMembershipSetNotificationEmail); err != nil {
+		return nil, fmt.Errorf("error preparing query UserMembershipSetNotificationEmail: %w", err)
+	}
+	if q.userOrganisationDomainsApprovedStmt, err = db.PrepareContext(ctx, userOrganisationDomainsApproved); err != nil {
+		return nil, fmt.Errorf("error preparing query UserOrganisationDomainsApproved: %w", err)
+	}
+	if q.userOwnedOrganisationCountStmt, err = db.PrepareContext(ctx, userOwnedOrganisationCount); err != nil {
+		return nil, fmt.Errorf("error preparing query UserOwnedOrganisationCount: %w", err)
+	}
+	if q.userPhoneConfirmStmt, err = db.PrepareContext(ctx, userPhoneConfirm); err != nil {
+		return nil, fmt.Errorf("error preparing query UserPhoneConfirm: %w", err)
+	}
+	if q.userSharedOrganisationsStmt, err = db.PrepareContext(ctx, userSharedOrganisations); err != nil {
+		return nil, fmt.Errorf("error preparing query UserSharedOrganisations: %w", err)
+	}
+	if q.userSharedRolesStmt, err = db.PrepareContext(ctx, userSharedRoles); err != nil {
+		return nil, fmt.Errorf("error preparing query UserSharedRoles: %w", err)
+	}
+	if q.userSoftDeleteStmt, err = db.PrepareContext(ctx, userSoftDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query UserSoftDelete: %w", err)
+	}
+	if q.userTokenAttemptStmt, err = db.PrepareContext(ctx, userTokenAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query UserTokenAttempt: %w", err)
+	}
+	if q.userTokenDeleteStmt, err = db.PrepareContext(ctx, userTokenDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query UserTokenDelete: %w", err)
+	}
+	if q.userTokenDeleteForUserStmt, err = db.PrepareContext(ctx, userTokenDeleteForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query UserTokenDeleteForUser: %w", err)
+	}
+	if q.userTokenGetStmt, err = db.PrepareContext(ctx, userTokenGet); err != nil {
+		return nil, fmt.Errorf("error preparing query UserTokenGet: %w", err)
+	}
+	if q.userTokenPutStmt, err = db.PrepareContext(ctx, userTokenPut); err != nil {
+		return nil, fmt.Errorf("error preparing query UserTokenPut: %w", err)
+	}
+	if q.userTotpDeleteStmt, err = db.PrepareContext(ctx, userTotpDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query UserTotpDelete: %w", err)
+	}
+	if q.userTotpDeleteExpiredStmt, err = db.PrepareContext(ctx, userTotpDeleteExpired); err != nil {
+		return nil, fmt.Errorf("error preparing query UserTotpDeleteExpired: %w", err)
+	}
+	if q.userTotpGetStmt, err = db.PrepareContext(ctx, userTotpGet); err != nil {
+		return nil, fmt.Errorf("error preparing query UserTotpGet: %w", err)
+	}
+	if q.userTotpPutStmt, err = db.PrepareContext(ctx, userTotpPut); err != nil {
+		return nil, fmt.Errorf("error preparing query UserTotpPut: %w", err)
+	}
+	if q.userUpdateProfileStmt, err = db.PrepareContext(ctx, userUpdateProfile); err != nil {
+		return nil, fmt.Errorf("error preparing query UserUpdateProfile: %w", err)
 	}
 	return &q, nil
 }
@@ -584,9 +698,29 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing signingKeyListStmt: %w", cerr)
 		}
 	}
+	if q.userAvatarBlobGetStmt != nil {
+		if cerr := q.userAvatarBlobGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userAvatarBlobGetStmt: %w", cerr)
+		}
+	}
+	if q.userAvatarBlobPutStmt != nil {
+		if cerr := q.userAvatarBlobPutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userAvatarBlobPutStmt: %w", cerr)
+		}
+	}
 	if q.userCreateStmt != nil {
 		if cerr := q.userCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing userCreateStmt: %w", cerr)
+		}
+	}
+	if q.userEmailAddressSetStmt != nil {
+		if cerr := q.userEmailAddressSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailAddressSetStmt: %w", cerr)
+		}
+	}
+	if q.userEmailCountStmt != nil {
+		if cerr := q.userEmailCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailCountStmt: %w", cerr)
 		}
 	}
 	if q.userEmailCreateStmt != nil {
@@ -594,9 +728,54 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing userEmailCreateStmt: %w", cerr)
 		}
 	}
+	if q.userEmailDeleteStmt != nil {
+		if cerr := q.userEmailDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailDeleteStmt: %w", cerr)
+		}
+	}
+	if q.userEmailDeleteForUserStmt != nil {
+		if cerr := q.userEmailDeleteForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailDeleteForUserStmt: %w", cerr)
+		}
+	}
+	if q.userEmailGetStmt != nil {
+		if cerr := q.userEmailGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailGetStmt: %w", cerr)
+		}
+	}
+	if q.userEmailGetByAddressStmt != nil {
+		if cerr := q.userEmailGetByAddressStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailGetByAddressStmt: %w", cerr)
+		}
+	}
+	if q.userEmailListStmt != nil {
+		if cerr := q.userEmailListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailListStmt: %w", cerr)
+		}
+	}
+	if q.userEmailMarkVerifiedStmt != nil {
+		if cerr := q.userEmailMarkVerifiedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailMarkVerifiedStmt: %w", cerr)
+		}
+	}
 	if q.userEmailPrimaryVerifiedStmt != nil {
 		if cerr := q.userEmailPrimaryVerifiedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing userEmailPrimaryVerifiedStmt: %w", cerr)
+		}
+	}
+	if q.userEmailRoutedCountStmt != nil {
+		if cerr := q.userEmailRoutedCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailRoutedCountStmt: %w", cerr)
+		}
+	}
+	if q.userEmailSetPrimaryStmt != nil {
+		if cerr := q.userEmailSetPrimaryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailSetPrimaryStmt: %w", cerr)
+		}
+	}
+	if q.userEmailSetTokenStmt != nil {
+		if cerr := q.userEmailSetTokenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailSetTokenStmt: %w", cerr)
 		}
 	}
 	if q.userEmailVerifiedCountStmt != nil {
@@ -627,6 +806,131 @@ func (q *Queries) Close() error {
 	if q.userGetByEmailStmt != nil {
 		if cerr := q.userGetByEmailStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing userGetByEmailStmt: %w", cerr)
+		}
+	}
+	if q.userGetByVerifiedEmailStmt != nil {
+		if cerr := q.userGetByVerifiedEmailStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userGetByVerifiedEmailStmt: %w", cerr)
+		}
+	}
+	if q.userGrantsDeleteInOrganisationStmt != nil {
+		if cerr := q.userGrantsDeleteInOrganisationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userGrantsDeleteInOrganisationStmt: %w", cerr)
+		}
+	}
+	if q.userIdentityDeleteForUserStmt != nil {
+		if cerr := q.userIdentityDeleteForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userIdentityDeleteForUserStmt: %w", cerr)
+		}
+	}
+	if q.userMemberRolesDeleteStmt != nil {
+		if cerr := q.userMemberRolesDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userMemberRolesDeleteStmt: %w", cerr)
+		}
+	}
+	if q.userMembershipClearNotificationEmailsStmt != nil {
+		if cerr := q.userMembershipClearNotificationEmailsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userMembershipClearNotificationEmailsStmt: %w", cerr)
+		}
+	}
+	if q.userMembershipCountStmt != nil {
+		if cerr := q.userMembershipCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userMembershipCountStmt: %w", cerr)
+		}
+	}
+	if q.userMembershipDeleteStmt != nil {
+		if cerr := q.userMembershipDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userMembershipDeleteStmt: %w", cerr)
+		}
+	}
+	if q.userMembershipGetStmt != nil {
+		if cerr := q.userMembershipGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userMembershipGetStmt: %w", cerr)
+		}
+	}
+	if q.userMembershipSetNotificationEmailStmt != nil {
+		if cerr := q.userMembershipSetNotificationEmailStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userMembershipSetNotificationEmailStmt: %w", cerr)
+		}
+	}
+	if q.userOrganisationDomainsApprovedStmt != nil {
+		if cerr := q.userOrganisationDomainsApprovedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userOrganisationDomainsApprovedStmt: %w", cerr)
+		}
+	}
+	if q.userOwnedOrganisationCountStmt != nil {
+		if cerr := q.userOwnedOrganisationCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userOwnedOrganisationCountStmt: %w", cerr)
+		}
+	}
+	if q.userPhoneConfirmStmt != nil {
+		if cerr := q.userPhoneConfirmStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userPhoneConfirmStmt: %w", cerr)
+		}
+	}
+	if q.userSharedOrganisationsStmt != nil {
+		if cerr := q.userSharedOrganisationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userSharedOrganisationsStmt: %w", cerr)
+		}
+	}
+	if q.userSharedRolesStmt != nil {
+		if cerr := q.userSharedRolesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userSharedRolesStmt: %w", cerr)
+		}
+	}
+	if q.userSoftDeleteStmt != nil {
+		if cerr := q.userSoftDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userSoftDeleteStmt: %w", cerr)
+		}
+	}
+	if q.userTokenAttemptStmt != nil {
+		if cerr := q.userTokenAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userTokenAttemptStmt: %w", cerr)
+		}
+	}
+	if q.userTokenDeleteStmt != nil {
+		if cerr := q.userTokenDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userTokenDeleteStmt: %w", cerr)
+		}
+	}
+	if q.userTokenDeleteForUserStmt != nil {
+		if cerr := q.userTokenDeleteForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userTokenDeleteForUserStmt: %w", cerr)
+		}
+	}
+	if q.userTokenGetStmt != nil {
+		if cerr := q.userTokenGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userTokenGetStmt: %w", cerr)
+		}
+	}
+	if q.userTokenPutStmt != nil {
+		if cerr := q.userTokenPutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userTokenPutStmt: %w", cerr)
+		}
+	}
+	if q.userTotpDeleteStmt != nil {
+		if cerr := q.userTotpDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userTotpDeleteStmt: %w", cerr)
+		}
+	}
+	if q.userTotpDeleteExpiredStmt != nil {
+		if cerr := q.userTotpDeleteExpiredStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userTotpDeleteExpiredStmt: %w", cerr)
+		}
+	}
+	if q.userTotpGetStmt != nil {
+		if cerr := q.userTotpGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userTotpGetStmt: %w", cerr)
+		}
+	}
+	if q.userTotpPutStmt != nil {
+		if cerr := q.userTotpPutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userTotpPutStmt: %w", cerr)
+		}
+	}
+	if q.userUpdateProfileStmt != nil {
+		if cerr := q.userUpdateProfileStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userUpdateProfileStmt: %w", cerr)
 		}
 	}
 	return err
@@ -666,163 +970,239 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 }
 
 type Queries struct {
-	db                                    DBTX
-	tx                                    *sql.Tx
-	accessGrantsStmt                      *sql.Stmt
-	accessMembershipStmt                  *sql.Stmt
-	banDeleteStmt                         *sql.Stmt
-	banExistsStmt                         *sql.Stmt
-	banListStmt                           *sql.Stmt
-	banPutStmt                            *sql.Stmt
-	domainApprovedCountStmt               *sql.Stmt
-	domainCreateStmt                      *sql.Stmt
-	domainDeleteStmt                      *sql.Stmt
-	domainGetStmt                         *sql.Stmt
-	domainListStmt                        *sql.Stmt
-	domainSetApprovedStmt                 *sql.Stmt
-	domainSetVerifiedStmt                 *sql.Stmt
-	domainVerifiedCountStmt               *sql.Stmt
-	grantDeleteStmt                       *sql.Stmt
-	grantDeleteForTargetStmt              *sql.Stmt
-	grantGetStmt                          *sql.Stmt
-	grantListForScopeStmt                 *sql.Stmt
-	grantPutStmt                          *sql.Stmt
-	grantTargetLookupStmt                 *sql.Stmt
-	identityCreateStmt                    *sql.Stmt
-	identityGetStmt                       *sql.Stmt
-	inviteAcceptStmt                      *sql.Stmt
-	inviteCreateStmt                      *sql.Stmt
-	inviteGetByCodeStmt                   *sql.Stmt
-	inviteGetByIDStmt                     *sql.Stmt
-	inviteListStmt                        *sql.Stmt
-	inviteRevokeStmt                      *sql.Stmt
-	inviteUpdateStmt                      *sql.Stmt
-	memberApproveStmt                     *sql.Stmt
-	memberCreateStmt                      *sql.Stmt
-	memberDeleteStmt                      *sql.Stmt
-	memberExistsStmt                      *sql.Stmt
-	memberGetStmt                         *sql.Stmt
-	memberListStmt                        *sql.Stmt
-	memberRoleAddStmt                     *sql.Stmt
-	memberRoleIDsStmt                     *sql.Stmt
-	memberRoleRemoveStmt                  *sql.Stmt
-	memberRolesDeleteForRoleStmt          *sql.Stmt
-	memberRolesDeleteForUserStmt          *sql.Stmt
-	metaGetStmt                           *sql.Stmt
-	metaPutStmt                           *sql.Stmt
-	organisationCreateStmt                *sql.Stmt
-	organisationGetStmt                   *sql.Stmt
-	organisationListForUserStmt           *sql.Stmt
-	organisationMemberCountStmt           *sql.Stmt
-	organisationSeatCountStmt             *sql.Stmt
-	organisationSoftDeleteStmt            *sql.Stmt
-	organisationUpdateStmt                *sql.Stmt
-	outboxCreateStmt                      *sql.Stmt
-	outboxListStmt                        *sql.Stmt
-	refreshTokenCreateStmt                *sql.Stmt
-	refreshTokenDeleteForUserStmt         *sql.Stmt
-	refreshTokenTakeStmt                  *sql.Stmt
-	roleCountStmt                         *sql.Stmt
-	roleCreateStmt                        *sql.Stmt
-	roleDeleteStmt                        *sql.Stmt
-	roleEveryoneMembersStmt               *sql.Stmt
-	roleGetStmt                           *sql.Stmt
-	roleListStmt                          *sql.Stmt
-	roleMembersStmt                       *sql.Stmt
-	roleSetOrderStmt                      *sql.Stmt
-	roleShiftStmt                         *sql.Stmt
-	roleUpdateStmt                        *sql.Stmt
-	signingKeyCreateStmt                  *sql.Stmt
-	signingKeyListStmt                    *sql.Stmt
-	userCreateStmt                        *sql.Stmt
-	userEmailCreateStmt                   *sql.Stmt
-	userEmailPrimaryVerifiedStmt          *sql.Stmt
-	userEmailVerifiedCountStmt            *sql.Stmt
-	userEmailVerifiedElsewhereStmt        *sql.Stmt
-	userEmailVerifiedOnApprovedDomainStmt *sql.Stmt
-	userEmailVerifiedOnDomainStmt         *sql.Stmt
-	userGetStmt                           *sql.Stmt
-	userGetByEmailStmt                    *sql.Stmt
+	db                                        DBTX
+	tx                                        *sql.Tx
+	accessGrantsStmt                          *sql.Stmt
+	accessMembershipStmt                      *sql.Stmt
+	banDeleteStmt                             *sql.Stmt
+	banExistsStmt                             *sql.Stmt
+	banListStmt                               *sql.Stmt
+	banPutStmt                                *sql.Stmt
+	domainApprovedCountStmt                   *sql.Stmt
+	domainCreateStmt                          *sql.Stmt
+	domainDeleteStmt                          *sql.Stmt
+	domainGetStmt                             *sql.Stmt
+	domainListStmt                            *sql.Stmt
+	domainSetApprovedStmt                     *sql.Stmt
+	domainSetVerifiedStmt                     *sql.Stmt
+	domainVerifiedCountStmt                   *sql.Stmt
+	grantDeleteStmt                           *sql.Stmt
+	grantDeleteForTargetStmt                  *sql.Stmt
+	grantGetStmt                              *sql.Stmt
+	grantListForScopeStmt                     *sql.Stmt
+	grantPutStmt                              *sql.Stmt
+	grantTargetLookupStmt                     *sql.Stmt
+	identityCreateStmt                        *sql.Stmt
+	identityGetStmt                           *sql.Stmt
+	inviteAcceptStmt                          *sql.Stmt
+	inviteCreateStmt                          *sql.Stmt
+	inviteGetByCodeStmt                       *sql.Stmt
+	inviteGetByIDStmt                         *sql.Stmt
+	inviteListStmt                            *sql.Stmt
+	inviteRevokeStmt                          *sql.Stmt
+	inviteUpdateStmt                          *sql.Stmt
+	memberApproveStmt                         *sql.Stmt
+	memberCreateStmt                          *sql.Stmt
+	memberDeleteStmt                          *sql.Stmt
+	memberExistsStmt                          *sql.Stmt
+	memberGetStmt                             *sql.Stmt
+	memberListStmt                            *sql.Stmt
+	memberRoleAddStmt                         *sql.Stmt
+	memberRoleIDsStmt                         *sql.Stmt
+	memberRoleRemoveStmt                      *sql.Stmt
+	memberRolesDeleteForRoleStmt              *sql.Stmt
+	memberRolesDeleteForUserStmt              *sql.Stmt
+	metaGetStmt                               *sql.Stmt
+	metaPutStmt                               *sql.Stmt
+	organisationCreateStmt                    *sql.Stmt
+	organisationGetStmt                       *sql.Stmt
+	organisationListForUserStmt               *sql.Stmt
+	organisationMemberCountStmt               *sql.Stmt
+	organisationSeatCountStmt                 *sql.Stmt
+	organisationSoftDeleteStmt                *sql.Stmt
+	organisationUpdateStmt                    *sql.Stmt
+	outboxCreateStmt                          *sql.Stmt
+	outboxListStmt                            *sql.Stmt
+	refreshTokenCreateStmt                    *sql.Stmt
+	refreshTokenDeleteForUserStmt             *sql.Stmt
+	refreshTokenTakeStmt                      *sql.Stmt
+	roleCountStmt                             *sql.Stmt
+	roleCreateStmt                            *sql.Stmt
+	roleDeleteStmt                            *sql.Stmt
+	roleEveryoneMembersStmt                   *sql.Stmt
+	roleGetStmt                               *sql.Stmt
+	roleListStmt                              *sql.Stmt
+	roleMembersStmt                           *sql.Stmt
+	roleSetOrderStmt                          *sql.Stmt
+	roleShiftStmt                             *sql.Stmt
+	roleUpdateStmt                            *sql.Stmt
+	signingKeyCreateStmt                      *sql.Stmt
+	signingKeyListStmt                        *sql.Stmt
+	userAvatarBlobGetStmt                     *sql.Stmt
+	userAvatarBlobPutStmt                     *sql.Stmt
+	userCreateStmt                            *sql.Stmt
+	userEmailAddressSetStmt                   *sql.Stmt
+	userEmailCountStmt                        *sql.Stmt
+	userEmailCreateStmt                       *sql.Stmt
+	userEmailDeleteStmt                       *sql.Stmt
+	userEmailDeleteForUserStmt                *sql.Stmt
+	userEmailGetStmt                          *sql.Stmt
+	userEmailGetByAddressStmt                 *sql.Stmt
+	userEmailListStmt                         *sql.Stmt
+	userEmailMarkVerifiedStmt                 *sql.Stmt
+	userEmailPrimaryVerifiedStmt              *sql.Stmt
+	userEmailRoutedCountStmt                  *sql.Stmt
+	userEmailSetPrimaryStmt                   *sql.Stmt
+	userEmailSetTokenStmt                     *sql.Stmt
+	userEmailVerifiedCountStmt                *sql.Stmt
+	userEmailVerifiedElsewhereStmt            *sql.Stmt
+	userEmailVerifiedOnApprovedDomainStmt     *sql.Stmt
+	userEmailVerifiedOnDomainStmt             *sql.Stmt
+	userGetStmt                               *sql.Stmt
+	userGetByEmailStmt                        *sql.Stmt
+	userGetByVerifiedEmailStmt                *sql.Stmt
+	userGrantsDeleteInOrganisationStmt        *sql.Stmt
+	userIdentityDeleteForUserStmt             *sql.Stmt
+	userMemberRolesDeleteStmt                 *sql.Stmt
+	userMembershipClearNotificationEmailsStmt *sql.Stmt
+	userMembershipCountStmt                   *sql.Stmt
+	userMembershipDeleteStmt                  *sql.Stmt
+	userMembershipGetStmt                     *sql.Stmt
+	userMembershipSetNotificationEmailStmt    *sql.Stmt
+	userOrganisationDomainsApprovedStmt       *sql.Stmt
+	userOwnedOrganisationCountStmt            *sql.Stmt
+	userPhoneConfirmStmt                      *sql.Stmt
+	userSharedOrganisationsStmt               *sql.Stmt
+	userSharedRolesStmt                       *sql.Stmt
+	userSoftDeleteStmt                        *sql.Stmt
+	userTokenAttemptStmt                      *sql.Stmt
+	userTokenDeleteStmt                       *sql.Stmt
+	userTokenDeleteForUserStmt                *sql.Stmt
+	userTokenGetStmt                          *sql.Stmt
+	userTokenPutStmt                          *sql.Stmt
+	userTotpDeleteStmt                        *sql.Stmt
+	userTotpDeleteExpiredStmt                 *sql.Stmt
+	userTotpGetStmt                           *sql.Stmt
+	userTotpPutStmt                           *sql.Stmt
+	userUpdateProfileStmt                     *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db:                                    tx,
-		tx:                                    tx,
-		accessGrantsStmt:                      q.accessGrantsStmt,
-		accessMembershipStmt:                  q.accessMembershipStmt,
-		banDeleteStmt:                         q.banDeleteStmt,
-		banExistsStmt:                         q.banExistsStmt,
-		banListStmt:                           q.banListStmt,
-		banPutStmt:                            q.banPutStmt,
-		domainApprovedCountStmt:               q.domainApprovedCountStmt,
-		domainCreateStmt:                      q.domainCreateStmt,
-		domainDeleteStmt:                      q.domainDeleteStmt,
-		domainGetStmt:                         q.domainGetStmt,
-		domainListStmt:                        q.domainListStmt,
-		domainSetApprovedStmt:                 q.domainSetApprovedStmt,
-		domainSetVerifiedStmt:                 q.domainSetVerifiedStmt,
-		domainVerifiedCountStmt:               q.domainVerifiedCountStmt,
-		grantDeleteStmt:                       q.grantDeleteStmt,
-		grantDeleteForTargetStmt:              q.grantDeleteForTargetStmt,
-		grantGetStmt:                          q.grantGetStmt,
-		grantListForScopeStmt:                 q.grantListForScopeStmt,
-		grantPutStmt:                          q.grantPutStmt,
-		grantTargetLookupStmt:                 q.grantTargetLookupStmt,
-		identityCreateStmt:                    q.identityCreateStmt,
-		identityGetStmt:                       q.identityGetStmt,
-		inviteAcceptStmt:                      q.inviteAcceptStmt,
-		inviteCreateStmt:                      q.inviteCreateStmt,
-		inviteGetByCodeStmt:                   q.inviteGetByCodeStmt,
-		inviteGetByIDStmt:                     q.inviteGetByIDStmt,
-		inviteListStmt:                        q.inviteListStmt,
-		inviteRevokeStmt:                      q.inviteRevokeStmt,
-		inviteUpdateStmt:                      q.inviteUpdateStmt,
-		memberApproveStmt:                     q.memberApproveStmt,
-		memberCreateStmt:                      q.memberCreateStmt,
-		memberDeleteStmt:                      q.memberDeleteStmt,
-		memberExistsStmt:                      q.memberExistsStmt,
-		memberGetStmt:                         q.memberGetStmt,
-		memberListStmt:                        q.memberListStmt,
-		memberRoleAddStmt:                     q.memberRoleAddStmt,
-		memberRoleIDsStmt:                     q.memberRoleIDsStmt,
-		memberRoleRemoveStmt:                  q.memberRoleRemoveStmt,
-		memberRolesDeleteForRoleStmt:          q.memberRolesDeleteForRoleStmt,
-		memberRolesDeleteForUserStmt:          q.memberRolesDeleteForUserStmt,
-		metaGetStmt:                           q.metaGetStmt,
-		metaPutStmt:                           q.metaPutStmt,
-		organisationCreateStmt:                q.organisationCreateStmt,
-		organisationGetStmt:                   q.organisationGetStmt,
-		organisationListForUserStmt:           q.organisationListForUserStmt,
-		organisationMemberCountStmt:           q.organisationMemberCountStmt,
-		organisationSeatCountStmt:             q.organisationSeatCountStmt,
-		organisationSoftDeleteStmt:            q.organisationSoftDeleteStmt,
-		organisationUpdateStmt:                q.organisationUpdateStmt,
-		outboxCreateStmt:                      q.outboxCreateStmt,
-		outboxListStmt:                        q.outboxListStmt,
-		refreshTokenCreateStmt:                q.refreshTokenCreateStmt,
-		refreshTokenDeleteForUserStmt:         q.refreshTokenDeleteForUserStmt,
-		refreshTokenTakeStmt:                  q.refreshTokenTakeStmt,
-		roleCountStmt:                         q.roleCountStmt,
-		roleCreateStmt:                        q.roleCreateStmt,
-		roleDeleteStmt:                        q.roleDeleteStmt,
-		roleEveryoneMembersStmt:               q.roleEveryoneMembersStmt,
-		roleGetStmt:                           q.roleGetStmt,
-		roleListStmt:                          q.roleListStmt,
-		roleMembersStmt:                       q.roleMembersStmt,
-		roleSetOrderStmt:                      q.roleSetOrderStmt,
-		roleShiftStmt:                         q.roleShiftStmt,
-		roleUpdateStmt:                        q.roleUpdateStmt,
-		signingKeyCreateStmt:                  q.signingKeyCreateStmt,
-		signingKeyListStmt:                    q.signingKeyListStmt,
-		userCreateStmt:                        q.userCreateStmt,
-		userEmailCreateStmt:                   q.userEmailCreateStmt,
-		userEmailPrimaryVerifiedStmt:          q.userEmailPrimaryVerifiedStmt,
-		userEmailVerifiedCountStmt:            q.userEmailVerifiedCountStmt,
-		userEmailVerifiedElsewhereStmt:        q.userEmailVerifiedElsewhereStmt,
-		userEmailVerifiedOnApprovedDomainStmt: q.userEmailVerifiedOnApprovedDomainStmt,
-		userEmailVerifiedOnDomainStmt:         q.userEmailVerifiedOnDomainStmt,
-		userGetStmt:                           q.userGetStmt,
-		userGetByEmailStmt:                    q.userGetByEmailStmt,
+		db:                                        tx,
+		tx:                                        tx,
+		accessGrantsStmt:                          q.accessGrantsStmt,
+		accessMembershipStmt:                      q.accessMembershipStmt,
+		banDeleteStmt:                             q.banDeleteStmt,
+		banExistsStmt:                             q.banExistsStmt,
+		banListStmt:                               q.banListStmt,
+		banPutStmt:                                q.banPutStmt,
+		domainApprovedCountStmt:                   q.domainApprovedCountStmt,
+		domainCreateStmt:                          q.domainCreateStmt,
+		domainDeleteStmt:                          q.domainDeleteStmt,
+		domainGetStmt:                             q.domainGetStmt,
+		domainListStmt:                            q.domainListStmt,
+		domainSetApprovedStmt:                     q.domainSetApprovedStmt,
+		domainSetVerifiedStmt:                     q.domainSetVerifiedStmt,
+		domainVerifiedCountStmt:                   q.domainVerifiedCountStmt,
+		grantDeleteStmt:                           q.grantDeleteStmt,
+		grantDeleteForTargetStmt:                  q.grantDeleteForTargetStmt,
+		grantGetStmt:                              q.grantGetStmt,
+		grantListForScopeStmt:                     q.grantListForScopeStmt,
+		grantPutStmt:                              q.grantPutStmt,
+		grantTargetLookupStmt:                     q.grantTargetLookupStmt,
+		identityCreateStmt:                        q.identityCreateStmt,
+		identityGetStmt:                           q.identityGetStmt,
+		inviteAcceptStmt:                          q.inviteAcceptStmt,
+		inviteCreateStmt:                          q.inviteCreateStmt,
+		inviteGetByCodeStmt:                       q.inviteGetByCodeStmt,
+		inviteGetByIDStmt:                         q.inviteGetByIDStmt,
+		inviteListStmt:                            q.inviteListStmt,
+		inviteRevokeStmt:                          q.inviteRevokeStmt,
+		inviteUpdateStmt:                          q.inviteUpdateStmt,
+		memberApproveStmt:                         q.memberApproveStmt,
+		memberCreateStmt:                          q.memberCreateStmt,
+		memberDeleteStmt:                          q.memberDeleteStmt,
+		memberExistsStmt:                          q.memberExistsStmt,
+		memberGetStmt:                             q.memberGetStmt,
+		memberListStmt:                            q.memberListStmt,
+		memberRoleAddStmt:                         q.memberRoleAddStmt,
+		memberRoleIDsStmt:                         q.memberRoleIDsStmt,
+		memberRoleRemoveStmt:                      q.memberRoleRemoveStmt,
+		memberRolesDeleteForRoleStmt:              q.memberRolesDeleteForRoleStmt,
+		memberRolesDeleteForUserStmt:              q.memberRolesDeleteForUserStmt,
+		metaGetStmt:                               q.metaGetStmt,
+		metaPutStmt:                               q.metaPutStmt,
+		organisationCreateStmt:                    q.organisationCreateStmt,
+		organisationGetStmt:                       q.organisationGetStmt,
+		organisationListForUserStmt:               q.organisationListForUserStmt,
+		organisationMemberCountStmt:               q.organisationMemberCountStmt,
+		organisationSeatCountStmt:                 q.organisationSeatCountStmt,
+		organisationSoftDeleteStmt:                q.organisationSoftDeleteStmt,
+		organisationUpdateStmt:                    q.organisationUpdateStmt,
+		outboxCreateStmt:                          q.outboxCreateStmt,
+		outboxListStmt:                            q.outboxListStmt,
+		refreshTokenCreateStmt:                    q.refreshTokenCreateStmt,
+		refreshTokenDeleteForUserStmt:             q.refreshTokenDeleteForUserStmt,
+		refreshTokenTakeStmt:                      q.refreshTokenTakeStmt,
+		roleCountStmt:                             q.roleCountStmt,
+		roleCreateStmt:                            q.roleCreateStmt,
+		roleDeleteStmt:                            q.roleDeleteStmt,
+		roleEveryoneMembersStmt:                   q.roleEveryoneMembersStmt,
+		roleGetStmt:                               q.roleGetStmt,
+		roleListStmt:                              q.roleListStmt,
+		roleMembersStmt:                           q.roleMembersStmt,
+		roleSetOrderStmt:                          q.roleSetOrderStmt,
+		roleShiftStmt:                             q.roleShiftStmt,
+		roleUpdateStmt:                            q.roleUpdateStmt,
+		signingKeyCreateStmt:                      q.signingKeyCreateStmt,
+		signingKeyListStmt:                        q.signingKeyListStmt,
+		userAvatarBlobGetStmt:                     q.userAvatarBlobGetStmt,
+		userAvatarBlobPutStmt:                     q.userAvatarBlobPutStmt,
+		userCreateStmt:                            q.userCreateStmt,
+		userEmailAddressSetStmt:                   q.userEmailAddressSetStmt,
+		userEmailCountStmt:                        q.userEmailCountStmt,
+		userEmailCreateStmt:                       q.userEmailCreateStmt,
+		userEmailDeleteStmt:                       q.userEmailDeleteStmt,
+		userEmailDeleteForUserStmt:                q.userEmailDeleteForUserStmt,
+		userEmailGetStmt:                          q.userEmailGetStmt,
+		userEmailGetByAddressStmt:                 q.userEmailGetByAddressStmt,
+		userEmailListStmt:                         q.userEmailListStmt,
+		userEmailMarkVerifiedStmt:                 q.userEmailMarkVerifiedStmt,
+		userEmailPrimaryVerifiedStmt:              q.userEmailPrimaryVerifiedStmt,
+		userEmailRoutedCountStmt:                  q.userEmailRoutedCountStmt,
+		userEmailSetPrimaryStmt:                   q.userEmailSetPrimaryStmt,
+		userEmailSetTokenStmt:                     q.userEmailSetTokenStmt,
+		userEmailVerifiedCountStmt:                q.userEmailVerifiedCountStmt,
+		userEmailVerifiedElsewhereStmt:            q.userEmailVerifiedElsewhereStmt,
+		userEmailVerifiedOnApprovedDomainStmt:     q.userEmailVerifiedOnApprovedDomainStmt,
+		userEmailVerifiedOnDomainStmt:             q.userEmailVerifiedOnDomainStmt,
+		userGetStmt:                               q.userGetStmt,
+		userGetByEmailStmt:                        q.userGetByEmailStmt,
+		userGetByVerifiedEmailStmt:                q.userGetByVerifiedEmailStmt,
+		userGrantsDeleteInOrganisationStmt:        q.userGrantsDeleteInOrganisationStmt,
+		userIdentityDeleteForUserStmt:             q.userIdentityDeleteForUserStmt,
+		userMemberRolesDeleteStmt:                 q.userMemberRolesDeleteStmt,
+		userMembershipClearNotificationEmailsStmt: q.userMembershipClearNotificationEmailsStmt,
+		userMembershipCountStmt:                   q.userMembershipCountStmt,
+		userMembershipDeleteStmt:                  q.userMembershipDeleteStmt,
+		userMembershipGetStmt:                     q.userMembershipGetStmt,
+		userMembershipSetNotificationEmailStmt:    q.userMembershipSetNotificationEmailStmt,
+		userOrganisationDomainsApprovedStmt:       q.userOrganisationDomainsApprovedStmt,
+		userOwnedOrganisationCountStmt:            q.userOwnedOrganisationCountStmt,
+		userPhoneConfirmStmt:                      q.userPhoneConfirmStmt,
+		userSharedOrganisationsStmt:               q.userSharedOrganisationsStmt,
+		userSharedRolesStmt:                       q.userSharedRolesStmt,
+		userSoftDeleteStmt:                        q.userSoftDeleteStmt,
+		userTokenAttemptStmt:                      q.userTokenAttemptStmt,
+		userTokenDeleteStmt:                       q.userTokenDeleteStmt,
+		userTokenDeleteForUserStmt:                q.userTokenDeleteForUserStmt,
+		userTokenGetStmt:                          q.userTokenGetStmt,
+		userTokenPutStmt:                          q.userTokenPutStmt,
+		userTotpDeleteStmt:                        q.userTotpDeleteStmt,
+		userTotpDeleteExpiredStmt:                 q.userTotpDeleteExpiredStmt,
+		userTotpGetStmt:                           q.userTotpGetStmt,
+		userTotpPutStmt:                           q.userTotpPutStmt,
+		userUpdateProfileStmt:                     q.userUpdateProfileStmt,
 	}
 }

@@ -170,3 +170,20 @@ type UserIdentity struct {
 	UserID    int64
 	CreatedAt string
 }
+
+type UserToken struct {
+	UserID    int64
+	Purpose   string
+	TokenHash string
+	Subject   string
+	Attempts  int64
+	ExpiresAt string
+	CreatedAt string
+}
+
+type UserTotpSecret struct {
+	UserID    int64
+	Secret    string
+	CreatedAt string
+	ExpiresAt string
+}

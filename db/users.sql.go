@@ -9,6 +9,50 @@ import (
 	"context"
 )
 
+const userAvatarBlobGet = `-- name: UserAvatarBlobGet :one
+SELECT b.hash, b.content_type, b.size, b.data, b.created_at FROM blobs b
+WHERE b.hash = ?1
+  AND EXISTS (SELECT 1 FROM users u WHERE u.avatar_hash = b.hash AND u.deleted_at IS NULL)
+`
+
+func (q *Queries) UserAvatarBlobGet(ctx context.Context, hash string) (Blob, error) {
+	row := q.queryRow(ctx, q.userAvatarBlobGetStmt, userAvatarBlobGet, hash)
+	var i Blob
+	err := row.Scan(
+		&i.Hash,
+		&i.ContentType,
+		&i.Size,
+		&i.Data,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const userAvatarBlobPut = `-- name: UserAvatarBlobPut :exec
+INSERT INTO blobs(hash, content_type, size, data, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5)
+ON CONFLICT(hash) DO NOTHING
+`
+
+type UserAvatarBlobPutParams struct {
+	Hash        string
+	ContentType string
+	Size        int64
+	Data        []byte
+	CreatedAt   string
+}
+
+func (q *Queries) UserAvatarBlobPut(ctx context.Context, arg UserAvatarBlobPutParams) error {
+	_, err := q.exec(ctx, q.userAvatarBlobPutStmt, userAvatarBlobPut,
+		arg.Hash,
+		arg.ContentType,
+		arg.Size,
+		arg.Data,
+		arg.CreatedAt,
+	)
+	return err
+}
+
 const userCreate = `-- name: UserCreate :one
 INSERT INTO users(id, email, password_hash, first_name, last_name, badges, created_at, updated_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
@@ -65,6 +109,32 @@ func (q *Queries) UserCreate(ctx context.Context, arg UserCreateParams) (User, e
 	return i, err
 }
 
+const userEmailAddressSet = `-- name: UserEmailAddressSet :exec
+UPDATE users SET email = ?1, updated_at = ?2 WHERE id = ?3 AND deleted_at IS NULL
+`
+
+type UserEmailAddressSetParams struct {
+	Email     string
+	UpdatedAt string
+	ID        int64
+}
+
+func (q *Queries) UserEmailAddressSet(ctx context.Context, arg UserEmailAddressSetParams) error {
+	_, err := q.exec(ctx, q.userEmailAddressSetStmt, userEmailAddressSet, arg.Email, arg.UpdatedAt, arg.ID)
+	return err
+}
+
+const userEmailCount = `-- name: UserEmailCount :one
+SELECT count(*) FROM user_emails WHERE user_id = ?1
+`
+
+func (q *Queries) UserEmailCount(ctx context.Context, userID int64) (int64, error) {
+	row := q.queryRow(ctx, q.userEmailCountStmt, userEmailCount, userID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const userEmailCreate = `-- name: UserEmailCreate :one
 INSERT INTO user_emails(id, user_id, email, is_primary, is_verified, created_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -103,6 +173,142 @@ func (q *Queries) UserEmailCreate(ctx context.Context, arg UserEmailCreateParams
 	return i, err
 }
 
+const userEmailDelete = `-- name: UserEmailDelete :exec
+DELETE FROM user_emails WHERE id = ?1 AND user_id = ?2
+`
+
+type UserEmailDeleteParams struct {
+	ID     int64
+	UserID int64
+}
+
+func (q *Queries) UserEmailDelete(ctx context.Context, arg UserEmailDeleteParams) error {
+	_, err := q.exec(ctx, q.userEmailDeleteStmt, userEmailDelete, arg.ID, arg.UserID)
+	return err
+}
+
+const userEmailDeleteForUser = `-- name: UserEmailDeleteForUser :exec
+DELETE FROM user_emails WHERE user_id = ?1
+`
+
+func (q *Queries) UserEmailDeleteForUser(ctx context.Context, userID int64) error {
+	_, err := q.exec(ctx, q.userEmailDeleteForUserStmt, userEmailDeleteForUser, userID)
+	return err
+}
+
+const userEmailGet = `-- name: UserEmailGet :one
+SELECT id, user_id, email, is_primary, is_verified, token_hash, token_expires_at, created_at FROM user_emails WHERE id = ?1 AND user_id = ?2
+`
+
+type UserEmailGetParams struct {
+	ID     int64
+	UserID int64
+}
+
+func (q *Queries) UserEmailGet(ctx context.Context, arg UserEmailGetParams) (UserEmail, error) {
+	row := q.queryRow(ctx, q.userEmailGetStmt, userEmailGet, arg.ID, arg.UserID)
+	var i UserEmail
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.Email,
+		&i.IsPrimary,
+		&i.IsVerified,
+		&i.TokenHash,
+		&i.TokenExpiresAt,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const userEmailGetByAddress = `-- name: UserEmailGetByAddress :one
+SELECT id, user_id, email, is_primary, is_verified, token_hash, token_expires_at, created_at FROM user_emails WHERE user_id = ?1 AND email = ?2
+`
+
+type UserEmailGetByAddressParams struct {
+	UserID int64
+	Email  string
+}
+
+func (q *Queries) UserEmailGetByAddress(ctx context.Context, arg UserEmailGetByAddressParams) (UserEmail, error) {
+	row := q.queryRow(ctx, q.userEmailGetByAddressStmt, userEmailGetByAddress, arg.UserID, arg.Email)
+	var i UserEmail
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.Email,
+		&i.IsPrimary,
+		&i.IsVerified,
+		&i.TokenHash,
+		&i.TokenExpiresAt,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const userEmailList = `-- name: UserEmailList :many
+SELECT id, user_id, email, is_primary, is_verified, token_hash, token_expires_at, created_at FROM user_emails WHERE user_id = ?1 ORDER BY id
+`
+
+func (q *Queries) UserEmailList(ctx context.Context, userID int64) ([]UserEmail, error) {
+	rows, err := q.query(ctx, q.userEmailListStmt, userEmailList, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []UserEmail
+	for rows.Next() {
+		var i UserEmail
+		if err := rows.Scan(
+			&i.ID,
+			&i.UserID,
+			&i.Email,
+			&i.IsPrimary,
+			&i.IsVerified,
+			&i.TokenHash,
+			&i.TokenExpiresAt,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const userEmailMarkVerified = `-- name: UserEmailMarkVerified :one
+UPDATE user_emails SET is_verified = 1, token_hash = NULL, token_expires_at = NULL
+WHERE id = ?1 AND user_id = ?2
+RETURNING id, user_id, email, is_primary, is_verified, token_hash, token_expires_at, created_at
+`
+
+type UserEmailMarkVerifiedParams struct {
+	ID     int64
+	UserID int64
+}
+
+func (q *Queries) UserEmailMarkVerified(ctx context.Context, arg UserEmailMarkVerifiedParams) (UserEmail, error) {
+	row := q.queryRow(ctx, q.userEmailMarkVerifiedStmt, userEmailMarkVerified, arg.ID, arg.UserID)
+	var i UserEmail
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.Email,
+		&i.IsPrimary,
+		&i.IsVerified,
+		&i.TokenHash,
+		&i.TokenExpiresAt,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const userEmailPrimaryVerified = `-- name: UserEmailPrimaryVerified :one
 SELECT count(*) FROM user_emails WHERE user_id = ?1 AND is_primary AND is_verified
 `
@@ -112,6 +318,59 @@ func (q *Queries) UserEmailPrimaryVerified(ctx context.Context, userID int64) (i
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const userEmailRoutedCount = `-- name: UserEmailRoutedCount :one
+SELECT count(*) FROM organisation_members WHERE user_id = ?1 AND notification_email_id = ?2
+`
+
+type UserEmailRoutedCountParams struct {
+	UserID  int64
+	EmailID *int64
+}
+
+// How many of the user's memberships route notifications to the address.
+func (q *Queries) UserEmailRoutedCount(ctx context.Context, arg UserEmailRoutedCountParams) (int64, error) {
+	row := q.queryRow(ctx, q.userEmailRoutedCountStmt, userEmailRoutedCount, arg.UserID, arg.EmailID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const userEmailSetPrimary = `-- name: UserEmailSetPrimary :exec
+UPDATE user_emails SET is_primary = (id = ?1) WHERE user_id = ?2
+`
+
+type UserEmailSetPrimaryParams struct {
+	ID     int64
+	UserID int64
+}
+
+func (q *Queries) UserEmailSetPrimary(ctx context.Context, arg UserEmailSetPrimaryParams) error {
+	_, err := q.exec(ctx, q.userEmailSetPrimaryStmt, userEmailSetPrimary, arg.ID, arg.UserID)
+	return err
+}
+
+const userEmailSetToken = `-- name: UserEmailSetToken :exec
+UPDATE user_emails SET token_hash = ?1, token_expires_at = ?2
+WHERE id = ?3 AND user_id = ?4
+`
+
+type UserEmailSetTokenParams struct {
+	TokenHash      *string
+	TokenExpiresAt *string
+	ID             int64
+	UserID         int64
+}
+
+func (q *Queries) UserEmailSetToken(ctx context.Context, arg UserEmailSetTokenParams) error {
+	_, err := q.exec(ctx, q.userEmailSetTokenStmt, userEmailSetToken,
+		arg.TokenHash,
+		arg.TokenExpiresAt,
+		arg.ID,
+		arg.UserID,
+	)
+	return err
 }
 
 const userEmailVerifiedElsewhere = `-- name: UserEmailVerifiedElsewhere :one
@@ -173,6 +432,586 @@ SELECT id, email, password_hash, first_name, last_name, phone_number, phone_numb
 
 func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error) {
 	row := q.queryRow(ctx, q.userGetByEmailStmt, userGetByEmail, email)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.PasswordHash,
+		&i.FirstName,
+		&i.LastName,
+		&i.PhoneNumber,
+		&i.PhoneNumberConfirmed,
+		&i.Position,
+		&i.Company,
+		&i.AvatarHash,
+		&i.Badges,
+		&i.Initials,
+		&i.Language,
+		&i.TimezoneCode,
+		&i.AllowConnectionsFrom,
+		&i.AllowSharesFrom,
+		&i.EmailNotifications,
+		&i.SmsNotifications,
+		&i.EmailNewsletter,
+		&i.Signature,
+		&i.IsBot,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DeletedAt,
+	)
+	return i, err
+}
+
+const userGetByVerifiedEmail = `-- name: UserGetByVerifiedEmail :one
+SELECT u.id, u.email, u.password_hash, u.first_name, u.last_name, u.phone_number, u.phone_number_confirmed, u.position, u.company, u.avatar_hash, u.badges, u.initials, u.language, u.timezone_code, u.allow_connections_from, u.allow_shares_from, u.email_notifications, u.sms_notifications, u.email_newsletter, u.signature, u.is_bot, u.created_at, u.updated_at, u.deleted_at FROM users u
+WHERE u.deleted_at IS NULL
+  AND u.id IN (SELECT e.user_id FROM user_emails e WHERE e.email = ?1 AND e.is_verified)
+ORDER BY u.id LIMIT 1
+`
+
+// A live account holding the address verified (sign-in or secondary).
+func (q *Queries) UserGetByVerifiedEmail(ctx context.Context, email string) (User, error) {
+	row := q.queryRow(ctx, q.userGetByVerifiedEmailStmt, userGetByVerifiedEmail, email)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.PasswordHash,
+		&i.FirstName,
+		&i.LastName,
+		&i.PhoneNumber,
+		&i.PhoneNumberConfirmed,
+		&i.Position,
+		&i.Company,
+		&i.AvatarHash,
+		&i.Badges,
+		&i.Initials,
+		&i.Language,
+		&i.TimezoneCode,
+		&i.AllowConnectionsFrom,
+		&i.AllowSharesFrom,
+		&i.EmailNotifications,
+		&i.SmsNotifications,
+		&i.EmailNewsletter,
+		&i.Signature,
+		&i.IsBot,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DeletedAt,
+	)
+	return i, err
+}
+
+const userGrantsDeleteInOrganisation = `-- name: UserGrantsDeleteInOrganisation :exec
+DELETE FROM permission_grants
+WHERE organisation_id = ?1 AND target_type = 'user' AND target_id = ?2
+`
+
+type UserGrantsDeleteInOrganisationParams struct {
+	OrganisationID int64
+	UserID         int64
+}
+
+func (q *Queries) UserGrantsDeleteInOrganisation(ctx context.Context, arg UserGrantsDeleteInOrganisationParams) error {
+	_, err := q.exec(ctx, q.userGrantsDeleteInOrganisationStmt, userGrantsDeleteInOrganisation, arg.OrganisationID, arg.UserID)
+	return err
+}
+
+const userIdentityDeleteForUser = `-- name: UserIdentityDeleteForUser :exec
+DELETE FROM user_identities WHERE user_id = ?1
+`
+
+func (q *Queries) UserIdentityDeleteForUser(ctx context.Context, userID int64) error {
+	_, err := q.exec(ctx, q.userIdentityDeleteForUserStmt, userIdentityDeleteForUser, userID)
+	return err
+}
+
+const userMemberRolesDelete = `-- name: UserMemberRolesDelete :exec
+DELETE FROM member_roles WHERE organisation_id = ?1 AND user_id = ?2
+`
+
+type UserMemberRolesDeleteParams struct {
+	OrganisationID int64
+	UserID         int64
+}
+
+func (q *Queries) UserMemberRolesDelete(ctx context.Context, arg UserMemberRolesDeleteParams) error {
+	_, err := q.exec(ctx, q.userMemberRolesDeleteStmt, userMemberRolesDelete, arg.OrganisationID, arg.UserID)
+	return err
+}
+
+const userMembershipClearNotificationEmails = `-- name: UserMembershipClearNotificationEmails :exec
+UPDATE organisation_members SET notification_email_id = NULL WHERE user_id = ?1
+`
+
+func (q *Queries) UserMembershipClearNotificationEmails(ctx context.Context, userID int64) error {
+	_, err := q.exec(ctx, q.userMembershipClearNotificationEmailsStmt, userMembershipClearNotificationEmails, userID)
+	return err
+}
+
+const userMembershipCount = `-- name: UserMembershipCount :one
+SELECT count(*) FROM organisation_members m
+JOIN organisations o ON o.id = m.organisation_id AND o.deleted_at IS NULL
+WHERE m.user_id = ?1
+`
+
+// Memberships in live organisations, pending ones included.
+func (q *Queries) UserMembershipCount(ctx context.Context, userID int64) (int64, error) {
+	row := q.queryRow(ctx, q.userMembershipCountStmt, userMembershipCount, userID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const userMembershipDelete = `-- name: UserMembershipDelete :exec
+DELETE FROM organisation_members WHERE organisation_id = ?1 AND user_id = ?2
+`
+
+type UserMembershipDeleteParams struct {
+	OrganisationID int64
+	UserID         int64
+}
+
+func (q *Queries) UserMembershipDelete(ctx context.Context, arg UserMembershipDeleteParams) error {
+	_, err := q.exec(ctx, q.userMembershipDeleteStmt, userMembershipDelete, arg.OrganisationID, arg.UserID)
+	return err
+}
+
+const userMembershipGet = `-- name: UserMembershipGet :one
+SELECT m.organisation_id, m.user_id, m.pending, m.joined_at, m.notification_email_id FROM organisation_members m
+JOIN organisations o ON o.id = m.organisation_id AND o.deleted_at IS NULL
+WHERE m.organisation_id = ?1 AND m.user_id = ?2
+`
+
+type UserMembershipGetParams struct {
+	OrganisationID int64
+	UserID         int64
+}
+
+// The caller's membership in a live organisation.
+func (q *Queries) UserMembershipGet(ctx context.Context, arg UserMembershipGetParams) (OrganisationMember, error) {
+	row := q.queryRow(ctx, q.userMembershipGetStmt, userMembershipGet, arg.OrganisationID, arg.UserID)
+	var i OrganisationMember
+	err := row.Scan(
+		&i.OrganisationID,
+		&i.UserID,
+		&i.Pending,
+		&i.JoinedAt,
+		&i.NotificationEmailID,
+	)
+	return i, err
+}
+
+const userMembershipSetNotificationEmail = `-- name: UserMembershipSetNotificationEmail :exec
+UPDATE organisation_members SET notification_email_id = ?1
+WHERE organisation_id = ?2 AND user_id = ?3
+`
+
+type UserMembershipSetNotificationEmailParams struct {
+	NotificationEmailID *int64
+	OrganisationID      int64
+	UserID              int64
+}
+
+func (q *Queries) UserMembershipSetNotificationEmail(ctx context.Context, arg UserMembershipSetNotificationEmailParams) error {
+	_, err := q.exec(ctx, q.userMembershipSetNotificationEmailStmt, userMembershipSetNotificationEmail, arg.NotificationEmailID, arg.OrganisationID, arg.UserID)
+	return err
+}
+
+const userOrganisationDomainsApproved = `-- name: UserOrganisationDomainsApproved :many
+SELECT domain FROM organisation_domains
+WHERE organisation_id = ?1 AND is_approved ORDER BY domain
+`
+
+func (q *Queries) UserOrganisationDomainsApproved(ctx context.Context, organisationID int64) ([]string, error) {
+	rows, err := q.query(ctx, q.userOrganisationDomainsApprovedStmt, userOrganisationDomainsApproved, organisationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var domain string
+		if err := rows.Scan(&domain); err != nil {
+			return nil, err
+		}
+		items = append(items, domain)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const userOwnedOrganisationCount = `-- name: UserOwnedOrganisationCount :one
+SELECT count(*) FROM organisations WHERE owned_by = ?1 AND deleted_at IS NULL
+`
+
+func (q *Queries) UserOwnedOrganisationCount(ctx context.Context, userID int64) (int64, error) {
+	row := q.queryRow(ctx, q.userOwnedOrganisationCountStmt, userOwnedOrganisationCount, userID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const userPhoneConfirm = `-- name: UserPhoneConfirm :exec
+UPDATE users SET phone_number_confirmed = 1, updated_at = ?1
+WHERE id = ?2 AND phone_number = ?3 AND deleted_at IS NULL
+`
+
+type UserPhoneConfirmParams struct {
+	UpdatedAt   string
+	ID          int64
+	PhoneNumber string
+}
+
+func (q *Queries) UserPhoneConfirm(ctx context.Context, arg UserPhoneConfirmParams) error {
+	_, err := q.exec(ctx, q.userPhoneConfirmStmt, userPhoneConfirm, arg.UpdatedAt, arg.ID, arg.PhoneNumber)
+	return err
+}
+
+const userSharedOrganisations = `-- name: UserSharedOrganisations :many
+SELECT o.id, o.name, o.description, o.location, o.code, o.default_branch_name, o.icon_hash, o.banner_hash, o.logo_hash, o.storage_usage, o.owned_by, o.is_protected, o.is_verified, o.member_approval, o.restrict_email_domain, o.created_at, o.deleted_at, o.deleted_by FROM organisations o
+JOIN organisation_members a ON a.organisation_id = o.id AND a.user_id = ?1 AND NOT a.pending
+JOIN organisation_members b ON b.organisation_id = o.id AND b.user_id = ?2 AND NOT b.pending
+WHERE o.deleted_at IS NULL
+ORDER BY o.id
+`
+
+type UserSharedOrganisationsParams struct {
+	UserID   int64
+	ViewerID int64
+}
+
+// Live organisations where both users are members, not pending. With
+// user_id = viewer_id: the user's own organisations.
+func (q *Queries) UserSharedOrganisations(ctx context.Context, arg UserSharedOrganisationsParams) ([]Organisation, error) {
+	rows, err := q.query(ctx, q.userSharedOrganisationsStmt, userSharedOrganisations, arg.UserID, arg.ViewerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Organisation
+	for rows.Next() {
+		var i Organisation
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Description,
+			&i.Location,
+			&i.Code,
+			&i.DefaultBranchName,
+			&i.IconHash,
+			&i.BannerHash,
+			&i.LogoHash,
+			&i.StorageUsage,
+			&i.OwnedBy,
+			&i.IsProtected,
+			&i.IsVerified,
+			&i.MemberApproval,
+			&i.RestrictEmailDomain,
+			&i.CreatedAt,
+			&i.DeletedAt,
+			&i.DeletedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const userSharedRoles = `-- name: UserSharedRoles :many
+SELECT r.id, r.organisation_id, r.name, r.description, r.sort_order,
+       CAST(coalesce(g.allow_mask, 0) AS INTEGER) AS allow_mask,
+       CAST(coalesce(g.deny_mask, 0) AS INTEGER) AS deny_mask
+FROM member_roles mr
+JOIN roles r ON r.id = mr.role_id
+JOIN organisations o ON o.id = mr.organisation_id AND o.deleted_at IS NULL
+JOIN organisation_members a ON a.organisation_id = o.id AND a.user_id = mr.user_id AND NOT a.pending
+JOIN organisation_members b ON b.organisation_id = o.id AND b.user_id = ?1 AND NOT b.pending
+LEFT JOIN permission_grants g ON g.scope_id = r.organisation_id AND g.target_id = r.id
+WHERE mr.user_id = ?2
+ORDER BY r.organisation_id, r.sort_order, r.id
+`
+
+type UserSharedRolesParams struct {
+	ViewerID int64
+	UserID   int64
+}
+
+type UserSharedRolesRow struct {
+	ID             int64
+	OrganisationID int64
+	Name           string
+	Description    string
+	SortOrder      int64
+	AllowMask      int64
+	DenyMask       int64
+}
+
+// The roles the user holds in organisations shared with the viewer, with
+// their explicit organisation-level grants.
+func (q *Queries) UserSharedRoles(ctx context.Context, arg UserSharedRolesParams) ([]UserSharedRolesRow, error) {
+	rows, err := q.query(ctx, q.userSharedRolesStmt, userSharedRoles, arg.ViewerID, arg.UserID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []UserSharedRolesRow
+	for rows.Next() {
+		var i UserSharedRolesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.Name,
+			&i.Description,
+			&i.SortOrder,
+			&i.AllowMask,
+			&i.DenyMask,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const userSoftDelete = `-- name: UserSoftDelete :exec
+UPDATE users SET deleted_at = ?1, updated_at = ?1, phone_number = '',
+    phone_number_confirmed = 0, signature = '', avatar_hash = NULL, password_hash = ''
+WHERE id = ?2 AND deleted_at IS NULL
+`
+
+type UserSoftDeleteParams struct {
+	DeletedAt *string
+	ID        int64
+}
+
+// Soft delete: the row stays for the records that name the user; personal
+// contact data goes, and the sign-in address is freed by the partial index.
+func (q *Queries) UserSoftDelete(ctx context.Context, arg UserSoftDeleteParams) error {
+	_, err := q.exec(ctx, q.userSoftDeleteStmt, userSoftDelete, arg.DeletedAt, arg.ID)
+	return err
+}
+
+const userTokenAttempt = `-- name: UserTokenAttempt :exec
+UPDATE user_tokens SET attempts = attempts + 1 WHERE user_id = ?1 AND purpose = ?2
+`
+
+type UserTokenAttemptParams struct {
+	UserID  int64
+	Purpose string
+}
+
+func (q *Queries) UserTokenAttempt(ctx context.Context, arg UserTokenAttemptParams) error {
+	_, err := q.exec(ctx, q.userTokenAttemptStmt, userTokenAttempt, arg.UserID, arg.Purpose)
+	return err
+}
+
+const userTokenDelete = `-- name: UserTokenDelete :exec
+DELETE FROM user_tokens WHERE user_id = ?1 AND purpose = ?2
+`
+
+type UserTokenDeleteParams struct {
+	UserID  int64
+	Purpose string
+}
+
+func (q *Queries) UserTokenDelete(ctx context.Context, arg UserTokenDeleteParams) error {
+	_, err := q.exec(ctx, q.userTokenDeleteStmt, userTokenDelete, arg.UserID, arg.Purpose)
+	return err
+}
+
+const userTokenDeleteForUser = `-- name: UserTokenDeleteForUser :exec
+DELETE FROM user_tokens WHERE user_id = ?1
+`
+
+func (q *Queries) UserTokenDeleteForUser(ctx context.Context, userID int64) error {
+	_, err := q.exec(ctx, q.userTokenDeleteForUserStmt, userTokenDeleteForUser, userID)
+	return err
+}
+
+const userTokenGet = `-- name: UserTokenGet :one
+SELECT user_id, purpose, token_hash, subject, attempts, expires_at, created_at FROM user_tokens WHERE user_id = ?1 AND purpose = ?2
+`
+
+type UserTokenGetParams struct {
+	UserID  int64
+	Purpose string
+}
+
+func (q *Queries) UserTokenGet(ctx context.Context, arg UserTokenGetParams) (UserToken, error) {
+	row := q.queryRow(ctx, q.userTokenGetStmt, userTokenGet, arg.UserID, arg.Purpose)
+	var i UserToken
+	err := row.Scan(
+		&i.UserID,
+		&i.Purpose,
+		&i.TokenHash,
+		&i.Subject,
+		&i.Attempts,
+		&i.ExpiresAt,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const userTokenPut = `-- name: UserTokenPut :exec
+INSERT INTO user_tokens(user_id, purpose, token_hash, subject, attempts, expires_at, created_at)
+VALUES (?1, ?2, ?3, ?4, 0, ?5, ?6)
+ON CONFLICT(user_id, purpose) DO UPDATE SET token_hash = excluded.token_hash,
+    subject = excluded.subject, attempts = 0, expires_at = excluded.expires_at,
+    created_at = excluded.created_at
+`
+
+type UserTokenPutParams struct {
+	UserID    int64
+	Purpose   string
+	TokenHash string
+	Subject   string
+	ExpiresAt string
+	CreatedAt string
+}
+
+func (q *Queries) UserTokenPut(ctx context.Context, arg UserTokenPutParams) error {
+	_, err := q.exec(ctx, q.userTokenPutStmt, userTokenPut,
+		arg.UserID,
+		arg.Purpose,
+		arg.TokenHash,
+		arg.Subject,
+		arg.ExpiresAt,
+		arg.CreatedAt,
+	)
+	return err
+}
+
+const userTotpDelete = `-- name: UserTotpDelete :exec
+DELETE FROM user_totp_secrets WHERE user_id = ?1
+`
+
+func (q *Queries) UserTotpDelete(ctx context.Context, userID int64) error {
+	_, err := q.exec(ctx, q.userTotpDeleteStmt, userTotpDelete, userID)
+	return err
+}
+
+const userTotpDeleteExpired = `-- name: UserTotpDeleteExpired :exec
+DELETE FROM user_totp_secrets WHERE expires_at <= ?1
+`
+
+func (q *Queries) UserTotpDeleteExpired(ctx context.Context, now string) error {
+	_, err := q.exec(ctx, q.userTotpDeleteExpiredStmt, userTotpDeleteExpired, now)
+	return err
+}
+
+const userTotpGet = `-- name: UserTotpGet :one
+SELECT user_id, secret, created_at, expires_at FROM user_totp_secrets WHERE user_id = ?1
+`
+
+func (q *Queries) UserTotpGet(ctx context.Context, userID int64) (UserTotpSecret, error) {
+	row := q.queryRow(ctx, q.userTotpGetStmt, userTotpGet, userID)
+	var i UserTotpSecret
+	err := row.Scan(
+		&i.UserID,
+		&i.Secret,
+		&i.CreatedAt,
+		&i.ExpiresAt,
+	)
+	return i, err
+}
+
+const userTotpPut = `-- name: UserTotpPut :exec
+INSERT INTO user_totp_secrets(user_id, secret, created_at, expires_at)
+VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT(user_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at,
+    expires_at = excluded.expires_at
+`
+
+type UserTotpPutParams struct {
+	UserID    int64
+	Secret    string
+	CreatedAt string
+	ExpiresAt string
+}
+
+func (q *Queries) UserTotpPut(ctx context.Context, arg UserTotpPutParams) error {
+	_, err := q.exec(ctx, q.userTotpPutStmt, userTotpPut,
+		arg.UserID,
+		arg.Secret,
+		arg.CreatedAt,
+		arg.ExpiresAt,
+	)
+	return err
+}
+
+const userUpdateProfile = `-- name: UserUpdateProfile :one
+UPDATE users SET first_name = ?1, last_name = ?2, company = ?3,
+    position = ?4, phone_number = ?5, phone_number_confirmed = ?6,
+    timezone_code = ?7, language = ?8, initials = ?9, signature = ?10,
+    avatar_hash = ?11, email_notifications = ?12,
+    sms_notifications = ?13, email_newsletter = ?14,
+    allow_connections_from = ?15, allow_shares_from = ?16,
+    updated_at = ?17
+WHERE id = ?18 AND deleted_at IS NULL
+RETURNING id, email, password_hash, first_name, last_name, phone_number, phone_number_confirmed, position, company, avatar_hash, badges, initials, language, timezone_code, allow_connections_from, allow_shares_from, email_notifications, sms_notifications, email_newsletter, signature, is_bot, created_at, updated_at, deleted_at
+`
+
+type UserUpdateProfileParams struct {
+	FirstName            string
+	LastName             string
+	Company              string
+	Position             string
+	PhoneNumber          string
+	PhoneNumberConfirmed bool
+	TimezoneCode         string
+	Language             string
+	Initials             string
+	Signature            string
+	AvatarHash           *string
+	EmailNotifications   bool
+	SmsNotifications     bool
+	EmailNewsletter      bool
+	AllowConnectionsFrom int64
+	AllowSharesFrom      int64
+	UpdatedAt            string
+	ID                   int64
+}
+
+func (q *Queries) UserUpdateProfile(ctx context.Context, arg UserUpdateProfileParams) (User, error) {
+	row := q.queryRow(ctx, q.userUpdateProfileStmt, userUpdateProfile,
+		arg.FirstName,
+		arg.LastName,
+		arg.Company,
+		arg.Position,
+		arg.PhoneNumber,
+		arg.PhoneNumberConfirmed,
+		arg.TimezoneCode,
+		arg.Language,
+		arg.Initials,
+		arg.Signature,
+		arg.AvatarHash,
+		arg.EmailNotifications,
+		arg.SmsNotifications,
+		arg.EmailNewsletter,
+		arg.AllowConnectionsFrom,
+		arg.AllowSharesFrom,
+		arg.UpdatedAt,
+		arg.ID,
+	)
 	var i User
 	err := row.Scan(
 		&i.ID,

@@ -55,37 +55,6 @@ func (e *testEnv) assign(u *testUser, orgID string, member *testUser, roleID str
 	e.must(http.StatusNoContent, u, "PUT", "/organisations/"+orgID+"/members/"+member.ID+"/roles/"+roleID, nil)
 }
 
-// wantField checks that a 400 names the field.
-func wantField(field string) func(t *testing.T, r *testResponse) {
-	return func(t *testing.T, r *testResponse) {
-		t.Helper()
-		errs, _ := r.obj(t)["errors"].(map[string]any)
-		if _, ok := errs[field]; !ok {
-			t.Errorf("errors = %v, want the field %q named", errs, field)
-		}
-	}
-}
-
-// wantKey checks one top-level value of the body.
-func wantKey(key string, want any) func(t *testing.T, r *testResponse) {
-	return func(t *testing.T, r *testResponse) {
-		t.Helper()
-		if got := r.obj(t)[key]; got != want {
-			t.Errorf("%s: got %v, want %v", key, got, want)
-		}
-	}
-}
-
-// wantLen checks the length of an array body.
-func wantLen(n int) func(t *testing.T, r *testResponse) {
-	return func(t *testing.T, r *testResponse) {
-		t.Helper()
-		if got := len(r.arr(t)); got != n {
-			t.Errorf("got %d items, want %d: %s", got, n, r.Body)
-		}
-	}
-}
-
 // orgFixture: alice owns Acme with bob a member, pen a pending member;
 // mallory owns Evil (another organisation); nobody is in none.
 type orgFixture struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -240,5 +241,34 @@ func (e *testEnv) addMember(orgID string, u *testUser) {
 	})
 	if err != nil {
 		e.t.Fatalf("add member: %v", err)
+	}
+}
+
+// wantField checks that a 400 names the field.
+func wantField(field string) func(t *testing.T, r *testResponse) {
+	return func(t *testing.T, r *testResponse) {
+		t.Helper()
+		errs, _ := r.obj(t)["errors"].(map[string]any)
+		if _, ok := errs[field]; !ok {
+			t.Errorf("errors = %v, want the field %q named", errs, field)
+		}
+	}
+}
+
+func wantKey(key string, want any) func(t *testing.T, r *testResponse) {
+	return func(t *testing.T, r *testResponse) {
+		t.Helper()
+		if got := r.obj(t)[key]; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s = %v, want %v", key, got, want)
+		}
+	}
+}
+
+func wantLen(n int) func(t *testing.T, r *testResponse) {
+	return func(t *testing.T, r *testResponse) {
+		t.Helper()
+		if got := len(r.arr(t)); got != n {
+			t.Fatalf("got %d items, want %d: %s", got, n, r.Body)
+		}
 	}
 }
