@@ -60,6 +60,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.metaPutStmt, err = db.PrepareContext(ctx, metaPut); err != nil {
 		return nil, fmt.Errorf("error preparing query MetaPut: %w", err)
 	}
+	if q.milestoneCreateStmt, err = db.PrepareContext(ctx, milestoneCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query MilestoneCreate: %w", err)
+	}
+	if q.milestoneGetStmt, err = db.PrepareContext(ctx, milestoneGet); err != nil {
+		return nil, fmt.Errorf("error preparing query MilestoneGet: %w", err)
+	}
+	if q.milestoneOpenCountStmt, err = db.PrepareContext(ctx, milestoneOpenCount); err != nil {
+		return nil, fmt.Errorf("error preparing query MilestoneOpenCount: %w", err)
+	}
+	if q.milestoneUpdateStmt, err = db.PrepareContext(ctx, milestoneUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query MilestoneUpdate: %w", err)
+	}
 	if q.organisationCreateStmt, err = db.PrepareContext(ctx, organisationCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query OrganisationCreate: %w", err)
 	}
@@ -72,6 +84,36 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.outboxListStmt, err = db.PrepareContext(ctx, outboxList); err != nil {
 		return nil, fmt.Errorf("error preparing query OutboxList: %w", err)
 	}
+	if q.packageCreateStmt, err = db.PrepareContext(ctx, packageCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query PackageCreate: %w", err)
+	}
+	if q.packageGetStmt, err = db.PrepareContext(ctx, packageGet); err != nil {
+		return nil, fmt.Errorf("error preparing query PackageGet: %w", err)
+	}
+	if q.packageIDsOfProjectStmt, err = db.PrepareContext(ctx, packageIDsOfProject); err != nil {
+		return nil, fmt.Errorf("error preparing query PackageIDsOfProject: %w", err)
+	}
+	if q.packageUpdateStmt, err = db.PrepareContext(ctx, packageUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query PackageUpdate: %w", err)
+	}
+	if q.projectCreateStmt, err = db.PrepareContext(ctx, projectCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectCreate: %w", err)
+	}
+	if q.projectGetStmt, err = db.PrepareContext(ctx, projectGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectGet: %w", err)
+	}
+	if q.projectMilestoneCountsRefreshStmt, err = db.PrepareContext(ctx, projectMilestoneCountsRefresh); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectMilestoneCountsRefresh: %w", err)
+	}
+	if q.projectOpenCountStmt, err = db.PrepareContext(ctx, projectOpenCount); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectOpenCount: %w", err)
+	}
+	if q.projectUpdateStmt, err = db.PrepareContext(ctx, projectUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectUpdate: %w", err)
+	}
+	if q.projectUserListStmt, err = db.PrepareContext(ctx, projectUserList); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectUserList: %w", err)
+	}
 	if q.refreshTokenCreateStmt, err = db.PrepareContext(ctx, refreshTokenCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query RefreshTokenCreate: %w", err)
 	}
@@ -83,6 +125,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.roleCreateStmt, err = db.PrepareContext(ctx, roleCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query RoleCreate: %w", err)
+	}
+	if q.scopeGrantAllowingIDsStmt, err = db.PrepareContext(ctx, scopeGrantAllowingIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query ScopeGrantAllowingIDs: %w", err)
+	}
+	if q.scopeGrantDenyingIDsStmt, err = db.PrepareContext(ctx, scopeGrantDenyingIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query ScopeGrantDenyingIDs: %w", err)
+	}
+	if q.scopeGrantsForUserStmt, err = db.PrepareContext(ctx, scopeGrantsForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query ScopeGrantsForUser: %w", err)
 	}
 	if q.signingKeyCreateStmt, err = db.PrepareContext(ctx, signingKeyCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SigningKeyCreate: %w", err)
@@ -173,6 +224,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing metaPutStmt: %w", cerr)
 		}
 	}
+	if q.milestoneCreateStmt != nil {
+		if cerr := q.milestoneCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing milestoneCreateStmt: %w", cerr)
+		}
+	}
+	if q.milestoneGetStmt != nil {
+		if cerr := q.milestoneGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing milestoneGetStmt: %w", cerr)
+		}
+	}
+	if q.milestoneOpenCountStmt != nil {
+		if cerr := q.milestoneOpenCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing milestoneOpenCountStmt: %w", cerr)
+		}
+	}
+	if q.milestoneUpdateStmt != nil {
+		if cerr := q.milestoneUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing milestoneUpdateStmt: %w", cerr)
+		}
+	}
 	if q.organisationCreateStmt != nil {
 		if cerr := q.organisationCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing organisationCreateStmt: %w", cerr)
@@ -193,6 +264,56 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing outboxListStmt: %w", cerr)
 		}
 	}
+	if q.packageCreateStmt != nil {
+		if cerr := q.packageCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing packageCreateStmt: %w", cerr)
+		}
+	}
+	if q.packageGetStmt != nil {
+		if cerr := q.packageGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing packageGetStmt: %w", cerr)
+		}
+	}
+	if q.packageIDsOfProjectStmt != nil {
+		if cerr := q.packageIDsOfProjectStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing packageIDsOfProjectStmt: %w", cerr)
+		}
+	}
+	if q.packageUpdateStmt != nil {
+		if cerr := q.packageUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing packageUpdateStmt: %w", cerr)
+		}
+	}
+	if q.projectCreateStmt != nil {
+		if cerr := q.projectCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectCreateStmt: %w", cerr)
+		}
+	}
+	if q.projectGetStmt != nil {
+		if cerr := q.projectGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectGetStmt: %w", cerr)
+		}
+	}
+	if q.projectMilestoneCountsRefreshStmt != nil {
+		if cerr := q.projectMilestoneCountsRefreshStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectMilestoneCountsRefreshStmt: %w", cerr)
+		}
+	}
+	if q.projectOpenCountStmt != nil {
+		if cerr := q.projectOpenCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectOpenCountStmt: %w", cerr)
+		}
+	}
+	if q.projectUpdateStmt != nil {
+		if cerr := q.projectUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectUpdateStmt: %w", cerr)
+		}
+	}
+	if q.projectUserListStmt != nil {
+		if cerr := q.projectUserListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectUserListStmt: %w", cerr)
+		}
+	}
 	if q.refreshTokenCreateStmt != nil {
 		if cerr := q.refreshTokenCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing refreshTokenCreateStmt: %w", cerr)
@@ -211,6 +332,21 @@ func (q *Queries) Close() error {
 	if q.roleCreateStmt != nil {
 		if cerr := q.roleCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing roleCreateStmt: %w", cerr)
+		}
+	}
+	if q.scopeGrantAllowingIDsStmt != nil {
+		if cerr := q.scopeGrantAllowingIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scopeGrantAllowingIDsStmt: %w", cerr)
+		}
+	}
+	if q.scopeGrantDenyingIDsStmt != nil {
+		if cerr := q.scopeGrantDenyingIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scopeGrantDenyingIDsStmt: %w", cerr)
+		}
+	}
+	if q.scopeGrantsForUserStmt != nil {
+		if cerr := q.scopeGrantsForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scopeGrantsForUserStmt: %w", cerr)
 		}
 	}
 	if q.signingKeyCreateStmt != nil {
@@ -290,69 +426,103 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 }
 
 type Queries struct {
-	db                             DBTX
-	tx                             *sql.Tx
-	accessGrantsStmt               *sql.Stmt
-	accessMembershipStmt           *sql.Stmt
-	grantDeleteStmt                *sql.Stmt
-	grantGetStmt                   *sql.Stmt
-	grantListForScopeStmt          *sql.Stmt
-	grantPutStmt                   *sql.Stmt
-	grantTargetLookupStmt          *sql.Stmt
-	identityCreateStmt             *sql.Stmt
-	identityGetStmt                *sql.Stmt
-	memberCreateStmt               *sql.Stmt
-	metaGetStmt                    *sql.Stmt
-	metaPutStmt                    *sql.Stmt
-	organisationCreateStmt         *sql.Stmt
-	organisationGetStmt            *sql.Stmt
-	outboxCreateStmt               *sql.Stmt
-	outboxListStmt                 *sql.Stmt
-	refreshTokenCreateStmt         *sql.Stmt
-	refreshTokenDeleteForUserStmt  *sql.Stmt
-	refreshTokenTakeStmt           *sql.Stmt
-	roleCreateStmt                 *sql.Stmt
-	signingKeyCreateStmt           *sql.Stmt
-	signingKeyListStmt             *sql.Stmt
-	userCreateStmt                 *sql.Stmt
-	userEmailCreateStmt            *sql.Stmt
-	userEmailPrimaryVerifiedStmt   *sql.Stmt
-	userEmailVerifiedElsewhereStmt *sql.Stmt
-	userGetStmt                    *sql.Stmt
-	userGetByEmailStmt             *sql.Stmt
+	db                                DBTX
+	tx                                *sql.Tx
+	accessGrantsStmt                  *sql.Stmt
+	accessMembershipStmt              *sql.Stmt
+	grantDeleteStmt                   *sql.Stmt
+	grantGetStmt                      *sql.Stmt
+	grantListForScopeStmt             *sql.Stmt
+	grantPutStmt                      *sql.Stmt
+	grantTargetLookupStmt             *sql.Stmt
+	identityCreateStmt                *sql.Stmt
+	identityGetStmt                   *sql.Stmt
+	memberCreateStmt                  *sql.Stmt
+	metaGetStmt                       *sql.Stmt
+	metaPutStmt                       *sql.Stmt
+	milestoneCreateStmt               *sql.Stmt
+	milestoneGetStmt                  *sql.Stmt
+	milestoneOpenCountStmt            *sql.Stmt
+	milestoneUpdateStmt               *sql.Stmt
+	organisationCreateStmt            *sql.Stmt
+	organisationGetStmt               *sql.Stmt
+	outboxCreateStmt                  *sql.Stmt
+	outboxListStmt                    *sql.Stmt
+	packageCreateStmt                 *sql.Stmt
+	packageGetStmt                    *sql.Stmt
+	packageIDsOfProjectStmt           *sql.Stmt
+	packageUpdateStmt                 *sql.Stmt
+	projectCreateStmt                 *sql.Stmt
+	projectGetStmt                    *sql.Stmt
+	projectMilestoneCountsRefreshStmt *sql.Stmt
+	projectOpenCountStmt              *sql.Stmt
+	projectUpdateStmt                 *sql.Stmt
+	projectUserListStmt               *sql.Stmt
+	refreshTokenCreateStmt            *sql.Stmt
+	refreshTokenDeleteForUserStmt     *sql.Stmt
+	refreshTokenTakeStmt              *sql.Stmt
+	roleCreateStmt                    *sql.Stmt
+	scopeGrantAllowingIDsStmt         *sql.Stmt
+	scopeGrantDenyingIDsStmt          *sql.Stmt
+	scopeGrantsForUserStmt            *sql.Stmt
+	signingKeyCreateStmt              *sql.Stmt
+	signingKeyListStmt                *sql.Stmt
+	userCreateStmt                    *sql.Stmt
+	userEmailCreateStmt               *sql.Stmt
+	userEmailPrimaryVerifiedStmt      *sql.Stmt
+	userEmailVerifiedElsewhereStmt    *sql.Stmt
+	userGetStmt                       *sql.Stmt
+	userGetByEmailStmt                *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db:                             tx,
-		tx:                             tx,
-		accessGrantsStmt:               q.accessGrantsStmt,
-		accessMembershipStmt:           q.accessMembershipStmt,
-		grantDeleteStmt:                q.grantDeleteStmt,
-		grantGetStmt:                   q.grantGetStmt,
-		grantListForScopeStmt:          q.grantListForScopeStmt,
-		grantPutStmt:                   q.grantPutStmt,
-		grantTargetLookupStmt:          q.grantTargetLookupStmt,
-		identityCreateStmt:             q.identityCreateStmt,
-		identityGetStmt:                q.identityGetStmt,
-		memberCreateStmt:               q.memberCreateStmt,
-		metaGetStmt:                    q.metaGetStmt,
-		metaPutStmt:                    q.metaPutStmt,
-		organisationCreateStmt:         q.organisationCreateStmt,
-		organisationGetStmt:            q.organisationGetStmt,
-		outboxCreateStmt:               q.outboxCreateStmt,
-		outboxListStmt:                 q.outboxListStmt,
-		refreshTokenCreateStmt:         q.refreshTokenCreateStmt,
-		refreshTokenDeleteForUserStmt:  q.refreshTokenDeleteForUserStmt,
-		refreshTokenTakeStmt:           q.refreshTokenTakeStmt,
-		roleCreateStmt:                 q.roleCreateStmt,
-		signingKeyCreateStmt:           q.signingKeyCreateStmt,
-		signingKeyListStmt:             q.signingKeyListStmt,
-		userCreateStmt:                 q.userCreateStmt,
-		userEmailCreateStmt:            q.userEmailCreateStmt,
-		userEmailPrimaryVerifiedStmt:   q.userEmailPrimaryVerifiedStmt,
-		userEmailVerifiedElsewhereStmt: q.userEmailVerifiedElsewhereStmt,
-		userGetStmt:                    q.userGetStmt,
-		userGetByEmailStmt:             q.userGetByEmailStmt,
+		db:                                tx,
+		tx:                                tx,
+		accessGrantsStmt:                  q.accessGrantsStmt,
+		accessMembershipStmt:              q.accessMembershipStmt,
+		grantDeleteStmt:                   q.grantDeleteStmt,
+		grantGetStmt:                      q.grantGetStmt,
+		grantListForScopeStmt:             q.grantListForScopeStmt,
+		grantPutStmt:                      q.grantPutStmt,
+		grantTargetLookupStmt:             q.grantTargetLookupStmt,
+		identityCreateStmt:                q.identityCreateStmt,
+		identityGetStmt:                   q.identityGetStmt,
+		memberCreateStmt:                  q.memberCreateStmt,
+		metaGetStmt:                       q.metaGetStmt,
+		metaPutStmt:                       q.metaPutStmt,
+		milestoneCreateStmt:               q.milestoneCreateStmt,
+		milestoneGetStmt:                  q.milestoneGetStmt,
+		milestoneOpenCountStmt:            q.milestoneOpenCountStmt,
+		milestoneUpdateStmt:               q.milestoneUpdateStmt,
+		organisationCreateStmt:            q.organisationCreateStmt,
+		organisationGetStmt:               q.organisationGetStmt,
+		outboxCreateStmt:                  q.outboxCreateStmt,
+		outboxListStmt:                    q.outboxListStmt,
+		packageCreateStmt:                 q.packageCreateStmt,
+		packageGetStmt:                    q.packageGetStmt,
+		packageIDsOfProjectStmt:           q.packageIDsOfProjectStmt,
+		packageUpdateStmt:                 q.packageUpdateStmt,
+		projectCreateStmt:                 q.projectCreateStmt,
+		projectGetStmt:                    q.projectGetStmt,
+		projectMilestoneCountsRefreshStmt: q.projectMilestoneCountsRefreshStmt,
+		projectOpenCountStmt:              q.projectOpenCountStmt,
+		projectUpdateStmt:                 q.projectUpdateStmt,
+		projectUserListStmt:               q.projectUserListStmt,
+		refreshTokenCreateStmt:            q.refreshTokenCreateStmt,
+		refreshTokenDeleteForUserStmt:     q.refreshTokenDeleteForUserStmt,
+		refreshTokenTakeStmt:              q.refreshTokenTakeStmt,
+		roleCreateStmt:                    q.roleCreateStmt,
+		scopeGrantAllowingIDsStmt:         q.scopeGrantAllowingIDsStmt,
+		scopeGrantDenyingIDsStmt:          q.scopeGrantDenyingIDsStmt,
+		scopeGrantsForUserStmt:            q.scopeGrantsForUserStmt,
+		signingKeyCreateStmt:              q.signingKeyCreateStmt,
+		signingKeyListStmt:                q.signingKeyListStmt,
+		userCreateStmt:                    q.userCreateStmt,
+		userEmailCreateStmt:               q.userEmailCreateStmt,
+		userEmailPrimaryVerifiedStmt:      q.userEmailPrimaryVerifiedStmt,
+		userEmailVerifiedElsewhereStmt:    q.userEmailVerifiedElsewhereStmt,
+		userGetStmt:                       q.userGetStmt,
+		userGetByEmailStmt:                q.userGetByEmailStmt,
 	}
 }
