@@ -105,8 +105,11 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.projectMilestoneCountsRefreshStmt, err = db.PrepareContext(ctx, projectMilestoneCountsRefresh); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectMilestoneCountsRefresh: %w", err)
 	}
-	if q.projectOpenCountStmt, err = db.PrepareContext(ctx, projectOpenCount); err != nil {
-		return nil, fmt.Errorf("error preparing query ProjectOpenCount: %w", err)
+	if q.projectStatusCountStmt, err = db.PrepareContext(ctx, projectStatusCount); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectStatusCount: %w", err)
+	}
+	if q.projectTotalCountStmt, err = db.PrepareContext(ctx, projectTotalCount); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectTotalCount: %w", err)
 	}
 	if q.projectUpdateStmt, err = db.PrepareContext(ctx, projectUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectUpdate: %w", err)
@@ -299,9 +302,14 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing projectMilestoneCountsRefreshStmt: %w", cerr)
 		}
 	}
-	if q.projectOpenCountStmt != nil {
-		if cerr := q.projectOpenCountStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing projectOpenCountStmt: %w", cerr)
+	if q.projectStatusCountStmt != nil {
+		if cerr := q.projectStatusCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectStatusCountStmt: %w", cerr)
+		}
+	}
+	if q.projectTotalCountStmt != nil {
+		if cerr := q.projectTotalCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectTotalCountStmt: %w", cerr)
 		}
 	}
 	if q.projectUpdateStmt != nil {
@@ -455,7 +463,8 @@ type Queries struct {
 	projectCreateStmt                 *sql.Stmt
 	projectGetStmt                    *sql.Stmt
 	projectMilestoneCountsRefreshStmt *sql.Stmt
-	projectOpenCountStmt              *sql.Stmt
+	projectStatusCountStmt            *sql.Stmt
+	projectTotalCountStmt             *sql.Stmt
 	projectUpdateStmt                 *sql.Stmt
 	projectUserListStmt               *sql.Stmt
 	refreshTokenCreateStmt            *sql.Stmt
@@ -506,7 +515,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		projectCreateStmt:                 q.projectCreateStmt,
 		projectGetStmt:                    q.projectGetStmt,
 		projectMilestoneCountsRefreshStmt: q.projectMilestoneCountsRefreshStmt,
-		projectOpenCountStmt:              q.projectOpenCountStmt,
+		projectStatusCountStmt:            q.projectStatusCountStmt,
+		projectTotalCountStmt:             q.projectTotalCountStmt,
 		projectUpdateStmt:                 q.projectUpdateStmt,
 		projectUserListStmt:               q.projectUserListStmt,
 		refreshTokenCreateStmt:            q.refreshTokenCreateStmt,

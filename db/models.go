@@ -128,6 +128,12 @@ type ProjectPackage struct {
 	CreatedBy      int64
 }
 
+type ProjectStatusCount struct {
+	OrganisationID int64
+	Status         string
+	N              int64
+}
+
 type RefreshToken struct {
 	TokenHash string
 	UserID    int64

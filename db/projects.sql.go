@@ -397,16 +397,33 @@ func (q *Queries) ProjectMilestoneCountsRefresh(ctx context.Context, arg Project
 	return err
 }
 
-const projectOpenCount = `-- name: ProjectOpenCount :one
-SELECT count(*) FROM projects WHERE organisation_id = ?1 AND status = 'open'
+const projectStatusCount = `-- name: ProjectStatusCount :one
+SELECT CAST(coalesce((SELECT n FROM project_status_counts WHERE organisation_id = ?1 AND status = ?2), 0) AS INTEGER)
 `
 
-// Open projects of an organisation: what the project quota counts.
-func (q *Queries) ProjectOpenCount(ctx context.Context, organisationID int64) (int64, error) {
-	row := q.queryRow(ctx, q.projectOpenCountStmt, projectOpenCount, organisationID)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+type ProjectStatusCountParams struct {
+	OrganisationID int64
+	Status         string
+}
+
+// Projects of an organisation with one status, from the trigger-kept counts.
+func (q *Queries) ProjectStatusCount(ctx context.Context, arg ProjectStatusCountParams) (int64, error) {
+	row := q.queryRow(ctx, q.projectStatusCountStmt, projectStatusCount, arg.OrganisationID, arg.Status)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const projectTotalCount = `-- name: ProjectTotalCount :one
+SELECT CAST(coalesce(sum(n), 0) AS INTEGER) FROM project_status_counts WHERE organisation_id = ?1
+`
+
+// All projects of an organisation, from the trigger-kept counts.
+func (q *Queries) ProjectTotalCount(ctx context.Context, organisationID int64) (int64, error) {
+	row := q.queryRow(ctx, q.projectTotalCountStmt, projectTotalCount, organisationID)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
 }
 
 const projectUpdate = `-- name: ProjectUpdate :one

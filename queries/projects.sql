@@ -9,10 +9,6 @@ RETURNING *;
 -- name: ProjectGet :one
 SELECT * FROM projects WHERE id = @id;
 
--- Open projects of an organisation: what the project quota counts.
--- name: ProjectOpenCount :one
-SELECT count(*) FROM projects WHERE organisation_id = @organisation_id AND status = 'open';
-
 -- name: ProjectUpdate :one
 UPDATE projects SET code = @code, name = @name, description = @description, readme = @readme,
     status = @status, closed_at = sqlc.narg(closed_at), closed_by = sqlc.narg(closed_by)
@@ -103,3 +99,11 @@ RETURNING *;
 
 -- name: PackageIDsOfProject :many
 SELECT id FROM project_packages WHERE project_id = @project_id AND organisation_id = @organisation_id;
+
+-- Projects of an organisation with one status, from the trigger-kept counts.
+-- name: ProjectStatusCount :one
+SELECT CAST(coalesce((SELECT n FROM project_status_counts WHERE organisation_id = @organisation_id AND status = @status), 0) AS INTEGER);
+
+-- All projects of an organisation, from the trigger-kept counts.
+-- name: ProjectTotalCount :one
+SELECT CAST(coalesce(sum(n), 0) AS INTEGER) FROM project_status_counts WHERE organisation_id = @organisation_id;

@@ -269,7 +269,7 @@ func (s *Server) quotaLeft(ctx context.Context, q *db.Queries, orgID int64) erro
 	if s.cfg.MaxProjectsPerOrg <= 0 {
 		return nil
 	}
-	n, err := q.ProjectOpenCount(ctx, orgID)
+	n, err := q.ProjectStatusCount(ctx, db.ProjectStatusCountParams{OrganisationID: orgID, Status: statusOpen})
 	if err != nil {
 		return err
 	}
@@ -464,14 +464,15 @@ func (s *Server) projectList(rq *request) error {
 		if err != nil {
 			return err
 		}
-		where, args := vis.where("organisation_id = ?", orgID)
 		if vis.none() {
 			return nil
 		}
-		where, args = lq.and(where, args)
-		if err := tx.QueryRowContext(rq.ctx, "SELECT count(*) FROM projects WHERE "+where, args...).Scan(&total); err != nil {
+		total, err = projectTotal(rq.ctx, tx, q, orgID, vis, lq)
+		if err != nil || lq.Top == 0 || int64(lq.Skip) >= total {
 			return err
 		}
+		where, args := vis.where("organisation_id = ?", orgID)
+		where, args = lq.and(where, args)
 		rows, err := tx.QueryContext(rq.ctx, `SELECT id, organisation_id, code, name, description, status,
 			open_milestone_count, closed_milestone_count, open_work_item_count, closed_work_item_count, document_count
 			FROM projects WHERE `+where+` ORDER BY id LIMIT ? OFFSET ?`, append(args, lq.Top, lq.Skip)...)
@@ -495,6 +496,47 @@ func (s *Server) projectList(rq *request) error {
 	}
 	setTotalCount(rq.w, total)
 	return rq.json(http.StatusOK, out)
+}
+
+// projectTotal is X-Total-Count of a project list. With no $filter or a
+// single status equality, and visibility "all but a few", it reads the
+// trigger-kept counts and subtracts the hidden projects that match, instead
+// of counting thousands of rows on every page. Anything else is counted.
+func projectTotal(ctx context.Context, tx *sql.Tx, q *db.Queries, orgID int64, vis visibility, lq listQuery) (int64, error) {
+	var total int64
+	status, byStatus := statusOnly(lq)
+	if !vis.except || (lq.Where != "" && !byStatus) {
+		where, args := vis.where("organisation_id = ?", orgID)
+		where, args = lq.and(where, args)
+		err := tx.QueryRowContext(ctx, "SELECT count(*) FROM projects WHERE "+where, args...).Scan(&total)
+		return total, err
+	}
+	var err error
+	if byStatus {
+		total, err = q.ProjectStatusCount(ctx, db.ProjectStatusCountParams{OrganisationID: orgID, Status: status})
+	} else {
+		total, err = q.ProjectTotalCount(ctx, orgID)
+	}
+	if err != nil || len(vis.ids) == 0 {
+		return total, err
+	}
+	where, args := lq.and("organisation_id = ? AND id IN (SELECT value FROM json_each(?))", []any{orgID, idsJSON(vis.ids)})
+	var hidden int64
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM projects WHERE "+where, args...).Scan(&hidden); err != nil {
+		return 0, err
+	}
+	return total - hidden, nil
+}
+
+// statusOnly reports whether the compiled $filter is exactly one equality on
+// status (the compiler's form for "status eq '...'"), and the status. Should
+// the compiler's form differ, the list just counts rows: totals stay right.
+func statusOnly(lq listQuery) (string, bool) {
+	if lq.Where != "status = ?" || len(lq.Args) != 1 {
+		return "", false
+	}
+	s, ok := lq.Args[0].(string)
+	return s, ok
 }
 
 // and joins the compiled $filter to a base condition.

@@ -475,6 +475,9 @@ func TestProjectListFilter(t *testing.T) {
 		{"closed", f.alice, "GET", q("status eq 'closed'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, b) }},
 		{"name prefix, case-insensitive", f.alice, "GET", q("startswith(name, 'ALP')"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, a, c) }},
 		{"filter with visibility and paging", f.bob, "GET", q("startswith(name, 'alp')") + "&$top=5", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, a) }},
+		{"status with a hidden project", f.bob, "GET", q("status eq 'open'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, a) }},
+		{"status, closed, hidden one open", f.bob, "GET", q("status eq 'closed'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, b) }},
+		{"status page past the end", f.bob, "GET", q("status eq 'open'") + "&$skip=1", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1) }},
 		{"code", f.alice, "GET", q("code eq 'AL'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, a) }},
 		{"unknown field", f.alice, "GET", q("readme eq 'x'"), nil, http.StatusBadRequest, nil},
 		{"bad status value", f.alice, "GET", q("status eq 'gone'"), nil, http.StatusBadRequest, nil},
@@ -587,4 +590,51 @@ func TestProjectGrants(t *testing.T) {
 	if n := len(r.arr(t)); n != 3 {
 		t.Errorf("grants after refusals: got %d, want 3", n)
 	}
+}
+
+// TestStatusOnly: the list reads trigger-kept counts for a lone status
+// equality; this pins the compiled form it recognises.
+func TestStatusOnly(t *testing.T) {
+	r, _ := http.NewRequest("GET", "/?$filter="+url.QueryEscape("status eq 'open'"), nil)
+	lq, err := parseListQuery(r, projectFilterFields())
+	if err != nil {
+		t.Skip("$filter arrives with the filter branch")
+	}
+	if s, ok := statusOnly(lq); !ok || s != "open" {
+		t.Errorf("statusOnly(%q, %v): got %q, %v; want open, true", lq.Where, lq.Args, s, ok)
+	}
+	r, _ = http.NewRequest("GET", "/?$filter="+url.QueryEscape("status eq 'open' or name eq 'x'"), nil)
+	if lq, err = parseListQuery(r, projectFilterFields()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := statusOnly(lq); ok {
+		t.Errorf("statusOnly(%q): got true, want false", lq.Where)
+	}
+}
+
+// TestProjectStatusCounts: the trigger-kept counts follow creates, closes and
+// reopens, and totals read from them match the rows.
+func TestProjectStatusCounts(t *testing.T) {
+	f := newProjFixture(t)
+	path := "/organisations/" + f.org + "/projects"
+	var ps []string
+	for i := 0; i < 4; i++ {
+		ps = append(ps, str(f.project(t, f.alice, nil), "id"))
+	}
+	f.project(t, f.alice, map[string]any{"status": "closed"})
+	f.e.must(http.StatusOK, f.alice, "PATCH", "/projects/"+ps[0], map[string]any{"status": "closed"})
+	f.e.must(http.StatusOK, f.alice, "PATCH", "/projects/"+ps[1], map[string]any{"status": "closed"})
+	f.e.must(http.StatusOK, f.alice, "PATCH", "/projects/"+ps[1], map[string]any{"status": "open"})
+	f.e.must(http.StatusOK, f.alice, "PATCH", "/projects/"+ps[2], map[string]any{"name": "renamed"})
+	oid, _ := db.ParseID(f.org)
+	for status, want := range map[string]int64{"open": 3, "closed": 2} {
+		n, err := f.e.store.R.ProjectStatusCount(context.Background(), db.ProjectStatusCountParams{OrganisationID: int64(oid), Status: status})
+		if err != nil || n != want {
+			t.Errorf("%s count: got %d (%v), want %d", status, n, err, want)
+		}
+	}
+	f.grant(t, "project", ps[3], "user", f.bob.ID, 0, ViewProjects)
+	wantIDs(t, f.e.must(http.StatusOK, f.bob, "GET", path, nil), 4, ps[0], ps[1], ps[2], str(f.e.must(http.StatusOK, f.alice, "GET", path+"?$skip=4", nil).arr(t)[0], "id"))
+	wantIDs(t, f.e.must(http.StatusOK, f.bob, "GET", path+"?$skip=9", nil), 4)
+	wantIDs(t, f.e.must(http.StatusOK, f.bob, "GET", path+"?$top=0", nil), 4)
 }

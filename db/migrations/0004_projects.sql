@@ -23,6 +23,28 @@ CREATE INDEX projects_organisation ON projects(organisation_id);
 -- Quota counts and status filters read (organisation, status) in id order.
 CREATE INDEX projects_organisation_status ON projects(organisation_id, status);
 
+-- Projects per organisation and status, kept by triggers whatever writes the
+-- projects, so list totals and the quota read a row instead of counting.
+CREATE TABLE project_status_counts (
+    organisation_id INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (organisation_id, status)
+) WITHOUT ROWID;
+CREATE TRIGGER projects_count_insert AFTER INSERT ON projects BEGIN
+    INSERT INTO project_status_counts(organisation_id, status, n) VALUES (NEW.organisation_id, NEW.status, 1)
+    ON CONFLICT(organisation_id, status) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER projects_count_update AFTER UPDATE OF organisation_id, status ON projects
+WHEN OLD.organisation_id <> NEW.organisation_id OR OLD.status <> NEW.status BEGIN
+    UPDATE project_status_counts SET n = n - 1 WHERE organisation_id = OLD.organisation_id AND status = OLD.status;
+    INSERT INTO project_status_counts(organisation_id, status, n) VALUES (NEW.organisation_id, NEW.status, 1)
+    ON CONFLICT(organisation_id, status) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER projects_count_delete AFTER DELETE ON projects BEGIN
+    UPDATE project_status_counts SET n = n - 1 WHERE organisation_id = OLD.organisation_id AND status = OLD.status;
+END;
+
 CREATE TABLE project_milestones (
     id INTEGER PRIMARY KEY,
     organisation_id INTEGER NOT NULL REFERENCES organisations(id),
