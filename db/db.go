@@ -150,6 +150,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.metaPutStmt, err = db.PrepareContext(ctx, metaPut); err != nil {
 		return nil, fmt.Errorf("error preparing query MetaPut: %w", err)
 	}
+	if q.milestoneCreateStmt, err = db.PrepareContext(ctx, milestoneCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query MilestoneCreate: %w", err)
+	}
+	if q.milestoneGetStmt, err = db.PrepareContext(ctx, milestoneGet); err != nil {
+		return nil, fmt.Errorf("error preparing query MilestoneGet: %w", err)
+	}
+	if q.milestoneOpenCountStmt, err = db.PrepareContext(ctx, milestoneOpenCount); err != nil {
+		return nil, fmt.Errorf("error preparing query MilestoneOpenCount: %w", err)
+	}
+	if q.milestoneUpdateStmt, err = db.PrepareContext(ctx, milestoneUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query MilestoneUpdate: %w", err)
+	}
 	if q.organisationCreateStmt, err = db.PrepareContext(ctx, organisationCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query OrganisationCreate: %w", err)
 	}
@@ -176,6 +188,39 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.outboxListStmt, err = db.PrepareContext(ctx, outboxList); err != nil {
 		return nil, fmt.Errorf("error preparing query OutboxList: %w", err)
+	}
+	if q.packageCreateStmt, err = db.PrepareContext(ctx, packageCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query PackageCreate: %w", err)
+	}
+	if q.packageGetStmt, err = db.PrepareContext(ctx, packageGet); err != nil {
+		return nil, fmt.Errorf("error preparing query PackageGet: %w", err)
+	}
+	if q.packageIDsOfProjectStmt, err = db.PrepareContext(ctx, packageIDsOfProject); err != nil {
+		return nil, fmt.Errorf("error preparing query PackageIDsOfProject: %w", err)
+	}
+	if q.packageUpdateStmt, err = db.PrepareContext(ctx, packageUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query PackageUpdate: %w", err)
+	}
+	if q.projectCreateStmt, err = db.PrepareContext(ctx, projectCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectCreate: %w", err)
+	}
+	if q.projectGetStmt, err = db.PrepareContext(ctx, projectGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectGet: %w", err)
+	}
+	if q.projectMilestoneCountsRefreshStmt, err = db.PrepareContext(ctx, projectMilestoneCountsRefresh); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectMilestoneCountsRefresh: %w", err)
+	}
+	if q.projectStatusCountStmt, err = db.PrepareContext(ctx, projectStatusCount); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectStatusCount: %w", err)
+	}
+	if q.projectTotalCountStmt, err = db.PrepareContext(ctx, projectTotalCount); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectTotalCount: %w", err)
+	}
+	if q.projectUpdateStmt, err = db.PrepareContext(ctx, projectUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectUpdate: %w", err)
+	}
+	if q.projectUserListStmt, err = db.PrepareContext(ctx, projectUserList); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectUserList: %w", err)
 	}
 	if q.refreshTokenCreateStmt, err = db.PrepareContext(ctx, refreshTokenCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query RefreshTokenCreate: %w", err)
@@ -215,6 +260,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.roleUpdateStmt, err = db.PrepareContext(ctx, roleUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query RoleUpdate: %w", err)
+	}
+	if q.scopeGrantAllowingIDsStmt, err = db.PrepareContext(ctx, scopeGrantAllowingIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query ScopeGrantAllowingIDs: %w", err)
+	}
+	if q.scopeGrantDenyingIDsStmt, err = db.PrepareContext(ctx, scopeGrantDenyingIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query ScopeGrantDenyingIDs: %w", err)
+	}
+	if q.scopeGrantsForUserStmt, err = db.PrepareContext(ctx, scopeGrantsForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query ScopeGrantsForUser: %w", err)
 	}
 	if q.signingKeyCreateStmt, err = db.PrepareContext(ctx, signingKeyCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SigningKeyCreate: %w", err)
@@ -578,6 +632,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing metaPutStmt: %w", cerr)
 		}
 	}
+	if q.milestoneCreateStmt != nil {
+		if cerr := q.milestoneCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing milestoneCreateStmt: %w", cerr)
+		}
+	}
+	if q.milestoneGetStmt != nil {
+		if cerr := q.milestoneGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing milestoneGetStmt: %w", cerr)
+		}
+	}
+	if q.milestoneOpenCountStmt != nil {
+		if cerr := q.milestoneOpenCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing milestoneOpenCountStmt: %w", cerr)
+		}
+	}
+	if q.milestoneUpdateStmt != nil {
+		if cerr := q.milestoneUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing milestoneUpdateStmt: %w", cerr)
+		}
+	}
 	if q.organisationCreateStmt != nil {
 		if cerr := q.organisationCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing organisationCreateStmt: %w", cerr)
@@ -621,6 +695,61 @@ func (q *Queries) Close() error {
 	if q.outboxListStmt != nil {
 		if cerr := q.outboxListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing outboxListStmt: %w", cerr)
+		}
+	}
+	if q.packageCreateStmt != nil {
+		if cerr := q.packageCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing packageCreateStmt: %w", cerr)
+		}
+	}
+	if q.packageGetStmt != nil {
+		if cerr := q.packageGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing packageGetStmt: %w", cerr)
+		}
+	}
+	if q.packageIDsOfProjectStmt != nil {
+		if cerr := q.packageIDsOfProjectStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing packageIDsOfProjectStmt: %w", cerr)
+		}
+	}
+	if q.packageUpdateStmt != nil {
+		if cerr := q.packageUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing packageUpdateStmt: %w", cerr)
+		}
+	}
+	if q.projectCreateStmt != nil {
+		if cerr := q.projectCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectCreateStmt: %w", cerr)
+		}
+	}
+	if q.projectGetStmt != nil {
+		if cerr := q.projectGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectGetStmt: %w", cerr)
+		}
+	}
+	if q.projectMilestoneCountsRefreshStmt != nil {
+		if cerr := q.projectMilestoneCountsRefreshStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectMilestoneCountsRefreshStmt: %w", cerr)
+		}
+	}
+	if q.projectStatusCountStmt != nil {
+		if cerr := q.projectStatusCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectStatusCountStmt: %w", cerr)
+		}
+	}
+	if q.projectTotalCountStmt != nil {
+		if cerr := q.projectTotalCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectTotalCountStmt: %w", cerr)
+		}
+	}
+	if q.projectUpdateStmt != nil {
+		if cerr := q.projectUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectUpdateStmt: %w", cerr)
+		}
+	}
+	if q.projectUserListStmt != nil {
+		if cerr := q.projectUserListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectUserListStmt: %w", cerr)
 		}
 	}
 	if q.refreshTokenCreateStmt != nil {
@@ -686,6 +815,21 @@ func (q *Queries) Close() error {
 	if q.roleUpdateStmt != nil {
 		if cerr := q.roleUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing roleUpdateStmt: %w", cerr)
+		}
+	}
+	if q.scopeGrantAllowingIDsStmt != nil {
+		if cerr := q.scopeGrantAllowingIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scopeGrantAllowingIDsStmt: %w", cerr)
+		}
+	}
+	if q.scopeGrantDenyingIDsStmt != nil {
+		if cerr := q.scopeGrantDenyingIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scopeGrantDenyingIDsStmt: %w", cerr)
+		}
+	}
+	if q.scopeGrantsForUserStmt != nil {
+		if cerr := q.scopeGrantsForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scopeGrantsForUserStmt: %w", cerr)
 		}
 	}
 	if q.signingKeyCreateStmt != nil {
@@ -1014,6 +1158,10 @@ type Queries struct {
 	memberRolesDeleteForUserStmt              *sql.Stmt
 	metaGetStmt                               *sql.Stmt
 	metaPutStmt                               *sql.Stmt
+	milestoneCreateStmt                       *sql.Stmt
+	milestoneGetStmt                          *sql.Stmt
+	milestoneOpenCountStmt                    *sql.Stmt
+	milestoneUpdateStmt                       *sql.Stmt
 	organisationCreateStmt                    *sql.Stmt
 	organisationGetStmt                       *sql.Stmt
 	organisationListForUserStmt               *sql.Stmt
@@ -1023,6 +1171,17 @@ type Queries struct {
 	organisationUpdateStmt                    *sql.Stmt
 	outboxCreateStmt                          *sql.Stmt
 	outboxListStmt                            *sql.Stmt
+	packageCreateStmt                         *sql.Stmt
+	packageGetStmt                            *sql.Stmt
+	packageIDsOfProjectStmt                   *sql.Stmt
+	packageUpdateStmt                         *sql.Stmt
+	projectCreateStmt                         *sql.Stmt
+	projectGetStmt                            *sql.Stmt
+	projectMilestoneCountsRefreshStmt         *sql.Stmt
+	projectStatusCountStmt                    *sql.Stmt
+	projectTotalCountStmt                     *sql.Stmt
+	projectUpdateStmt                         *sql.Stmt
+	projectUserListStmt                       *sql.Stmt
 	refreshTokenCreateStmt                    *sql.Stmt
 	refreshTokenDeleteForUserStmt             *sql.Stmt
 	refreshTokenTakeStmt                      *sql.Stmt
@@ -1036,6 +1195,9 @@ type Queries struct {
 	roleSetOrderStmt                          *sql.Stmt
 	roleShiftStmt                             *sql.Stmt
 	roleUpdateStmt                            *sql.Stmt
+	scopeGrantAllowingIDsStmt                 *sql.Stmt
+	scopeGrantDenyingIDsStmt                  *sql.Stmt
+	scopeGrantsForUserStmt                    *sql.Stmt
 	signingKeyCreateStmt                      *sql.Stmt
 	signingKeyListStmt                        *sql.Stmt
 	userAvatarBlobGetStmt                     *sql.Stmt
@@ -1133,6 +1295,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		memberRolesDeleteForUserStmt:              q.memberRolesDeleteForUserStmt,
 		metaGetStmt:                               q.metaGetStmt,
 		metaPutStmt:                               q.metaPutStmt,
+		milestoneCreateStmt:                       q.milestoneCreateStmt,
+		milestoneGetStmt:                          q.milestoneGetStmt,
+		milestoneOpenCountStmt:                    q.milestoneOpenCountStmt,
+		milestoneUpdateStmt:                       q.milestoneUpdateStmt,
 		organisationCreateStmt:                    q.organisationCreateStmt,
 		organisationGetStmt:                       q.organisationGetStmt,
 		organisationListForUserStmt:               q.organisationListForUserStmt,
@@ -1142,6 +1308,17 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		organisationUpdateStmt:                    q.organisationUpdateStmt,
 		outboxCreateStmt:                          q.outboxCreateStmt,
 		outboxListStmt:                            q.outboxListStmt,
+		packageCreateStmt:                         q.packageCreateStmt,
+		packageGetStmt:                            q.packageGetStmt,
+		packageIDsOfProjectStmt:                   q.packageIDsOfProjectStmt,
+		packageUpdateStmt:                         q.packageUpdateStmt,
+		projectCreateStmt:                         q.projectCreateStmt,
+		projectGetStmt:                            q.projectGetStmt,
+		projectMilestoneCountsRefreshStmt:         q.projectMilestoneCountsRefreshStmt,
+		projectStatusCountStmt:                    q.projectStatusCountStmt,
+		projectTotalCountStmt:                     q.projectTotalCountStmt,
+		projectUpdateStmt:                         q.projectUpdateStmt,
+		projectUserListStmt:                       q.projectUserListStmt,
 		refreshTokenCreateStmt:                    q.refreshTokenCreateStmt,
 		refreshTokenDeleteForUserStmt:             q.refreshTokenDeleteForUserStmt,
 		refreshTokenTakeStmt:                      q.refreshTokenTakeStmt,
@@ -1155,6 +1332,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		roleSetOrderStmt:                          q.roleSetOrderStmt,
 		roleShiftStmt:                             q.roleShiftStmt,
 		roleUpdateStmt:                            q.roleUpdateStmt,
+		scopeGrantAllowingIDsStmt:                 q.scopeGrantAllowingIDsStmt,
+		scopeGrantDenyingIDsStmt:                  q.scopeGrantDenyingIDsStmt,
+		scopeGrantsForUserStmt:                    q.scopeGrantsForUserStmt,
 		signingKeyCreateStmt:                      q.signingKeyCreateStmt,
 		signingKeyListStmt:                        q.signingKeyListStmt,
 		userAvatarBlobGetStmt:                     q.userAvatarBlobGetStmt,

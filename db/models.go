@@ -104,6 +104,59 @@ type PermissionGrant struct {
 	DenyMask       int64
 }
 
+type Project struct {
+	ID                   int64
+	OrganisationID       int64
+	Code                 string
+	Name                 string
+	Description          string
+	Readme               string
+	Status               string
+	OpenMilestoneCount   int64
+	ClosedMilestoneCount int64
+	OpenWorkItemCount    int64
+	ClosedWorkItemCount  int64
+	DocumentCount        int64
+	CreatedAt            string
+	CreatedBy            int64
+	ClosedAt             *string
+	ClosedBy             *int64
+}
+
+type ProjectMilestone struct {
+	ID                  int64
+	OrganisationID      int64
+	ProjectID           int64
+	Name                string
+	Description         string
+	DueAt               *string
+	Status              string
+	OpenWorkItemCount   int64
+	ClosedWorkItemCount int64
+	CreatedAt           string
+	CreatedBy           int64
+	ClosedAt            *string
+	ClosedBy            *int64
+}
+
+type ProjectPackage struct {
+	ID             int64
+	OrganisationID int64
+	ProjectID      int64
+	Code           string
+	Name           string
+	Description    string
+	Enabled        bool
+	CreatedAt      string
+	CreatedBy      int64
+}
+
+type ProjectStatusCount struct {
+	OrganisationID int64
+	Status         string
+	N              int64
+}
+
 type RefreshToken struct {
 	TokenHash string
 	UserID    int64

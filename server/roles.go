@@ -578,8 +578,8 @@ func (s *Server) grantPut(rq *request) error {
 	return rq.json(http.StatusOK, out)
 }
 
-// grantList lists the organisation's explicit grants.
-func (s *Server) grantList(rq *request) error {
+// orgGrantList lists the organisation's explicit grants.
+func (s *Server) orgGrantList(rq *request) error {
 	orgID, err := rq.pathID("id")
 	if err != nil {
 		return err

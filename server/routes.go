@@ -84,7 +84,7 @@ func (s *Server) routes() []route {
 		{"PATCH", "/organisations/:id/roles", authenticated, s.roleReorder},
 		{"PUT", "/organisations/:id/members/:user/roles/:role", authenticated, s.memberRoleChange(true)},
 		{"DELETE", "/organisations/:id/members/:user/roles/:role", authenticated, s.memberRoleChange(false)},
-		{"GET", "/organisations/:id/permissions", authenticated, s.grantList},
+		{"GET", "/organisations/:id/permissions", authenticated, s.orgGrantList},
 		{"PUT", "/organisations/:id/permissions/:target", authenticated, s.grantPut},
 		{"GET", "/roles/:id", authenticated, s.roleGet},
 		{"PATCH", "/roles/:id", authenticated, s.rolePatch},
@@ -100,7 +100,22 @@ func (s *Server) routes() []route {
 		{"DELETE", "/invites/:code", authenticated, s.inviteRevoke},
 
 		// Projects, milestones, packages
-
+		{"POST", "/organisations/:id/projects", authenticated, s.projectCreate},
+		{"GET", "/organisations/:id/projects", authenticated, s.projectList},
+		{"GET", "/projects/:id", authenticated, s.projectGet},
+		{"PATCH", "/projects/:id", authenticated, s.projectPatch},
+		{"PATCH", "/projects/:id/permissions/:roleId", authenticated, s.projectGrantPatch},
+		{"GET", "/projects/:id/permissions", authenticated, s.projectGrantList},
+		{"POST", "/projects/:id/milestones", authenticated, s.milestoneCreate},
+		{"GET", "/projects/:id/milestones", authenticated, s.milestoneList},
+		{"GET", "/milestones/:id", authenticated, s.milestoneGet},
+		{"PATCH", "/milestones/:id", authenticated, s.milestonePatch},
+		{"POST", "/projects/:id/packages", authenticated, s.packageCreate},
+		{"GET", "/projects/:id/packages", authenticated, s.packageList},
+		{"GET", "/packages/:id", authenticated, s.packageGet},
+		{"PATCH", "/packages/:id", authenticated, s.packagePatch},
+		{"PATCH", "/packages/:id/permissions/:roleId", authenticated, s.packageGrantPatch},
+		{"GET", "/packages/:id/permissions", authenticated, s.packageGrantList},
 	}
 }
 

@@ -272,3 +272,26 @@ func wantLen(n int) func(t *testing.T, r *testResponse) {
 		}
 	}
 }
+
+// rawRole makes a role directly in the store (rank is its sort_order, 0
+// highest) and assigns it to members, for areas tested before the role
+// endpoints exist. Returns the role id.
+func (e *testEnv) rawRole(orgID, name string, rank int64, members ...*testUser) string {
+	e.t.Helper()
+	oid, _ := db.ParseID(orgID)
+	ctx := context.Background()
+	id := e.store.IDs.Next()
+	err := e.store.InTx(ctx, func(q *db.Queries) error {
+		_, err := q.RoleCreate(ctx, db.RoleCreateParams{ID: id, OrganisationID: int64(oid), Name: name, SortOrder: rank, CreatedAt: e.srv.nowText()})
+		return err
+	})
+	if err != nil {
+		e.t.Fatalf("create role: %v", err)
+	}
+	for _, u := range members {
+		if _, err := e.store.Writer.ExecContext(ctx, `INSERT INTO member_roles(organisation_id, user_id, role_id) VALUES (?, ?, ?)`, int64(oid), u.id, id); err != nil {
+			e.t.Fatalf("assign role: %v", err)
+		}
+	}
+	return db.ID(id).String()
+}

@@ -1,0 +1,238 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+
+	"workspace/db"
+)
+
+// packageJSON is the project package object.
+type packageJSON struct {
+	ID             db.ID  `json:"id"`
+	OrganisationID db.ID  `json:"organisation_id"`
+	ProjectID      db.ID  `json:"project_id"`
+	Code           string `json:"code"`
+	Name           string `json:"name"`
+	Description    string `json:"description"`
+	Enabled        bool   `json:"enabled"`
+}
+
+func toPackage(p db.ProjectPackage) packageJSON {
+	return packageJSON{
+		ID: db.ID(p.ID), OrganisationID: db.ID(p.OrganisationID), ProjectID: db.ID(p.ProjectID),
+		Code: p.Code, Name: p.Name, Description: p.Description, Enabled: p.Enabled,
+	}
+}
+
+var packageReadOnly = []string{"id", "organisation_id", "project_id"}
+
+type packageBody struct {
+	Code        *string `json:"code"`
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+	Enabled     *bool   `json:"enabled"`
+}
+
+func (b *packageBody) validate() error {
+	p := problems{}
+	optText(p, "code", b.Code, maxCodeLen)
+	checkName(p, "name", b.Name, maxNameLen)
+	optText(p, "description", b.Description, maxDescriptionLen)
+	return p.err()
+}
+
+// packageCreate: ADMIN_PROJECTS on the project.
+func (s *Server) packageCreate(rq *request) error {
+	projectID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b packageBody
+	if err := decodeBody(rq, &b, packageReadOnly...); err != nil {
+		return err
+	}
+	if err := b.validate(); err != nil {
+		return err
+	}
+	var out packageJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		p, a, err := projectAccess(rq.ctx, q, rq.user.ID, projectID, projectAbsent(http.StatusBadRequest))
+		if err != nil {
+			return err
+		}
+		if err := requireProject(a, AdminProjects); err != nil {
+			return err
+		}
+		enabled := true
+		if b.Enabled != nil {
+			enabled = *b.Enabled
+		}
+		pkg, err := q.PackageCreate(rq.ctx, db.PackageCreateParams{
+			ID: s.store.IDs.Next(), OrganisationID: p.OrganisationID, ProjectID: p.ID,
+			Code: orDefault(b.Code, ""), Name: orDefault(b.Name, "new package"),
+			Description: orDefault(b.Description, ""), Enabled: enabled,
+			CreatedAt: s.nowText(), CreatedBy: rq.user.ID,
+		})
+		out = toPackage(pkg)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusCreated, out)
+}
+
+// packageAccess loads a package and the caller's access in it, resolved
+// with the package layer above the project and organisation layers.
+func packageAccess(ctx context.Context, q *db.Queries, userID, id int64, absent *Error) (db.ProjectPackage, Access, error) {
+	pkg, err := q.PackageGet(ctx, id)
+	if db.IsNotFound(err) {
+		return pkg, Access{}, absent
+	}
+	if err != nil {
+		return pkg, Access{}, err
+	}
+	a, err := accessIn(ctx, q, userID, pkg.OrganisationID, pkg.ProjectID, pkg.ID)
+	if db.IsNotFound(err) {
+		return pkg, Access{}, absent
+	}
+	return pkg, a, err
+}
+
+func packageAbsent(status int) *Error { return errorf(status, "The package does not exist.") }
+
+func (s *Server) packageGet(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	pkg, a, err := packageAccess(rq.ctx, s.store.R, rq.user.ID, id, packageAbsent(http.StatusNotFound))
+	if err != nil {
+		return err
+	}
+	if err := requireProject(a, ViewProjects); err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, toPackage(pkg))
+}
+
+// packagePatch: ADMIN_PROJECTS on the package (package layer first).
+func (s *Server) packagePatch(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b packageBody
+	if err := decodeBody(rq, &b, packageReadOnly...); err != nil {
+		return err
+	}
+	if err := b.validate(); err != nil {
+		return err
+	}
+	var out packageJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		pkg, a, err := packageAccess(rq.ctx, q, rq.user.ID, id, packageAbsent(http.StatusBadRequest))
+		if err != nil {
+			return err
+		}
+		if err := requireProject(a, AdminProjects); err != nil {
+			return err
+		}
+		enabled := pkg.Enabled
+		if b.Enabled != nil {
+			enabled = *b.Enabled
+		}
+		pkg, err = q.PackageUpdate(rq.ctx, db.PackageUpdateParams{
+			ID: pkg.ID, OrganisationID: pkg.OrganisationID, Code: orDefault(b.Code, pkg.Code),
+			Name: orDefault(b.Name, pkg.Name), Description: orDefault(b.Description, pkg.Description),
+			Enabled: enabled,
+		})
+		out = toPackage(pkg)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+func packageFilterFields() db.FilterFields {
+	return db.FilterFields{
+		"enabled": {Column: "enabled", Kind: db.FieldBool},
+		"name":    {Column: "name", Kind: db.FieldString, CaseInsensitive: true},
+		"code":    {Column: "code", Kind: db.FieldString, CaseInsensitive: true},
+	}
+}
+
+// packageList: VIEW_PROJECTS on the project; packages whose own grants hide
+// them from the caller are left out, as in the project list.
+func (s *Server) packageList(rq *request) error {
+	projectID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	lq, err := parseListQuery(rq.r, packageFilterFields())
+	if err != nil {
+		return err
+	}
+	var total int64
+	out := []packageJSON{}
+	err = s.readTx(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
+		p, a, err := projectAccess(rq.ctx, q, rq.user.ID, projectID, projectAbsent(http.StatusBadRequest))
+		if err != nil {
+			return err
+		}
+		if err := requireProject(a, ViewProjects); err != nil {
+			return err
+		}
+		vis, err := visibleIn(rq.ctx, q, a, p.ID, "package")
+		if err != nil {
+			return err
+		}
+		if vis.none() {
+			return nil
+		}
+		where, args := vis.where("project_id = ? AND organisation_id = ?", p.ID, p.OrganisationID)
+		where, args = lq.and(where, args)
+		if err := tx.QueryRowContext(rq.ctx, "SELECT count(*) FROM project_packages WHERE "+where, args...).Scan(&total); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(rq.ctx, `SELECT id, organisation_id, project_id, code, name, description, enabled
+			FROM project_packages WHERE `+where+` ORDER BY id LIMIT ? OFFSET ?`, append(args, lq.Top, lq.Skip)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var pk packageJSON
+			if err := rows.Scan(&pk.ID, &pk.OrganisationID, &pk.ProjectID, &pk.Code, &pk.Name, &pk.Description, &pk.Enabled); err != nil {
+				return err
+			}
+			out = append(out, pk)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return err
+	}
+	setTotalCount(rq.w, total)
+	return rq.json(http.StatusOK, out)
+}
+
+// packageGrantPatch: 404 when the package is absent.
+func (s *Server) packageGrantPatch(rq *request) error {
+	return s.grantPatch(rq, "package", func(q *db.Queries, id int64) (Access, error) {
+		_, a, err := packageAccess(rq.ctx, q, rq.user.ID, id, packageAbsent(http.StatusNotFound))
+		return a, err
+	})
+}
+
+// packageGrantList: 404 when the package is absent.
+func (s *Server) packageGrantList(rq *request) error {
+	return s.scopeGrantList(rq, func(q *db.Queries, id int64) (Access, error) {
+		_, a, err := packageAccess(rq.ctx, q, rq.user.ID, id, packageAbsent(http.StatusNotFound))
+		return a, err
+	})
+}

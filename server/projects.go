@@ -1,0 +1,734 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"workspace/db"
+)
+
+// Limits of the projects area the spec does not give (docs/projects.md).
+const (
+	maxCodeLen        = 12
+	maxNameLen        = 200
+	maxDescriptionLen = 4000
+	maxReadmeLen      = 64000
+)
+
+const (
+	statusOpen   = "open"
+	statusClosed = "closed"
+)
+
+// projectPartialJSON is the project's partial form, as lists return it.
+type projectPartialJSON struct {
+	ID                   db.ID  `json:"id"`
+	OrganisationID       db.ID  `json:"organisation_id"`
+	Code                 string `json:"code"`
+	Name                 string `json:"name"`
+	Description          string `json:"description"`
+	Status               string `json:"status"`
+	OpenMilestoneCount   int64  `json:"open_milestone_count"`
+	ClosedMilestoneCount int64  `json:"closed_milestone_count"`
+	OpenWorkItemCount    int64  `json:"open_work_item_count"`
+	ClosedWorkItemCount  int64  `json:"closed_work_item_count"`
+	DocumentCount        int64  `json:"document_count"`
+}
+
+// workItemTypeCount is one entry of work_item_types_count. Work items do not
+// exist yet, so the maps are empty until that area fills them.
+type workItemTypeCount struct {
+	OpenCount   int64 `json:"open_count"`
+	ClosedCount int64 `json:"closed_count"`
+}
+
+// projectJSON is the project's full form.
+type projectJSON struct {
+	projectPartialJSON
+	Readme             string                       `json:"readme"`
+	WorkItemTypesCount map[string]workItemTypeCount `json:"work_item_types_count"`
+	CreatedAt          string                       `json:"created_at"`
+	CreatedBy          *userJSON                    `json:"created_by"`
+	ClosedAt           *string                      `json:"closed_at"`
+	ClosedBy           *userJSON                    `json:"closed_by"`
+	Permissions        map[string]bool              `json:"permissions"`
+}
+
+func toProjectPartial(p db.Project) projectPartialJSON {
+	return projectPartialJSON{
+		ID: db.ID(p.ID), OrganisationID: db.ID(p.OrganisationID), Code: p.Code, Name: p.Name,
+		Description: p.Description, Status: p.Status,
+		OpenMilestoneCount: p.OpenMilestoneCount, ClosedMilestoneCount: p.ClosedMilestoneCount,
+		OpenWorkItemCount: p.OpenWorkItemCount, ClosedWorkItemCount: p.ClosedWorkItemCount,
+		DocumentCount: p.DocumentCount,
+	}
+}
+
+func toProject(p db.Project, users map[int64]userJSON, a Access) projectJSON {
+	return projectJSON{
+		projectPartialJSON: toProjectPartial(p),
+		Readme:             p.Readme,
+		WorkItemTypesCount: map[string]workItemTypeCount{},
+		CreatedAt:          p.CreatedAt,
+		CreatedBy:          userRef(users, &p.CreatedBy),
+		ClosedAt:           p.ClosedAt,
+		ClosedBy:           userRef(users, p.ClosedBy),
+		Permissions:        projectPerms(a).Bools(ProjectPermissions),
+	}
+}
+
+// fullProject renders a project with its users and the caller's permissions.
+func fullProject(ctx context.Context, q *db.Queries, p db.Project, a Access) (projectJSON, error) {
+	users, err := userObjects(ctx, q, &p.CreatedBy, p.ClosedBy)
+	if err != nil {
+		return projectJSON{}, err
+	}
+	return toProject(p, users, a), nil
+}
+
+// userObjects loads the user objects of the given ids (nil ids skipped) in
+// one query, deleted accounts included so history still names them.
+func userObjects(ctx context.Context, q *db.Queries, ids ...*int64) (map[int64]userJSON, error) {
+	var list []int64
+	for _, id := range ids {
+		if id != nil {
+			list = append(list, *id)
+		}
+	}
+	out := make(map[int64]userJSON, len(list))
+	if len(list) == 0 {
+		return out, nil
+	}
+	rows, err := q.ProjectUserList(ctx, idsJSON(list))
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range rows {
+		out[u.ID] = toUser(u)
+	}
+	return out, nil
+}
+
+// userRef is the user object for id, or null. An id with no user row left
+// still names the user by id.
+func userRef(users map[int64]userJSON, id *int64) *userJSON {
+	if id == nil {
+		return nil
+	}
+	if u, ok := users[*id]; ok {
+		return &u
+	}
+	return &userJSON{ID: db.ID(*id), Roles: []roleJSON{}, Organisations: []orgPartialJSON{}}
+}
+
+// idsJSON renders ids as a JSON array for json_each(?) placeholders.
+func idsJSON(ids []int64) string {
+	b := make([]byte, 0, len(ids)*20+2)
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, ']'))
+}
+
+// viewBits are the permissions that let a caller see a project or package:
+// administering a project includes seeing it (docs/projects.md).
+const viewBits = ViewProjects | AdminProjects
+
+// projectPerms is the caller's effective set on a project or package, with
+// ADMIN_PROJECTS implying VIEW_PROJECTS.
+func projectPerms(a Access) PermSet {
+	p := a.Permissions()
+	if p&AdminProjects != 0 {
+		p |= ViewProjects
+	}
+	return p
+}
+
+// requireProject checks membership and one permission on a project or
+// package the access was resolved for.
+func requireProject(a Access, p Permission) error {
+	if !a.IsMember() {
+		return forbidden("You are not a member of this project's organisation.")
+	}
+	if projectPerms(a)&p != p {
+		return forbidden("You need %s on this project.", p.Name())
+	}
+	return nil
+}
+
+// projectAccess loads a project and the caller's access in it. absent is the
+// answer for a missing project, which the spec's rows give as 400 or 404.
+func projectAccess(ctx context.Context, q *db.Queries, userID, projectID int64, absent *Error) (db.Project, Access, error) {
+	p, err := q.ProjectGet(ctx, projectID)
+	if db.IsNotFound(err) {
+		return db.Project{}, Access{}, absent
+	}
+	if err != nil {
+		return db.Project{}, Access{}, err
+	}
+	a, err := accessIn(ctx, q, userID, p.OrganisationID, p.ID, 0)
+	if db.IsNotFound(err) { // the organisation was deleted: its projects went with it
+		return db.Project{}, Access{}, absent
+	}
+	return p, a, err
+}
+
+func projectAbsent(status int) *Error { return errorf(status, "The project does not exist.") }
+
+// decodeBody decodes a JSON object into dst, refusing any key in readOnly
+// with a 400 naming it.
+func decodeBody(rq *request, dst any, readOnly ...string) error {
+	var raw map[string]json.RawMessage
+	if err := rq.decode(&raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		return nil
+	}
+	for _, k := range readOnly {
+		if _, ok := raw[k]; ok {
+			return fieldError(k, "is read-only")
+		}
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return badRequest("The request body must be a JSON object.")
+	}
+	if err := json.Unmarshal(b, dst); err != nil {
+		return jsonProblem(err)
+	}
+	return nil
+}
+
+var projectReadOnly = []string{
+	"id", "organisation_id", "open_milestone_count", "closed_milestone_count", "open_work_item_count",
+	"closed_work_item_count", "document_count", "work_item_types_count", "created_at", "created_by",
+	"closed_at", "closed_by", "permissions",
+}
+
+// checkStatus validates an optional status field.
+func checkStatus(p problems, s *string) {
+	if s != nil && *s != statusOpen && *s != statusClosed {
+		p.add("status", `must be "open" or "closed"`)
+	}
+}
+
+// checkName validates an optional name: when given, 1-max characters after
+// trimming.
+func checkName(p problems, field string, s *string, max int) {
+	if s == nil {
+		return
+	}
+	*s = strings.TrimSpace(*s)
+	p.length(field, *s, 1, max)
+}
+
+func optText(p problems, field string, s *string, max int) {
+	if s != nil {
+		p.length(field, *s, 0, max)
+	}
+}
+
+func orDefault(s *string, def string) string {
+	if s == nil {
+		return def
+	}
+	return *s
+}
+
+type projectBody struct {
+	Code        *string `json:"code"`
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+	Readme      *string `json:"readme"`
+	Status      *string `json:"status"`
+}
+
+func (b *projectBody) validate() error {
+	p := problems{}
+	optText(p, "code", b.Code, maxCodeLen)
+	checkName(p, "name", b.Name, maxNameLen)
+	optText(p, "description", b.Description, maxDescriptionLen)
+	optText(p, "readme", b.Readme, maxReadmeLen)
+	checkStatus(p, b.Status)
+	return p.err()
+}
+
+// quotaLeft refuses with 429 when the organisation holds its quota of open
+// projects. Run inside the write transaction: writes are serialised, so
+// concurrent creates cannot both see the last free place.
+func (s *Server) quotaLeft(ctx context.Context, q *db.Queries, orgID int64) error {
+	if s.cfg.MaxProjectsPerOrg <= 0 {
+		return nil
+	}
+	n, err := q.ProjectStatusCount(ctx, db.ProjectStatusCountParams{OrganisationID: orgID, Status: statusOpen})
+	if err != nil {
+		return err
+	}
+	if n >= int64(s.cfg.MaxProjectsPerOrg) {
+		return errorf(http.StatusTooManyRequests, "The organisation has reached its quota of %d open projects.", s.cfg.MaxProjectsPerOrg)
+	}
+	return nil
+}
+
+// projectCreate: CREATE_PROJECTS; the creator gets ADMIN_PROJECTS on the new
+// project as a user grant at project scope.
+func (s *Server) projectCreate(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b projectBody
+	if err := decodeBody(rq, &b, projectReadOnly...); err != nil {
+		return err
+	}
+	if err := b.validate(); err != nil {
+		return err
+	}
+	status := orDefault(b.Status, statusOpen)
+	var out projectJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		a, err := accessIn(rq.ctx, q, rq.user.ID, orgID, 0, 0)
+		if db.IsNotFound(err) {
+			return badRequest("The organisation does not exist.")
+		}
+		if err != nil {
+			return err
+		}
+		if !a.IsMember() {
+			return forbidden("You are not a member of this organisation.")
+		}
+		if !a.Can(CreateProjects) {
+			return forbidden("You need CREATE_PROJECTS in this organisation.")
+		}
+		if status == statusOpen {
+			if err := s.quotaLeft(rq.ctx, q, orgID); err != nil {
+				return err
+			}
+		}
+		now := s.nowText()
+		params := db.ProjectCreateParams{
+			ID: s.store.IDs.Next(), OrganisationID: orgID, Code: orDefault(b.Code, ""),
+			Name: orDefault(b.Name, "new project"), Description: orDefault(b.Description, ""),
+			Readme: orDefault(b.Readme, ""), Status: status, CreatedAt: now, CreatedBy: rq.user.ID,
+		}
+		if status == statusClosed {
+			params.ClosedAt, params.ClosedBy = &now, &rq.user.ID
+		}
+		p, err := q.ProjectCreate(rq.ctx, params)
+		if err != nil {
+			return err
+		}
+		if _, err := saveGrant(rq.ctx, q, orgID, "project", p.ID, "user", rq.user.ID, grantChange{allow: AdminProjects}); err != nil {
+			return err
+		}
+		a, err = accessIn(rq.ctx, q, rq.user.ID, orgID, p.ID, 0)
+		if err != nil {
+			return err
+		}
+		out, err = fullProject(rq.ctx, q, p, a)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusCreated, out)
+}
+
+func (s *Server) projectGet(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var out projectJSON
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		p, a, err := projectAccess(rq.ctx, q, rq.user.ID, id, projectAbsent(http.StatusBadRequest))
+		if err != nil {
+			return err
+		}
+		if err := requireProject(a, ViewProjects); err != nil {
+			return err
+		}
+		out, err = fullProject(rq.ctx, q, p, a)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// projectPatch: ADMIN_PROJECTS. Closing needs every milestone closed;
+// reopening needs a free place in the quota.
+func (s *Server) projectPatch(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b projectBody
+	if err := decodeBody(rq, &b, projectReadOnly...); err != nil {
+		return err
+	}
+	if err := b.validate(); err != nil {
+		return err
+	}
+	var out projectJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		p, a, err := projectAccess(rq.ctx, q, rq.user.ID, id, projectAbsent(http.StatusBadRequest))
+		if err != nil {
+			return err
+		}
+		if err := requireProject(a, AdminProjects); err != nil {
+			return err
+		}
+		u := db.ProjectUpdateParams{
+			ID: p.ID, OrganisationID: p.OrganisationID, Code: orDefault(b.Code, p.Code),
+			Name: orDefault(b.Name, p.Name), Description: orDefault(b.Description, p.Description),
+			Readme: orDefault(b.Readme, p.Readme), Status: orDefault(b.Status, p.Status),
+			ClosedAt: p.ClosedAt, ClosedBy: p.ClosedBy,
+		}
+		switch {
+		case u.Status == statusClosed && p.Status == statusOpen:
+			n, err := q.MilestoneOpenCount(rq.ctx, db.MilestoneOpenCountParams{ProjectID: p.ID, OrganisationID: p.OrganisationID})
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				return fieldError("status", "cannot be closed while the project has open milestones")
+			}
+			now := s.nowText()
+			u.ClosedAt, u.ClosedBy = &now, &rq.user.ID
+		case u.Status == statusOpen && p.Status == statusClosed:
+			if err := s.quotaLeft(rq.ctx, q, p.OrganisationID); err != nil {
+				return err
+			}
+			u.ClosedAt, u.ClosedBy = nil, nil
+		}
+		p, err = q.ProjectUpdate(rq.ctx, u)
+		if err != nil {
+			return err
+		}
+		out, err = fullProject(rq.ctx, q, p, a)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// projectFilterFields is the $filter whitelist of the project list.
+func projectFilterFields() db.FilterFields {
+	return db.FilterFields{
+		"status": {Column: "status", Kind: db.FieldEnum, Values: []string{statusOpen, statusClosed}},
+		"name":   {Column: "name", Kind: db.FieldString, CaseInsensitive: true},
+		"code":   {Column: "code", Kind: db.FieldString, CaseInsensitive: true},
+	}
+}
+
+// projectList returns the projects the caller may view. Visibility is not
+// resolved per row: the organisation layer is resolved once, the few project
+// grants that could change it for this caller are resolved in Go, and the
+// result becomes one id condition in SQL.
+func (s *Server) projectList(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	lq, err := parseListQuery(rq.r, projectFilterFields())
+	if err != nil {
+		return err
+	}
+	var total int64
+	out := []projectPartialJSON{}
+	err = s.readTx(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
+		a, err := accessIn(rq.ctx, q, rq.user.ID, orgID, 0, 0)
+		if db.IsNotFound(err) {
+			return badRequest("The organisation does not exist.")
+		}
+		if err != nil {
+			return err
+		}
+		if !a.IsMember() {
+			return forbidden("You are not a member of this organisation.")
+		}
+		vis, err := visibleIn(rq.ctx, q, a, 0, "project")
+		if err != nil {
+			return err
+		}
+		if vis.none() {
+			return nil
+		}
+		total, err = projectTotal(rq.ctx, tx, q, orgID, vis, lq)
+		if err != nil || lq.Top == 0 || int64(lq.Skip) >= total {
+			return err
+		}
+		where, args := vis.where("organisation_id = ?", orgID)
+		where, args = lq.and(where, args)
+		rows, err := tx.QueryContext(rq.ctx, `SELECT id, organisation_id, code, name, description, status,
+			open_milestone_count, closed_milestone_count, open_work_item_count, closed_work_item_count, document_count
+			FROM projects WHERE `+where+` ORDER BY id LIMIT ? OFFSET ?`, append(args, lq.Top, lq.Skip)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var p projectPartialJSON
+			if err := rows.Scan(&p.ID, &p.OrganisationID, &p.Code, &p.Name, &p.Description, &p.Status,
+				&p.OpenMilestoneCount, &p.ClosedMilestoneCount, &p.OpenWorkItemCount, &p.ClosedWorkItemCount,
+				&p.DocumentCount); err != nil {
+				return err
+			}
+			out = append(out, p)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return err
+	}
+	setTotalCount(rq.w, total)
+	return rq.json(http.StatusOK, out)
+}
+
+// projectTotal is X-Total-Count of a project list. With no $filter or a
+// single status equality, and visibility "all but a few", it reads the
+// trigger-kept counts and subtracts the hidden projects that match, instead
+// of counting thousands of rows on every page. Anything else is counted.
+func projectTotal(ctx context.Context, tx *sql.Tx, q *db.Queries, orgID int64, vis visibility, lq listQuery) (int64, error) {
+	var total int64
+	status, byStatus := statusOnly(lq)
+	if !vis.except || (lq.Where != "" && !byStatus) {
+		where, args := vis.where("organisation_id = ?", orgID)
+		where, args = lq.and(where, args)
+		err := tx.QueryRowContext(ctx, "SELECT count(*) FROM projects WHERE "+where, args...).Scan(&total)
+		return total, err
+	}
+	var err error
+	if byStatus {
+		total, err = q.ProjectStatusCount(ctx, db.ProjectStatusCountParams{OrganisationID: orgID, Status: status})
+	} else {
+		total, err = q.ProjectTotalCount(ctx, orgID)
+	}
+	if err != nil || len(vis.ids) == 0 {
+		return total, err
+	}
+	where, args := lq.and("organisation_id = ? AND id IN (SELECT value FROM json_each(?))", []any{orgID, idsJSON(vis.ids)})
+	var hidden int64
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM projects WHERE "+where, args...).Scan(&hidden); err != nil {
+		return 0, err
+	}
+	return total - hidden, nil
+}
+
+// statusOnly reports whether the compiled $filter is exactly one equality on
+// status (the compiler's form for "status eq '...'"), and the status. Should
+// the compiler's form differ, the list just counts rows: totals stay right.
+func statusOnly(lq listQuery) (string, bool) {
+	if lq.Where != "status = ?" || len(lq.Args) != 1 {
+		return "", false
+	}
+	s, ok := lq.Args[0].(string)
+	return s, ok
+}
+
+// and joins the compiled $filter to a base condition.
+func (lq listQuery) and(where string, args []any) (string, []any) {
+	if lq.Where == "" {
+		return where, args
+	}
+	return where + " AND (" + lq.Where + ")", append(args, lq.Args...)
+}
+
+// readTx is a read transaction handing out the raw tx as well, for the
+// dynamic list queries, so the count and the page see one snapshot.
+func (s *Server) readTx(ctx context.Context, fn func(tx *sql.Tx, q *db.Queries) error) error {
+	tx, err := s.store.Reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx, db.New(tx))
+}
+
+// visibility says which projects (or packages of one project) a caller may
+// view: every one except ids, or (when except is false) only ids.
+type visibility struct {
+	except bool
+	ids    []int64
+}
+
+func (v visibility) none() bool { return !v.except && len(v.ids) == 0 }
+
+// where adds the visibility condition on id to a base condition.
+func (v visibility) where(base string, args ...any) (string, []any) {
+	switch {
+	case v.except && len(v.ids) == 0:
+		return base, args
+	case v.except:
+		return base + " AND id NOT IN (SELECT value FROM json_each(?))", append(args, idsJSON(v.ids))
+	default:
+		return base + " AND id IN (SELECT value FROM json_each(?))", append(args, idsJSON(v.ids))
+	}
+}
+
+// visibleIn resolves which scopes of scopeType ("project", or "package"
+// within projectID) the caller may view. a is the caller's access in the
+// parent (the organisation, or the project). Only scopes with a grant for the
+// caller that could change the parent's answer are resolved one by one.
+func visibleIn(ctx context.Context, q *db.Queries, a Access, projectID int64, scopeType string) (visibility, error) {
+	if a.Owner {
+		return visibility{except: true}, nil
+	}
+	parentSees := projectPerms(a)&viewBits != 0
+	var cands []int64
+	var err error
+	if parentSees {
+		cands, err = q.ScopeGrantDenyingIDs(ctx, db.ScopeGrantDenyingIDsParams{OrganisationID: a.OrganisationID, ScopeType: scopeType, Bits: int64(viewBits), UserID: a.UserID})
+	} else {
+		cands, err = q.ScopeGrantAllowingIDs(ctx, db.ScopeGrantAllowingIDsParams{OrganisationID: a.OrganisationID, ScopeType: scopeType, Bits: int64(viewBits), UserID: a.UserID})
+	}
+	if err != nil || len(cands) == 0 {
+		return visibility{except: parentSees}, err
+	}
+	parent, err := q.AccessGrants(ctx, db.AccessGrantsParams{OrganisationID: a.OrganisationID, ProjectID: projectID, UserID: a.UserID})
+	if err != nil {
+		return visibility{}, err
+	}
+	rows, err := q.ScopeGrantsForUser(ctx, db.ScopeGrantsForUserParams{OrganisationID: a.OrganisationID, ScopeIdsJson: idsJSON(cands), UserID: a.UserID})
+	if err != nil {
+		return visibility{}, err
+	}
+	base := make([]Grant, 0, len(parent)+4)
+	for _, r := range parent {
+		base = append(base, Grant{Scope: scopeOf(r.ScopeType), Target: targetOf(r.TargetType), Rank: r.RoleRank, Allow: PermSet(r.AllowMask), Deny: PermSet(r.DenyMask)})
+	}
+	own := map[int64][]Grant{}
+	for _, r := range rows {
+		own[r.ScopeID] = append(own[r.ScopeID], Grant{Scope: scopeOf(r.ScopeType), Target: targetOf(r.TargetType), Rank: r.RoleRank, Allow: PermSet(r.AllowMask), Deny: PermSet(r.DenyMask)})
+	}
+	v := visibility{except: parentSees}
+	for _, id := range cands {
+		perms := Effective(append(own[id], base...))
+		if perms&AdminProjects != 0 {
+			perms |= ViewProjects
+		}
+		if sees := perms&viewBits != 0; sees != parentSees {
+			v.ids = append(v.ids, id)
+		}
+	}
+	return v, nil
+}
+
+// grantBody is the body of the permissions endpoints.
+type grantBody struct {
+	Permissions map[string]string `json:"permissions"`
+}
+
+// grantPatch changes one target's explicit grants on a project or package
+// the caller administers. scopeAccess loads the scope and the caller's access
+// in it.
+func (s *Server) grantPatch(rq *request, scopeType string, scopeAccess func(q *db.Queries, id int64) (Access, error)) error {
+	scopeID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	targetID, err := rq.pathID("roleId")
+	if err != nil {
+		return err
+	}
+	var b grantBody
+	if err := rq.decode(&b); err != nil {
+		return err
+	}
+	change, err := parseGrantChange("permissions", b.Permissions, ProjectPermissions)
+	if err != nil {
+		return err
+	}
+	var out grantJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		a, err := scopeAccess(q, scopeID)
+		if err != nil {
+			return err
+		}
+		if err := requireProject(a, AdminProjects); err != nil {
+			return err
+		}
+		t, err := resolveGrantTarget(rq.ctx, q, a.OrganisationID, targetID)
+		if db.IsNotFound(err) {
+			return notFound("No role, member or organisation has the id %d here.", targetID)
+		}
+		if err != nil {
+			return err
+		}
+		if t.Type == "role" && !a.Outranks(t.Rank) {
+			return forbidden("You cannot change grants of a role ranked at or above your own.")
+		}
+		if err := checkGrantable(a, change); err != nil {
+			return err
+		}
+		g, err := saveGrant(rq.ctx, q, a.OrganisationID, scopeType, scopeID, t.Type, targetID, change)
+		if err != nil {
+			return err
+		}
+		out = toGrant(g)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// scopeGrantList lists the explicit grants on a project or package.
+func (s *Server) scopeGrantList(rq *request, scopeAccess func(q *db.Queries, id int64) (Access, error)) error {
+	scopeID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	out := []grantJSON{}
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		a, err := scopeAccess(q, scopeID)
+		if err != nil {
+			return err
+		}
+		if err := requireProject(a, AdminProjects); err != nil {
+			return err
+		}
+		gs, err := q.GrantListForScope(rq.ctx, scopeID)
+		if err != nil {
+			return err
+		}
+		for _, g := range gs {
+			out = append(out, toGrant(g))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// projectGrantPatch: 404 when the project is absent, as the row says.
+func (s *Server) projectGrantPatch(rq *request) error {
+	return s.grantPatch(rq, "project", func(q *db.Queries, id int64) (Access, error) {
+		_, a, err := projectAccess(rq.ctx, q, rq.user.ID, id, projectAbsent(http.StatusNotFound))
+		return a, err
+	})
+}
+
+// projectGrantList: 400 when the project is absent (the row lists 400, 403).
+func (s *Server) projectGrantList(rq *request) error {
+	return s.scopeGrantList(rq, func(q *db.Queries, id int64) (Access, error) {
+		_, a, err := projectAccess(rq.ctx, q, rq.user.ID, id, projectAbsent(http.StatusBadRequest))
+		return a, err
+	})
+}
