@@ -219,6 +219,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.projectUpdateStmt, err = db.PrepareContext(ctx, projectUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectUpdate: %w", err)
 	}
+	if q.projectUserGetStmt, err = db.PrepareContext(ctx, projectUserGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectUserGet: %w", err)
+	}
 	if q.projectUserListStmt, err = db.PrepareContext(ctx, projectUserList); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectUserList: %w", err)
 	}
@@ -747,6 +750,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing projectUpdateStmt: %w", cerr)
 		}
 	}
+	if q.projectUserGetStmt != nil {
+		if cerr := q.projectUserGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectUserGetStmt: %w", cerr)
+		}
+	}
 	if q.projectUserListStmt != nil {
 		if cerr := q.projectUserListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing projectUserListStmt: %w", cerr)
@@ -1181,6 +1189,7 @@ type Queries struct {
 	projectStatusCountStmt                    *sql.Stmt
 	projectTotalCountStmt                     *sql.Stmt
 	projectUpdateStmt                         *sql.Stmt
+	projectUserGetStmt                        *sql.Stmt
 	projectUserListStmt                       *sql.Stmt
 	refreshTokenCreateStmt                    *sql.Stmt
 	refreshTokenDeleteForUserStmt             *sql.Stmt
@@ -1318,6 +1327,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		projectStatusCountStmt:                    q.projectStatusCountStmt,
 		projectTotalCountStmt:                     q.projectTotalCountStmt,
 		projectUpdateStmt:                         q.projectUpdateStmt,
+		projectUserGetStmt:                        q.projectUserGetStmt,
 		projectUserListStmt:                       q.projectUserListStmt,
 		refreshTokenCreateStmt:                    q.refreshTokenCreateStmt,
 		refreshTokenDeleteForUserStmt:             q.refreshTokenDeleteForUserStmt,

@@ -29,8 +29,11 @@ type Options struct {
 type Store struct {
 	Writer *sql.DB
 	Reader *sql.DB
-	// R runs single-statement reads on the reader pool.
+	// R runs single-statement reads on the reader pool; w is bound to the
+	// writer for InTx. Both hold prepared statements: parsing SQL anew on
+	// every call cost more than running it.
 	R   *Queries
+	w   *Queries
 	IDs *IDGen
 }
 
@@ -89,11 +92,24 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	return &Store{Writer: w, Reader: r, R: New(r), IDs: NewIDGen(node)}, nil
+	rq, err := Prepare(ctx, r)
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	wq, err := Prepare(ctx, w)
+	if err != nil {
+		rq.Close()
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	return &Store{Writer: w, Reader: r, R: rq, w: wq, IDs: NewIDGen(node)}, nil
 }
 
 func (s *Store) Close() error {
-	return errors.Join(s.Reader.Close(), s.Writer.Close())
+	return errors.Join(s.R.Close(), s.w.Close(), s.Reader.Close(), s.Writer.Close())
 }
 
 // nodeID returns the node id kept in the database, choosing one at random the

@@ -479,12 +479,48 @@ func (q *Queries) ProjectUpdate(ctx context.Context, arg ProjectUpdateParams) (P
 	return i, err
 }
 
-const projectUserList = `-- name: ProjectUserList :many
-SELECT id, email, password_hash, first_name, last_name, phone_number, phone_number_confirmed, position, company, avatar_hash, badges, initials, language, timezone_code, allow_connections_from, allow_shares_from, email_notifications, sms_notifications, email_newsletter, signature, is_bot, created_at, updated_at, deleted_at FROM users WHERE id IN (SELECT value FROM json_each(?1))
+const projectUserGet = `-- name: ProjectUserGet :one
+SELECT id, email, password_hash, first_name, last_name, phone_number, phone_number_confirmed, position, company, avatar_hash, badges, initials, language, timezone_code, allow_connections_from, allow_shares_from, email_notifications, sms_notifications, email_newsletter, signature, is_bot, created_at, updated_at, deleted_at FROM users WHERE id = ?1
 `
 
 // User objects for created_by and closed_by, deleted accounts included so
 // history still names them.
+func (q *Queries) ProjectUserGet(ctx context.Context, id int64) (User, error) {
+	row := q.queryRow(ctx, q.projectUserGetStmt, projectUserGet, id)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.PasswordHash,
+		&i.FirstName,
+		&i.LastName,
+		&i.PhoneNumber,
+		&i.PhoneNumberConfirmed,
+		&i.Position,
+		&i.Company,
+		&i.AvatarHash,
+		&i.Badges,
+		&i.Initials,
+		&i.Language,
+		&i.TimezoneCode,
+		&i.AllowConnectionsFrom,
+		&i.AllowSharesFrom,
+		&i.EmailNotifications,
+		&i.SmsNotifications,
+		&i.EmailNewsletter,
+		&i.Signature,
+		&i.IsBot,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DeletedAt,
+	)
+	return i, err
+}
+
+const projectUserList = `-- name: ProjectUserList :many
+SELECT id, email, password_hash, first_name, last_name, phone_number, phone_number_confirmed, position, company, avatar_hash, badges, initials, language, timezone_code, allow_connections_from, allow_shares_from, email_notifications, sms_notifications, email_newsletter, signature, is_bot, created_at, updated_at, deleted_at FROM users WHERE id IN (SELECT value FROM json_each(?1))
+`
+
 func (q *Queries) ProjectUserList(ctx context.Context, idsJson interface{}) ([]User, error) {
 	rows, err := q.query(ctx, q.projectUserListStmt, projectUserList, idsJson)
 	if err != nil {

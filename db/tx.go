@@ -21,7 +21,7 @@ func (s *Store) InTx(ctx context.Context, fn func(q *Queries) error) (err error)
 			_ = tx.Rollback()
 		}
 	}()
-	if err = fn(New(tx)); err != nil {
+	if err = fn(s.w.WithTx(tx)); err != nil {
 		return err
 	}
 	if err = tx.Commit(); err != nil {
@@ -38,5 +38,5 @@ func (s *Store) ReadTx(ctx context.Context, fn func(q *Queries) error) error {
 		return fmt.Errorf("begin read: %w", err)
 	}
 	defer tx.Rollback()
-	return fn(New(tx))
+	return fn(s.R.WithTx(tx))
 }

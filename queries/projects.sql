@@ -25,6 +25,9 @@ WHERE projects.id = @id AND projects.organisation_id = @organisation_id;
 
 -- User objects for created_by and closed_by, deleted accounts included so
 -- history still names them.
+-- name: ProjectUserGet :one
+SELECT * FROM users WHERE id = @id;
+
 -- name: ProjectUserList :many
 SELECT * FROM users WHERE id IN (SELECT value FROM json_each(@ids_json));
 

@@ -100,7 +100,17 @@ func userObjects(ctx context.Context, q *db.Queries, ids ...*int64) (map[int64]u
 		}
 	}
 	out := make(map[int64]userJSON, len(list))
-	if len(list) == 0 {
+	switch len(list) {
+	case 0:
+		return out, nil
+	case 1: // the usual case (an open project): a plain primary-key read
+		u, err := q.ProjectUserGet(ctx, list[0])
+		if err != nil && !db.IsNotFound(err) {
+			return nil, err
+		}
+		if err == nil {
+			out[u.ID] = toUser(u)
+		}
 		return out, nil
 	}
 	rows, err := q.ProjectUserList(ctx, idsJSON(list))
@@ -348,18 +358,16 @@ func (s *Server) projectGet(rq *request) error {
 	if err != nil {
 		return err
 	}
-	var out projectJSON
-	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		p, a, err := projectAccess(rq.ctx, q, rq.user.ID, id, projectAbsent(http.StatusBadRequest))
-		if err != nil {
-			return err
-		}
-		if err := requireProject(a, ViewProjects); err != nil {
-			return err
-		}
-		out, err = fullProject(rq.ctx, q, p, a)
+	// The hottest read: single statements on the reader pool, no BEGIN and
+	// ROLLBACK around them; no snapshot is needed across these lookups.
+	p, a, err := projectAccess(rq.ctx, s.store.R, rq.user.ID, id, projectAbsent(http.StatusBadRequest))
+	if err != nil {
 		return err
-	})
+	}
+	if err := requireProject(a, ViewProjects); err != nil {
+		return err
+	}
+	out, err := fullProject(rq.ctx, s.store.R, p, a)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -82,9 +83,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		slog.Error("encode response", "err", err)
 		status, b = http.StatusInternalServerError, []byte(`{"code":0,"message":"Internal error."}`)
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	b = append(b, '\n')
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	// The body is complete: say its length rather than stream it chunked.
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(b)
 }
 
 var errBodyTooLarge = errors.New("request body too large")
