@@ -66,7 +66,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 			// The client went away; nobody reads this answer.
 			e = errorf(http.StatusServiceUnavailable, "The request was cancelled.")
 		} else {
-			slog.ErrorContext(r.Context(), "internal error", "err", err, "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path)
+			logger(r.Context()).ErrorContext(r.Context(), "internal error", "err", err, "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path)
 			e = errorf(http.StatusInternalServerError, "Internal error (request %s).", requestID(r.Context()))
 		}
 	}
