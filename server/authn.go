@@ -93,11 +93,27 @@ type ExternalIssuer struct {
 // claims are the access token claims, local or external.
 type claims struct {
 	jwt.RegisteredClaims
-	Email         string `json:"email,omitempty"`
-	EmailVerified *bool  `json:"email_verified,omitempty"`
-	GivenName     string `json:"given_name,omitempty"`
-	FamilyName    string `json:"family_name,omitempty"`
-	Name          string `json:"name,omitempty"`
+	Email         string    `json:"email,omitempty"`
+	EmailVerified *flexBool `json:"email_verified,omitempty"`
+	GivenName     string    `json:"given_name,omitempty"`
+	FamilyName    string    `json:"family_name,omitempty"`
+	Name          string    `json:"name,omitempty"`
+}
+
+// flexBool is a boolean claim that some issuers (AWS Cognito) send as the
+// string "true" or "false".
+type flexBool bool
+
+func (b *flexBool) UnmarshalJSON(raw []byte) error {
+	switch string(raw) {
+	case "true", `"true"`:
+		*b = true
+	case "false", `"false"`, "null":
+		*b = false
+	default:
+		return fmt.Errorf("not a boolean: %s", raw)
+	}
+	return nil
 }
 
 // authenticator verifies bearer tokens from the server itself and from the
@@ -256,10 +272,11 @@ func (ev *externalVerifier) fetch(ctx context.Context) (keyfunc.Keyfunc, error) 
 		HTTPTimeout:               10 * time.Second,
 		NoErrorReturnFirstHTTPReq: &strict,
 		// A token with an unknown kid refetches the JWKS at most once a
-		// minute, and a request never waits for the limiter: tokens with
-		// made-up kids cannot make the server hammer the issuer or stall.
+		// minute, so tokens with made-up kids cannot make the server hammer
+		// the issuer. RateLimitWaitMax bounds both the wait for the limiter
+		// (a longer wait fails at once) and the refetch itself.
 		RefreshUnknownKID: rate.NewLimiter(rate.Every(time.Minute), 1),
-		RateLimitWaitMax:  time.Millisecond,
+		RateLimitWaitMax:  5 * time.Second,
 		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
 			return func(_ context.Context, err error) {
 				ev.log.Warn("external issuer keys refresh failed", "issuer", ev.issuer, "url", u, "err", err)

@@ -297,7 +297,7 @@ func (s *Server) externalUser(ctx context.Context, c *claims) (db.User, error) {
 	if !validEmail(c.Email) {
 		return db.User{}, errUnauthorized("The token carries no valid e-mail claim to create an account from.")
 	}
-	verified := c.EmailVerified != nil && *c.EmailVerified
+	verified := c.EmailVerified != nil && bool(*c.EmailVerified)
 	first, last := c.GivenName, c.FamilyName
 	if first == "" && last == "" && c.Name != "" {
 		first, last, _ = strings.Cut(strings.TrimSpace(c.Name), " ")
