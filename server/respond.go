@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -23,7 +24,17 @@ type Error struct {
 	Fields  map[string]string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%d: %s", e.Status, e.Message) }
+func (e *Error) Error() string {
+	if len(e.Fields) == 0 {
+		return fmt.Sprintf("%d: %s", e.Status, e.Message)
+	}
+	fields := make([]string, 0, len(e.Fields))
+	for f, p := range e.Fields {
+		fields = append(fields, f+" "+p)
+	}
+	slices.Sort(fields)
+	return fmt.Sprintf("%d: %s (%s)", e.Status, e.Message, strings.Join(fields, "; "))
+}
 
 func errorf(status int, format string, args ...any) *Error {
 	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
