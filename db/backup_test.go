@@ -219,3 +219,32 @@ func TestOpenOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestAwkwardPaths: a database path is a file name, not URI syntax.
+func TestAwkwardPaths(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"with space", "hash#dir", "per%20cent", "what?", "ünï"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), name)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, "x.db")
+			s, err := Open(ctx, Options{Path: p, NodeID: -1})
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			s.Close()
+			if _, err := os.Stat(p); err != nil {
+				t.Fatalf("the database is not at its path: %v", err)
+			}
+			out := filepath.Join(dir, "copy#1?.db")
+			if err := Backup(ctx, p, out); err != nil {
+				t.Fatalf("backup: %v", err)
+			}
+			if _, err := os.Stat(out); err != nil {
+				t.Fatalf("the copy is not at its path: %v", err)
+			}
+		})
+	}
+}

@@ -47,7 +47,13 @@ func dsn(path, sync string, readOnly bool) string {
 	} else {
 		q.Set("_txlock", "immediate")
 	}
-	return "file:" + path + "?" + q.Encode()
+	return "file:" + uriPath(path) + "?" + q.Encode()
+}
+
+// uriPath escapes what a SQLite URI would read as syntax: the driver splits
+// at the first '?', SQLite cuts at '#' and decodes '%'.
+func uriPath(p string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(p)
 }
 
 // Open opens (creating if needed) and migrates the database at opts.Path.

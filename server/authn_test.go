@@ -143,7 +143,11 @@ func TestBearerRejects(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assertUnauthorized(t, e.authnGet("/users/@me", tc.auth))
+			r := e.authnGet("/users/@me", tc.auth)
+			assertUnauthorized(t, r)
+			if got, presented := r.Header.Get("WWW-Authenticate"), tc.auth != ""; strings.Contains(got, "invalid_token") != presented {
+				t.Fatalf("WWW-Authenticate = %q; want error=\"invalid_token\" exactly when a header was sent", got)
+			}
 		})
 	}
 

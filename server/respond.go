@@ -82,7 +82,12 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	}
 	if e.Status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="workspace"`)
+		// RFC 6750: a presented token that failed says invalid_token.
+		if r.Header.Get("Authorization") != "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="workspace", error="invalid_token"`)
+		} else {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="workspace"`)
+		}
 	}
 	writeJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Errors: e.Fields})
 }
