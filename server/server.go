@@ -171,6 +171,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeError(sw, r, errors.New("panic"))
 			}
 		}
+		if sw.status == 0 {
+			sw.status = http.StatusOK // what net/http sends for a handler that wrote nothing
+		}
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("id", id), slog.String("method", r.Method), slog.String("path", path),
 			slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)))

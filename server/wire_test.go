@@ -213,6 +213,9 @@ func TestQueryStringsNeverLogged(t *testing.T) {
 			if p, _ := m["path"].(string); p == "" {
 				t.Errorf("request line without path: %s", l)
 			}
+			if st, _ := m["status"].(float64); st < 200 {
+				t.Errorf("request line with status %v: %s", m["status"], l)
+			}
 		}
 	}
 	if lines != 4 {
