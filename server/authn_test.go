@@ -174,9 +174,12 @@ func TestBearerExpiryAndCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// pin sends u's current token as it is: e.do mints a fresh one for
+	// accounts made by e.user once theirs has expired.
+	pin := func(u *testUser) *testUser { return &testUser{ID: u.ID, Email: u.Email, Token: u.Token} }
 	t.Run("expired after being cached", func(t *testing.T) {
 		e := newEnv(t)
-		alice := e.user("alice")
+		alice := pin(e.user("alice"))
 		e.must(http.StatusOK, alice, "GET", "/users/@me", nil)
 		if _, ok := e.srv.auth.cached(alice.Token, e.clock.Now()); !ok {
 			t.Fatal("token not cached after a successful request; this test would prove nothing")
@@ -191,7 +194,7 @@ func TestBearerExpiryAndCache(t *testing.T) {
 	})
 	t.Run("expired, never cached", func(t *testing.T) {
 		e := newEnv(t)
-		alice := e.user("alice")
+		alice := pin(e.user("alice"))
 		e.clock.Advance(accessTokenTTL + time.Minute)
 		assertUnauthorized(t, e.do(alice, "GET", "/users/@me", nil))
 	})
@@ -208,6 +211,17 @@ func TestBearerExpiryAndCache(t *testing.T) {
 		alice := e.user("alice")
 		deleteUser(t, e, alice)
 		assertUnauthorized(t, e.do(alice, "GET", "/users/@me", nil))
+	})
+	t.Run("test users stay signed in when the test clock moves", func(t *testing.T) {
+		e := newEnv(t)
+		alice := e.user("alice")
+		old := alice.Token
+		e.clock.Advance(72 * time.Hour)
+		e.must(http.StatusOK, alice, "GET", "/users/@me", nil)
+		if alice.Token == old {
+			t.Fatal("the harness sent the expired token and the server accepted it")
+		}
+		assertUnauthorized(t, e.do(&testUser{Token: old}, "GET", "/users/@me", nil))
 	})
 	t.Run("cache serves the current user row", func(t *testing.T) {
 		e := newEnv(t)
