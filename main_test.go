@@ -3,11 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httptrace"
 	"net/url"
 	"path/filepath"
@@ -16,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"workspace/db"
 )
@@ -315,6 +322,52 @@ func TestServeFlags(t *testing.T) {
 			t.Fatalf("issuer = %v, want https://ws.example.com", d["issuer"])
 		}
 	})
+}
+
+// TestServeExternalIssuer: --oidc-issuer and --oidc-audience reach the
+// server; an issuer stood up here signs a token that serve accepts.
+func TestServeExternalIssuer(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var iss *httptest.Server
+	iss = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/.well-known/openid-configuration":
+			json.NewEncoder(w).Encode(map[string]string{"issuer": iss.URL, "jwks_uri": iss.URL + "/jwks"})
+		case "/jwks":
+			json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{
+				"kty": "RSA", "alg": "RS256", "use": "sig", "kid": "cli",
+				"n": base64.RawURLEncoding.EncodeToString(key.N.Bytes()),
+				"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(key.E)).Bytes()),
+			}}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer iss.Close()
+	s := startServe(t, "--db", filepath.Join(t.TempDir(), "ws.db"), "--oidc-issuer", iss.URL, "--oidc-audience", "cli-aud")
+	sign := func(aud string) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{
+			"iss": iss.URL, "aud": aud, "sub": "cli-user", "email": "cli@corp.example", "email_verified": true,
+			"exp": time.Now().Add(time.Hour).Unix(),
+		})
+		tok.Header["kid"] = "cli"
+		raw, err := tok.SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	st, me, _ := call(t, "GET", s.base+"/users/@me", sign("cli-aud"), "", "")
+	if st != http.StatusOK || me["email"] != "cli@corp.example" {
+		t.Fatalf("external token: status %d, body %v; want the user made from it", st, me)
+	}
+	if st, _, _ := call(t, "GET", s.base+"/users/@me", sign("other"), "", ""); st != http.StatusUnauthorized {
+		t.Fatalf("wrong audience: status %d, want 401", st)
+	}
 }
 
 func TestCommands(t *testing.T) {
