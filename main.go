@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -40,7 +41,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(serveCmd(ctx, getenv, stdout, stderr), migrateCmd(ctx, stdout), backupCmd(ctx, stdout), adminCmd(ctx, stdout))
+	root.AddCommand(serveCmd(ctx, getenv, stdout, stderr), migrateCmd(ctx, stdout), backupCmd(ctx, stdout), adminCmd(ctx, getenv, stdout))
 	return root.ExecuteContext(ctx)
 }
 
@@ -55,9 +56,24 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the HTTP API (creates and migrates the database on first start)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(oidcIssuers) != len(oidcAudiences) {
 				return errors.New("give one --oidc-audience for each --oidc-issuer")
+			}
+			for _, u := range oidcIssuers {
+				if p, err := url.Parse(u); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
+					return fmt.Errorf("--oidc-issuer %q is not an http(s) URL", u)
+				}
+			}
+			if nodeID < -1 || nodeID > 1023 {
+				return errors.New("--node-id must be 0-1023")
+			}
+			if maxBody <= 0 {
+				return errors.New("--max-body must be a positive number of bytes")
+			}
+			if maxProjects < 0 || maxMembers < 0 {
+				return errors.New("quotas must be 0 (unlimited) or more")
 			}
 			logger := slog.New(slog.NewJSONHandler(stderr, nil))
 			store, err := db.Open(ctx, db.Options{Path: dbPath, Synchronous: syncMode, NodeID: nodeID})
@@ -69,6 +85,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			if err != nil {
 				return err
 			}
+			defer ln.Close() // Serve closes it too; this covers failures before Serve
 			if issuerURL == "" {
 				issuerURL = "http://" + ln.Addr().String()
 			}
@@ -101,7 +118,12 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			logger.Info("shutting down")
-			return srv.Shutdown(shutdownCtx)
+			if err := srv.Shutdown(shutdownCtx); err != nil {
+				_ = srv.Close() // requests still running after the grace period are cut
+				return fmt.Errorf("shutdown: %w", err)
+			}
+			logger.Info("stopped")
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -126,6 +148,7 @@ func migrateCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Create or bring the database schema up to date",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := db.Open(ctx, db.Options{Path: dbPath, NodeID: -1})
 			if err != nil {
@@ -145,6 +168,7 @@ func backupCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "backup",
 		Short: "Write a consistent copy of the database, also while serve is running",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return errors.New("--out is required")
@@ -161,15 +185,20 @@ func backupCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
 	return cmd
 }
 
-func adminCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
-	admin := &cobra.Command{Use: "admin", Short: "Administration"}
+func adminCmd(ctx context.Context, getenv func(string) string, stdout io.Writer) *cobra.Command {
+	admin := &cobra.Command{Use: "admin", Short: "Administration", Args: cobra.NoArgs}
 	var dbPath, email, password string
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create a Staff user",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if password == "" {
+				// Keeps the password out of the process list and shell history.
+				password = getenv("WORKSPACE_ADMIN_PASSWORD")
+			}
 			if email == "" || password == "" {
-				return errors.New("--email and --password are required")
+				return errors.New("--email and --password (or WORKSPACE_ADMIN_PASSWORD) are required")
 			}
 			store, err := db.Open(ctx, db.Options{Path: dbPath, NodeID: -1})
 			if err != nil {
@@ -186,7 +215,7 @@ func adminCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
 	}
 	create.Flags().StringVar(&dbPath, "db", "./workspace.db", "SQLite database file")
 	create.Flags().StringVar(&email, "email", "", "e-mail address (sign-in name)")
-	create.Flags().StringVar(&password, "password", "", "password (at least 8 characters)")
+	create.Flags().StringVar(&password, "password", "", "password, 8-72 bytes (default: $WORKSPACE_ADMIN_PASSWORD)")
 	admin.AddCommand(create)
 	return admin
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"runtime"
 	"strconv"
+	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -18,7 +19,8 @@ type Options struct {
 	// Synchronous is FULL unless relaxed: site laptops lose power, and with
 	// NORMAL the last commits can vanish (never corrupt) on power loss.
 	Synchronous string
-	// NodeID overrides the node id stored in the database when >= 0.
+	// NodeID overrides the node id stored in the database; -1 uses the
+	// stored one. Anything else outside 0-1023 is an error.
 	NodeID int64
 	// ReadConns sizes the reader pool; 0 picks one per CPU (at least 4).
 	ReadConns int
@@ -48,11 +50,18 @@ func dsn(path, sync string, readOnly bool) string {
 	} else {
 		q.Set("_txlock", "immediate")
 	}
-	return "file:" + path + "?" + q.Encode()
+	return "file:" + uriPath(path) + "?" + q.Encode()
+}
+
+// uriPath escapes what a SQLite URI would read as syntax: the driver splits
+// at the first '?', SQLite cuts at '#' and decodes '%'.
+func uriPath(p string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(p)
 }
 
 // Open opens (creating if needed) and migrates the database at opts.Path.
 func Open(ctx context.Context, opts Options) (*Store, error) {
+	opts.Synchronous = strings.ToUpper(opts.Synchronous)
 	switch opts.Synchronous {
 	case "":
 		opts.Synchronous = "FULL"
@@ -115,8 +124,8 @@ func (s *Store) Close() error {
 // nodeID returns the node id kept in the database, choosing one at random the
 // first time, so two databases that later exchange data do not mint equal ids.
 func nodeID(ctx context.Context, w *sql.DB, override int64) (int64, error) {
-	if override >= 0 {
-		if override > maxNode {
+	if override != -1 {
+		if override < 0 || override > maxNode {
 			return 0, fmt.Errorf("node id must be 0-%d", maxNode)
 		}
 		return override, nil

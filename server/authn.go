@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/time/rate"
 
 	"workspace/db"
 )
@@ -91,11 +93,27 @@ type ExternalIssuer struct {
 // claims are the access token claims, local or external.
 type claims struct {
 	jwt.RegisteredClaims
-	Email         string `json:"email,omitempty"`
-	EmailVerified *bool  `json:"email_verified,omitempty"`
-	GivenName     string `json:"given_name,omitempty"`
-	FamilyName    string `json:"family_name,omitempty"`
-	Name          string `json:"name,omitempty"`
+	Email         string    `json:"email,omitempty"`
+	EmailVerified *flexBool `json:"email_verified,omitempty"`
+	GivenName     string    `json:"given_name,omitempty"`
+	FamilyName    string    `json:"family_name,omitempty"`
+	Name          string    `json:"name,omitempty"`
+}
+
+// flexBool is a boolean claim that some issuers (AWS Cognito) send as the
+// string "true" or "false".
+type flexBool bool
+
+func (b *flexBool) UnmarshalJSON(raw []byte) error {
+	switch string(raw) {
+	case "true", `"true"`:
+		*b = true
+	case "false", `"false"`, "null":
+		*b = false
+	default:
+		return fmt.Errorf("not a boolean: %s", raw)
+	}
+	return nil
 }
 
 // authenticator verifies bearer tokens from the server itself and from the
@@ -120,23 +138,38 @@ type cachedToken struct {
 
 type externalVerifier struct {
 	audience string
-	mu       sync.Mutex
-	keys     keyfunc.Keyfunc // fetched on first use
-	httpc    *http.Client
 	issuer   string
+	httpc    *http.Client
+	log      *slog.Logger
+	// life bounds keyfunc's background refresh: the server's lifetime, not
+	// one request's.
+	life context.Context
+
+	mu         sync.Mutex
+	keys       keyfunc.Keyfunc // fetched on first use
+	failedAt   time.Time       // last failed discovery, to not retry on every request
+	lastFailed error
 }
 
-func newAuthenticator(issuer, audience string, key *signingKey, ext []ExternalIssuer, httpc *http.Client) *authenticator {
+// discoveryRetry is how long a failed discovery is remembered: an issuer that
+// is down must not cost one outgoing request per incoming one.
+const discoveryRetry = 10 * time.Second
+
+// newAuthenticator builds the verifier. now is the server's clock: expiry is
+// judged by it, so tests that move the clock see tokens expire.
+func newAuthenticator(life context.Context, issuer, audience string, key *signingKey, ext []ExternalIssuer, httpc *http.Client, log *slog.Logger, now func() time.Time) *authenticator {
 	a := &authenticator{
 		issuer:   issuer,
 		audience: audience,
 		key:      key,
 		external: map[string]*externalVerifier{},
-		parser:   jwt.NewParser(jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(), jwt.WithLeeway(30*time.Second)),
+		parser: jwt.NewParser(jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(),
+			jwt.WithLeeway(30*time.Second), jwt.WithTimeFunc(now)),
 		verified: map[[32]byte]cachedToken{},
 	}
 	for _, e := range ext {
-		a.external[strings.TrimSuffix(e.URL, "/")] = &externalVerifier{audience: e.Audience, httpc: httpc, issuer: strings.TrimSuffix(e.URL, "/")}
+		iss := strings.TrimSuffix(e.URL, "/")
+		a.external[iss] = &externalVerifier{audience: e.Audience, issuer: iss, httpc: httpc, log: log, life: life}
 	}
 	return a
 }
@@ -185,7 +218,9 @@ func (a *authenticator) verify(ctx context.Context, raw string) (*claims, bool, 
 		if err != nil {
 			return nil, err
 		}
-		return kf.Keyfunc(t)
+		// An unknown kid makes keyfunc refetch the JWKS (rate limited), so
+		// a key rotated at the issuer works without a restart.
+		return kf.KeyfuncCtx(ctx)(t)
 	})
 	if err != nil {
 		return nil, false, err
@@ -204,22 +239,53 @@ func (a *authenticator) verify(ctx context.Context, raw string) (*claims, bool, 
 }
 
 // keyfunc fetches the issuer's discovery document and JWKS on first use;
-// keyfunc refetches the JWKS when a token names an unknown key.
+// keyfunc refetches the JWKS hourly and when a token names an unknown key.
 func (ev *externalVerifier) keyfunc(ctx context.Context) (keyfunc.Keyfunc, error) {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
 	if ev.keys != nil {
 		return ev.keys, nil
 	}
+	if ev.lastFailed != nil && time.Since(ev.failedAt) < discoveryRetry {
+		return nil, ev.lastFailed
+	}
+	kf, err := ev.fetch(ctx)
+	if err != nil {
+		ev.failedAt, ev.lastFailed = time.Now(), err
+		ev.log.Warn("external issuer unavailable", "issuer", ev.issuer, "err", err)
+		return nil, err
+	}
+	ev.keys, ev.lastFailed = kf, nil
+	return kf, nil
+}
+
+func (ev *externalVerifier) fetch(ctx context.Context) (keyfunc.Keyfunc, error) {
 	jwksURL, err := discoverJWKS(ctx, ev.httpc, ev.issuer)
 	if err != nil {
 		return nil, err
 	}
-	kf, err := keyfunc.NewDefaultCtx(context.WithoutCancel(ctx), []string{jwksURL})
+	// The first JWKS fetch must succeed, else the next request retries
+	// discovery instead of living with an empty key set until a refresh.
+	strict := false
+	kf, err := keyfunc.NewDefaultOverrideCtx(ev.life, []string{jwksURL}, keyfunc.Override{
+		Client:                    ev.httpc,
+		HTTPTimeout:               10 * time.Second,
+		NoErrorReturnFirstHTTPReq: &strict,
+		// A token with an unknown kid refetches the JWKS at most once a
+		// minute, so tokens with made-up kids cannot make the server hammer
+		// the issuer. RateLimitWaitMax bounds both the wait for the limiter
+		// (a longer wait fails at once) and the refetch itself.
+		RefreshUnknownKID: rate.NewLimiter(rate.Every(time.Minute), 1),
+		RateLimitWaitMax:  5 * time.Second,
+		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
+			return func(_ context.Context, err error) {
+				ev.log.Warn("external issuer keys refresh failed", "issuer", ev.issuer, "url", u, "err", err)
+			}
+		},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("jwks %s: %w", jwksURL, err)
 	}
-	ev.keys = kf
 	return kf, nil
 }
 

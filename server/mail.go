@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"mime"
 	"net"
 	"net/smtp"
 	"net/url"
@@ -47,7 +49,7 @@ func newMailer(smtpURL string, store *db.Store, log *slog.Logger, now func() tim
 // SMS always goes to the outbox: there is no SMS gateway to configure.
 func (m *mailer) send(ctx context.Context, q *db.Queries, msg message) error {
 	if m.smtp != nil && msg.Kind == "email" {
-		if err := m.sendSMTP(msg); err != nil {
+		if err := m.sendSMTP(ctx, msg); err != nil {
 			m.log.Error("smtp send failed; message kept in the outbox", "err", err, "to", msg.Recipient)
 		} else {
 			return nil
@@ -60,25 +62,78 @@ func (m *mailer) send(ctx context.Context, q *db.Queries, msg message) error {
 	})
 }
 
-func (m *mailer) sendSMTP(msg message) error {
+// smtpTimeout bounds one delivery: send runs inside the caller's write
+// transaction, so a silent mail server must not hold the writer for long.
+var smtpTimeout = 10 * time.Second
+
+// sendSMTP delivers one message like smtp.SendMail (STARTTLS when offered,
+// AUTH when the URL has a user), but with a deadline on the whole exchange.
+// smtps:// connects with TLS from the start.
+func (m *mailer) sendSMTP(ctx context.Context, msg message) error {
 	host := m.smtp.Host
 	if _, _, err := net.SplitHostPort(host); err != nil {
-		host = net.JoinHostPort(host, "25")
+		port := "25"
+		if m.smtp.Scheme == "smtps" {
+			port = "465"
+		}
+		host = net.JoinHostPort(host, port)
+	}
+	name, _, _ := net.SplitHostPort(host)
+	ctx, cancel := context.WithTimeout(ctx, smtpTimeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	deadline, _ := ctx.Deadline()
+	if err := conn.SetDeadline(deadline); err != nil {
+		return err
+	}
+	if m.smtp.Scheme == "smtps" {
+		conn = tls.Client(conn, &tls.Config{ServerName: name})
+	}
+	c, err := smtp.NewClient(conn, name)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if ok, _ := c.Extension("STARTTLS"); ok && m.smtp.Scheme != "smtps" {
+		if err := c.StartTLS(&tls.Config{ServerName: name}); err != nil {
+			return err
+		}
+	}
+	if m.smtp.User != nil {
+		pw, _ := m.smtp.User.Password()
+		if err := c.Auth(smtp.PlainAuth("", m.smtp.User.Username(), pw, name)); err != nil {
+			return err
+		}
 	}
 	from := m.smtp.Query().Get("from")
 	if from == "" {
 		from = "workspace@localhost"
 	}
-	var auth smtp.Auth
-	if m.smtp.User != nil {
-		pw, _ := m.smtp.User.Password()
-		h, _, _ := net.SplitHostPort(host)
-		auth = smtp.PlainAuth("", m.smtp.User.Username(), pw, h)
+	if err := c.Mail(from); err != nil {
+		return err
+	}
+	if err := c.Rcpt(msg.Recipient); err != nil {
+		return err
+	}
+	w, err := c.Data()
+	if err != nil {
+		return err
 	}
 	clean := func(s string) string { return strings.NewReplacer("\r", " ", "\n", " ").Replace(s) }
-	body := fmt.Sprintf("From: %s\r\nTo: %s\r\nSubject: %s\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n",
-		clean(from), clean(msg.Recipient), clean(msg.Subject), msg.Body)
-	return smtp.SendMail(host, auth, from, []string{msg.Recipient}, []byte(body))
+	_, err = fmt.Fprintf(w, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n",
+		clean(from), clean(msg.Recipient), mime.QEncoding.Encode("utf-8", clean(msg.Subject)), m.now().Format(time.RFC1123Z), msg.Body)
+	if err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return c.Quit()
 }
 
 type outboxJSON struct {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"mime"
 	"net/http"
 	"net/mail"
 	"strings"
@@ -114,7 +116,8 @@ func CreateStaff(ctx context.Context, store *db.Store, email, password string) (
 	if err != nil {
 		return db.User{}, err
 	}
-	return s.createUser(ctx, email, hash, "", "", BadgeStaff, false)
+	// The operator vouches for the address of an account made at the console.
+	return s.createUser(ctx, email, hash, "", "", BadgeStaff, true)
 }
 
 // tokenError is RFC 6749's error body.
@@ -131,52 +134,74 @@ type tokenResponse struct {
 	IDToken      string `json:"id_token"`
 }
 
+// token is RFC 6749's token endpoint. Grant failures answer in its error
+// form; a body of the wrong type or size answers like every other endpoint.
 func (s *Server) token(rq *request) error {
 	fail := func(code, desc string) error {
 		rq.w.Header().Set("Cache-Control", "no-store")
 		return rq.json(http.StatusBadRequest, tokenError{Error: code, Description: desc})
 	}
+	if mt, _, _ := mime.ParseMediaType(rq.r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
+		return errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/x-www-form-urlencoded.")
+	}
 	if err := rq.r.ParseForm(); err != nil {
-		if strings.Contains(err.Error(), "too large") {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
 			return errBodyTooLarge
 		}
 		return fail("invalid_request", "The body must be application/x-www-form-urlencoded.")
 	}
 	form := rq.r.PostForm
-	var u db.User
+	var resp tokenResponse
 	switch form.Get("grant_type") {
 	case "password":
 		email, pw := strings.TrimSpace(form.Get("username")), form.Get("password")
 		if email == "" || pw == "" {
 			return fail("invalid_request", "username and password are required.")
 		}
-		found, err := s.store.R.UserGetByEmail(rq.ctx, email)
+		u, err := s.store.R.UserGetByEmail(rq.ctx, email)
 		if err != nil && !db.IsNotFound(err) {
 			return err
 		}
-		if !checkPassword(found.PasswordHash, pw) {
+		// An unknown address still costs one hash check: timing does not
+		// tell which addresses have accounts.
+		if !checkPassword(u.PasswordHash, pw) {
 			return fail("invalid_grant", "The e-mail address or password is wrong.")
 		}
-		u = found
+		err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+			resp, err = s.issueTokens(rq.ctx, q, u)
+			return err
+		})
+		if err != nil {
+			return err
+		}
 	case "refresh_token":
 		rt := form.Get("refresh_token")
 		if rt == "" {
 			return fail("invalid_request", "refresh_token is required.")
 		}
-		// Refresh tokens rotate: each is taken (deleted) when used.
+		// Refresh tokens rotate: each is taken (deleted) when used, in the
+		// same transaction that stores its successor, so a token is good
+		// exactly once. An expired one is deleted too.
+		expired := false
 		err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
 			row, err := q.RefreshTokenTake(rq.ctx, hashToken(rt))
 			if err != nil {
 				return err
 			}
 			if row.ExpiresAt <= s.nowText() {
-				return db.ErrNotFound
+				expired = true
+				return nil
 			}
-			u, err = q.UserGet(rq.ctx, row.UserID)
+			u, err := q.UserGet(rq.ctx, row.UserID)
+			if err != nil {
+				return err
+			}
+			resp, err = s.issueTokens(rq.ctx, q, u)
 			return err
 		})
-		if db.IsNotFound(err) {
-			return fail("invalid_grant", "The refresh token is invalid or expired.")
+		if db.IsNotFound(err) || (err == nil && expired) {
+			return fail("invalid_grant", "The refresh token is invalid, used or expired.")
 		}
 		if err != nil {
 			return err
@@ -186,15 +211,13 @@ func (s *Server) token(rq *request) error {
 	default:
 		return fail("unsupported_grant_type", "Only the password and refresh_token grants are supported.")
 	}
-	resp, err := s.issueTokens(rq.ctx, u)
-	if err != nil {
-		return err
-	}
 	rq.w.Header().Set("Cache-Control", "no-store")
 	return rq.json(http.StatusOK, resp)
 }
 
-func (s *Server) issueTokens(ctx context.Context, u db.User) (tokenResponse, error) {
+// issueTokens makes an access token, an id token and a refresh token, whose
+// hash it stores with q.
+func (s *Server) issueTokens(ctx context.Context, q *db.Queries, u db.User) (tokenResponse, error) {
 	now := s.clock()
 	access, err := s.auth.accessToken(u, now)
 	if err != nil {
@@ -211,11 +234,9 @@ func (s *Server) issueTokens(ctx context.Context, u db.User) (tokenResponse, err
 		return tokenResponse{}, err
 	}
 	refresh := randomToken(32)
-	err = s.store.InTx(ctx, func(q *db.Queries) error {
-		return q.RefreshTokenCreate(ctx, db.RefreshTokenCreateParams{
-			TokenHash: hashToken(refresh), UserID: u.ID,
-			ExpiresAt: db.FormatTime(now.Add(refreshTokenTTL)), CreatedAt: db.FormatTime(now),
-		})
+	err = q.RefreshTokenCreate(ctx, db.RefreshTokenCreateParams{
+		TokenHash: hashToken(refresh), UserID: u.ID,
+		ExpiresAt: db.FormatTime(now.Add(refreshTokenTTL)), CreatedAt: db.FormatTime(now),
 	})
 	if err != nil {
 		return tokenResponse{}, err
@@ -261,8 +282,11 @@ func (s *Server) userinfo(rq *request) error {
 
 // externalUser maps an external issuer's (iss, sub) to a local user, making
 // one on first sight. An e-mail already held by a local account links to it
-// only when the issuer says the address is verified; otherwise anyone who
-// controls an issuer account could take over a local one.
+// only when the issuer says the address is verified AND the local account has
+// verified it too: otherwise anyone who controls an issuer account could take
+// over a local one, or someone who registered a victim's address locally
+// (never verifying it) could wait for the victim to sign in and share the
+// account. docs/auth.md records the rules.
 func (s *Server) externalUser(ctx context.Context, c *claims) (db.User, error) {
 	iss := strings.TrimSuffix(c.Issuer, "/")
 	if id, err := s.store.R.IdentityGet(ctx, db.IdentityGetParams{Issuer: iss, Subject: c.Subject}); err == nil {
@@ -273,27 +297,46 @@ func (s *Server) externalUser(ctx context.Context, c *claims) (db.User, error) {
 	if !validEmail(c.Email) {
 		return db.User{}, errUnauthorized("The token carries no valid e-mail claim to create an account from.")
 	}
-	verified := c.EmailVerified != nil && *c.EmailVerified
+	verified := c.EmailVerified != nil && bool(*c.EmailVerified)
 	first, last := c.GivenName, c.FamilyName
 	if first == "" && last == "" && c.Name != "" {
-		first, last, _ = strings.Cut(c.Name, " ")
+		first, last, _ = strings.Cut(strings.TrimSpace(c.Name), " ")
 	}
 	now := s.nowText()
 	var u db.User
 	err := s.store.InTx(ctx, func(q *db.Queries) error {
 		// Another request for the same identity may have won the race.
-		if id, err := q.IdentityGet(ctx, db.IdentityGetParams{Issuer: iss, Subject: c.Subject}); err == nil {
-			var err error
+		id, err := q.IdentityGet(ctx, db.IdentityGetParams{Issuer: iss, Subject: c.Subject})
+		if err == nil {
 			u, err = q.UserGet(ctx, id.UserID)
+			return err
+		} else if !db.IsNotFound(err) {
 			return err
 		}
 		existing, err := q.UserGetByEmail(ctx, c.Email)
 		switch {
-		case err == nil && verified:
-			u = existing
 		case err == nil:
-			return errUnauthorized("An account with this e-mail exists; the issuer must vouch for the address to link it.")
+			if !verified {
+				return errUnauthorized("An account with this e-mail exists; the issuer must vouch for the address (email_verified) to link it.")
+			}
+			n, err := q.UserEmailPrimaryVerified(ctx, existing.ID)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return errUnauthorized("An account with this e-mail exists but has not verified the address; verify it there first.")
+			}
+			u = existing
 		case db.IsNotFound(err):
+			// The address may be another account's verified secondary
+			// address: never make a second account claiming it.
+			n, err := q.UserEmailVerifiedElsewhere(ctx, db.UserEmailVerifiedElsewhereParams{Email: c.Email, UserID: 0})
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				return errUnauthorized("Another account holds this e-mail address.")
+			}
 			u, err = q.UserCreate(ctx, db.UserCreateParams{
 				ID: s.store.IDs.Next(), Email: c.Email, FirstName: truncate(first, 100), LastName: truncate(last, 100), CreatedAt: now,
 			})

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,7 +25,17 @@ type Error struct {
 	Fields  map[string]string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%d: %s", e.Status, e.Message) }
+func (e *Error) Error() string {
+	if len(e.Fields) == 0 {
+		return fmt.Sprintf("%d: %s", e.Status, e.Message)
+	}
+	fields := make([]string, 0, len(e.Fields))
+	for f, p := range e.Fields {
+		fields = append(fields, f+" "+p)
+	}
+	slices.Sort(fields)
+	return fmt.Sprintf("%d: %s (%s)", e.Status, e.Message, strings.Join(fields, "; "))
+}
 
 func errorf(status int, format string, args ...any) *Error {
 	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
@@ -67,12 +78,17 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 			// The client went away; nobody reads this answer.
 			e = errorf(http.StatusServiceUnavailable, "The request was cancelled.")
 		} else {
-			slog.ErrorContext(r.Context(), "internal error", "err", err, "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path)
+			logger(r.Context()).ErrorContext(r.Context(), "internal error", "err", err, "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path)
 			e = errorf(http.StatusInternalServerError, "Internal error (request %s).", requestID(r.Context()))
 		}
 	}
 	if e.Status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="workspace"`)
+		// RFC 6750: a presented token that failed says invalid_token.
+		if r.Header.Get("Authorization") != "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="workspace", error="invalid_token"`)
+		} else {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="workspace"`)
+		}
 	}
 	writeJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Errors: e.Fields})
 }

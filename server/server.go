@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -50,7 +51,9 @@ type Server struct {
 	now    func() time.Time
 }
 
-// New builds the HTTP handler over an open store.
+// New builds the HTTP handler over an open store. ctx is the server's
+// lifetime: it bounds background work such as refreshing external issuers'
+// keys.
 func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -74,6 +77,11 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
+	if cfg.SMTPURL != "" {
+		if u, err := url.Parse(cfg.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
+			return nil, errors.New("the SMTP URL must look like smtp://user:pass@host:port?from=addr")
+		}
+	}
 	key, err := loadSigningKey(ctx, store, cfg.Now())
 	if err != nil {
 		return nil, err
@@ -82,7 +90,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		cfg:   cfg,
 		store: store,
 		log:   cfg.Logger,
-		auth:  newAuthenticator(cfg.Issuer, cfg.Audience, key, cfg.ExternalIssuers, cfg.HTTPClient),
+		auth:  newAuthenticator(ctx, cfg.Issuer, cfg.Audience, key, cfg.ExternalIssuers, cfg.HTTPClient, cfg.Logger, cfg.Now),
 		now:   cfg.Now,
 	}
 	s.mailer = newMailer(cfg.SMTPURL, store, cfg.Logger, s.clock)
@@ -97,13 +105,25 @@ func (s *Server) nowText() string { return db.FormatTime(s.now()) }
 
 type ctxKey int
 
-const requestIDKey ctxKey = iota
+const (
+	requestIDKey ctxKey = iota
+	loggerKey
+)
 
 var requestCounter atomic.Uint64
 
 func requestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey).(string)
 	return id
+}
+
+// logger is the server's logger carried by a request, so writeError logs
+// where the server logs.
+func logger(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
 }
 
 // statusWriter remembers the status for the request log.
@@ -126,13 +146,19 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // ServeHTTP is the middleware chain: request id, panic recovery, body limit,
 // the /users/{id} rewrite, routing, and one log line per request. The query
 // string is never logged: signing codes and tokens travel in it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id := strconv.FormatUint(requestCounter.Add(1), 36)
-	r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
+	ctx := context.WithValue(r.Context(), requestIDKey, id)
+	r = r.WithContext(context.WithValue(ctx, loggerKey, s.log))
+	// The id is what a 500 names; the header lets a client quote it for any answer.
+	w.Header().Set("X-Request-Id", id)
 	sw := &statusWriter{ResponseWriter: w}
 	path := r.URL.Path
 	defer func() {
@@ -144,6 +170,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if sw.status == 0 {
 				writeError(sw, r, errors.New("panic"))
 			}
+		}
+		if sw.status == 0 {
+			sw.status = http.StatusOK // what net/http sends for a handler that wrote nothing
 		}
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("id", id), slog.String("method", r.Method), slog.String("path", path),

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/crypto/bcrypt"
 
 	"workspace/db"
@@ -138,7 +139,7 @@ func (e *testEnv) do(u *testUser, method, path string, body any) *testResponse {
 		req.Header.Set("Content-Type", ct)
 	}
 	if u != nil {
-		req.Header.Set("Authorization", "Bearer "+u.Token)
+		req.Header.Set("Authorization", "Bearer "+e.bearer(u))
 	}
 	return e.serve(req)
 }
@@ -294,4 +295,30 @@ func (e *testEnv) rawRole(orgID, name string, rank int64, members ...*testUser) 
 		}
 	}
 	return db.ID(id).String()
+}
+
+var bearerMu sync.Mutex
+
+// bearer is the token do sends for u. Token expiry follows the test clock,
+// so for accounts made by e.user (id set) a token that has expired at the
+// current test clock is minted afresh: tests that move the clock by days keep
+// their users signed in. Tokens set by hand (id 0) are sent as they are,
+// which is how a test sends an expired or forged token.
+func (e *testEnv) bearer(u *testUser) string {
+	if u.id == 0 {
+		return u.Token
+	}
+	bearerMu.Lock()
+	defer bearerMu.Unlock()
+	var c jwt.RegisteredClaims
+	now := e.clock.Now()
+	if _, _, err := jwt.NewParser().ParseUnverified(u.Token, &c); err == nil && c.ExpiresAt != nil && now.Add(time.Minute).Before(c.ExpiresAt.Time) {
+		return u.Token
+	}
+	tok, err := e.srv.auth.accessToken(db.User{ID: u.id, Email: u.Email}, now)
+	if err != nil {
+		e.t.Fatalf("token: %v", err)
+	}
+	u.Token = tok
+	return tok
 }
