@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -39,4 +40,15 @@ func (s *Store) ReadTx(ctx context.Context, fn func(q *Queries) error) error {
 	}
 	defer tx.Rollback()
 	return fn(s.R.WithTx(tx))
+}
+
+// ReadTxSQL is ReadTx that also hands out the transaction, for the dynamic
+// (OData-filtered) list queries, so a count and its page see one snapshot.
+func (s *Store) ReadTxSQL(ctx context.Context, fn func(tx *sql.Tx, q *Queries) error) error {
+	tx, err := s.Reader.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin read: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(tx, s.R.WithTx(tx))
 }

@@ -60,9 +60,8 @@ func BenchmarkProjectGet(b *testing.B) {
 
 func BenchmarkProjectList(b *testing.B) {
 	e, orgID, member, _ := benchOrg(b, 10000)
-	q := url.Values{"$filter": {"status eq 'open'"}, "$top": {"50"}}
 	benchRequests(b, e, http.StatusOK, func(i int64) *http.Request {
-		q.Set("$skip", fmt.Sprint((i*50)%5000))
+		q := url.Values{"$filter": {"status eq 'open'"}, "$top": {"50"}, "$skip": {fmt.Sprint((i * 50) % 5000)}}
 		r := httptest.NewRequest("GET", "/organisations/"+orgID+"/projects?"+q.Encode(), nil)
 		r.Header.Set("Authorization", "Bearer "+member.Token)
 		return r

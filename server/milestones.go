@@ -250,7 +250,7 @@ func (s *Server) milestoneList(rq *request) error {
 	}
 	var total int64
 	out := []milestoneJSON{}
-	err = s.readTx(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
+	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
 		p, a, err := projectAccess(rq.ctx, q, rq.user.ID, projectID, projectAbsent(http.StatusBadRequest))
 		if err != nil {
 			return err

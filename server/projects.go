@@ -457,7 +457,7 @@ func (s *Server) projectList(rq *request) error {
 	}
 	var total int64
 	out := []projectPartialJSON{}
-	err = s.readTx(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
+	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
 		a, err := accessIn(rq.ctx, q, rq.user.ID, orgID, 0, 0)
 		if db.IsNotFound(err) {
 			return badRequest("The organisation does not exist.")
@@ -481,9 +481,12 @@ func (s *Server) projectList(rq *request) error {
 		}
 		where, args := vis.where("organisation_id = ?", orgID)
 		where, args = lq.and(where, args)
+		// Deferred join: the page's ids come from the index alone, so rows
+		// skipped by $skip are never read from the table.
 		rows, err := tx.QueryContext(rq.ctx, `SELECT id, organisation_id, code, name, description, status,
 			open_milestone_count, closed_milestone_count, open_work_item_count, closed_work_item_count, document_count
-			FROM projects WHERE `+where+` ORDER BY id LIMIT ? OFFSET ?`, append(args, lq.Top, lq.Skip)...)
+			FROM projects WHERE id IN (SELECT id FROM projects WHERE `+where+` ORDER BY id LIMIT ? OFFSET ?)
+			ORDER BY id`, append(args, lq.Top, lq.Skip)...)
 		if err != nil {
 			return err
 		}
@@ -553,17 +556,6 @@ func (lq listQuery) and(where string, args []any) (string, []any) {
 		return where, args
 	}
 	return where + " AND (" + lq.Where + ")", append(args, lq.Args...)
-}
-
-// readTx is a read transaction handing out the raw tx as well, for the
-// dynamic list queries, so the count and the page see one snapshot.
-func (s *Server) readTx(ctx context.Context, fn func(tx *sql.Tx, q *db.Queries) error) error {
-	tx, err := s.store.Reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	return fn(tx, db.New(tx))
 }
 
 // visibility says which projects (or packages of one project) a caller may
