@@ -14,12 +14,12 @@ SELECT g.scope_type, g.target_type, g.target_id, g.allow_mask, g.deny_mask,
        coalesce(r.sort_order, 0) AS role_rank
 FROM permission_grants g
 LEFT JOIN roles r ON r.id = g.target_id AND g.target_type = 'role'
-WHERE g.organisation_id = ?1
-  AND g.scope_id IN (?1, ?2, ?3)
-  AND (g.target_id = ?4
-       OR g.target_id = ?1
-       OR g.target_id IN (SELECT mr.role_id FROM member_roles mr
-                          WHERE mr.organisation_id = ?1 AND mr.user_id = ?4))
+WHERE g.scope_id IN (?1, ?2, ?3)
+  -- One IN list per primary-key column, so each grant is a key lookup.
+  AND g.target_id IN (SELECT CAST(?4 AS INTEGER) AS target UNION ALL SELECT CAST(?1 AS INTEGER)
+                      UNION ALL SELECT mr.role_id FROM member_roles mr
+                      WHERE mr.organisation_id = ?1 AND mr.user_id = ?4)
+  AND g.organisation_id = ?1
 `
 
 type AccessGrantsParams struct {

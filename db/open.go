@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"runtime"
 	"strconv"
+	"sync"
 	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -37,6 +38,10 @@ type Store struct {
 	R   *Queries
 	w   *Queries
 	IDs *IDGen
+
+	writes    chan *writeRequest // InTx's queue to the group-commit loop
+	closeOnce sync.Once
+	loopDone  chan struct{}
 }
 
 func dsn(path, sync string, readOnly bool) string {
@@ -114,10 +119,17 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	return &Store{Writer: w, Reader: r, R: rq, w: wq, IDs: NewIDGen(node)}, nil
+	s := &Store{Writer: w, Reader: r, R: rq, w: wq, IDs: NewIDGen(node),
+		writes: make(chan *writeRequest), loopDone: make(chan struct{})}
+	go s.writeLoop()
+	return s, nil
 }
 
+// Close stops the write loop (after the batch it is running) and closes the
+// pools. No InTx may be called after Close.
 func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.writes) })
+	<-s.loopDone
 	return errors.Join(s.R.Close(), s.w.Close(), s.Reader.Close(), s.Writer.Close())
 }
 

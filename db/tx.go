@@ -3,32 +3,145 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
-// InTx runs fn in one write transaction (BEGIN IMMEDIATE through the DSN) and
-// commits; it returns only after COMMIT returned, so a caller may answer 2xx.
-func (s *Store) InTx(ctx context.Context, fn func(q *Queries) error) (err error) {
-	tx, err := s.Writer.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+// maxBatch bounds how many write transactions share one commit.
+const maxBatch = 64
+
+type writeRequest struct {
+	ctx  context.Context
+	fn   func(q *Queries) error
+	done chan writeResult
+}
+
+type writeResult struct {
+	err      error
+	panicked bool
+	panicVal any
+}
+
+// errBatchAborted: SQLite rolled back a shared transaction under a member
+// (an interrupted statement does that), so no member of it committed.
+var errBatchAborted = errors.New("write transaction was rolled back")
+
+// InTx runs fn as one write transaction and returns only after its COMMIT
+// returned, so a caller may answer 2xx. Concurrent callers are group
+// committed: the write loop runs a batch of them in one BEGIN IMMEDIATE ...
+// COMMIT, each inside its own SAVEPOINT, so with synchronous=FULL a batch
+// costs one fsync instead of one per request. A member whose fn fails is
+// rolled back to its savepoint alone; the others still commit. A panic in fn
+// is re-raised here, in the caller's goroutine.
+func (s *Store) InTx(ctx context.Context, fn func(q *Queries) error) error {
+	req := &writeRequest{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
+	select {
+	case s.writes <- req:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
+	res := <-req.done // wait even if ctx ends: the outcome must be known
+	if res.panicked {
+		panic(res.panicVal)
+	}
+	return res.err
+}
+
+func (s *Store) writeLoop() {
+	defer close(s.loopDone)
+	for first := range s.writes {
+		batch := []*writeRequest{first}
+	collect:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-s.writes:
+				if !ok {
+					break collect
+				}
+				batch = append(batch, r)
+			default:
+				break collect
+			}
+		}
+		s.runBatch(batch)
+	}
+}
+
+// runBatch commits a batch and answers every member. If SQLite aborted the
+// shared transaction under a member, every member run so far is answered
+// with an error (none of them committed) and the rest run in a new batch.
+func (s *Store) runBatch(batch []*writeRequest) {
+	results := make([]writeResult, len(batch))
+	answer := func(n int) {
+		for i := 0; i < n; i++ {
+			batch[i].done <- results[i]
+		}
+	}
+	bg := context.Background()
+	tx, err := s.Writer.BeginTx(bg, nil)
+	if err != nil {
+		for i := range results {
+			results[i].err = fmt.Errorf("begin: %w", err)
+		}
+		answer(len(batch))
+		return
+	}
+	q := s.w.WithTx(tx)
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			results[i].err = err
+			continue
+		}
+		if _, err := tx.ExecContext(bg, "SAVEPOINT member"); err != nil {
+			s.abortBatch(tx, batch, results, i, err)
+			return
+		}
+		results[i] = runMember(r, q)
+		if results[i].err != nil || results[i].panicked {
+			_, err = tx.ExecContext(bg, "ROLLBACK TO member")
+			if err == nil {
+				_, err = tx.ExecContext(bg, "RELEASE member")
+			}
+		} else {
+			_, err = tx.ExecContext(bg, "RELEASE member")
+		}
+		if err != nil { // the savepoint is gone: the whole transaction was rolled back
+			s.abortBatch(tx, batch, results, i+1, err)
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		for i := range results {
+			if results[i].err == nil && !results[i].panicked {
+				results[i].err = fmt.Errorf("commit: %w", err)
+			}
+		}
+	}
+	answer(len(batch))
+}
+
+// abortBatch answers the first n members with an error (keeping their own
+// errors and panics), rolls back, and runs the rest in a new batch.
+func (s *Store) abortBatch(tx *sql.Tx, batch []*writeRequest, results []writeResult, n int, cause error) {
+	_ = tx.Rollback()
+	for i := 0; i < n; i++ {
+		if results[i].err == nil && !results[i].panicked {
+			results[i].err = fmt.Errorf("%w: %v", errBatchAborted, cause)
+		}
+		batch[i].done <- results[i]
+	}
+	if n < len(batch) {
+		s.runBatch(batch[n:])
+	}
+}
+
+func runMember(r *writeRequest, q *Queries) (res writeResult) {
 	defer func() {
 		if p := recover(); p != nil {
-			_ = tx.Rollback()
-			panic(p)
-		}
-		if err != nil {
-			_ = tx.Rollback()
+			res = writeResult{panicked: true, panicVal: p}
 		}
 	}()
-	if err = fn(s.w.WithTx(tx)); err != nil {
-		return err
-	}
-	if err = tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return writeResult{err: r.fn(q)}
 }
 
 // ReadTx runs fn in one read transaction on the reader pool, so several

@@ -18,9 +18,9 @@ SELECT g.scope_type, g.target_type, g.target_id, g.allow_mask, g.deny_mask,
        coalesce(r.sort_order, 0) AS role_rank
 FROM permission_grants g
 LEFT JOIN roles r ON r.id = g.target_id AND g.target_type = 'role'
-WHERE g.organisation_id = @organisation_id
-  AND g.scope_id IN (@organisation_id, @project_id, @package_id)
-  AND (g.target_id = @user_id
-       OR g.target_id = @organisation_id
-       OR g.target_id IN (SELECT mr.role_id FROM member_roles mr
-                          WHERE mr.organisation_id = @organisation_id AND mr.user_id = @user_id));
+WHERE g.scope_id IN (@organisation_id, @project_id, @package_id)
+  -- One IN list per primary-key column, so each grant is a key lookup.
+  AND g.target_id IN (SELECT CAST(@user_id AS INTEGER) AS target UNION ALL SELECT CAST(@organisation_id AS INTEGER)
+                      UNION ALL SELECT mr.role_id FROM member_roles mr
+                      WHERE mr.organisation_id = @organisation_id AND mr.user_id = @user_id)
+  AND g.organisation_id = @organisation_id;

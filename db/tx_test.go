@@ -1,0 +1,149 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+func openTest(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), Options{Path: filepath.Join(t.TempDir(), "tx.db"), Synchronous: "NORMAL", NodeID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func metaKeys(t *testing.T, s *Store) map[string]bool {
+	t.Helper()
+	rows, err := s.Reader.Query(`SELECT key FROM meta WHERE key LIKE 'k%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string]bool{}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		got[k] = true
+	}
+	return got
+}
+
+func put(ctx context.Context, q *Queries, key string) error {
+	return q.MetaPut(ctx, MetaPutParams{Key: key, Value: "v"})
+}
+
+// TestInTxGroupCommitIsolatesFailures: under concurrency, transactions that
+// fail leave nothing behind and every acknowledged one is stored.
+func TestInTxGroupCommitIsolatesFailures(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 200)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.InTx(ctx, func(q *Queries) error {
+				if err := put(ctx, q, fmt.Sprintf("k%03d", i)); err != nil {
+					return err
+				}
+				if i%3 == 0 {
+					return fmt.Errorf("refused %d", i)
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	got := metaKeys(t, s)
+	for i, err := range errs {
+		key := fmt.Sprintf("k%03d", i)
+		if (i%3 == 0) != (err != nil) {
+			t.Fatalf("member %d: err %v", i, err)
+		}
+		if got[key] != (err == nil) {
+			t.Errorf("member %d (err %v): stored %v", i, err, got[key])
+		}
+	}
+}
+
+func TestInTxPanicReachesCaller(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Fatalf("recovered %v, want boom", p)
+			}
+		}()
+		_ = s.InTx(ctx, func(q *Queries) error {
+			_ = put(ctx, q, "kpanic")
+			panic("boom")
+		})
+		t.Fatal("InTx returned instead of panicking")
+	}()
+	if err := s.InTx(ctx, func(q *Queries) error { return put(ctx, q, "kafter") }); err != nil {
+		t.Fatalf("write after a panic: %v", err)
+	}
+	if got := metaKeys(t, s); got["kpanic"] || !got["kafter"] {
+		t.Errorf("stored %v, want kafter only", got)
+	}
+}
+
+// TestRunBatchAbortedTransaction: when SQLite rolls the shared transaction
+// back under a member, no member run so far may be told it committed, and
+// the members after it still run.
+func TestRunBatchAbortedTransaction(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	mk := func(fn func(q *Queries) error) *writeRequest {
+		return &writeRequest{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
+	}
+	batch := []*writeRequest{
+		mk(func(q *Queries) error { return put(ctx, q, "k1") }),
+		mk(func(q *Queries) error {
+			_ = put(ctx, q, "k2")
+			_, err := q.db.ExecContext(ctx, "ROLLBACK") // what an interrupted statement does
+			return err
+		}),
+		mk(func(q *Queries) error { return put(ctx, q, "k3") }),
+	}
+	done := make(chan struct{})
+	go func() { s.runBatch(batch); close(done) }()
+	r1, r2, r3 := <-batch[0].done, <-batch[1].done, <-batch[2].done
+	<-done
+	if !errors.Is(r1.err, errBatchAborted) {
+		t.Errorf("member 1: err %v, want errBatchAborted", r1.err)
+	}
+	if !errors.Is(r2.err, errBatchAborted) {
+		t.Errorf("member 2: err %v, want errBatchAborted", r2.err)
+	}
+	if r3.err != nil {
+		t.Errorf("member 3: err %v, want it committed in a new batch", r3.err)
+	}
+	if got := metaKeys(t, s); got["k1"] || got["k2"] || !got["k3"] {
+		t.Errorf("stored %v, want k3 only", got)
+	}
+}
+
+func TestInTxCancelledBeforeRunning(t *testing.T) {
+	s := openTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := s.InTx(ctx, func(q *Queries) error { return put(context.Background(), q, "kcancel") })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v, want context.Canceled", err)
+	}
+	if metaKeys(t, s)["kcancel"] {
+		t.Errorf("a cancelled request wrote")
+	}
+}
