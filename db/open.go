@@ -8,8 +8,8 @@ import (
 	"net/url"
 	"runtime"
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
