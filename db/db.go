@@ -207,6 +207,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.projectGetStmt, err = db.PrepareContext(ctx, projectGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectGet: %w", err)
 	}
+	if q.projectGetWithCreatorStmt, err = db.PrepareContext(ctx, projectGetWithCreator); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectGetWithCreator: %w", err)
+	}
 	if q.projectMilestoneCountsRefreshStmt, err = db.PrepareContext(ctx, projectMilestoneCountsRefresh); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectMilestoneCountsRefresh: %w", err)
 	}
@@ -730,6 +733,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing projectGetStmt: %w", cerr)
 		}
 	}
+	if q.projectGetWithCreatorStmt != nil {
+		if cerr := q.projectGetWithCreatorStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectGetWithCreatorStmt: %w", cerr)
+		}
+	}
 	if q.projectMilestoneCountsRefreshStmt != nil {
 		if cerr := q.projectMilestoneCountsRefreshStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing projectMilestoneCountsRefreshStmt: %w", cerr)
@@ -1185,6 +1193,7 @@ type Queries struct {
 	packageUpdateStmt                         *sql.Stmt
 	projectCreateStmt                         *sql.Stmt
 	projectGetStmt                            *sql.Stmt
+	projectGetWithCreatorStmt                 *sql.Stmt
 	projectMilestoneCountsRefreshStmt         *sql.Stmt
 	projectStatusCountStmt                    *sql.Stmt
 	projectTotalCountStmt                     *sql.Stmt
@@ -1323,6 +1332,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		packageUpdateStmt:                         q.packageUpdateStmt,
 		projectCreateStmt:                         q.projectCreateStmt,
 		projectGetStmt:                            q.projectGetStmt,
+		projectGetWithCreatorStmt:                 q.projectGetWithCreatorStmt,
 		projectMilestoneCountsRefreshStmt:         q.projectMilestoneCountsRefreshStmt,
 		projectStatusCountStmt:                    q.projectStatusCountStmt,
 		projectTotalCountStmt:                     q.projectTotalCountStmt,

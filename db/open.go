@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -40,6 +41,7 @@ type Store struct {
 	IDs *IDGen
 
 	writes    chan *writeRequest // InTx's queue to the group-commit loop
+	writeGen  atomic.Uint64      // bumped after every write batch ends
 	closeOnce sync.Once
 	loopDone  chan struct{}
 }
@@ -124,6 +126,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	go s.writeLoop()
 	return s, nil
 }
+
+// WriteGeneration changes after every write batch this store runs (all of
+// its writes go through InTx). A value read before a query and still current
+// afterwards proves nothing was written in between, so a cache of rows may
+// be trusted only while the generation it was filled at is current.
+func (s *Store) WriteGeneration() uint64 { return s.writeGen.Load() }
 
 // Close stops the write loop (after the batch it is running) and closes the
 // pools. No InTx may be called after Close.

@@ -12,7 +12,7 @@ const maxBatch = 64
 
 type writeRequest struct {
 	ctx  context.Context
-	fn   func(q *Queries) error
+	fn   func(tx *sql.Tx, q *Queries) error
 	done chan writeResult
 }
 
@@ -34,6 +34,13 @@ var errBatchAborted = errors.New("write transaction was rolled back")
 // rolled back to its savepoint alone; the others still commit. A panic in fn
 // is re-raised here, in the caller's goroutine.
 func (s *Store) InTx(ctx context.Context, fn func(q *Queries) error) error {
+	return s.InTxSQL(ctx, func(_ *sql.Tx, q *Queries) error { return fn(q) })
+}
+
+// InTxSQL is InTx that also hands out the transaction, for writes that are
+// not sqlc queries. Every write goes through here: the store's write
+// generation (and the caches that trust it) depend on that.
+func (s *Store) InTxSQL(ctx context.Context, fn func(tx *sql.Tx, q *Queries) error) error {
 	req := &writeRequest{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
 	select {
 	case s.writes <- req:
@@ -96,7 +103,7 @@ func (s *Store) runBatch(batch []*writeRequest) {
 			s.abortBatch(tx, batch, results, i, err)
 			return
 		}
-		results[i] = runMember(r, q)
+		results[i] = runMember(r, tx, q)
 		if results[i].err != nil || results[i].panicked {
 			_, err = tx.ExecContext(bg, "ROLLBACK TO member")
 			if err == nil {
@@ -110,7 +117,9 @@ func (s *Store) runBatch(batch []*writeRequest) {
 			return
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	err = tx.Commit()
+	s.writeGen.Add(1)
+	if err != nil {
 		for i := range results {
 			if results[i].err == nil && !results[i].panicked {
 				results[i].err = fmt.Errorf("commit: %w", err)
@@ -124,6 +133,7 @@ func (s *Store) runBatch(batch []*writeRequest) {
 // errors and panics), rolls back, and runs the rest in a new batch.
 func (s *Store) abortBatch(tx *sql.Tx, batch []*writeRequest, results []writeResult, n int, cause error) {
 	_ = tx.Rollback()
+	s.writeGen.Add(1)
 	for i := 0; i < n; i++ {
 		if results[i].err == nil && !results[i].panicked {
 			results[i].err = fmt.Errorf("%w: %v", errBatchAborted, cause)
@@ -135,13 +145,13 @@ func (s *Store) abortBatch(tx *sql.Tx, batch []*writeRequest, results []writeRes
 	}
 }
 
-func runMember(r *writeRequest, q *Queries) (res writeResult) {
+func runMember(r *writeRequest, tx *sql.Tx, q *Queries) (res writeResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = writeResult{panicked: true, panicVal: p}
 		}
 	}()
-	return writeResult{err: r.fn(q)}
+	return writeResult{err: r.fn(tx, q)}
 }
 
 // ReadTx runs fn in one read transaction on the reader pool, so several

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -106,7 +107,7 @@ func TestRunBatchAbortedTransaction(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
 	mk := func(fn func(q *Queries) error) *writeRequest {
-		return &writeRequest{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
+		return &writeRequest{ctx: ctx, fn: func(_ *sql.Tx, q *Queries) error { return fn(q) }, done: make(chan writeResult, 1)}
 	}
 	batch := []*writeRequest{
 		mk(func(q *Queries) error { return put(ctx, q, "k1") }),

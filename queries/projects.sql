@@ -110,3 +110,10 @@ SELECT CAST(coalesce((SELECT n FROM project_status_counts WHERE organisation_id 
 -- All projects of an organisation, from the trigger-kept counts.
 -- name: ProjectTotalCount :one
 SELECT CAST(coalesce(sum(n), 0) AS INTEGER) FROM project_status_counts WHERE organisation_id = @organisation_id;
+
+-- The project with its creator, for GET /projects/{id}: one read instead of
+-- two on the hottest path. Users are never hard-deleted, so the join holds.
+-- name: ProjectGetWithCreator :one
+SELECT sqlc.embed(projects), sqlc.embed(users)
+FROM projects JOIN users ON users.id = projects.created_by
+WHERE projects.id = @id;

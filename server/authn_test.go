@@ -170,7 +170,7 @@ func TestBearerRejects(t *testing.T) {
 func TestBearerExpiryAndCache(t *testing.T) {
 	deleteUser := func(t *testing.T, e *testEnv, u *testUser) {
 		t.Helper()
-		if _, err := e.store.Writer.Exec(`UPDATE users SET deleted_at = ? WHERE id = ?`, e.srv.nowText(), u.id); err != nil {
+		if _, err := e.write(`UPDATE users SET deleted_at = ? WHERE id = ?`, e.srv.nowText(), u.id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -227,7 +227,7 @@ func TestBearerExpiryAndCache(t *testing.T) {
 		e := newEnv(t)
 		alice := e.user("alice")
 		e.must(http.StatusOK, alice, "GET", "/users/@me", nil)
-		if _, err := e.store.Writer.Exec(`UPDATE users SET first_name = 'Renamed' WHERE id = ?`, alice.id); err != nil {
+		if _, err := e.write(`UPDATE users SET first_name = 'Renamed' WHERE id = ?`, alice.id); err != nil {
 			t.Fatal(err)
 		}
 		if got := e.must(http.StatusOK, alice, "GET", "/users/@me", nil).obj(t)["first_name"]; got != "Renamed" {

@@ -348,7 +348,7 @@ func TestPasswordGrant(t *testing.T) {
 	})
 	t.Run("refresh for a deleted user", func(t *testing.T) {
 		rt := e.tokenReq(url.Values{"grant_type": {"password"}, "username": {"pat@example.com"}, "password": {"correct horse"}}).obj(t)["refresh_token"].(string)
-		if _, err := e.store.Writer.Exec(`UPDATE users SET deleted_at = ? WHERE id = ?`, e.srv.nowText(), patID); err != nil {
+		if _, err := e.write(`UPDATE users SET deleted_at = ? WHERE id = ?`, e.srv.nowText(), patID); err != nil {
 			t.Fatal(err)
 		}
 		grantErr(t, e.tokenReq(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}}), 400, "invalid_grant")
@@ -497,7 +497,7 @@ func TestExternalIssuer(t *testing.T) {
 	t.Run("deleted user", func(t *testing.T) {
 		tok := iss.token("k1", now(), erin)
 		e.must(http.StatusOK, as(tok), "GET", "/users/@me", nil)
-		if _, err := e.store.Writer.Exec(`UPDATE users SET deleted_at = ? WHERE id = ?`, e.srv.nowText(), erinID); err != nil {
+		if _, err := e.write(`UPDATE users SET deleted_at = ? WHERE id = ?`, e.srv.nowText(), erinID); err != nil {
 			t.Fatal(err)
 		}
 		assertUnauthorized(t, e.do(as(tok), "GET", "/users/@me", nil))
@@ -576,7 +576,7 @@ func TestExternalLinking(t *testing.T) {
 		assertUnauthorized(t, e.do(tok("victim", "mallory-prereg@example.com", true), "GET", "/users/@me", nil))
 	})
 	t.Run("an address verified as another account's secondary", func(t *testing.T) {
-		if _, err := e.store.Writer.Exec(`INSERT INTO user_emails(id, user_id, email, is_primary, is_verified, created_at) VALUES (?, ?, 'alias@example.com', 0, 1, ?)`,
+		if _, err := e.write(`INSERT INTO user_emails(id, user_id, email, is_primary, is_verified, created_at) VALUES (?, ?, 'alias@example.com', 0, 1, ?)`,
 			e.store.IDs.Next(), alice.id, e.srv.nowText()); err != nil {
 			t.Fatal(err)
 		}

@@ -46,6 +46,7 @@ type Server struct {
 	store  *db.Store
 	log    *slog.Logger
 	auth   *authenticator
+	users  userCache
 	mailer *mailer
 	router *httprouter.Router
 	now    func() time.Time
@@ -234,7 +235,7 @@ func (s *Server) authenticate(r *http.Request) (db.User, error) {
 	raw = strings.TrimSpace(raw)
 	now := s.clock()
 	if uid, ok := s.auth.cached(raw, now); ok {
-		u, err := s.store.R.UserGet(r.Context(), uid)
+		u, err := s.caller(r.Context(), uid)
 		if err == nil {
 			return u, nil
 		}
@@ -253,7 +254,7 @@ func (s *Server) authenticate(r *http.Request) (db.User, error) {
 		if !ok {
 			return db.User{}, errUnauthorized("The bearer token is invalid.")
 		}
-		u, err = s.store.R.UserGet(r.Context(), int64(id))
+		u, err = s.caller(r.Context(), int64(id))
 	} else {
 		u, err = s.externalUser(r.Context(), c)
 	}

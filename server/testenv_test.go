@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -290,7 +291,7 @@ func (e *testEnv) rawRole(orgID, name string, rank int64, members ...*testUser) 
 		e.t.Fatalf("create role: %v", err)
 	}
 	for _, u := range members {
-		if _, err := e.store.Writer.ExecContext(ctx, `INSERT INTO member_roles(organisation_id, user_id, role_id) VALUES (?, ?, ?)`, int64(oid), u.id, id); err != nil {
+		if _, err := e.write(`INSERT INTO member_roles(organisation_id, user_id, role_id) VALUES (?, ?, ?)`, int64(oid), u.id, id); err != nil {
 			e.t.Fatalf("assign role: %v", err)
 		}
 	}
@@ -321,4 +322,16 @@ func (e *testEnv) bearer(u *testUser) string {
 	}
 	u.Token = tok
 	return tok
+}
+
+// write runs fixture SQL through the store's write path (so the store's
+// write generation moves, as for every real write).
+func (e *testEnv) write(query string, args ...any) (sql.Result, error) {
+	var res sql.Result
+	err := e.store.InTxSQL(context.Background(), func(tx *sql.Tx, _ *db.Queries) error {
+		var err error
+		res, err = tx.ExecContext(context.Background(), query, args...)
+		return err
+	})
+	return res, err
 }

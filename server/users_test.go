@@ -29,7 +29,7 @@ import (
 // exec runs fixture SQL the areas that own it have no endpoint for yet.
 func (e *testEnv) exec(query string, args ...any) {
 	e.t.Helper()
-	if _, err := e.store.Writer.ExecContext(context.Background(), query, args...); err != nil {
+	if _, err := e.write(query, args...); err != nil {
 		e.t.Fatalf("exec %q: %v", query, err)
 	}
 }
