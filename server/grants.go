@@ -88,6 +88,12 @@ func grantNames(allow, deny PermSet) map[string]string {
 	return out
 }
 
+// grantBody is the body of every permissions endpoint (organisation,
+// project, package).
+type grantBody struct {
+	Permissions map[string]string `json:"permissions"`
+}
+
 // grantJSON is the permission grant object.
 type grantJSON struct {
 	ID          db.ID             `json:"id"`

@@ -96,25 +96,34 @@ func setTotalCount(w http.ResponseWriter, n int64) {
 // ours; the caller's only contribution is the compiled filter in listQuery.
 type listSQL struct {
 	Columns string // select list, in the order scan reads them
-	From    string // a table or a join
-	Where   string // base condition (organisation, not deleted, ...); "" for none
+	From    string // one table with an integer id (the page is found by id)
+	Where   string // base condition (organisation, visibility, ...); "" for none
 	Args    []any  // arguments of Where
 	OrderBy string // "" orders by id
+	// Total, when set, is X-Total-Count worked out by the caller (from kept
+	// counts, say), so no count query runs.
+	Total *int64
+}
+
+// and joins the compiled $filter to a base condition.
+func (lq listQuery) and(where string, args []any) (string, []any) {
+	args = append([]any(nil), args...)
+	switch {
+	case lq.Where == "":
+		return where, args
+	case where == "":
+		return "(" + lq.Where + ")", append(args, lq.Args...)
+	}
+	return "(" + where + ") AND (" + lq.Where + ")", append(args, lq.Args...)
 }
 
 // queryList counts the rows matching base condition and filter, then reads
-// the requested page, both in one read transaction on reader so the count
-// and the page agree. scan is called once per row of the page.
-func queryList(ctx context.Context, reader *sql.DB, s listSQL, lq listQuery, scan func(*sql.Rows) error) (total int64, err error) {
-	where, args := s.Where, append([]any(nil), s.Args...)
-	if lq.Where != "" {
-		if where != "" {
-			where = "(" + where + ") AND (" + lq.Where + ")"
-		} else {
-			where = "(" + lq.Where + ")"
-		}
-		args = append(args, lq.Args...)
-	}
+// the requested page, inside the caller's read transaction so the access
+// checks, the count and the page see one snapshot. scan is called once per
+// row of the page. The page's ids come from the indexes alone (a deferred
+// join), so rows skipped by $skip are never read from the table.
+func queryList(ctx context.Context, tx *sql.Tx, s listSQL, lq listQuery, scan func(*sql.Rows) error) (total int64, err error) {
+	where, args := lq.and(s.Where, s.Args)
 	cond := ""
 	if where != "" {
 		cond = " WHERE " + where
@@ -123,18 +132,16 @@ func queryList(ctx context.Context, reader *sql.DB, s listSQL, lq listQuery, sca
 	if order == "" {
 		order = "id"
 	}
-	tx, err := reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return 0, fmt.Errorf("begin list: %w", err)
-	}
-	defer tx.Rollback()
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+s.From+cond, args...).Scan(&total); err != nil {
+	if s.Total != nil {
+		total = *s.Total
+	} else if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+s.From+cond, args...).Scan(&total); err != nil {
 		return 0, fmt.Errorf("count %s: %w", s.From, err)
 	}
 	if lq.Top == 0 || int64(lq.Skip) >= total {
 		return total, nil
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+s.Columns+" FROM "+s.From+cond+" ORDER BY "+order+" LIMIT ? OFFSET ?",
+	rows, err := tx.QueryContext(ctx, "SELECT "+s.Columns+" FROM "+s.From+
+		" WHERE id IN (SELECT id FROM "+s.From+cond+" ORDER BY "+order+" LIMIT ? OFFSET ?) ORDER BY "+order,
 		append(args, lq.Top, lq.Skip)...)
 	if err != nil {
 		return 0, fmt.Errorf("list %s: %w", s.From, err)

@@ -169,17 +169,21 @@ func TestQueryList(t *testing.T) {
 				t.Fatalf("parse: %v", err)
 			}
 			ids := []int64{}
-			total, err := queryList(context.Background(), store.Reader, tc.spec, lq, func(rows *sql.Rows) error {
-				var id int64
-				var name string
-				if err := rows.Scan(&id, &name); err != nil {
-					return err
-				}
-				if want := fmt.Sprintf("Thing %02d", id); name != want {
-					return fmt.Errorf("row %d name %q, want %q", id, name, want)
-				}
-				ids = append(ids, id)
-				return nil
+			var total int64
+			err = store.ReadTxSQL(context.Background(), func(tx *sql.Tx, _ *db.Queries) (err error) {
+				total, err = queryList(context.Background(), tx, tc.spec, lq, func(rows *sql.Rows) error {
+					var id int64
+					var name string
+					if err := rows.Scan(&id, &name); err != nil {
+						return err
+					}
+					if want := fmt.Sprintf("Thing %02d", id); name != want {
+						return fmt.Errorf("row %d name %q, want %q", id, name, want)
+					}
+					ids = append(ids, id)
+					return nil
+				})
+				return err
 			})
 			if err != nil {
 				t.Fatalf("queryList: %v", err)
@@ -199,9 +203,12 @@ func TestQueryListScanError(t *testing.T) {
 	store := listStore(t)
 	stop := badRequest("stop")
 	calls := 0
-	_, err := queryList(context.Background(), store.Reader, listSQL{Columns: "id", From: "things"}, listQuery{Top: 50}, func(*sql.Rows) error {
-		calls++
-		return stop
+	err := store.ReadTxSQL(context.Background(), func(tx *sql.Tx, _ *db.Queries) error {
+		_, err := queryList(context.Background(), tx, listSQL{Columns: "id", From: "things"}, listQuery{Top: 50}, func(*sql.Rows) error {
+			calls++
+			return stop
+		})
+		return err
 	})
 	var e *Error
 	if !errors.As(err, &e) || e != stop {

@@ -258,30 +258,24 @@ func (s *Server) milestoneList(rq *request) error {
 		if err := requireProject(a, ViewProjects); err != nil {
 			return err
 		}
-		where, args := lq.and("project_id = ? AND organisation_id = ?", []any{p.ID, p.OrganisationID})
-		if err := tx.QueryRowContext(rq.ctx, "SELECT count(*) FROM project_milestones WHERE "+where, args...).Scan(&total); err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(rq.ctx, `SELECT id, organisation_id, project_id, name, description, due_at, status,
-			open_work_item_count, closed_work_item_count, created_at, created_by, closed_at, closed_by
-			FROM project_milestones WHERE `+where+` ORDER BY id LIMIT ? OFFSET ?`, append(args, lq.Top, lq.Skip)...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
 		var ms []db.ProjectMilestone
-		var ids []*int64
-		for rows.Next() {
+		total, err = queryList(rq.ctx, tx, listSQL{
+			Columns: `id, organisation_id, project_id, name, description, due_at, status,
+				open_work_item_count, closed_work_item_count, created_at, created_by, closed_at, closed_by`,
+			From: "project_milestones", Where: "project_id = ? AND organisation_id = ?", Args: []any{p.ID, p.OrganisationID},
+		}, lq, func(rows *sql.Rows) error {
 			var m db.ProjectMilestone
 			if err := rows.Scan(&m.ID, &m.OrganisationID, &m.ProjectID, &m.Name, &m.Description, &m.DueAt, &m.Status,
 				&m.OpenWorkItemCount, &m.ClosedWorkItemCount, &m.CreatedAt, &m.CreatedBy, &m.ClosedAt, &m.ClosedBy); err != nil {
 				return err
 			}
 			ms = append(ms, m)
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return err
 		}
+		var ids []*int64
 		for i := range ms {
 			ids = append(ids, &ms[i].CreatedBy, ms[i].ClosedBy)
 		}

@@ -195,24 +195,18 @@ func (s *Server) packageList(rq *request) error {
 			return nil
 		}
 		where, args := vis.where("project_id = ? AND organisation_id = ?", p.ID, p.OrganisationID)
-		where, args = lq.and(where, args)
-		if err := tx.QueryRowContext(rq.ctx, "SELECT count(*) FROM project_packages WHERE "+where, args...).Scan(&total); err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(rq.ctx, `SELECT id, organisation_id, project_id, code, name, description, enabled
-			FROM project_packages WHERE `+where+` ORDER BY id LIMIT ? OFFSET ?`, append(args, lq.Top, lq.Skip)...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		total, err = queryList(rq.ctx, tx, listSQL{
+			Columns: "id, organisation_id, project_id, code, name, description, enabled",
+			From:    "project_packages", Where: where, Args: args,
+		}, lq, func(rows *sql.Rows) error {
 			var pk packageJSON
 			if err := rows.Scan(&pk.ID, &pk.OrganisationID, &pk.ProjectID, &pk.Code, &pk.Name, &pk.Description, &pk.Enabled); err != nil {
 				return err
 			}
 			out = append(out, pk)
-		}
-		return rows.Err()
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return err

@@ -491,23 +491,16 @@ func (s *Server) projectList(rq *request) error {
 		if vis.none() {
 			return nil
 		}
-		total, err = projectTotal(rq.ctx, tx, q, orgID, vis, lq)
-		if err != nil || lq.Top == 0 || int64(lq.Skip) >= total {
-			return err
-		}
-		where, args := vis.where("organisation_id = ?", orgID)
-		where, args = lq.and(where, args)
-		// Deferred join: the page's ids come from the index alone, so rows
-		// skipped by $skip are never read from the table.
-		rows, err := tx.QueryContext(rq.ctx, `SELECT id, organisation_id, code, name, description, status,
-			open_milestone_count, closed_milestone_count, open_work_item_count, closed_work_item_count, document_count
-			FROM projects WHERE id IN (SELECT id FROM projects WHERE `+where+` ORDER BY id LIMIT ? OFFSET ?)
-			ORDER BY id`, append(args, lq.Top, lq.Skip)...)
+		kept, err := projectTotal(rq.ctx, tx, q, orgID, vis, lq)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		where, args := vis.where("organisation_id = ?", orgID)
+		total, err = queryList(rq.ctx, tx, listSQL{
+			Columns: `id, organisation_id, code, name, description, status, open_milestone_count,
+				closed_milestone_count, open_work_item_count, closed_work_item_count, document_count`,
+			From: "projects", Where: where, Args: args, Total: &kept,
+		}, lq, func(rows *sql.Rows) error {
 			var p projectPartialJSON
 			if err := rows.Scan(&p.ID, &p.OrganisationID, &p.Code, &p.Name, &p.Description, &p.Status,
 				&p.OpenMilestoneCount, &p.ClosedMilestoneCount, &p.OpenWorkItemCount, &p.ClosedWorkItemCount,
@@ -515,8 +508,9 @@ func (s *Server) projectList(rq *request) error {
 				return err
 			}
 			out = append(out, p)
-		}
-		return rows.Err()
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return err
@@ -564,14 +558,6 @@ func statusOnly(lq listQuery) (string, bool) {
 	}
 	s, ok := lq.Args[0].(string)
 	return s, ok
-}
-
-// and joins the compiled $filter to a base condition.
-func (lq listQuery) and(where string, args []any) (string, []any) {
-	if lq.Where == "" {
-		return where, args
-	}
-	return where + " AND (" + lq.Where + ")", append(args, lq.Args...)
 }
 
 // visibility says which projects (or packages of one project) a caller may
@@ -641,11 +627,6 @@ func visibleIn(ctx context.Context, q *db.Queries, a Access, projectID int64, sc
 		}
 	}
 	return v, nil
-}
-
-// grantBody is the body of the permissions endpoints.
-type grantBody struct {
-	Permissions map[string]string `json:"permissions"`
 }
 
 // grantPatch changes one target's explicit grants on a project or package

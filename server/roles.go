@@ -507,10 +507,6 @@ func (s *Server) memberRoleChange(add bool) handlerFunc {
 	}
 }
 
-type grantPutBody struct {
-	Permissions map[string]string `json:"permissions"`
-}
-
 // grantPut sets the organisation grants of a role, a member or @everyone
 // (target = the organisation id). Beyond the permissions the caller holds
 // (checkGrantable), it must outrank the role, or a member's highest role.
@@ -523,7 +519,7 @@ func (s *Server) grantPut(rq *request) error {
 	if err != nil {
 		return err
 	}
-	var b grantPutBody
+	var b grantBody
 	if err := rq.decode(&b); err != nil {
 		return err
 	}
