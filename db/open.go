@@ -28,8 +28,11 @@ type Options struct {
 	ReadConns int
 }
 
-// Store is the database: one writer connection, so write transactions queue
-// in Go rather than spin on SQLITE_BUSY, and a pool of query-only readers.
+// Store is the database: one writer connection, fed by one write loop that
+// group-commits InTx transactions (so writers queue in Go rather than spin on
+// SQLITE_BUSY, and share fsyncs), and a pool of query-only readers. Writer is
+// exported for migrations and tests that inspect the file; every write of
+// the running service goes through InTx or InTxSQL.
 type Store struct {
 	Writer *sql.DB
 	Reader *sql.DB
