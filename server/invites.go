@@ -173,11 +173,7 @@ func (s *Server) inviteCreate(rq *request) error {
 	}
 	var out inviteJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, CreateInvite); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, CreateInvite); err != nil {
 			return err
 		}
 		o, err := q.OrganisationGet(rq.ctx, orgID)
@@ -224,11 +220,7 @@ func (s *Server) inviteList(rq *request) error {
 	}
 	var out []inviteJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, CreateInvite); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, CreateInvite); err != nil {
 			return err
 		}
 		o, err := q.OrganisationGet(rq.ctx, orgID)
@@ -292,11 +284,7 @@ func inviteForManager(rq *request, q *db.Queries, perm Permission) (db.Invite, d
 	if err != nil {
 		return db.Invite{}, db.Organisation{}, err
 	}
-	a, err := orgAccess(rq.ctx, q, rq.user.ID, inv.OrganisationID, http.StatusNotFound)
-	if err != nil {
-		return db.Invite{}, db.Organisation{}, err
-	}
-	if err := requirePerm(a, perm); err != nil {
+	if _, err := orgAccess(rq, q, inv.OrganisationID, http.StatusNotFound, perm); err != nil {
 		return db.Invite{}, db.Organisation{}, err
 	}
 	o, err := q.OrganisationGet(rq.ctx, inv.OrganisationID)

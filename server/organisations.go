@@ -121,34 +121,26 @@ func (s *Server) organisationCreate(rq *request) error {
 	return rq.json(http.StatusCreated, toOrg(org, 1))
 }
 
-// orgAccess resolves the caller's access in the organisation of the path.
-// absent is the status an absent or deleted organisation answers with: the
-// rows that list "400 organisation absent" pass 400, the others 404.
-func orgAccess(ctx context.Context, q *db.Queries, userID, orgID int64, absent int) (Access, error) {
-	a, err := accessIn(ctx, q, userID, orgID, 0, 0)
+// orgAccess resolves the caller's access in an organisation and refuses a
+// caller who is not a member (a pending member is none) or lacks perm (0:
+// membership is enough). absent is the status an absent or deleted
+// organisation answers with: the rows that list "400 organisation absent"
+// pass 400, the others 404.
+func orgAccess(rq *request, q *db.Queries, orgID int64, absent int, perm Permission) (Access, error) {
+	a, err := accessIn(rq.ctx, q, rq.user.ID, orgID, 0, 0)
 	if db.IsNotFound(err) {
 		return a, errorf(absent, "The organisation was not found.")
 	}
-	return a, err
-}
-
-// requireMember refuses callers who are not (yet) members.
-func requireMember(a Access) error {
+	if err != nil {
+		return a, err
+	}
 	if !a.IsMember() {
-		return forbidden("You are not a member of this organisation.")
+		return a, forbidden("You are not a member of this organisation.")
 	}
-	return nil
-}
-
-// requirePerm refuses callers who are not members or lack p.
-func requirePerm(a Access, p Permission) error {
-	if err := requireMember(a); err != nil {
-		return err
+	if !a.Can(perm) {
+		return a, forbidden("You need the %s permission.", perm.Name())
 	}
-	if !a.Can(p) {
-		return forbidden("You need the %s permission.", p.Name())
-	}
-	return nil
+	return a, nil
 }
 
 // decodePatch decodes a PATCH body into dst, refusing any key that names a
@@ -196,11 +188,7 @@ func (s *Server) organisationGet(rq *request) error {
 	}
 	var out orgJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requireMember(a); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, 0); err != nil {
 			return err
 		}
 		out, err = loadOrg(rq.ctx, q, orgID)
@@ -271,11 +259,7 @@ func (s *Server) organisationPatch(rq *request) error {
 	}
 	var out orgJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageOrganisation); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		o, err := q.OrganisationGet(rq.ctx, orgID)
@@ -329,7 +313,7 @@ func (s *Server) organisationDelete(rq *request) error {
 		return err
 	}
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
+		a, err := orgAccess(rq, q, orgID, http.StatusNotFound, 0)
 		if err != nil {
 			return err
 		}
@@ -383,11 +367,7 @@ func (s *Server) memberList(rq *request) error {
 	}
 	var out []memberJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requireMember(a); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, 0); err != nil {
 			return err
 		}
 		o, err := q.OrganisationGet(rq.ctx, orgID)
@@ -431,11 +411,7 @@ func (s *Server) memberGet(rq *request) error {
 	}
 	var out memberJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requireMember(a); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, 0); err != nil {
 			return err
 		}
 		out, err = loadMember(rq.ctx, q, orgID, userID)
@@ -482,11 +458,7 @@ func (s *Server) memberPatch(rq *request) error {
 	}
 	var out memberJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageOrganisation); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		if _, err := loadMember(rq.ctx, q, orgID, userID); err != nil {
@@ -528,11 +500,7 @@ func (s *Server) memberDelete(rq *request) error {
 		return err
 	}
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageOrganisation); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		o, err := q.OrganisationGet(rq.ctx, orgID)
@@ -571,11 +539,7 @@ func (s *Server) banList(rq *request) error {
 	}
 	var out []banJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageOrganisation); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		rows, err := q.BanList(rq.ctx, orgID)
@@ -617,11 +581,7 @@ func (s *Server) banPut(rq *request) error {
 	}
 	var out banJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageOrganisation); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		o, err := q.OrganisationGet(rq.ctx, orgID)
@@ -660,11 +620,7 @@ func (s *Server) banDelete(rq *request) error {
 		return err
 	}
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageOrganisation); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		n, err := q.BanDelete(rq.ctx, db.BanDeleteParams{OrganisationID: orgID, UserID: userID})
