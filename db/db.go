@@ -135,6 +135,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.memberRoleIDsStmt, err = db.PrepareContext(ctx, memberRoleIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query MemberRoleIDs: %w", err)
 	}
+	if q.memberRoleIDsForOrganisationStmt, err = db.PrepareContext(ctx, memberRoleIDsForOrganisation); err != nil {
+		return nil, fmt.Errorf("error preparing query MemberRoleIDsForOrganisation: %w", err)
+	}
 	if q.memberRoleRemoveStmt, err = db.PrepareContext(ctx, memberRoleRemove); err != nil {
 		return nil, fmt.Errorf("error preparing query MemberRoleRemove: %w", err)
 	}
@@ -611,6 +614,11 @@ func (q *Queries) Close() error {
 	if q.memberRoleIDsStmt != nil {
 		if cerr := q.memberRoleIDsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing memberRoleIDsStmt: %w", cerr)
+		}
+	}
+	if q.memberRoleIDsForOrganisationStmt != nil {
+		if cerr := q.memberRoleIDsForOrganisationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing memberRoleIDsForOrganisationStmt: %w", cerr)
 		}
 	}
 	if q.memberRoleRemoveStmt != nil {
@@ -1169,6 +1177,7 @@ type Queries struct {
 	memberListStmt                            *sql.Stmt
 	memberRoleAddStmt                         *sql.Stmt
 	memberRoleIDsStmt                         *sql.Stmt
+	memberRoleIDsForOrganisationStmt          *sql.Stmt
 	memberRoleRemoveStmt                      *sql.Stmt
 	memberRolesDeleteForRoleStmt              *sql.Stmt
 	memberRolesDeleteForUserStmt              *sql.Stmt
@@ -1308,6 +1317,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		memberListStmt:                            q.memberListStmt,
 		memberRoleAddStmt:                         q.memberRoleAddStmt,
 		memberRoleIDsStmt:                         q.memberRoleIDsStmt,
+		memberRoleIDsForOrganisationStmt:          q.memberRoleIDsForOrganisationStmt,
 		memberRoleRemoveStmt:                      q.memberRoleRemoveStmt,
 		memberRolesDeleteForRoleStmt:              q.memberRolesDeleteForRoleStmt,
 		memberRolesDeleteForUserStmt:              q.memberRolesDeleteForUserStmt,

@@ -287,10 +287,12 @@ func (s *Server) organisationPatch(rq *request) error {
 				return fieldError("restrict_email_domain", "needs at least one verified and approved domain")
 			}
 		}
-		if _, err := q.OrganisationUpdate(rq.ctx, arg); err != nil {
+		o, err = q.OrganisationUpdate(rq.ctx, arg)
+		if err != nil {
 			return err
 		}
-		out, err = loadOrg(rq.ctx, q, orgID)
+		n, err := q.OrganisationMemberCount(rq.ctx, orgID)
+		out = toOrg(o, n)
 		return err
 	})
 	if err != nil {
@@ -341,16 +343,12 @@ type memberJSON struct {
 	Roles    []db.ID  `json:"roles"`
 }
 
-func toMember(ctx context.Context, q *db.Queries, o db.Organisation, u db.User, pending bool, joinedAt string) (memberJSON, error) {
-	ids, err := q.MemberRoleIDs(ctx, db.MemberRoleIDsParams{OrganisationID: o.ID, UserID: u.ID})
-	if err != nil {
-		return memberJSON{}, err
-	}
-	roles := make([]db.ID, len(ids))
-	for i, id := range ids {
+func toMember(o db.Organisation, u db.User, pending bool, joinedAt string, roleIDs []int64) memberJSON {
+	roles := make([]db.ID, len(roleIDs))
+	for i, id := range roleIDs {
 		roles[i] = db.ID(id)
 	}
-	return memberJSON{User: toUser(u), IsOwner: o.OwnedBy == u.ID, Pending: pending, JoinedAt: joinedAt, Roles: roles}, nil
+	return memberJSON{User: toUser(u), IsOwner: o.OwnedBy == u.ID, Pending: pending, JoinedAt: joinedAt, Roles: roles}
 }
 
 // memberList lists members, pending ones included (so they can be
@@ -378,13 +376,17 @@ func (s *Server) memberList(rq *request) error {
 		if err != nil {
 			return err
 		}
-		out = make([]memberJSON, 0, len(rows))
-		for _, r := range rows {
-			m, err := toMember(rq.ctx, q, o, r.User, r.Pending, r.JoinedAt)
-			if err != nil {
-				return err
-			}
-			out = append(out, m)
+		assigned, err := q.MemberRoleIDsForOrganisation(rq.ctx, orgID)
+		if err != nil {
+			return err
+		}
+		roles := map[int64][]int64{}
+		for _, a := range assigned {
+			roles[a.UserID] = append(roles[a.UserID], a.RoleID)
+		}
+		out = make([]memberJSON, len(rows))
+		for i, r := range rows {
+			out[i] = toMember(o, r.User, r.Pending, r.JoinedAt, roles[r.User.ID])
 		}
 		return nil
 	})
@@ -435,7 +437,11 @@ func loadMember(ctx context.Context, q *db.Queries, orgID, userID int64) (member
 	if err != nil {
 		return memberJSON{}, err
 	}
-	return toMember(ctx, q, o, m.User, m.Pending, m.JoinedAt)
+	roles, err := q.MemberRoleIDs(ctx, db.MemberRoleIDsParams{OrganisationID: orgID, UserID: userID})
+	if err != nil {
+		return memberJSON{}, err
+	}
+	return toMember(o, m.User, m.Pending, m.JoinedAt, roles), nil
 }
 
 type memberPatchBody struct {
@@ -461,16 +467,12 @@ func (s *Server) memberPatch(rq *request) error {
 		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
-		if _, err := loadMember(rq.ctx, q, orgID, userID); err != nil {
+		out, err = loadMember(rq.ctx, q, orgID, userID)
+		if err != nil || b.Pending == nil {
 			return err
 		}
-		if b.Pending != nil {
-			if err := q.MemberApprove(rq.ctx, db.MemberApproveParams{OrganisationID: orgID, UserID: userID}); err != nil {
-				return err
-			}
-		}
-		out, err = loadMember(rq.ctx, q, orgID, userID)
-		return err
+		out.Pending = false
+		return q.MemberApprove(rq.ctx, db.MemberApproveParams{OrganisationID: orgID, UserID: userID})
 	})
 	if err != nil {
 		return err

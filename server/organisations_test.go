@@ -514,3 +514,36 @@ func TestRoleCreateConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestMemberListRoles: each listed member carries its own roles, highest
+// first, and nobody else's.
+func TestMemberListRoles(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	low := e.role(f.alice, f.acme, "Low")
+	high := e.role(f.alice, f.acme, "High")
+	e.must(200, f.alice, "PATCH", acme+"/roles", map[string]any{"id": high, "order": 0})
+	e.assign(f.alice, f.acme, f.bob, low)
+	e.assign(f.alice, f.acme, f.bob, high)
+	e.assign(f.alice, f.acme, f.pen, low)
+	e.role(f.mallory, f.evil, "Evil")
+	want := map[string]string{f.alice.ID: "", f.bob.ID: high + "," + low, f.pen.ID: low}
+	e.run(t, []scenario{
+		{"roles per member", f.bob, "GET", acme + "/members", nil, 200, func(t *testing.T, r *testResponse) {
+			list := r.arr(t)
+			if len(list) != len(want) {
+				t.Fatalf("got %d members, want %d", len(list), len(want))
+			}
+			for _, m := range list {
+				id := m["user"].(map[string]any)["id"].(string)
+				var got []string
+				for _, r := range m["roles"].([]any) {
+					got = append(got, r.(string))
+				}
+				if strings.Join(got, ",") != want[id] {
+					t.Errorf("member %s: got roles %v, want %s", id, got, want[id])
+				}
+			}
+		}},
+	})
+}
