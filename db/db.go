@@ -27,8 +27,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.accessGrantsStmt, err = db.PrepareContext(ctx, accessGrants); err != nil {
 		return nil, fmt.Errorf("error preparing query AccessGrants: %w", err)
 	}
+	if q.accessGrantsForUserStmt, err = db.PrepareContext(ctx, accessGrantsForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query AccessGrantsForUser: %w", err)
+	}
 	if q.accessMembershipStmt, err = db.PrepareContext(ctx, accessMembership); err != nil {
 		return nil, fmt.Errorf("error preparing query AccessMembership: %w", err)
+	}
+	if q.accessMembershipsForUserStmt, err = db.PrepareContext(ctx, accessMembershipsForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query AccessMembershipsForUser: %w", err)
 	}
 	if q.banDeleteStmt, err = db.PrepareContext(ctx, banDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query BanDelete: %w", err)
@@ -436,9 +442,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing accessGrantsStmt: %w", cerr)
 		}
 	}
+	if q.accessGrantsForUserStmt != nil {
+		if cerr := q.accessGrantsForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing accessGrantsForUserStmt: %w", cerr)
+		}
+	}
 	if q.accessMembershipStmt != nil {
 		if cerr := q.accessMembershipStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing accessMembershipStmt: %w", cerr)
+		}
+	}
+	if q.accessMembershipsForUserStmt != nil {
+		if cerr := q.accessMembershipsForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing accessMembershipsForUserStmt: %w", cerr)
 		}
 	}
 	if q.banDeleteStmt != nil {
@@ -1141,7 +1157,9 @@ type Queries struct {
 	db                                        DBTX
 	tx                                        *sql.Tx
 	accessGrantsStmt                          *sql.Stmt
+	accessGrantsForUserStmt                   *sql.Stmt
 	accessMembershipStmt                      *sql.Stmt
+	accessMembershipsForUserStmt              *sql.Stmt
 	banDeleteStmt                             *sql.Stmt
 	banExistsStmt                             *sql.Stmt
 	banListStmt                               *sql.Stmt
@@ -1281,7 +1299,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		db:                                        tx,
 		tx:                                        tx,
 		accessGrantsStmt:                          q.accessGrantsStmt,
+		accessGrantsForUserStmt:                   q.accessGrantsForUserStmt,
 		accessMembershipStmt:                      q.accessMembershipStmt,
+		accessMembershipsForUserStmt:              q.accessMembershipsForUserStmt,
 		banDeleteStmt:                             q.banDeleteStmt,
 		banExistsStmt:                             q.banExistsStmt,
 		banListStmt:                               q.banListStmt,

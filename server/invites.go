@@ -497,8 +497,12 @@ func (s *Server) inviteUse(rq *request) error {
 		if err != nil {
 			return err
 		}
-		out, err = orgContext(rq.ctx, q, uid, toOrg(o, n), pending, now, nil)
-		return err
+		a, err := accessIn(rq.ctx, q, uid, o.ID, 0, 0)
+		if err != nil {
+			return err
+		}
+		out = orgContext(a, toOrg(o, n), now, nil)
+		return nil
 	})
 	if err != nil {
 		return err

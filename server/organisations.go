@@ -657,19 +657,15 @@ type orgUserJSON struct {
 }
 
 // orgContext builds the context form for one membership.
-func orgContext(ctx context.Context, q *db.Queries, userID int64, o orgJSON, pending bool, joinedAt string, notify *int64) (orgContextJSON, error) {
-	a, err := accessIn(ctx, q, userID, int64(o.ID), 0, 0)
-	if err != nil {
-		return orgContextJSON{}, err
-	}
+func orgContext(a Access, o orgJSON, joinedAt string, notify *int64) orgContextJSON {
 	out := orgContextJSON{
 		orgJSON: o, Features: map[string]any{}, Permissions: a.Permissions().Bools(AllPermissions),
-		OrganisationUser: orgUserJSON{IsOwner: a.Owner, Pending: pending, JoinedAt: joinedAt},
+		OrganisationUser: orgUserJSON{IsOwner: a.Owner, Pending: a.Pending, JoinedAt: joinedAt},
 	}
 	if notify != nil {
 		out.OrganisationUser.NotificationEmailID = ptr(db.ID(*notify))
 	}
-	return out, nil
+	return out
 }
 
 // myOrganisations lists the caller's organisations, pending memberships
@@ -681,13 +677,13 @@ func (s *Server) myOrganisations(rq *request) error {
 		if err != nil {
 			return err
 		}
-		out = make([]orgContextJSON, 0, len(rows))
-		for _, r := range rows {
-			c, err := orgContext(rq.ctx, q, rq.user.ID, toOrg(r.Organisation, r.MemberCount), r.Pending, r.JoinedAt, r.NotificationEmailID)
-			if err != nil {
-				return err
-			}
-			out = append(out, c)
+		access, err := accessAll(rq.ctx, q, rq.user.ID)
+		if err != nil {
+			return err
+		}
+		out = make([]orgContextJSON, len(rows))
+		for i, r := range rows {
+			out[i] = orgContext(access[r.Organisation.ID], toOrg(r.Organisation, r.MemberCount), r.JoinedAt, r.NotificationEmailID)
 		}
 		return nil
 	})
