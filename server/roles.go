@@ -515,18 +515,10 @@ func (s *Server) grantPut(rq *request) error {
 		if err != nil {
 			return err
 		}
-		rank := t.Rank
-		if t.Type == "user" {
-			ta, err := accessIn(rq.ctx, q, targetID, orgID, 0, 0)
-			if err != nil {
-				return err
-			}
-			// A member without roles ranks with nobody; one with roles is
-			// protected like their highest role.
-			rank = ta.TopRank
-		}
-		if rank != noRoles {
-			if err := requireOutranks(a, rank); err != nil {
+		// A member is protected like its highest role; one without roles
+		// ranks with nobody, so any holder of MANAGE_ROLES may grant it.
+		if t.Rank != noRoles {
+			if err := requireOutranks(a, t.Rank); err != nil {
 				return err
 			}
 		}

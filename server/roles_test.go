@@ -282,6 +282,7 @@ func TestRoleEscalation(t *testing.T) {
 		{"assigns a lower role", f.bob, "PUT", memberRole(carol, low), nil, 204, nil},
 		{"grants a member ranked below", f.bob, "PUT", acme + "/permissions/" + carol.ID, perms(map[string]string{"VIEW_PROJECTS": "allow"}), 200, nil},
 		{"cannot grant a member ranked above", f.bob, "PUT", acme + "/permissions/" + dave.ID, perms(map[string]string{"VIEW_PROJECTS": "deny"}), 403, nil},
+		{"cannot grant a member of its own rank (itself)", f.bob, "PUT", acme + "/permissions/" + f.bob.ID, perms(map[string]string{"CREATE_INVITE": "deny"}), 403, nil},
 		{"cannot remove its own role", f.bob, "DELETE", memberRole(f.bob, mid), nil, 403, nil},
 		{"cannot move a role to its own rank", f.bob, "PATCH", acme + "/roles", map[string]any{"id": low, "order": 1}, 403, nil},
 		{"cannot move a higher role down", f.bob, "PATCH", acme + "/roles", map[string]any{"id": top, "order": 2}, 403, nil},
