@@ -95,10 +95,12 @@ func validDomain(s string) (string, bool) {
 	return s, true
 }
 
-// parseExpiry reads an expires_at value: RFC 3339, in the future.
+// parseExpiry reads an expires_at value: RFC 3339, in the future. An offset
+// can carry a year-9999 time past 9999 in UTC, which the stored layout
+// cannot hold (it would read back as no time at all, hence expired).
 func (s *Server) parseExpiry(p problems, v string) *string {
 	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
+	if err != nil || t.UTC().Year() > 9999 {
 		p.add("expires_at", "must be an RFC 3339 timestamp")
 		return nil
 	}
