@@ -76,6 +76,58 @@ func (q *Queries) AccessGrants(ctx context.Context, arg AccessGrantsParams) ([]A
 	return items, nil
 }
 
+const accessGrantsForUser = `-- name: AccessGrantsForUser :many
+SELECT g.organisation_id, g.target_type, g.allow_mask, g.deny_mask,
+       coalesce(r.sort_order, 0) AS role_rank
+FROM organisation_members m
+JOIN permission_grants g ON g.scope_id = m.organisation_id AND g.organisation_id = m.organisation_id
+LEFT JOIN roles r ON r.id = g.target_id AND g.target_type = 'role'
+WHERE m.user_id = ?1 AND NOT m.pending
+  AND (g.target_id IN (?1, m.organisation_id)
+       OR g.target_id IN (SELECT mr.role_id FROM member_roles mr
+                          WHERE mr.organisation_id = m.organisation_id AND mr.user_id = ?1))
+`
+
+type AccessGrantsForUserRow struct {
+	OrganisationID int64
+	TargetType     string
+	AllowMask      int64
+	DenyMask       int64
+	RoleRank       int64
+}
+
+// The organisation-scope grants that apply to the caller in every
+// organisation where it is a member (not pending): its own, its roles'
+// (with their rank) and @everyone's.
+func (q *Queries) AccessGrantsForUser(ctx context.Context, userID int64) ([]AccessGrantsForUserRow, error) {
+	rows, err := q.query(ctx, q.accessGrantsForUserStmt, accessGrantsForUser, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AccessGrantsForUserRow
+	for rows.Next() {
+		var i AccessGrantsForUserRow
+		if err := rows.Scan(
+			&i.OrganisationID,
+			&i.TargetType,
+			&i.AllowMask,
+			&i.DenyMask,
+			&i.RoleRank,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const accessMembership = `-- name: AccessMembership :one
 SELECT o.owned_by = ?1 AS is_owner,
        m.user_id IS NOT NULL AS is_member,
@@ -111,4 +163,51 @@ func (q *Queries) AccessMembership(ctx context.Context, arg AccessMembershipPara
 		&i.TopRank,
 	)
 	return i, err
+}
+
+const accessMembershipsForUser = `-- name: AccessMembershipsForUser :many
+SELECT o.id AS organisation_id,
+       o.owned_by = ?1 AS is_owner,
+       m.pending,
+       CAST(coalesce((SELECT min(r.sort_order) FROM member_roles mr JOIN roles r ON r.id = mr.role_id
+                 WHERE mr.organisation_id = o.id AND mr.user_id = ?1), -1) AS INTEGER) AS top_rank
+FROM organisation_members m
+JOIN organisations o ON o.id = m.organisation_id
+WHERE m.user_id = ?1 AND o.deleted_at IS NULL
+`
+
+type AccessMembershipsForUserRow struct {
+	OrganisationID int64
+	IsOwner        bool
+	Pending        bool
+	TopRank        int64
+}
+
+// AccessMembership for every live organisation the caller belongs to.
+func (q *Queries) AccessMembershipsForUser(ctx context.Context, userID int64) ([]AccessMembershipsForUserRow, error) {
+	rows, err := q.query(ctx, q.accessMembershipsForUserStmt, accessMembershipsForUser, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AccessMembershipsForUserRow
+	for rows.Next() {
+		var i AccessMembershipsForUserRow
+		if err := rows.Scan(
+			&i.OrganisationID,
+			&i.IsOwner,
+			&i.Pending,
+			&i.TopRank,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -27,8 +27,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.accessGrantsStmt, err = db.PrepareContext(ctx, accessGrants); err != nil {
 		return nil, fmt.Errorf("error preparing query AccessGrants: %w", err)
 	}
+	if q.accessGrantsForUserStmt, err = db.PrepareContext(ctx, accessGrantsForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query AccessGrantsForUser: %w", err)
+	}
 	if q.accessMembershipStmt, err = db.PrepareContext(ctx, accessMembership); err != nil {
 		return nil, fmt.Errorf("error preparing query AccessMembership: %w", err)
+	}
+	if q.accessMembershipsForUserStmt, err = db.PrepareContext(ctx, accessMembershipsForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query AccessMembershipsForUser: %w", err)
 	}
 	if q.banDeleteStmt, err = db.PrepareContext(ctx, banDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query BanDelete: %w", err)
@@ -134,6 +140,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.memberRoleIDsStmt, err = db.PrepareContext(ctx, memberRoleIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query MemberRoleIDs: %w", err)
+	}
+	if q.memberRoleIDsForOrganisationStmt, err = db.PrepareContext(ctx, memberRoleIDsForOrganisation); err != nil {
+		return nil, fmt.Errorf("error preparing query MemberRoleIDsForOrganisation: %w", err)
 	}
 	if q.memberRoleRemoveStmt, err = db.PrepareContext(ctx, memberRoleRemove); err != nil {
 		return nil, fmt.Errorf("error preparing query MemberRoleRemove: %w", err)
@@ -433,9 +442,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing accessGrantsStmt: %w", cerr)
 		}
 	}
+	if q.accessGrantsForUserStmt != nil {
+		if cerr := q.accessGrantsForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing accessGrantsForUserStmt: %w", cerr)
+		}
+	}
 	if q.accessMembershipStmt != nil {
 		if cerr := q.accessMembershipStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing accessMembershipStmt: %w", cerr)
+		}
+	}
+	if q.accessMembershipsForUserStmt != nil {
+		if cerr := q.accessMembershipsForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing accessMembershipsForUserStmt: %w", cerr)
 		}
 	}
 	if q.banDeleteStmt != nil {
@@ -611,6 +630,11 @@ func (q *Queries) Close() error {
 	if q.memberRoleIDsStmt != nil {
 		if cerr := q.memberRoleIDsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing memberRoleIDsStmt: %w", cerr)
+		}
+	}
+	if q.memberRoleIDsForOrganisationStmt != nil {
+		if cerr := q.memberRoleIDsForOrganisationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing memberRoleIDsForOrganisationStmt: %w", cerr)
 		}
 	}
 	if q.memberRoleRemoveStmt != nil {
@@ -1133,7 +1157,9 @@ type Queries struct {
 	db                                        DBTX
 	tx                                        *sql.Tx
 	accessGrantsStmt                          *sql.Stmt
+	accessGrantsForUserStmt                   *sql.Stmt
 	accessMembershipStmt                      *sql.Stmt
+	accessMembershipsForUserStmt              *sql.Stmt
 	banDeleteStmt                             *sql.Stmt
 	banExistsStmt                             *sql.Stmt
 	banListStmt                               *sql.Stmt
@@ -1169,6 +1195,7 @@ type Queries struct {
 	memberListStmt                            *sql.Stmt
 	memberRoleAddStmt                         *sql.Stmt
 	memberRoleIDsStmt                         *sql.Stmt
+	memberRoleIDsForOrganisationStmt          *sql.Stmt
 	memberRoleRemoveStmt                      *sql.Stmt
 	memberRolesDeleteForRoleStmt              *sql.Stmt
 	memberRolesDeleteForUserStmt              *sql.Stmt
@@ -1272,7 +1299,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		db:                                        tx,
 		tx:                                        tx,
 		accessGrantsStmt:                          q.accessGrantsStmt,
+		accessGrantsForUserStmt:                   q.accessGrantsForUserStmt,
 		accessMembershipStmt:                      q.accessMembershipStmt,
+		accessMembershipsForUserStmt:              q.accessMembershipsForUserStmt,
 		banDeleteStmt:                             q.banDeleteStmt,
 		banExistsStmt:                             q.banExistsStmt,
 		banListStmt:                               q.banListStmt,
@@ -1308,6 +1337,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		memberListStmt:                            q.memberListStmt,
 		memberRoleAddStmt:                         q.memberRoleAddStmt,
 		memberRoleIDsStmt:                         q.memberRoleIDsStmt,
+		memberRoleIDsForOrganisationStmt:          q.memberRoleIDsForOrganisationStmt,
 		memberRoleRemoveStmt:                      q.memberRoleRemoveStmt,
 		memberRolesDeleteForRoleStmt:              q.memberRolesDeleteForRoleStmt,
 		memberRolesDeleteForUserStmt:              q.memberRolesDeleteForUserStmt,

@@ -451,7 +451,11 @@ const grantTargetLookup = `-- name: GrantTargetLookup :one
 SELECT CAST('role' AS TEXT) AS target_type, sort_order AS role_rank FROM roles
 WHERE roles.id = ?1 AND roles.organisation_id = ?2
 UNION ALL
-SELECT CAST('user' AS TEXT), CAST(9223372036854775807 AS INTEGER) FROM organisation_members m
+SELECT CAST('user' AS TEXT),
+       CAST(coalesce((SELECT min(r.sort_order) FROM member_roles mr JOIN roles r ON r.id = mr.role_id
+                      WHERE mr.organisation_id = m.organisation_id AND mr.user_id = m.user_id),
+                     9223372036854775807) AS INTEGER)
+FROM organisation_members m
 WHERE m.user_id = ?1 AND m.organisation_id = ?2
 LIMIT 1
 `
@@ -467,7 +471,8 @@ type GrantTargetLookupRow struct {
 }
 
 // What a grant target id names inside an organisation: one of its roles
-// (with rank) or one of its members.
+// (with its rank) or one of its members (with the rank of its highest role,
+// the largest integer when it holds none).
 func (q *Queries) GrantTargetLookup(ctx context.Context, arg GrantTargetLookupParams) (GrantTargetLookupRow, error) {
 	row := q.queryRow(ctx, q.grantTargetLookupStmt, grantTargetLookup, arg.TargetID, arg.OrganisationID)
 	var i GrantTargetLookupRow

@@ -75,6 +75,42 @@ func (q *Queries) MemberRoleIDs(ctx context.Context, arg MemberRoleIDsParams) ([
 	return items, nil
 }
 
+const memberRoleIDsForOrganisation = `-- name: MemberRoleIDsForOrganisation :many
+SELECT mr.user_id, mr.role_id FROM member_roles mr JOIN roles r ON r.id = mr.role_id
+WHERE mr.organisation_id = ?1
+ORDER BY r.sort_order
+`
+
+type MemberRoleIDsForOrganisationRow struct {
+	UserID int64
+	RoleID int64
+}
+
+// Every role assignment in the organisation, each member's roles highest
+// first: one read for a whole member list.
+func (q *Queries) MemberRoleIDsForOrganisation(ctx context.Context, organisationID int64) ([]MemberRoleIDsForOrganisationRow, error) {
+	rows, err := q.query(ctx, q.memberRoleIDsForOrganisationStmt, memberRoleIDsForOrganisation, organisationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MemberRoleIDsForOrganisationRow
+	for rows.Next() {
+		var i MemberRoleIDsForOrganisationRow
+		if err := rows.Scan(&i.UserID, &i.RoleID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const memberRoleRemove = `-- name: MemberRoleRemove :exec
 DELETE FROM member_roles WHERE organisation_id = ?1 AND user_id = ?2 AND role_id = ?3
 `

@@ -24,3 +24,28 @@ WHERE g.scope_id IN (@organisation_id, @project_id, @package_id)
                       UNION ALL SELECT mr.role_id FROM member_roles mr
                       WHERE mr.organisation_id = @organisation_id AND mr.user_id = @user_id)
   AND g.organisation_id = @organisation_id;
+
+-- AccessMembership for every live organisation the caller belongs to.
+-- name: AccessMembershipsForUser :many
+SELECT o.id AS organisation_id,
+       o.owned_by = @user_id AS is_owner,
+       m.pending,
+       CAST(coalesce((SELECT min(r.sort_order) FROM member_roles mr JOIN roles r ON r.id = mr.role_id
+                 WHERE mr.organisation_id = o.id AND mr.user_id = @user_id), -1) AS INTEGER) AS top_rank
+FROM organisation_members m
+JOIN organisations o ON o.id = m.organisation_id
+WHERE m.user_id = @user_id AND o.deleted_at IS NULL;
+
+-- The organisation-scope grants that apply to the caller in every
+-- organisation where it is a member (not pending): its own, its roles'
+-- (with their rank) and @everyone's.
+-- name: AccessGrantsForUser :many
+SELECT g.organisation_id, g.target_type, g.allow_mask, g.deny_mask,
+       coalesce(r.sort_order, 0) AS role_rank
+FROM organisation_members m
+JOIN permission_grants g ON g.scope_id = m.organisation_id AND g.organisation_id = m.organisation_id
+LEFT JOIN roles r ON r.id = g.target_id AND g.target_type = 'role'
+WHERE m.user_id = @user_id AND NOT m.pending
+  AND (g.target_id IN (@user_id, m.organisation_id)
+       OR g.target_id IN (SELECT mr.role_id FROM member_roles mr
+                          WHERE mr.organisation_id = m.organisation_id AND mr.user_id = @user_id));

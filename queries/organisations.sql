@@ -30,12 +30,17 @@ SELECT * FROM permission_grants WHERE scope_id = @scope_id ORDER BY target_type,
 SELECT * FROM permission_grants WHERE scope_id = @scope_id AND target_id = @target_id;
 
 -- What a grant target id names inside an organisation: one of its roles
--- (with rank) or one of its members.
+-- (with its rank) or one of its members (with the rank of its highest role,
+-- the largest integer when it holds none).
 -- name: GrantTargetLookup :one
 SELECT CAST('role' AS TEXT) AS target_type, sort_order AS role_rank FROM roles
 WHERE roles.id = @target_id AND roles.organisation_id = @organisation_id
 UNION ALL
-SELECT CAST('user' AS TEXT), CAST(9223372036854775807 AS INTEGER) FROM organisation_members m
+SELECT CAST('user' AS TEXT),
+       CAST(coalesce((SELECT min(r.sort_order) FROM member_roles mr JOIN roles r ON r.id = mr.role_id
+                      WHERE mr.organisation_id = m.organisation_id AND mr.user_id = m.user_id),
+                     9223372036854775807) AS INTEGER)
+FROM organisation_members m
 WHERE m.user_id = @target_id AND m.organisation_id = @organisation_id
 LIMIT 1;
 

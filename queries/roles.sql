@@ -51,6 +51,13 @@ SELECT mr.role_id FROM member_roles mr JOIN roles r ON r.id = mr.role_id
 WHERE mr.organisation_id = @organisation_id AND mr.user_id = @user_id
 ORDER BY r.sort_order;
 
+-- Every role assignment in the organisation, each member's roles highest
+-- first: one read for a whole member list.
+-- name: MemberRoleIDsForOrganisation :many
+SELECT mr.user_id, mr.role_id FROM member_roles mr JOIN roles r ON r.id = mr.role_id
+WHERE mr.organisation_id = @organisation_id
+ORDER BY r.sort_order;
+
 -- name: MemberExists :one
 SELECT count(*) FROM organisation_members WHERE organisation_id = @organisation_id AND user_id = @user_id;
 

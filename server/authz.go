@@ -179,6 +179,19 @@ func (a Access) Outranks(rank int64) bool {
 	return a.Owner || a.TopRank < rank
 }
 
+// newAccess is the caller's standing in an organisation before its grants
+// are resolved; topRank < 0 means it holds no role.
+func newAccess(orgID, userID int64, owner, member, pending bool, topRank int64) Access {
+	if topRank < 0 {
+		topRank = noRoles
+	}
+	return Access{OrganisationID: orgID, UserID: userID, Owner: owner, Member: member, Pending: pending, TopRank: topRank}
+}
+
+// needsGrants reports whether the permissions come from grants: the owner
+// holds everything and a non-member (or pending member) nothing.
+func (a Access) needsGrants() bool { return !a.Owner && a.IsMember() }
+
 // accessIn loads and resolves the caller's access in an organisation, and in
 // a project and package of it when those ids are non-zero. An absent or
 // deleted organisation is db.ErrNotFound.
@@ -187,11 +200,8 @@ func accessIn(ctx context.Context, q *db.Queries, userID, orgID, projectID, pack
 	if err != nil {
 		return Access{}, db.Classify(err)
 	}
-	a := Access{OrganisationID: orgID, UserID: userID, Owner: m.IsOwner, Member: m.IsMember, Pending: m.Pending, TopRank: m.TopRank}
-	if a.TopRank < 0 {
-		a.TopRank = noRoles
-	}
-	if a.Owner || !a.IsMember() {
+	a := newAccess(orgID, userID, m.IsOwner, m.IsMember, m.Pending, m.TopRank)
+	if !a.needsGrants() {
 		return a, nil
 	}
 	rows, err := q.AccessGrants(ctx, db.AccessGrantsParams{OrganisationID: orgID, ProjectID: projectID, PackageID: packageID, UserID: userID})
@@ -204,6 +214,36 @@ func accessIn(ctx context.Context, q *db.Queries, userID, orgID, projectID, pack
 	}
 	a.perms = Effective(grants)
 	return a, nil
+}
+
+// accessAll resolves the caller's organisation-level access in every live
+// organisation it belongs to (pending memberships included), in two reads
+// however many there are: for lists that would otherwise call accessIn once
+// per organisation.
+func accessAll(ctx context.Context, q *db.Queries, userID int64) (map[int64]Access, error) {
+	ms, err := q.AccessMembershipsForUser(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.AccessGrantsForUser(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	grants := map[int64][]Grant{}
+	for _, r := range rows {
+		grants[r.OrganisationID] = append(grants[r.OrganisationID], Grant{
+			Scope: ScopeOrganisation, Target: targetOf(r.TargetType), Rank: r.RoleRank, Allow: PermSet(r.AllowMask), Deny: PermSet(r.DenyMask),
+		})
+	}
+	out := make(map[int64]Access, len(ms))
+	for _, m := range ms {
+		a := newAccess(m.OrganisationID, userID, m.IsOwner, true, m.Pending, m.TopRank)
+		if a.needsGrants() {
+			a.perms = Effective(grants[m.OrganisationID])
+		}
+		out[m.OrganisationID] = a
+	}
+	return out, nil
 }
 
 func scopeOf(s string) Scope {

@@ -1,6 +1,11 @@
 package server
 
-import "testing"
+import (
+	"context"
+	"testing"
+
+	"workspace/db"
+)
 
 func TestEffective(t *testing.T) {
 	const p, q = ViewProjects, AdminProjects
@@ -100,6 +105,52 @@ func TestPermissionCatalogue(t *testing.T) {
 	for name, p := range permissionByName {
 		if p.Name() != name {
 			t.Errorf("%s round-trips to %q", name, p.Name())
+		}
+	}
+}
+
+// TestAccessAllMatchesAccessIn: the batch resolution of every membership
+// gives what accessIn gives for each organisation: owner, member with user,
+// role and @everyone grants (in two organisations, so grants must not leak
+// between them), pending member.
+func TestAccessAllMatchesAccessIn(t *testing.T) {
+	f := newOrgFixture(t)
+	e := f.e
+	third := e.org(f.alice, "Third")
+	e.addMember(third, f.bob)
+	e.addMember(f.evil, f.bob)
+	e.addMember(f.evil, f.pen)
+	high := e.role(f.alice, f.acme, "High")
+	low := e.role(f.alice, f.acme, "Low")
+	e.assign(f.alice, f.acme, f.bob, high)
+	e.assign(f.alice, f.acme, f.bob, low)
+	e.grant(f.alice, f.acme, high, map[string]string{"CREATE_INVITE": "allow", "MANAGE_TEAMS": "deny"})
+	e.grant(f.alice, f.acme, low, map[string]string{"CREATE_INVITE": "deny", "MANAGE_TEAMS": "allow", "MANAGE_FLEETS": "allow"})
+	e.grant(f.alice, f.acme, f.bob.ID, map[string]string{"VIEW_DOCUMENTS": "deny"})
+	e.grant(f.alice, f.acme, f.pen.ID, map[string]string{"MANAGE_ROLES": "allow"})
+	e.grant(f.mallory, f.evil, f.evil, map[string]string{"MANAGE_LOCATIONS": "allow"})
+	e.grant(f.alice, third, f.bob.ID, map[string]string{"MANAGE_SYSTEMS": "allow"})
+	ctx := context.Background()
+	for _, u := range []*testUser{f.alice, f.bob, f.pen, f.mallory, f.nobody} {
+		all, err := accessAll(ctx, e.store.R, u.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := e.store.R.OrganisationListForUser(ctx, u.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != len(rows) {
+			t.Errorf("%s: got %d organisations, want %d", u.Email, len(all), len(rows))
+		}
+		for _, r := range rows {
+			want, err := accessIn(ctx, e.store.R, u.id, r.Organisation.ID, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := all[r.Organisation.ID]; got != want {
+				t.Errorf("%s in %s: got %+v, want %+v", u.Email, db.ID(r.Organisation.ID), got, want)
+			}
 		}
 	}
 }

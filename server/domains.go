@@ -33,19 +33,6 @@ func toDomain(d db.OrganisationDomain, withChallenge bool) domainJSON {
 	return out
 }
 
-// domainAccess checks MANAGE_ORGANISATION on the organisation of the path.
-func domainAccess(rq *request, q *db.Queries) (int64, error) {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return 0, err
-	}
-	a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-	if err != nil {
-		return 0, err
-	}
-	return orgID, requirePerm(a, ManageOrganisation)
-}
-
 // domainByPath loads the domain of the path inside the organisation.
 func domainByPath(rq *request, q *db.Queries, orgID int64) (db.OrganisationDomain, error) {
 	id, err := rq.pathID("domain")
@@ -64,6 +51,10 @@ type domainCreateBody struct {
 }
 
 func (s *Server) domainCreate(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
 	var b domainCreateBody
 	if err := rq.decode(&b); err != nil {
 		return err
@@ -73,9 +64,8 @@ func (s *Server) domainCreate(rq *request) error {
 		return fieldError("domain", "must be a domain name such as example.com")
 	}
 	var out domainJSON
-	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		orgID, err := domainAccess(rq, q)
-		if err != nil {
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		d, err := q.DomainCreate(rq.ctx, db.DomainCreateParams{
@@ -97,14 +87,17 @@ func (s *Server) domainCreate(rq *request) error {
 }
 
 func (s *Server) domainList(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
 	withChallenge, err := rq.queryBool("include_challenge")
 	if err != nil {
 		return err
 	}
 	var out []domainJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		orgID, err := domainAccess(rq, q)
-		if err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		rows, err := q.DomainList(rq.ctx, orgID)
@@ -127,10 +120,13 @@ func (s *Server) domainList(rq *request) error {
 // may take seconds) and marks the domain verified when a TXT record at
 // _workspace-challenge.<domain> holds the token. Not found: 400.
 func (s *Server) domainVerify(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
 	var d db.OrganisationDomain
-	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		orgID, err := domainAccess(rq, q)
-		if err != nil {
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		d, err = domainByPath(rq, q, orgID)
@@ -144,8 +140,7 @@ func (s *Server) domainVerify(rq *request) error {
 			return badRequest("No TXT record at %s%s holds the challenge token.", challengePrefix, d.Domain)
 		}
 		err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-			orgID, err := domainAccess(rq, q)
-			if err != nil {
+			if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 				return err
 			}
 			d, err = q.DomainSetVerified(rq.ctx, db.DomainSetVerifiedParams{ID: d.ID, OrganisationID: orgID})
@@ -207,14 +202,17 @@ func lastApproved(ctx context.Context, q *db.Queries, orgID int64, d db.Organisa
 
 // domainPatch approves or withdraws a verified domain.
 func (s *Server) domainPatch(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
 	var b domainPatchBody
 	if err := rq.decodePatch(&b, "id", "organisation_id", "domain", "challenge_token", "is_verified"); err != nil {
 		return err
 	}
 	var out domainJSON
-	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		orgID, err := domainAccess(rq, q)
-		if err != nil {
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		d, err := domainByPath(rq, q, orgID)
@@ -245,9 +243,12 @@ func (s *Server) domainPatch(rq *request) error {
 }
 
 func (s *Server) domainDelete(rq *request) error {
-	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		orgID, err := domainAccess(rq, q)
-		if err != nil {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		d, err := domainByPath(rq, q, orgID)

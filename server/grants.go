@@ -106,11 +106,13 @@ func toGrant(g db.PermissionGrant) grantJSON {
 }
 
 // grantTarget says what a target id names in an organisation: the
-// organisation itself (@everyone), one of its roles (with its rank), or one
-// of its members. Anything else is db.ErrNotFound.
+// organisation itself (@everyone), one of its roles, or one of its members.
+// Anything else is db.ErrNotFound.
 type grantTarget struct {
 	Type string // "organisation", "role" or "user"
-	Rank int64  // role rank; everyoneRank for @everyone
+	// Rank is the role's rank, everyoneRank for @everyone, and for a member
+	// the rank of its highest role (noRoles when it holds none).
+	Rank int64
 }
 
 func resolveGrantTarget(ctx context.Context, q *db.Queries, orgID, targetID int64) (grantTarget, error) {

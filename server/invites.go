@@ -95,10 +95,12 @@ func validDomain(s string) (string, bool) {
 	return s, true
 }
 
-// parseExpiry reads an expires_at value: RFC 3339, in the future.
+// parseExpiry reads an expires_at value: RFC 3339, in the future. An offset
+// can carry a year-9999 time past 9999 in UTC, which the stored layout
+// cannot hold (it would read back as no time at all, hence expired).
 func (s *Server) parseExpiry(p problems, v string) *string {
 	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
+	if err != nil || t.UTC().Year() > 9999 {
 		p.add("expires_at", "must be an RFC 3339 timestamp")
 		return nil
 	}
@@ -173,11 +175,7 @@ func (s *Server) inviteCreate(rq *request) error {
 	}
 	var out inviteJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, CreateInvite); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, CreateInvite); err != nil {
 			return err
 		}
 		o, err := q.OrganisationGet(rq.ctx, orgID)
@@ -224,11 +222,7 @@ func (s *Server) inviteList(rq *request) error {
 	}
 	var out []inviteJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, CreateInvite); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, CreateInvite); err != nil {
 			return err
 		}
 		o, err := q.OrganisationGet(rq.ctx, orgID)
@@ -292,11 +286,7 @@ func inviteForManager(rq *request, q *db.Queries, perm Permission) (db.Invite, d
 	if err != nil {
 		return db.Invite{}, db.Organisation{}, err
 	}
-	a, err := orgAccess(rq.ctx, q, rq.user.ID, inv.OrganisationID, http.StatusNotFound)
-	if err != nil {
-		return db.Invite{}, db.Organisation{}, err
-	}
-	if err := requirePerm(a, perm); err != nil {
+	if _, err := orgAccess(rq, q, inv.OrganisationID, http.StatusNotFound, perm); err != nil {
 		return db.Invite{}, db.Organisation{}, err
 	}
 	o, err := q.OrganisationGet(rq.ctx, inv.OrganisationID)
@@ -509,8 +499,12 @@ func (s *Server) inviteUse(rq *request) error {
 		if err != nil {
 			return err
 		}
-		out, err = orgContext(rq.ctx, q, uid, toOrg(o, n), pending, now, nil)
-		return err
+		a, err := accessIn(rq.ctx, q, uid, o.ID, 0, 0)
+		if err != nil {
+			return err
+		}
+		out = orgContext(a, toOrg(o, n), now, nil)
+		return nil
 	})
 	if err != nil {
 		return err

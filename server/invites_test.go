@@ -118,6 +118,8 @@ func TestInviteCreateAndList(t *testing.T) {
 		{"domain with an expiry", f.alice, "POST", invites, map[string]any{"domain": "acme.test", "expires_at": "2026-12-01T00:00:00Z"}, 400, wantField("expires_at")},
 		{"expiry in the past", f.alice, "POST", invites, map[string]any{"expires_at": "2020-01-01T00:00:00Z"}, 400, wantField("expires_at")},
 		{"expiry not a time", f.alice, "POST", invites, map[string]any{"expires_at": "soon"}, 400, wantField("expires_at")},
+		{"expiry past year 9999 in UTC", f.alice, "POST", invites, map[string]any{"expires_at": "9999-12-31T23:00:00-05:00"}, 400, wantField("expires_at")},
+		{"expiry at the end of year 9999", f.alice, "POST", invites, map[string]any{"expires_at": "9999-12-31T23:59:59Z", "email": "late@example.org"}, 201, wantKey("expires_at", "9999-12-31T23:59:59.000Z")},
 		{"approval wrong type", f.alice, "POST", invites, map[string]any{"approval": "yes"}, 400, wantField("approval")},
 		{"member without CREATE_INVITE", f.bob, "POST", invites, nil, 403, nil},
 		{"pending member", f.pen, "POST", invites, nil, 403, nil},
@@ -125,8 +127,8 @@ func TestInviteCreateAndList(t *testing.T) {
 		{"absent organisation", f.alice, "POST", "/organisations/42/invites", nil, 404, nil},
 		{"list", f.alice, "GET", invites, nil, 200, func(t *testing.T, r *testResponse) {
 			list := r.arr(t)
-			if len(list) != 6 {
-				t.Fatalf("got %d invites, want 6", len(list))
+			if len(list) != 7 {
+				t.Fatalf("got %d invites, want 7", len(list))
 			}
 			for _, inv := range list {
 				if inv["email"] != "" && inv["code"] != "" {

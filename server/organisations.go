@@ -121,34 +121,26 @@ func (s *Server) organisationCreate(rq *request) error {
 	return rq.json(http.StatusCreated, toOrg(org, 1))
 }
 
-// orgAccess resolves the caller's access in the organisation of the path.
-// absent is the status an absent or deleted organisation answers with: the
-// rows that list "400 organisation absent" pass 400, the others 404.
-func orgAccess(ctx context.Context, q *db.Queries, userID, orgID int64, absent int) (Access, error) {
-	a, err := accessIn(ctx, q, userID, orgID, 0, 0)
+// orgAccess resolves the caller's access in an organisation and refuses a
+// caller who is not a member (a pending member is none) or lacks perm (0:
+// membership is enough). absent is the status an absent or deleted
+// organisation answers with: the rows that list "400 organisation absent"
+// pass 400, the others 404.
+func orgAccess(rq *request, q *db.Queries, orgID int64, absent int, perm Permission) (Access, error) {
+	a, err := accessIn(rq.ctx, q, rq.user.ID, orgID, 0, 0)
 	if db.IsNotFound(err) {
 		return a, errorf(absent, "The organisation was not found.")
 	}
-	return a, err
-}
-
-// requireMember refuses callers who are not (yet) members.
-func requireMember(a Access) error {
+	if err != nil {
+		return a, err
+	}
 	if !a.IsMember() {
-		return forbidden("You are not a member of this organisation.")
+		return a, forbidden("You are not a member of this organisation.")
 	}
-	return nil
-}
-
-// requirePerm refuses callers who are not members or lack p.
-func requirePerm(a Access, p Permission) error {
-	if err := requireMember(a); err != nil {
-		return err
+	if !a.Can(perm) {
+		return a, forbidden("You need the %s permission.", perm.Name())
 	}
-	if !a.Can(p) {
-		return forbidden("You need the %s permission.", p.Name())
-	}
-	return nil
+	return a, nil
 }
 
 // decodePatch decodes a PATCH body into dst, refusing any key that names a
@@ -196,11 +188,7 @@ func (s *Server) organisationGet(rq *request) error {
 	}
 	var out orgJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requireMember(a); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, 0); err != nil {
 			return err
 		}
 		out, err = loadOrg(rq.ctx, q, orgID)
@@ -271,11 +259,7 @@ func (s *Server) organisationPatch(rq *request) error {
 	}
 	var out orgJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageOrganisation); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		o, err := q.OrganisationGet(rq.ctx, orgID)
@@ -303,10 +287,12 @@ func (s *Server) organisationPatch(rq *request) error {
 				return fieldError("restrict_email_domain", "needs at least one verified and approved domain")
 			}
 		}
-		if _, err := q.OrganisationUpdate(rq.ctx, arg); err != nil {
+		o, err = q.OrganisationUpdate(rq.ctx, arg)
+		if err != nil {
 			return err
 		}
-		out, err = loadOrg(rq.ctx, q, orgID)
+		n, err := q.OrganisationMemberCount(rq.ctx, orgID)
+		out = toOrg(o, n)
 		return err
 	})
 	if err != nil {
@@ -329,7 +315,7 @@ func (s *Server) organisationDelete(rq *request) error {
 		return err
 	}
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
+		a, err := orgAccess(rq, q, orgID, http.StatusNotFound, 0)
 		if err != nil {
 			return err
 		}
@@ -357,16 +343,12 @@ type memberJSON struct {
 	Roles    []db.ID  `json:"roles"`
 }
 
-func toMember(ctx context.Context, q *db.Queries, o db.Organisation, u db.User, pending bool, joinedAt string) (memberJSON, error) {
-	ids, err := q.MemberRoleIDs(ctx, db.MemberRoleIDsParams{OrganisationID: o.ID, UserID: u.ID})
-	if err != nil {
-		return memberJSON{}, err
-	}
-	roles := make([]db.ID, len(ids))
-	for i, id := range ids {
+func toMember(o db.Organisation, u db.User, pending bool, joinedAt string, roleIDs []int64) memberJSON {
+	roles := make([]db.ID, len(roleIDs))
+	for i, id := range roleIDs {
 		roles[i] = db.ID(id)
 	}
-	return memberJSON{User: toUser(u), IsOwner: o.OwnedBy == u.ID, Pending: pending, JoinedAt: joinedAt, Roles: roles}, nil
+	return memberJSON{User: toUser(u), IsOwner: o.OwnedBy == u.ID, Pending: pending, JoinedAt: joinedAt, Roles: roles}
 }
 
 // memberList lists members, pending ones included (so they can be
@@ -383,11 +365,7 @@ func (s *Server) memberList(rq *request) error {
 	}
 	var out []memberJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requireMember(a); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, 0); err != nil {
 			return err
 		}
 		o, err := q.OrganisationGet(rq.ctx, orgID)
@@ -398,13 +376,17 @@ func (s *Server) memberList(rq *request) error {
 		if err != nil {
 			return err
 		}
-		out = make([]memberJSON, 0, len(rows))
-		for _, r := range rows {
-			m, err := toMember(rq.ctx, q, o, r.User, r.Pending, r.JoinedAt)
-			if err != nil {
-				return err
-			}
-			out = append(out, m)
+		assigned, err := q.MemberRoleIDsForOrganisation(rq.ctx, orgID)
+		if err != nil {
+			return err
+		}
+		roles := map[int64][]int64{}
+		for _, a := range assigned {
+			roles[a.UserID] = append(roles[a.UserID], a.RoleID)
+		}
+		out = make([]memberJSON, len(rows))
+		for i, r := range rows {
+			out[i] = toMember(o, r.User, r.Pending, r.JoinedAt, roles[r.User.ID])
 		}
 		return nil
 	})
@@ -431,11 +413,7 @@ func (s *Server) memberGet(rq *request) error {
 	}
 	var out memberJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requireMember(a); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, 0); err != nil {
 			return err
 		}
 		out, err = loadMember(rq.ctx, q, orgID, userID)
@@ -459,7 +437,11 @@ func loadMember(ctx context.Context, q *db.Queries, orgID, userID int64) (member
 	if err != nil {
 		return memberJSON{}, err
 	}
-	return toMember(ctx, q, o, m.User, m.Pending, m.JoinedAt)
+	roles, err := q.MemberRoleIDs(ctx, db.MemberRoleIDsParams{OrganisationID: orgID, UserID: userID})
+	if err != nil {
+		return memberJSON{}, err
+	}
+	return toMember(o, m.User, m.Pending, m.JoinedAt, roles), nil
 }
 
 type memberPatchBody struct {
@@ -482,23 +464,15 @@ func (s *Server) memberPatch(rq *request) error {
 	}
 	var out memberJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
-		}
-		if err := requirePerm(a, ManageOrganisation); err != nil {
-			return err
-		}
-		if _, err := loadMember(rq.ctx, q, orgID, userID); err != nil {
-			return err
-		}
-		if b.Pending != nil {
-			if err := q.MemberApprove(rq.ctx, db.MemberApproveParams{OrganisationID: orgID, UserID: userID}); err != nil {
-				return err
-			}
 		}
 		out, err = loadMember(rq.ctx, q, orgID, userID)
-		return err
+		if err != nil || b.Pending == nil {
+			return err
+		}
+		out.Pending = false
+		return q.MemberApprove(rq.ctx, db.MemberApproveParams{OrganisationID: orgID, UserID: userID})
 	})
 	if err != nil {
 		return err
@@ -528,11 +502,7 @@ func (s *Server) memberDelete(rq *request) error {
 		return err
 	}
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageOrganisation); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		o, err := q.OrganisationGet(rq.ctx, orgID)
@@ -571,11 +541,7 @@ func (s *Server) banList(rq *request) error {
 	}
 	var out []banJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageOrganisation); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		rows, err := q.BanList(rq.ctx, orgID)
@@ -617,11 +583,7 @@ func (s *Server) banPut(rq *request) error {
 	}
 	var out banJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageOrganisation); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		o, err := q.OrganisationGet(rq.ctx, orgID)
@@ -660,11 +622,7 @@ func (s *Server) banDelete(rq *request) error {
 		return err
 	}
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageOrganisation); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		n, err := q.BanDelete(rq.ctx, db.BanDeleteParams{OrganisationID: orgID, UserID: userID})
@@ -699,19 +657,15 @@ type orgUserJSON struct {
 }
 
 // orgContext builds the context form for one membership.
-func orgContext(ctx context.Context, q *db.Queries, userID int64, o orgJSON, pending bool, joinedAt string, notify *int64) (orgContextJSON, error) {
-	a, err := accessIn(ctx, q, userID, int64(o.ID), 0, 0)
-	if err != nil {
-		return orgContextJSON{}, err
-	}
+func orgContext(a Access, o orgJSON, joinedAt string, notify *int64) orgContextJSON {
 	out := orgContextJSON{
 		orgJSON: o, Features: map[string]any{}, Permissions: a.Permissions().Bools(AllPermissions),
-		OrganisationUser: orgUserJSON{IsOwner: a.Owner, Pending: pending, JoinedAt: joinedAt},
+		OrganisationUser: orgUserJSON{IsOwner: a.Owner, Pending: a.Pending, JoinedAt: joinedAt},
 	}
 	if notify != nil {
 		out.OrganisationUser.NotificationEmailID = ptr(db.ID(*notify))
 	}
-	return out, nil
+	return out
 }
 
 // myOrganisations lists the caller's organisations, pending memberships
@@ -723,13 +677,13 @@ func (s *Server) myOrganisations(rq *request) error {
 		if err != nil {
 			return err
 		}
-		out = make([]orgContextJSON, 0, len(rows))
-		for _, r := range rows {
-			c, err := orgContext(rq.ctx, q, rq.user.ID, toOrg(r.Organisation, r.MemberCount), r.Pending, r.JoinedAt, r.NotificationEmailID)
-			if err != nil {
-				return err
-			}
-			out = append(out, c)
+		access, err := accessAll(rq.ctx, q, rq.user.ID)
+		if err != nil {
+			return err
+		}
+		out = make([]orgContextJSON, len(rows))
+		for i, r := range rows {
+			out[i] = orgContext(access[r.Organisation.ID], toOrg(r.Organisation, r.MemberCount), r.JoinedAt, r.NotificationEmailID)
 		}
 		return nil
 	})

@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"workspace/db"
@@ -339,4 +341,209 @@ func TestOrganisationsNo5xx(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestOrganisationCreate(t *testing.T) {
+	e := newEnv(t)
+	alice := e.user("alice")
+	mine := func(want int) func(t *testing.T, r *testResponse) {
+		return func(t *testing.T, r *testResponse) {
+			t.Helper()
+			if got := len(r.arr(t)); got != want {
+				t.Errorf("got %d organisations, want %d", got, want)
+			}
+		}
+	}
+	var id string
+	e.run(t, []scenario{
+		{"creates with the caller as owner and first member", alice, "POST", "/organisations", map[string]any{"name": "  Acme  ", "code": "AC", "description": "d", "location": "Perth"}, 201, func(t *testing.T, r *testResponse) {
+			o := r.obj(t)
+			id, _ = o["id"].(string)
+			if o["name"] != "Acme" || o["code"] != "AC" || o["description"] != "d" || o["location"] != "Perth" ||
+				o["member_count"] != float64(1) || o["is_deleted"] != false || o["owned_by"].(map[string]any)["id"] != alice.ID {
+				t.Errorf("got %v", o)
+			}
+		}},
+		{"name of 2 characters", alice, "POST", "/organisations", map[string]any{"name": "ab"}, 201, wantKey("name", "ab")},
+		{"name of 100 characters", alice, "POST", "/organisations", map[string]any{"name": strings.Repeat("é", 100)}, 201, nil},
+		{"name missing", alice, "POST", "/organisations", map[string]any{}, 400, wantField("name")},
+		{"name too short", alice, "POST", "/organisations", map[string]any{"name": "a"}, 400, wantField("name")},
+		{"name too short once trimmed", alice, "POST", "/organisations", map[string]any{"name": "  a  "}, 400, wantField("name")},
+		{"name too long", alice, "POST", "/organisations", map[string]any{"name": strings.Repeat("n", 101)}, 400, wantField("name")},
+		{"name wrong type", alice, "POST", "/organisations", map[string]any{"name": 5}, 400, wantField("name")},
+		{"code over 12", alice, "POST", "/organisations", map[string]any{"name": "Acme", "code": strings.Repeat("c", 13)}, 400, wantField("code")},
+		{"malformed JSON", alice, "POST", "/organisations", `{"name":`, 400, nil},
+		{"no token", nil, "POST", "/organisations", map[string]any{"name": "Acme"}, 401, nil},
+		{"refused requests created nothing", alice, "GET", "/users/@me/organisations", nil, 200, mine(3)},
+	})
+	e.run(t, []scenario{
+		{"the owner is listed as a member", alice, "GET", "/organisations/" + id + "/members", nil, 200, func(t *testing.T, r *testResponse) {
+			m := r.arr(t)
+			if len(m) != 1 || m[0]["is_owner"] != true || m[0]["pending"] != false || m[0]["user"].(map[string]any)["id"] != alice.ID {
+				t.Errorf("got %v", m)
+			}
+		}},
+	})
+}
+
+// TestPendingMemberAndAbsentOrganisation: a pending member holding every
+// permission through a user grant is still no member on every row of the
+// area; an absent or deleted organisation answers each row's status.
+func TestPendingMemberAndAbsentOrganisation(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	all := map[string]string{}
+	for _, n := range permissionNames {
+		all[n] = "allow"
+	}
+	e.grant(f.alice, f.acme, f.pen.ID, all)
+	role := e.role(f.alice, f.acme, "Role")
+	dom := e.must(201, f.alice, "POST", acme+"/domains", map[string]any{"domain": "acme.test"}).obj(t)["id"].(string)
+	code := e.must(201, f.alice, "POST", acme+"/invites", nil).obj(t)["code"].(string)
+	gone := e.org(f.alice, "Gone")
+	goneRole := e.role(f.alice, gone, "Gone role")
+	goneDom := e.must(201, f.alice, "POST", "/organisations/"+gone+"/domains", map[string]any{"domain": "gone.test"}).obj(t)["id"].(string)
+	goneCode := e.must(201, f.alice, "POST", "/organisations/"+gone+"/invites", nil).obj(t)["code"].(string)
+	e.must(204, f.alice, "DELETE", "/organisations/"+gone, nil)
+
+	// Each row with the status an absent organisation answers.
+	type row struct {
+		method, path string
+		body         any
+		absent       int
+	}
+	rows := func(org, role, dom string) []row {
+		o := "/organisations/" + org
+		return []row{
+			{"GET", o, nil, 404},
+			{"PATCH", o, map[string]any{"name": "Taken"}, 404},
+			{"DELETE", o, nil, 404},
+			{"GET", o + "/members", nil, 404},
+			{"GET", o + "/members/" + f.bob.ID, nil, 404},
+			{"PATCH", o + "/members/" + f.pen.ID, map[string]any{"pending": false}, 404},
+			{"DELETE", o + "/members/" + f.bob.ID, nil, 404},
+			{"GET", o + "/bans", nil, 404},
+			{"PUT", o + "/bans/" + f.bob.ID, map[string]any{"reason": "x"}, 404},
+			{"DELETE", o + "/bans/" + f.bob.ID, nil, 404},
+			{"POST", o + "/domains", map[string]any{"domain": "pen.test"}, 404},
+			{"GET", o + "/domains", nil, 404},
+			{"PATCH", o + "/domains/" + dom, map[string]any{"is_approved": false}, 404},
+			{"DELETE", o + "/domains/" + dom, nil, 404},
+			{"POST", o + "/domains/" + dom + "/verify", nil, 404},
+			{"GET", o + "/roles", nil, 400},
+			{"POST", o + "/roles", map[string]any{"alias": "Mine"}, 400},
+			{"PATCH", o + "/roles", map[string]any{"id": role, "order": 0}, 400},
+			{"PUT", o + "/members/" + f.bob.ID + "/roles/" + role, nil, 400},
+			{"DELETE", o + "/members/" + f.bob.ID + "/roles/" + role, nil, 400},
+			{"GET", o + "/permissions", nil, 404},
+			{"PUT", o + "/permissions/" + f.bob.ID, map[string]any{"permissions": map[string]string{"CREATE_INVITE": "allow"}}, 404},
+			{"GET", "/roles/" + role, nil, 400},
+			{"PATCH", "/roles/" + role, map[string]any{"alias": "Mine"}, 400},
+			{"GET", "/roles/" + role + "/members", nil, 400},
+			{"DELETE", "/roles/" + role, nil, 400},
+			{"POST", o + "/invites", nil, 404},
+			{"GET", o + "/invites", nil, 404},
+		}
+	}
+	var pending []scenario
+	for _, r := range rows(f.acme, role, dom) {
+		pending = append(pending, scenario{"pending: " + r.method + " " + r.path, f.pen, r.method, r.path, r.body, 403, nil})
+	}
+	pending = append(pending,
+		scenario{"pending: PATCH invite", f.pen, "PATCH", "/invites/" + code, map[string]any{"approval": true}, 403, nil},
+		scenario{"pending: DELETE invite", f.pen, "DELETE", "/invites/" + code, nil, 403, nil},
+	)
+	e.run(t, pending)
+
+	var absent []scenario
+	for _, r := range rows("42", "42", "42") {
+		absent = append(absent, scenario{"absent: " + r.method + " " + r.path, f.alice, r.method, r.path, r.body, r.absent, nil})
+	}
+	for _, r := range rows(gone, goneRole, goneDom) {
+		absent = append(absent, scenario{"deleted: " + r.method + " " + r.path, f.alice, r.method, r.path, r.body, r.absent, nil})
+	}
+	absent = append(absent,
+		scenario{"deleted: GET invite", f.alice, "GET", "/invites/" + goneCode, nil, 404, nil},
+		scenario{"deleted: PATCH invite", f.alice, "PATCH", "/invites/" + goneCode, map[string]any{"approval": true}, 404, nil},
+		scenario{"deleted: DELETE invite", f.alice, "DELETE", "/invites/" + goneCode, nil, 404, nil},
+		scenario{"deleted: POST invite", f.bob, "POST", "/invites/" + goneCode, nil, 400, nil},
+	)
+	e.run(t, absent)
+
+	e.run(t, []scenario{
+		{"pen is still pending", f.alice, "GET", acme + "/members/" + f.pen.ID, nil, 200, wantKey("pending", true)},
+		{"bob is still a member", f.alice, "GET", acme + "/members/" + f.bob.ID, nil, 200, wantKey("pending", false)},
+		{"the organisation is unchanged", f.alice, "GET", acme, nil, 200, wantKey("name", "Acme")},
+		{"the role is unchanged", f.alice, "GET", "/roles/" + role, nil, 200, wantKey("name", "Role")},
+		{"no ban", f.alice, "GET", acme + "/bans", nil, 200, wantLen(0)},
+		{"the domain is kept", f.alice, "GET", acme + "/domains", nil, 200, wantLen(1)},
+		{"the invite is pending", f.alice, "GET", "/invites/" + code, nil, 200, wantKey("status", "pending")},
+		{"a pending member can be given a role", f.alice, "PUT", acme + "/members/" + f.pen.ID + "/roles/" + role, nil, 204, nil},
+		{"and still has no access", f.pen, "GET", "/roles/" + role, nil, 403, nil},
+	})
+}
+
+// TestRoleCreateConcurrent: roles created at once get the orders 0..n-1,
+// each once.
+func TestRoleCreateConcurrent(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	const n = 20
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = e.do(f.alice, "POST", acme+"/roles", map[string]any{"alias": fmt.Sprintf("Role %d", i)}).Status
+		}()
+	}
+	wg.Wait()
+	for i, s := range statuses {
+		if s != http.StatusCreated {
+			t.Fatalf("request %d: got %d, want 201", i, s)
+		}
+	}
+	roles := e.must(200, f.alice, "GET", acme+"/roles", nil).arr(t)
+	if len(roles) != n+1 {
+		t.Fatalf("got %d roles, want %d", len(roles), n+1)
+	}
+	for i, r := range roles {
+		if r["order"] != float64(i) {
+			t.Errorf("role %d (%v): order %v, want %d", i, r["name"], r["order"], i)
+		}
+	}
+}
+
+// TestMemberListRoles: each listed member carries its own roles, highest
+// first, and nobody else's.
+func TestMemberListRoles(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	low := e.role(f.alice, f.acme, "Low")
+	high := e.role(f.alice, f.acme, "High")
+	e.must(200, f.alice, "PATCH", acme+"/roles", map[string]any{"id": high, "order": 0})
+	e.assign(f.alice, f.acme, f.bob, low)
+	e.assign(f.alice, f.acme, f.bob, high)
+	e.assign(f.alice, f.acme, f.pen, low)
+	e.role(f.mallory, f.evil, "Evil")
+	want := map[string]string{f.alice.ID: "", f.bob.ID: high + "," + low, f.pen.ID: low}
+	e.run(t, []scenario{
+		{"roles per member", f.bob, "GET", acme + "/members", nil, 200, func(t *testing.T, r *testResponse) {
+			list := r.arr(t)
+			if len(list) != len(want) {
+				t.Fatalf("got %d members, want %d", len(list), len(want))
+			}
+			for _, m := range list {
+				id := m["user"].(map[string]any)["id"].(string)
+				var got []string
+				for _, r := range m["roles"].([]any) {
+					got = append(got, r.(string))
+				}
+				if strings.Join(got, ",") != want[id] {
+					t.Errorf("member %s: got roles %v, want %s", id, got, want[id])
+				}
+			}
+		}},
+	})
 }

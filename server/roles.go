@@ -85,9 +85,10 @@ func listRoles(ctx context.Context, q *db.Queries, orgID int64) ([]roleJSON, err
 }
 
 // roleByPath loads the role of /roles/{id} with the caller's access in its
-// organisation. The /roles rows list only 400 and 403, so an absent role
-// (or one whose organisation is deleted) is a 400.
-func roleByPath(rq *request, q *db.Queries) (db.Role, Access, error) {
+// organisation, refusing a caller who is not a member or lacks perm (0:
+// membership is enough). The /roles rows list only 400 and 403, so an absent
+// role (or one whose organisation is deleted) is a 400.
+func roleByPath(rq *request, q *db.Queries, perm Permission) (db.Role, Access, error) {
 	id, err := rq.pathID("id")
 	if err != nil {
 		return db.Role{}, Access{}, err
@@ -99,7 +100,7 @@ func roleByPath(rq *request, q *db.Queries) (db.Role, Access, error) {
 	if err != nil {
 		return db.Role{}, Access{}, err
 	}
-	a, err := orgAccess(rq.ctx, q, rq.user.ID, r.OrganisationID, http.StatusBadRequest)
+	a, err := orgAccess(rq, q, r.OrganisationID, http.StatusBadRequest, perm)
 	if err != nil {
 		return db.Role{}, Access{}, err
 	}
@@ -121,11 +122,7 @@ func (s *Server) roleList(rq *request) error {
 	}
 	var out []roleJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusBadRequest)
-		if err != nil {
-			return err
-		}
-		if err := requireMember(a); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
 			return err
 		}
 		out, err = listRoles(rq.ctx, q, orgID)
@@ -177,11 +174,7 @@ func (s *Server) roleCreate(rq *request) error {
 	}
 	var out roleJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusBadRequest)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageRoles); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, ManageRoles); err != nil {
 			return err
 		}
 		n, err := q.RoleCount(rq.ctx, orgID)
@@ -233,11 +226,8 @@ func (s *Server) roleReorder(rq *request) error {
 	}
 	var out []roleJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusBadRequest)
+		a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, ManageRoles)
 		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageRoles); err != nil {
 			return err
 		}
 		r, err := q.RoleGet(rq.ctx, int64(*b.ID))
@@ -292,11 +282,8 @@ func (s *Server) roleReorder(rq *request) error {
 func (s *Server) roleGet(rq *request) error {
 	var out roleJSON
 	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		r, a, err := roleByPath(rq, q)
+		r, _, err := roleByPath(rq, q, 0)
 		if err != nil {
-			return err
-		}
-		if err := requireMember(a); err != nil {
 			return err
 		}
 		out, err = loadRole(rq.ctx, q, r)
@@ -346,11 +333,8 @@ func (s *Server) rolePatch(rq *request) error {
 	}
 	var out roleJSON
 	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		r, a, err := roleByPath(rq, q)
+		r, a, err := roleByPath(rq, q, ManageRoles)
 		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageRoles); err != nil {
 			return err
 		}
 		if err := requireOutranks(a, r.SortOrder); err != nil {
@@ -391,11 +375,8 @@ func (s *Server) rolePatch(rq *request) error {
 // any scope), and closes the gap in the order.
 func (s *Server) roleDelete(rq *request) error {
 	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		r, a, err := roleByPath(rq, q)
+		r, a, err := roleByPath(rq, q, ManageRoles)
 		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageRoles); err != nil {
 			return err
 		}
 		if isEveryone(r) {
@@ -425,11 +406,8 @@ func (s *Server) roleDelete(rq *request) error {
 func (s *Server) roleMembers(rq *request) error {
 	var out []userJSON
 	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		r, a, err := roleByPath(rq, q)
+		r, _, err := roleByPath(rq, q, 0)
 		if err != nil {
-			return err
-		}
-		if err := requireMember(a); err != nil {
 			return err
 		}
 		var users []db.User
@@ -467,11 +445,8 @@ func (s *Server) memberRoleChange(add bool) handlerFunc {
 			return err
 		}
 		err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-			a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusBadRequest)
+			a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, ManageRoles)
 			if err != nil {
-				return err
-			}
-			if err := requirePerm(a, ManageRoles); err != nil {
 				return err
 			}
 			r, err := q.RoleGet(rq.ctx, roleID)
@@ -529,11 +504,8 @@ func (s *Server) grantPut(rq *request) error {
 	}
 	var out grantJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
+		a, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageRoles)
 		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageRoles); err != nil {
 			return err
 		}
 		t, err := resolveGrantTarget(rq.ctx, q, orgID, targetID)
@@ -543,18 +515,10 @@ func (s *Server) grantPut(rq *request) error {
 		if err != nil {
 			return err
 		}
-		rank := t.Rank
-		if t.Type == "user" {
-			ta, err := accessIn(rq.ctx, q, targetID, orgID, 0, 0)
-			if err != nil {
-				return err
-			}
-			// A member without roles ranks with nobody; one with roles is
-			// protected like their highest role.
-			rank = ta.TopRank
-		}
-		if rank != noRoles {
-			if err := requireOutranks(a, rank); err != nil {
+		// A member is protected like its highest role; one without roles
+		// ranks with nobody, so any holder of MANAGE_ROLES may grant it.
+		if t.Rank != noRoles {
+			if err := requireOutranks(a, t.Rank); err != nil {
 				return err
 			}
 		}
@@ -582,11 +546,7 @@ func (s *Server) orgGrantList(rq *request) error {
 	}
 	var out []grantJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, ManageOrganisation); err != nil {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
 		gs, err := q.GrantListForScope(rq.ctx, orgID)

@@ -282,9 +282,14 @@ func TestRoleEscalation(t *testing.T) {
 		{"assigns a lower role", f.bob, "PUT", memberRole(carol, low), nil, 204, nil},
 		{"grants a member ranked below", f.bob, "PUT", acme + "/permissions/" + carol.ID, perms(map[string]string{"VIEW_PROJECTS": "allow"}), 200, nil},
 		{"cannot grant a member ranked above", f.bob, "PUT", acme + "/permissions/" + dave.ID, perms(map[string]string{"VIEW_PROJECTS": "deny"}), 403, nil},
+		{"cannot grant a member of its own rank (itself)", f.bob, "PUT", acme + "/permissions/" + f.bob.ID, perms(map[string]string{"CREATE_INVITE": "deny"}), 403, nil},
 		{"cannot remove its own role", f.bob, "DELETE", memberRole(f.bob, mid), nil, 403, nil},
 		{"cannot move a role to its own rank", f.bob, "PATCH", acme + "/roles", map[string]any{"id": low, "order": 1}, 403, nil},
 		{"cannot move a higher role down", f.bob, "PATCH", acme + "/roles", map[string]any{"id": top, "order": 2}, 403, nil},
+		{"cannot move its own role down", f.bob, "PATCH", acme + "/roles", map[string]any{"id": mid, "order": 2}, 403, nil},
+		{"cannot grant on its own role", f.bob, "PUT", acme + "/permissions/" + mid, perms(map[string]string{"CREATE_INVITE": "deny"}), 403, nil},
+		{"cannot delete its own role", f.bob, "DELETE", "/roles/" + mid, nil, 403, nil},
+		{"refused changes left the order", f.alice, "GET", acme + "/roles", nil, 200, roleNames("Top", "Mid", "Lower", "@everyone")},
 		{"creates a role, ranked last", f.bob, "POST", acme + "/roles", map[string]any{"alias": "Extra"}, 201, func(t *testing.T, r *testResponse) {
 			o := r.obj(t)
 			extra = o["id"].(string)
