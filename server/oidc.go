@@ -269,7 +269,7 @@ func (s *Server) jwks(rq *request) error {
 
 func (s *Server) userinfo(rq *request) error {
 	u := rq.user
-	verified, err := s.primaryVerified(rq.ctx, u)
+	verified, err := primaryVerified(rq.ctx, s.store.R, u.ID)
 	if err != nil {
 		return err
 	}
@@ -319,11 +319,11 @@ func (s *Server) externalUser(ctx context.Context, c *claims) (db.User, error) {
 			if !verified {
 				return errUnauthorized("An account with this e-mail exists; the issuer must vouch for the address (email_verified) to link it.")
 			}
-			n, err := q.UserEmailPrimaryVerified(ctx, existing.ID)
+			ok, err := primaryVerified(ctx, q, existing.ID)
 			if err != nil {
 				return err
 			}
-			if n == 0 {
+			if !ok {
 				return errUnauthorized("An account with this e-mail exists but has not verified the address; verify it there first.")
 			}
 			u = existing

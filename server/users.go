@@ -94,34 +94,37 @@ type userExtendedJSON struct {
 	IsBot                bool    `json:"is_bot"`
 }
 
+// toUser is the user object as anyone sharing an organisation may see it.
+// The phone number is left out: it shows only to the user and to managers of
+// a shared organisation, so callers that may show it add it (withPhone).
 func toUser(u db.User) userJSON {
 	return userJSON{
 		ID: db.ID(u.ID), FirstName: u.FirstName, LastName: u.LastName, Email: u.Email,
-		PhoneNumber: u.PhoneNumber, Position: u.Position, Company: u.Company, AvatarHash: u.AvatarHash,
+		Position: u.Position, Company: u.Company, AvatarHash: u.AvatarHash,
 		Roles: []roleJSON{}, Organisations: []orgPartialJSON{}, Badges: u.Badges,
 	}
 }
 
 func (s *Server) extendedUser(u db.User) userExtendedJSON {
-	return userExtendedJSON{
+	out := userExtendedJSON{
 		userJSON: toUser(u), Initials: u.Initials, Language: u.Language, TimezoneCode: u.TimezoneCode,
 		AllowConnectionsFrom: u.AllowConnectionsFrom, AllowSharesFrom: u.AllowSharesFrom,
 		EmailNotifications: u.EmailNotifications, SmsNotifications: u.SmsNotifications,
 		EmailNewsletter: u.EmailNewsletter, PhoneNumberConfirmed: u.PhoneNumberConfirmed,
 		Signature: u.Signature, IsBot: u.IsBot,
 	}
+	out.PhoneNumber = u.PhoneNumber
+	return out
 }
 
 // primaryVerified reports whether the user's sign-in address is verified.
-func (s *Server) primaryVerified(ctx context.Context, u db.User) (bool, error) {
-	n, err := s.store.R.UserEmailPrimaryVerified(ctx, u.ID)
+func primaryVerified(ctx context.Context, q *db.Queries, userID int64) (bool, error) {
+	n, err := q.UserEmailPrimaryVerified(ctx, userID)
 	return n > 0, err
 }
 
 // userView is the user object of target as the viewer sees it: roles and
 // organisations come only from organisations both belong to (not pending).
-// Another user's phone number shows only to a viewer who owns or holds
-// MANAGE_ORGANISATION in one of those organisations.
 func (s *Server) userView(ctx context.Context, q *db.Queries, target db.User, viewerID int64) (userJSON, error) {
 	out := toUser(target)
 	orgs, err := q.UserSharedOrganisations(ctx, db.UserSharedOrganisationsParams{UserID: target.ID, ViewerID: viewerID})
@@ -141,23 +144,39 @@ func (s *Server) userView(ctx context.Context, q *db.Queries, target db.User, vi
 			Order: r.SortOrder, Permissions: grantNames(PermSet(r.AllowMask), PermSet(r.DenyMask)),
 		})
 	}
-	if target.ID != viewerID {
-		show := false
-		for _, o := range orgs {
-			a, err := accessIn(ctx, q, viewerID, o.ID, 0, 0)
-			if err != nil {
-				return out, err
-			}
-			if a.Can(ManageOrganisation) {
-				show = true
-				break
-			}
+	return out, nil
+}
+
+// sharedAccess is the viewer's access in each organisation of a user view,
+// computed once and asked for every permission the handler needs.
+func sharedAccess(ctx context.Context, q *db.Queries, viewerID int64, v userJSON) ([]Access, error) {
+	out := make([]Access, 0, len(v.Organisations))
+	for _, o := range v.Organisations {
+		a, err := accessIn(ctx, q, viewerID, int64(o.ID), 0, 0)
+		if err != nil {
+			return nil, err
 		}
-		if !show {
-			out.PhoneNumber = ""
-		}
+		out = append(out, a)
 	}
 	return out, nil
+}
+
+func canInAny(accs []Access, p Permission) bool {
+	for _, a := range accs {
+		if a.Can(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// withPhone adds target's phone number for the user itself and for a viewer
+// who owns or holds MANAGE_ORGANISATION in a shared organisation.
+func withPhone(v userJSON, target db.User, viewerID int64, accs []Access) userJSON {
+	if target.ID == viewerID || canInAny(accs, ManageOrganisation) {
+		v.PhoneNumber = target.PhoneNumber
+	}
+	return v
 }
 
 // meView is the caller's extended user object.
@@ -167,9 +186,8 @@ func (s *Server) meView(ctx context.Context, q *db.Queries, u db.User) (userExte
 	if err != nil {
 		return out, err
 	}
-	out.userJSON = v
-	n, err := q.UserEmailPrimaryVerified(ctx, u.ID)
-	out.EmailConfirmed = n > 0
+	out.userJSON = withPhone(v, u, u.ID, nil)
+	out.EmailConfirmed, err = primaryVerified(ctx, q, u.ID)
 	return out, err
 }
 
@@ -204,10 +222,16 @@ func (s *Server) userGet(rq *request) error {
 		if out, err = s.userView(rq.ctx, q, target, rq.user.ID); err != nil {
 			return err
 		}
-		if target.ID != rq.user.ID && len(out.Organisations) == 0 {
+		if target.ID == rq.user.ID {
+			out = withPhone(out, target, rq.user.ID, nil)
+			return nil
+		}
+		if len(out.Organisations) == 0 {
 			return badRequest("The user is not in any organisation you share.")
 		}
-		return nil
+		accs, err := sharedAccess(rq.ctx, q, rq.user.ID, out)
+		out = withPhone(out, target, rq.user.ID, accs)
+		return err
 	})
 	if err != nil {
 		return err
@@ -231,25 +255,21 @@ func (s *Server) userLookup(rq *request) error {
 		} else if err != nil {
 			return err
 		}
+		if target.AllowSharesFrom == 0x00 {
+			return forbidden("This user accepts shares from no one.")
+		}
 		if out, err = s.userView(rq.ctx, q, target, rq.user.ID); err != nil {
 			return err
 		}
-		switch target.AllowSharesFrom {
-		case 0xFF:
-			return nil
-		case 0x00:
-			return forbidden("This user accepts shares from no one.")
+		accs, err := sharedAccess(rq.ctx, q, rq.user.ID, out)
+		if err != nil {
+			return err
 		}
-		for _, o := range out.Organisations {
-			a, err := accessIn(rq.ctx, q, rq.user.ID, int64(o.ID), 0, 0)
-			if err != nil {
-				return err
-			}
-			if a.Can(ManageFleets) {
-				return nil
-			}
+		if target.AllowSharesFrom != 0xFF && !canInAny(accs, ManageFleets) {
+			return forbidden("You need MANAGE_FLEETS in an organisation you share with this user.")
 		}
-		return forbidden("You need MANAGE_FLEETS in an organisation you share with this user.")
+		out = withPhone(out, target, rq.user.ID, accs)
+		return nil
 	})
 	if err != nil {
 		return err

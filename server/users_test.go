@@ -221,6 +221,13 @@ func TestUserMeAndGet(t *testing.T) {
 			}
 		}},
 		{name: "plain member sees no phone", as: dave, method: "GET", path: "/users/" + bob.ID, want: 200, check: wantKey("phone_number", "")},
+		{name: "member list shows no phone", as: dave, method: "GET", path: "/organisations/" + acme + "/members", want: 200, check: func(t *testing.T, r *testResponse) {
+			for _, m := range r.arr(t) {
+				if u := m["user"].(map[string]any); u["phone_number"] != "" {
+					t.Fatalf("member %v: phone_number = %v, want \"\"", u["id"], u["phone_number"])
+				}
+			}
+		}},
 		{name: "foreign organisation user", as: carol, method: "GET", path: "/users/" + bob.ID, want: 400},
 		{name: "pending member is no shared org", as: alice, method: "GET", path: "/users/" + eve.ID, want: 400},
 		{name: "pending member cannot see", as: eve, method: "GET", path: "/users/" + alice.ID, want: 400},
@@ -257,8 +264,14 @@ func TestUserLookup(t *testing.T) {
 		{name: "foreign organisation", as: carol, method: "GET", path: "/users/lookup?email=bob@example.com", want: 403},
 	})
 	e.grantUser(acme, dave, ManageFleets)
+	e.exec(`UPDATE users SET phone_number = '+15550001234' WHERE id = ?`, bob.id)
 	e.run(t, []scenario{
-		{name: "granted MANAGE_FLEETS", as: dave, method: "GET", path: "/users/lookup?email=bob@example.com", want: 200, check: wantKey("id", bob.ID)},
+		{name: "granted MANAGE_FLEETS", as: dave, method: "GET", path: "/users/lookup?email=bob@example.com", want: 200, check: func(t *testing.T, r *testResponse) {
+			if m := r.obj(t); m["id"] != bob.ID || m["phone_number"] != "" {
+				t.Fatalf("got id %v phone %v, want bob without his phone (dave does not manage Acme)", m["id"], m["phone_number"])
+			}
+		}},
+		{name: "owner sees the phone", as: alice, method: "GET", path: "/users/lookup?email=bob@example.com", want: 200, check: wantKey("phone_number", "+15550001234")},
 	})
 	e.exec(`UPDATE users SET allow_shares_from = 0 WHERE id = ?`, bob.id)
 	e.run(t, []scenario{
