@@ -484,8 +484,18 @@ func validTimezone(tz string) bool {
 	return err == nil
 }
 
-// checkSignature: SVG text from <svg to </svg>, well-formed XML, with no
-// script, foreign content or event handlers, since it is drawn in reports.
+// signatureElements are the SVG elements a drawn signature needs. An
+// allow-list, not a deny-list: links (<a href="javascript:...">), <use>,
+// <image>, <style> and animations that rewrite attributes all run or fetch
+// something when the signature is drawn.
+var signatureElements = map[string]bool{
+	"svg": true, "g": true, "defs": true, "title": true, "desc": true, "path": true, "line": true,
+	"polyline": true, "polygon": true, "rect": true, "circle": true, "ellipse": true, "text": true, "tspan": true,
+}
+
+// checkSignature: SVG text from <svg to </svg>, well-formed XML, only the
+// elements of a drawing, no event handlers or links, since it is drawn in
+// reports.
 func checkSignature(sig string) error {
 	if sig == "" {
 		return nil
@@ -507,12 +517,12 @@ func checkSignature(sig string) error {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if n := strings.ToLower(t.Name.Local); n == "script" || n == "foreignobject" {
+			if !signatureElements[t.Name.Local] {
 				return fieldError("signature", "must not contain "+t.Name.Local+" elements")
 			}
 			for _, a := range t.Attr {
-				if strings.HasPrefix(strings.ToLower(a.Name.Local), "on") {
-					return fieldError("signature", "must not contain event handler attributes")
+				if n := strings.ToLower(a.Name.Local); strings.HasPrefix(n, "on") || n == "href" {
+					return fieldError("signature", "must not contain event handler or link attributes")
 				}
 			}
 		case xml.ProcInst, xml.Directive:
