@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	// timezone_code is checked against the IANA database; a static binary on
 	// a bare host may have no zoneinfo of its own.
@@ -421,6 +422,10 @@ func readMultipartPatch(r *http.Request) (userPatch, error) {
 			}
 			p.avatar = &a
 		case texts[name] != nil:
+			// JSON text is always UTF-8; a form part can be any bytes.
+			if !utf8.ValidString(v) {
+				return p, fieldError(name, "must be UTF-8 text")
+			}
 			*texts[name] = &v
 		case bools[name] != nil:
 			b, err := strconv.ParseBool(strings.TrimSpace(v))

@@ -458,6 +458,7 @@ func TestUserAvatar(t *testing.T) {
 		{"bad timezone", alice, map[string]string{"timezone_code": "Nowhere/Town"}, nil, 400, "timezone_code"},
 		{"read-only field", alice, map[string]string{"email": "x@example.com"}, nil, 400, "email"},
 		{"signature not SVG", alice, map[string]string{"signature": "hello"}, nil, 400, "signature"},
+		{"text not UTF-8", alice, map[string]string{"first_name": "Al\xff\xfe"}, nil, 400, "first_name"},
 		{"png with fields", alice, map[string]string{"first_name": "Al", "enable_sms_notifications": "true", "timezone_code": "Asia/Tokyo"}, map[string][]byte{"avatar": pngData}, 200, ""},
 	}
 	for _, c := range cases {
@@ -547,6 +548,44 @@ func TestUserAvatar(t *testing.T) {
 }
 
 // --- e-mail addresses ---
+
+// TestUserPatchMultipartLimits: repeated parts, over-long parts and bodies
+// over --max-body are 4xx, and nothing changes.
+func TestUserPatchMultipartLimits(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxBody = 1 << 20 })
+	alice := e.user("alice")
+	part := func(name, v string) string {
+		return "--b\r\nContent-Disposition: form-data; name=\"" + name + "\"\r\n\r\n" + v + "\r\n"
+	}
+	cases := []struct {
+		name, body string
+		want       int
+		field      string
+	}{
+		{"part given twice", part("first_name", "A") + part("first_name", "B") + "--b--\r\n", 400, "first_name"},
+		{"text part too long", part("first_name", strings.Repeat("a", maxFormField+1)) + "--b--\r\n", 400, "first_name"},
+		{"body over max-body", part("avatar", strings.Repeat("a", 2<<20)) + "--b--\r\n", 413, ""},
+		{"integer out of range", part("allow_shares_from", strings.Repeat("9", 30)) + "--b--\r\n", 400, "allow_shares_from"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest("PATCH", "/users/@me", strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "multipart/form-data; boundary=b")
+			req.Header.Set("Authorization", "Bearer "+e.bearer(alice))
+			r := e.serve(req)
+			if r.Status != c.want {
+				t.Fatalf("got status %d, want %d: %s", r.Status, c.want, r.Body)
+			}
+			assertErrorBody(t, r)
+			if c.field != "" {
+				wantField(c.field)(t, r)
+			}
+			if n := e.count(`SELECT count(*) FROM users WHERE id = ? AND first_name = 'alice'`, alice.id); n != 1 {
+				t.Fatalf("got first_name changed, want it unchanged")
+			}
+		})
+	}
+}
 
 func TestUserEmails(t *testing.T) {
 	e := newEnv(t)
