@@ -787,7 +787,7 @@ func (s *Server) userVerifyPhone(rq *request) error {
 		if u.PhoneNumberConfirmed {
 			return nil
 		}
-		code, err := numericCode(6)
+		code, err := phoneCode()
 		if err != nil {
 			return err
 		}
@@ -808,12 +808,13 @@ func (s *Server) userVerifyPhone(rq *request) error {
 	return rq.json(http.StatusOK, sentJSON{Sent: sent})
 }
 
-func numericCode(digits int) (string, error) {
+// phoneCode is a random 6-digit code.
+func phoneCode() (string, error) {
 	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%0*d", digits, n.Int64()), nil
+	return fmt.Sprintf("%06d", n.Int64()), nil
 }
 
 // --- E-mail addresses ---
