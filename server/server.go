@@ -78,10 +78,13 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
+	var smtpURL *url.URL
 	if cfg.SMTPURL != "" {
-		if u, err := url.Parse(cfg.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
+		u, err := url.Parse(cfg.SMTPURL)
+		if err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
 			return nil, errors.New("the SMTP URL must look like smtp://user:pass@host:port?from=addr")
 		}
+		smtpURL = u
 	}
 	key, err := loadSigningKey(ctx, store, cfg.Now())
 	if err != nil {
@@ -94,7 +97,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		auth:  newAuthenticator(ctx, cfg.Issuer, cfg.Audience, key, cfg.ExternalIssuers, cfg.HTTPClient, cfg.Logger, cfg.Now),
 		now:   cfg.Now,
 	}
-	s.mailer = newMailer(cfg.SMTPURL, store, cfg.Logger, s.clock)
+	s.mailer = &mailer{smtp: smtpURL, store: store, log: cfg.Logger, now: s.clock}
 	s.router = s.buildRouter()
 	return s, nil
 }
