@@ -1066,20 +1066,19 @@ func domainAllowed(org db.Organisation, approved []string, email string) bool {
 	return false
 }
 
-// memberOrg loads a live organisation the caller belongs to (not pending);
-// otherwise ok is false.
-func memberOrg(ctx context.Context, q *db.Queries, userID, orgID int64) (db.Organisation, bool, error) {
-	a, err := accessIn(ctx, q, userID, orgID, 0, 0)
-	if db.IsNotFound(err) {
-		return db.Organisation{}, false, nil
+// memberOrg loads a live organisation and the caller's membership in it; ok
+// is false when there is no such organisation or the caller is not a
+// (non-pending) member. The owner is always a member. No permissions are
+// needed, so none are resolved.
+func memberOrg(ctx context.Context, q *db.Queries, userID, orgID int64) (db.Organisation, db.OrganisationMember, bool, error) {
+	m, err := q.UserMembershipGet(ctx, db.UserMembershipGetParams{OrganisationID: orgID, UserID: userID})
+	if db.IsNotFound(err) || (err == nil && m.Pending) {
+		return db.Organisation{}, m, false, nil
 	} else if err != nil {
-		return db.Organisation{}, false, err
-	}
-	if !a.IsMember() {
-		return db.Organisation{}, false, nil
+		return db.Organisation{}, m, false, err
 	}
 	o, err := q.OrganisationGet(ctx, orgID)
-	return o, err == nil, err
+	return o, m, err == nil, err
 }
 
 // userEmailList lists the caller's addresses; with organisation_id, only
@@ -1103,7 +1102,7 @@ func (s *Server) userEmailList(rq *request) error {
 		var approved []string
 		if orgID != 0 {
 			var ok bool
-			if org, ok, err = memberOrg(rq.ctx, q, rq.user.ID, orgID); err != nil {
+			if org, _, ok, err = memberOrg(rq.ctx, q, rq.user.ID, orgID); err != nil {
 				return err
 			} else if !ok {
 				return fieldError("organisation_id", "names no organisation you are a member of")
@@ -1146,7 +1145,7 @@ func (s *Server) userOrgEmailPatch(rq *request) error {
 	emailID := int64(*b.NotificationEmailID)
 	var out orgUserJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		org, ok, err := memberOrg(rq.ctx, q, rq.user.ID, orgID)
+		org, m, ok, err := memberOrg(rq.ctx, q, rq.user.ID, orgID)
 		if err != nil {
 			return err
 		} else if !ok {
@@ -1168,10 +1167,6 @@ func (s *Server) userOrgEmailPatch(rq *request) error {
 		if err := q.UserMembershipSetNotificationEmail(rq.ctx, db.UserMembershipSetNotificationEmailParams{
 			NotificationEmailID: &e.ID, OrganisationID: orgID, UserID: rq.user.ID,
 		}); err != nil {
-			return err
-		}
-		m, err := q.UserMembershipGet(rq.ctx, db.UserMembershipGetParams{OrganisationID: orgID, UserID: rq.user.ID})
-		if err != nil {
 			return err
 		}
 		id := db.ID(e.ID)
