@@ -26,22 +26,10 @@ type message struct {
 // mailer delivers mail through SMTP when configured; otherwise every message
 // goes to the log and the outbox, which Staff read at GET /admin/outbox.
 type mailer struct {
-	smtp  *url.URL
+	smtp  *url.URL // nil: no SMTP; New has checked it
 	store *db.Store
 	log   *slog.Logger
 	now   func() time.Time
-}
-
-func newMailer(smtpURL string, store *db.Store, log *slog.Logger, now func() time.Time) *mailer {
-	m := &mailer{store: store, log: log, now: now}
-	if smtpURL != "" {
-		if u, err := url.Parse(smtpURL); err == nil && u.Host != "" {
-			m.smtp = u
-		} else if log != nil {
-			log.Warn("ignoring invalid --smtp-url; mail goes to the outbox")
-		}
-	}
-	return m
 }
 
 // send delivers msg. Call it inside the handler's transaction with its

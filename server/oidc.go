@@ -8,6 +8,7 @@ import (
 	"net/mail"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
 
@@ -34,6 +35,18 @@ func validEmail(s string) bool {
 	return strings.Contains(domain, ".") && !strings.HasSuffix(domain, ".")
 }
 
+// passwordProblem says what is wrong with a new password, or "". At most 72
+// bytes: bcrypt ignores the rest, so longer passwords would compare equal.
+func passwordProblem(pw string) string {
+	switch {
+	case utf8.RuneCountInString(pw) < 8:
+		return "must be at least 8 characters"
+	case len(pw) > 72:
+		return "must be at most 72 bytes"
+	}
+	return ""
+}
+
 func (s *Server) register(rq *request) error {
 	if !s.cfg.Registration {
 		return forbidden("Registration is turned off on this server.")
@@ -47,10 +60,8 @@ func (s *Server) register(rq *request) error {
 	if !validEmail(b.Email) {
 		p.add("email", "must be a valid e-mail address")
 	}
-	if len([]rune(b.Password)) < 8 {
-		p.add("password", "must be at least 8 characters")
-	} else if len(b.Password) > 72 {
-		p.add("password", "must be at most 72 bytes")
+	if problem := passwordProblem(b.Password); problem != "" {
+		p.add("password", problem)
 	}
 	p.length("first_name", b.FirstName, 0, 100)
 	p.length("last_name", b.LastName, 0, 100)
@@ -109,8 +120,8 @@ func CreateStaff(ctx context.Context, store *db.Store, email, password string) (
 	if !validEmail(email) {
 		return db.User{}, fieldError("email", "must be a valid e-mail address")
 	}
-	if len([]rune(password)) < 8 || len(password) > 72 {
-		return db.User{}, fieldError("password", "must be 8-72 characters")
+	if problem := passwordProblem(password); problem != "" {
+		return db.User{}, fieldError("password", problem)
 	}
 	hash, err := hashPassword(password)
 	if err != nil {
@@ -269,7 +280,7 @@ func (s *Server) jwks(rq *request) error {
 
 func (s *Server) userinfo(rq *request) error {
 	u := rq.user
-	verified, err := s.primaryVerified(rq.ctx, u)
+	verified, err := primaryVerified(rq.ctx, s.store.R, u.ID)
 	if err != nil {
 		return err
 	}
@@ -319,11 +330,11 @@ func (s *Server) externalUser(ctx context.Context, c *claims) (db.User, error) {
 			if !verified {
 				return errUnauthorized("An account with this e-mail exists; the issuer must vouch for the address (email_verified) to link it.")
 			}
-			n, err := q.UserEmailPrimaryVerified(ctx, existing.ID)
+			ok, err := primaryVerified(ctx, q, existing.ID)
 			if err != nil {
 				return err
 			}
-			if n == 0 {
+			if !ok {
 				return errUnauthorized("An account with this e-mail exists but has not verified the address; verify it there first.")
 			}
 			u = existing

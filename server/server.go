@@ -78,10 +78,13 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
+	var smtpURL *url.URL
 	if cfg.SMTPURL != "" {
-		if u, err := url.Parse(cfg.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
+		u, err := url.Parse(cfg.SMTPURL)
+		if err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
 			return nil, errors.New("the SMTP URL must look like smtp://user:pass@host:port?from=addr")
 		}
+		smtpURL = u
 	}
 	key, err := loadSigningKey(ctx, store, cfg.Now())
 	if err != nil {
@@ -94,7 +97,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		auth:  newAuthenticator(ctx, cfg.Issuer, cfg.Audience, key, cfg.ExternalIssuers, cfg.HTTPClient, cfg.Logger, cfg.Now),
 		now:   cfg.Now,
 	}
-	s.mailer = newMailer(cfg.SMTPURL, store, cfg.Logger, s.clock)
+	s.mailer = &mailer{smtp: smtpURL, store: store, log: cfg.Logger, now: s.clock}
 	s.router = s.buildRouter()
 	return s, nil
 }
@@ -227,49 +230,44 @@ func errUnauthorized(msg string) *Error { return errorf(http.StatusUnauthorized,
 // authenticate checks the bearer token and loads the caller. A token for a
 // deleted user is as good as no token.
 func (s *Server) authenticate(r *http.Request) (db.User, error) {
-	h := r.Header.Get("Authorization")
-	scheme, raw, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
+	scheme, raw, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	raw = strings.TrimSpace(raw)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || raw == "" {
 		return db.User{}, errUnauthorized("A bearer token is required.")
 	}
-	raw = strings.TrimSpace(raw)
 	now := s.clock()
+	var u db.User
+	var err error
 	if uid, ok := s.auth.cached(raw, now); ok {
-		u, err := s.caller(r.Context(), uid)
-		if err == nil {
-			return u, nil
-		}
-		if !db.IsNotFound(err) {
-			return db.User{}, err
-		}
+		u, err = s.caller(r.Context(), uid)
+	} else {
+		u, err = s.verifiedUser(r.Context(), raw, now)
+	}
+	if db.IsNotFound(err) {
 		return db.User{}, errUnauthorized("The token's user no longer exists.")
 	}
-	c, local, err := s.auth.verify(r.Context(), raw)
+	return u, err
+}
+
+// verifiedUser checks a token the cache does not know, loads its user (an
+// external issuer's first token makes one) and remembers the token.
+func (s *Server) verifiedUser(ctx context.Context, raw string, now time.Time) (db.User, error) {
+	c, local, err := s.auth.verify(ctx, raw)
 	if err != nil {
 		return db.User{}, errUnauthorized("The bearer token is invalid or expired.")
 	}
 	var u db.User
-	if local {
-		id, ok := db.ParseID(c.Subject)
-		if !ok {
-			return db.User{}, errUnauthorized("The bearer token is invalid.")
-		}
-		u, err = s.caller(r.Context(), int64(id))
+	if !local {
+		u, err = s.externalUser(ctx, c)
+	} else if id, ok := db.ParseID(c.Subject); ok {
+		u, err = s.caller(ctx, int64(id))
 	} else {
-		u, err = s.externalUser(r.Context(), c)
+		return db.User{}, errUnauthorized("The bearer token is invalid.")
 	}
-	if err != nil {
-		var e *Error
-		if db.IsNotFound(err) {
-			return db.User{}, errUnauthorized("The token's user no longer exists.")
-		}
-		if errors.As(err, &e) {
-			return db.User{}, e
-		}
-		return db.User{}, err
+	if err == nil {
+		s.auth.remember(raw, u.ID, c.ExpiresAt.Time, now)
 	}
-	s.auth.remember(raw, u.ID, c.ExpiresAt.Time, now)
-	return u, nil
+	return u, err
 }
 
 // pathID reads a snowflake path parameter; anything else is a 400.

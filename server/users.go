@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	// timezone_code is checked against the IANA database; a static binary on
 	// a bare host may have no zoneinfo of its own.
@@ -94,34 +95,37 @@ type userExtendedJSON struct {
 	IsBot                bool    `json:"is_bot"`
 }
 
+// toUser is the user object as anyone sharing an organisation may see it.
+// The phone number is left out: it shows only to the user and to managers of
+// a shared organisation, so callers that may show it add it (withPhone).
 func toUser(u db.User) userJSON {
 	return userJSON{
 		ID: db.ID(u.ID), FirstName: u.FirstName, LastName: u.LastName, Email: u.Email,
-		PhoneNumber: u.PhoneNumber, Position: u.Position, Company: u.Company, AvatarHash: u.AvatarHash,
+		Position: u.Position, Company: u.Company, AvatarHash: u.AvatarHash,
 		Roles: []roleJSON{}, Organisations: []orgPartialJSON{}, Badges: u.Badges,
 	}
 }
 
 func (s *Server) extendedUser(u db.User) userExtendedJSON {
-	return userExtendedJSON{
+	out := userExtendedJSON{
 		userJSON: toUser(u), Initials: u.Initials, Language: u.Language, TimezoneCode: u.TimezoneCode,
 		AllowConnectionsFrom: u.AllowConnectionsFrom, AllowSharesFrom: u.AllowSharesFrom,
 		EmailNotifications: u.EmailNotifications, SmsNotifications: u.SmsNotifications,
 		EmailNewsletter: u.EmailNewsletter, PhoneNumberConfirmed: u.PhoneNumberConfirmed,
 		Signature: u.Signature, IsBot: u.IsBot,
 	}
+	out.PhoneNumber = u.PhoneNumber
+	return out
 }
 
 // primaryVerified reports whether the user's sign-in address is verified.
-func (s *Server) primaryVerified(ctx context.Context, u db.User) (bool, error) {
-	n, err := s.store.R.UserEmailPrimaryVerified(ctx, u.ID)
+func primaryVerified(ctx context.Context, q *db.Queries, userID int64) (bool, error) {
+	n, err := q.UserEmailPrimaryVerified(ctx, userID)
 	return n > 0, err
 }
 
 // userView is the user object of target as the viewer sees it: roles and
 // organisations come only from organisations both belong to (not pending).
-// Another user's phone number shows only to a viewer who owns or holds
-// MANAGE_ORGANISATION in one of those organisations.
 func (s *Server) userView(ctx context.Context, q *db.Queries, target db.User, viewerID int64) (userJSON, error) {
 	out := toUser(target)
 	orgs, err := q.UserSharedOrganisations(ctx, db.UserSharedOrganisationsParams{UserID: target.ID, ViewerID: viewerID})
@@ -141,23 +145,39 @@ func (s *Server) userView(ctx context.Context, q *db.Queries, target db.User, vi
 			Order: r.SortOrder, Permissions: grantNames(PermSet(r.AllowMask), PermSet(r.DenyMask)),
 		})
 	}
-	if target.ID != viewerID {
-		show := false
-		for _, o := range orgs {
-			a, err := accessIn(ctx, q, viewerID, o.ID, 0, 0)
-			if err != nil {
-				return out, err
-			}
-			if a.Can(ManageOrganisation) {
-				show = true
-				break
-			}
+	return out, nil
+}
+
+// sharedAccess is the viewer's access in each organisation of a user view,
+// computed once and asked for every permission the handler needs.
+func sharedAccess(ctx context.Context, q *db.Queries, viewerID int64, v userJSON) ([]Access, error) {
+	out := make([]Access, 0, len(v.Organisations))
+	for _, o := range v.Organisations {
+		a, err := accessIn(ctx, q, viewerID, int64(o.ID), 0, 0)
+		if err != nil {
+			return nil, err
 		}
-		if !show {
-			out.PhoneNumber = ""
-		}
+		out = append(out, a)
 	}
 	return out, nil
+}
+
+func canInAny(accs []Access, p Permission) bool {
+	for _, a := range accs {
+		if a.Can(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// withPhone adds target's phone number for the user itself and for a viewer
+// who owns or holds MANAGE_ORGANISATION in a shared organisation.
+func withPhone(v userJSON, target db.User, viewerID int64, accs []Access) userJSON {
+	if target.ID == viewerID || canInAny(accs, ManageOrganisation) {
+		v.PhoneNumber = target.PhoneNumber
+	}
+	return v
 }
 
 // meView is the caller's extended user object.
@@ -167,9 +187,8 @@ func (s *Server) meView(ctx context.Context, q *db.Queries, u db.User) (userExte
 	if err != nil {
 		return out, err
 	}
-	out.userJSON = v
-	n, err := q.UserEmailPrimaryVerified(ctx, u.ID)
-	out.EmailConfirmed = n > 0
+	out.userJSON = withPhone(v, u, u.ID, nil)
+	out.EmailConfirmed, err = primaryVerified(ctx, q, u.ID)
 	return out, err
 }
 
@@ -204,10 +223,16 @@ func (s *Server) userGet(rq *request) error {
 		if out, err = s.userView(rq.ctx, q, target, rq.user.ID); err != nil {
 			return err
 		}
-		if target.ID != rq.user.ID && len(out.Organisations) == 0 {
+		if target.ID == rq.user.ID {
+			out = withPhone(out, target, rq.user.ID, nil)
+			return nil
+		}
+		if len(out.Organisations) == 0 {
 			return badRequest("The user is not in any organisation you share.")
 		}
-		return nil
+		accs, err := sharedAccess(rq.ctx, q, rq.user.ID, out)
+		out = withPhone(out, target, rq.user.ID, accs)
+		return err
 	})
 	if err != nil {
 		return err
@@ -231,25 +256,21 @@ func (s *Server) userLookup(rq *request) error {
 		} else if err != nil {
 			return err
 		}
+		if target.AllowSharesFrom == 0x00 {
+			return forbidden("This user accepts shares from no one.")
+		}
 		if out, err = s.userView(rq.ctx, q, target, rq.user.ID); err != nil {
 			return err
 		}
-		switch target.AllowSharesFrom {
-		case 0xFF:
-			return nil
-		case 0x00:
-			return forbidden("This user accepts shares from no one.")
+		accs, err := sharedAccess(rq.ctx, q, rq.user.ID, out)
+		if err != nil {
+			return err
 		}
-		for _, o := range out.Organisations {
-			a, err := accessIn(rq.ctx, q, rq.user.ID, int64(o.ID), 0, 0)
-			if err != nil {
-				return err
-			}
-			if a.Can(ManageFleets) {
-				return nil
-			}
+		if target.AllowSharesFrom != 0xFF && !canInAny(accs, ManageFleets) {
+			return forbidden("You need MANAGE_FLEETS in an organisation you share with this user.")
 		}
-		return forbidden("You need MANAGE_FLEETS in an organisation you share with this user.")
+		out = withPhone(out, target, rq.user.ID, accs)
+		return nil
 	})
 	if err != nil {
 		return err
@@ -401,6 +422,10 @@ func readMultipartPatch(r *http.Request) (userPatch, error) {
 			}
 			p.avatar = &a
 		case texts[name] != nil:
+			// JSON text is always UTF-8; a form part can be any bytes.
+			if !utf8.ValidString(v) {
+				return p, fieldError(name, "must be UTF-8 text")
+			}
 			*texts[name] = &v
 		case bools[name] != nil:
 			b, err := strconv.ParseBool(strings.TrimSpace(v))
@@ -464,8 +489,18 @@ func validTimezone(tz string) bool {
 	return err == nil
 }
 
-// checkSignature: SVG text from <svg to </svg>, well-formed XML, with no
-// script, foreign content or event handlers, since it is drawn in reports.
+// signatureElements are the SVG elements a drawn signature needs. An
+// allow-list, not a deny-list: links (<a href="javascript:...">), <use>,
+// <image>, <style> and animations that rewrite attributes all run or fetch
+// something when the signature is drawn.
+var signatureElements = map[string]bool{
+	"svg": true, "g": true, "defs": true, "title": true, "desc": true, "path": true, "line": true,
+	"polyline": true, "polygon": true, "rect": true, "circle": true, "ellipse": true, "text": true, "tspan": true,
+}
+
+// checkSignature: SVG text from <svg to </svg>, well-formed XML, only the
+// elements of a drawing, no event handlers or links, since it is drawn in
+// reports.
 func checkSignature(sig string) error {
 	if sig == "" {
 		return nil
@@ -487,12 +522,12 @@ func checkSignature(sig string) error {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if n := strings.ToLower(t.Name.Local); n == "script" || n == "foreignobject" {
+			if !signatureElements[t.Name.Local] {
 				return fieldError("signature", "must not contain "+t.Name.Local+" elements")
 			}
 			for _, a := range t.Attr {
-				if strings.HasPrefix(strings.ToLower(a.Name.Local), "on") {
-					return fieldError("signature", "must not contain event handler attributes")
+				if n := strings.ToLower(a.Name.Local); strings.HasPrefix(n, "on") || n == "href" {
+					return fieldError("signature", "must not contain event handler or link attributes")
 				}
 			}
 		case xml.ProcInst, xml.Directive:
@@ -752,7 +787,7 @@ func (s *Server) userVerifyPhone(rq *request) error {
 		if u.PhoneNumberConfirmed {
 			return nil
 		}
-		code, err := numericCode(6)
+		code, err := phoneCode()
 		if err != nil {
 			return err
 		}
@@ -773,12 +808,13 @@ func (s *Server) userVerifyPhone(rq *request) error {
 	return rq.json(http.StatusOK, sentJSON{Sent: sent})
 }
 
-func numericCode(digits int) (string, error) {
+// phoneCode is a random 6-digit code.
+func phoneCode() (string, error) {
 	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%0*d", digits, n.Int64()), nil
+	return fmt.Sprintf("%06d", n.Int64()), nil
 }
 
 // --- E-mail addresses ---
@@ -1030,20 +1066,19 @@ func domainAllowed(org db.Organisation, approved []string, email string) bool {
 	return false
 }
 
-// memberOrg loads a live organisation the caller belongs to (not pending);
-// otherwise ok is false.
-func memberOrg(ctx context.Context, q *db.Queries, userID, orgID int64) (db.Organisation, bool, error) {
-	a, err := accessIn(ctx, q, userID, orgID, 0, 0)
-	if db.IsNotFound(err) {
-		return db.Organisation{}, false, nil
+// memberOrg loads a live organisation and the caller's membership in it; ok
+// is false when there is no such organisation or the caller is not a
+// (non-pending) member. The owner is always a member. No permissions are
+// needed, so none are resolved.
+func memberOrg(ctx context.Context, q *db.Queries, userID, orgID int64) (db.Organisation, db.OrganisationMember, bool, error) {
+	m, err := q.UserMembershipGet(ctx, db.UserMembershipGetParams{OrganisationID: orgID, UserID: userID})
+	if db.IsNotFound(err) || (err == nil && m.Pending) {
+		return db.Organisation{}, m, false, nil
 	} else if err != nil {
-		return db.Organisation{}, false, err
-	}
-	if !a.IsMember() {
-		return db.Organisation{}, false, nil
+		return db.Organisation{}, m, false, err
 	}
 	o, err := q.OrganisationGet(ctx, orgID)
-	return o, err == nil, err
+	return o, m, err == nil, err
 }
 
 // userEmailList lists the caller's addresses; with organisation_id, only
@@ -1067,7 +1102,7 @@ func (s *Server) userEmailList(rq *request) error {
 		var approved []string
 		if orgID != 0 {
 			var ok bool
-			if org, ok, err = memberOrg(rq.ctx, q, rq.user.ID, orgID); err != nil {
+			if org, _, ok, err = memberOrg(rq.ctx, q, rq.user.ID, orgID); err != nil {
 				return err
 			} else if !ok {
 				return fieldError("organisation_id", "names no organisation you are a member of")
@@ -1110,7 +1145,7 @@ func (s *Server) userOrgEmailPatch(rq *request) error {
 	emailID := int64(*b.NotificationEmailID)
 	var out orgUserJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		org, ok, err := memberOrg(rq.ctx, q, rq.user.ID, orgID)
+		org, m, ok, err := memberOrg(rq.ctx, q, rq.user.ID, orgID)
 		if err != nil {
 			return err
 		} else if !ok {
@@ -1132,10 +1167,6 @@ func (s *Server) userOrgEmailPatch(rq *request) error {
 		if err := q.UserMembershipSetNotificationEmail(rq.ctx, db.UserMembershipSetNotificationEmailParams{
 			NotificationEmailID: &e.ID, OrganisationID: orgID, UserID: rq.user.ID,
 		}); err != nil {
-			return err
-		}
-		m, err := q.UserMembershipGet(rq.ctx, db.UserMembershipGetParams{OrganisationID: orgID, UserID: rq.user.ID})
-		if err != nil {
 			return err
 		}
 		id := db.ID(e.ID)

@@ -221,6 +221,13 @@ func TestUserMeAndGet(t *testing.T) {
 			}
 		}},
 		{name: "plain member sees no phone", as: dave, method: "GET", path: "/users/" + bob.ID, want: 200, check: wantKey("phone_number", "")},
+		{name: "member list shows no phone", as: dave, method: "GET", path: "/organisations/" + acme + "/members", want: 200, check: func(t *testing.T, r *testResponse) {
+			for _, m := range r.arr(t) {
+				if u := m["user"].(map[string]any); u["phone_number"] != "" {
+					t.Fatalf("member %v: phone_number = %v, want \"\"", u["id"], u["phone_number"])
+				}
+			}
+		}},
 		{name: "foreign organisation user", as: carol, method: "GET", path: "/users/" + bob.ID, want: 400},
 		{name: "pending member is no shared org", as: alice, method: "GET", path: "/users/" + eve.ID, want: 400},
 		{name: "pending member cannot see", as: eve, method: "GET", path: "/users/" + alice.ID, want: 400},
@@ -257,8 +264,14 @@ func TestUserLookup(t *testing.T) {
 		{name: "foreign organisation", as: carol, method: "GET", path: "/users/lookup?email=bob@example.com", want: 403},
 	})
 	e.grantUser(acme, dave, ManageFleets)
+	e.exec(`UPDATE users SET phone_number = '+15550001234' WHERE id = ?`, bob.id)
 	e.run(t, []scenario{
-		{name: "granted MANAGE_FLEETS", as: dave, method: "GET", path: "/users/lookup?email=bob@example.com", want: 200, check: wantKey("id", bob.ID)},
+		{name: "granted MANAGE_FLEETS", as: dave, method: "GET", path: "/users/lookup?email=bob@example.com", want: 200, check: func(t *testing.T, r *testResponse) {
+			if m := r.obj(t); m["id"] != bob.ID || m["phone_number"] != "" {
+				t.Fatalf("got id %v phone %v, want bob without his phone (dave does not manage Acme)", m["id"], m["phone_number"])
+			}
+		}},
+		{name: "owner sees the phone", as: alice, method: "GET", path: "/users/lookup?email=bob@example.com", want: 200, check: wantKey("phone_number", "+15550001234")},
 	})
 	e.exec(`UPDATE users SET allow_shares_from = 0 WHERE id = ?`, bob.id)
 	e.run(t, []scenario{
@@ -305,6 +318,9 @@ func TestUserPatchJSON(t *testing.T) {
 		{name: "signature not SVG", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"signature": "<b>hi</b>"}, want: 400, check: wantField("signature")},
 		{name: "signature malformed", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"signature": "<svg><g></svg>"}, want: 400, check: wantField("signature")},
 		{name: "signature with script", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"signature": "<svg><script>alert(1)</script></svg>"}, want: 400, check: wantField("signature")},
+		{name: "signature with javascript link", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"signature": `<svg><a href="javascript:alert(1)"><text>x</text></a></svg>`}, want: 400, check: wantField("signature")},
+		{name: "signature with external image", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"signature": `<svg xmlns:xlink="http://www.w3.org/1999/xlink"><image xlink:href="https://example.net/t.png"/></svg>`}, want: 400, check: wantField("signature")},
+		{name: "signature with attribute animation", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"signature": `<svg><set attributeName="fill" to="red"/></svg>`}, want: 400, check: wantField("signature")},
 		{name: "signature with handler", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"signature": `<svg onload="x()"></svg>`}, want: 400, check: wantField("signature")},
 		{name: "signature trimmed", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"signature": "  <svg viewBox=\"0 0 10 10\"><path d=\"M0 0L10 10\"/></svg>\n"}, want: 200, check: wantKey("signature", `<svg viewBox="0 0 10 10"><path d="M0 0L10 10"/></svg>`)},
 		{name: "initials too long", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"initials": "ABCDEFG"}, want: 400, check: wantField("initials")},
@@ -442,6 +458,7 @@ func TestUserAvatar(t *testing.T) {
 		{"bad timezone", alice, map[string]string{"timezone_code": "Nowhere/Town"}, nil, 400, "timezone_code"},
 		{"read-only field", alice, map[string]string{"email": "x@example.com"}, nil, 400, "email"},
 		{"signature not SVG", alice, map[string]string{"signature": "hello"}, nil, 400, "signature"},
+		{"text not UTF-8", alice, map[string]string{"first_name": "Al\xff\xfe"}, nil, 400, "first_name"},
 		{"png with fields", alice, map[string]string{"first_name": "Al", "enable_sms_notifications": "true", "timezone_code": "Asia/Tokyo"}, map[string][]byte{"avatar": pngData}, 200, ""},
 	}
 	for _, c := range cases {
@@ -531,6 +548,44 @@ func TestUserAvatar(t *testing.T) {
 }
 
 // --- e-mail addresses ---
+
+// TestUserPatchMultipartLimits: repeated parts, over-long parts and bodies
+// over --max-body are 4xx, and nothing changes.
+func TestUserPatchMultipartLimits(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxBody = 1 << 20 })
+	alice := e.user("alice")
+	part := func(name, v string) string {
+		return "--b\r\nContent-Disposition: form-data; name=\"" + name + "\"\r\n\r\n" + v + "\r\n"
+	}
+	cases := []struct {
+		name, body string
+		want       int
+		field      string
+	}{
+		{"part given twice", part("first_name", "A") + part("first_name", "B") + "--b--\r\n", 400, "first_name"},
+		{"text part too long", part("first_name", strings.Repeat("a", maxFormField+1)) + "--b--\r\n", 400, "first_name"},
+		{"body over max-body", part("avatar", strings.Repeat("a", 2<<20)) + "--b--\r\n", 413, ""},
+		{"integer out of range", part("allow_shares_from", strings.Repeat("9", 30)) + "--b--\r\n", 400, "allow_shares_from"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest("PATCH", "/users/@me", strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "multipart/form-data; boundary=b")
+			req.Header.Set("Authorization", "Bearer "+e.bearer(alice))
+			r := e.serve(req)
+			if r.Status != c.want {
+				t.Fatalf("got status %d, want %d: %s", r.Status, c.want, r.Body)
+			}
+			assertErrorBody(t, r)
+			if c.field != "" {
+				wantField(c.field)(t, r)
+			}
+			if n := e.count(`SELECT count(*) FROM users WHERE id = ? AND first_name = 'alice'`, alice.id); n != 1 {
+				t.Fatalf("got first_name changed, want it unchanged")
+			}
+		})
+	}
+}
 
 func TestUserEmails(t *testing.T) {
 	e := newEnv(t)
