@@ -90,7 +90,7 @@ func (s *Server) milestoneCreate(rq *request) error {
 		return err
 	}
 	var b milestoneBody
-	if err := decodeBody(rq, &b, milestoneReadOnly...); err != nil {
+	if err := rq.decodePatch(&b, milestoneReadOnly...); err != nil {
 		return err
 	}
 	due, err := b.validate()
@@ -181,7 +181,7 @@ func (s *Server) milestonePatch(rq *request) error {
 		return err
 	}
 	var b milestoneBody
-	if err := decodeBody(rq, &b, milestoneReadOnly...); err != nil {
+	if err := rq.decodePatch(&b, milestoneReadOnly...); err != nil {
 		return err
 	}
 	due, err := b.validate()

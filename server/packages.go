@@ -50,7 +50,7 @@ func (s *Server) packageCreate(rq *request) error {
 		return err
 	}
 	var b packageBody
-	if err := decodeBody(rq, &b, packageReadOnly...); err != nil {
+	if err := rq.decodePatch(&b, packageReadOnly...); err != nil {
 		return err
 	}
 	if err := b.validate(); err != nil {
@@ -125,7 +125,7 @@ func (s *Server) packagePatch(rq *request) error {
 		return err
 	}
 	var b packageBody
-	if err := decodeBody(rq, &b, packageReadOnly...); err != nil {
+	if err := rq.decodePatch(&b, packageReadOnly...); err != nil {
 		return err
 	}
 	if err := b.validate(); err != nil {

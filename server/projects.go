@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"maps"
 	"net/http"
 	"strconv"
@@ -194,31 +193,6 @@ func projectAccess(ctx context.Context, q *db.Queries, userID, projectID int64, 
 
 func projectAbsent(status int) *Error { return errorf(status, "The project does not exist.") }
 
-// decodeBody decodes a JSON object into dst, refusing any key in readOnly
-// with a 400 naming it.
-func decodeBody(rq *request, dst any, readOnly ...string) error {
-	var raw map[string]json.RawMessage
-	if err := rq.decode(&raw); err != nil {
-		return err
-	}
-	if raw == nil {
-		return nil
-	}
-	for _, k := range readOnly {
-		if _, ok := raw[k]; ok {
-			return fieldError(k, "is read-only")
-		}
-	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return badRequest("The request body must be a JSON object.")
-	}
-	if err := json.Unmarshal(b, dst); err != nil {
-		return jsonProblem(err)
-	}
-	return nil
-}
-
 var projectReadOnly = []string{
 	"id", "organisation_id", "open_milestone_count", "closed_milestone_count", "open_work_item_count",
 	"closed_work_item_count", "document_count", "work_item_types_count", "created_at", "created_by",
@@ -298,7 +272,7 @@ func (s *Server) projectCreate(rq *request) error {
 		return err
 	}
 	var b projectBody
-	if err := decodeBody(rq, &b, projectReadOnly...); err != nil {
+	if err := rq.decodePatch(&b, projectReadOnly...); err != nil {
 		return err
 	}
 	if err := b.validate(); err != nil {
@@ -398,7 +372,7 @@ func (s *Server) projectPatch(rq *request) error {
 		return err
 	}
 	var b projectBody
-	if err := decodeBody(rq, &b, projectReadOnly...); err != nil {
+	if err := rq.decodePatch(&b, projectReadOnly...); err != nil {
 		return err
 	}
 	if err := b.validate(); err != nil {
