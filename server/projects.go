@@ -165,8 +165,8 @@ func projectPerms(a Access) PermSet {
 // requireProject checks membership and one permission on a project or
 // package the access was resolved for.
 func requireProject(a Access, p Permission) error {
-	if !a.IsMember() {
-		return forbidden("You are not a member of this project's organisation.")
+	if err := requireMember(a); err != nil {
+		return err
 	}
 	if projectPerms(a)&p != p {
 		return forbidden("You need %s on this project.", p.Name())
@@ -281,18 +281,12 @@ func (s *Server) projectCreate(rq *request) error {
 	status := orDefault(b.Status, statusOpen)
 	var out projectJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := accessIn(rq.ctx, q, rq.user.ID, orgID, 0, 0)
-		if db.IsNotFound(err) {
-			return badRequest("The organisation does not exist.")
-		}
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusBadRequest)
 		if err != nil {
 			return err
 		}
-		if !a.IsMember() {
-			return forbidden("You are not a member of this organisation.")
-		}
-		if !a.Can(CreateProjects) {
-			return forbidden("You need CREATE_PROJECTS in this organisation.")
+		if err := requirePerm(a, CreateProjects); err != nil {
+			return err
 		}
 		if status == statusOpen {
 			if err := s.quotaLeft(rq.ctx, q, orgID); err != nil {
@@ -448,15 +442,12 @@ func (s *Server) projectList(rq *request) error {
 	var total int64
 	out := []projectPartialJSON{}
 	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		a, err := accessIn(rq.ctx, q, rq.user.ID, orgID, 0, 0)
-		if db.IsNotFound(err) {
-			return badRequest("The organisation does not exist.")
-		}
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusBadRequest)
 		if err != nil {
 			return err
 		}
-		if !a.IsMember() {
-			return forbidden("You are not a member of this organisation.")
+		if err := requireMember(a); err != nil {
+			return err
 		}
 		vis, err := visibleIn(rq.ctx, q, a, 0, "project")
 		if err != nil {
