@@ -309,10 +309,10 @@ func (s *Server) projectCreate(rq *request) error {
 		if _, err := saveGrant(rq.ctx, q, orgID, "project", p.ID, "user", rq.user.ID, grantChange{allow: AdminProjects}); err != nil {
 			return err
 		}
-		a, err = accessIn(rq.ctx, q, rq.user.ID, orgID, p.ID, 0)
-		if err != nil {
-			return err
-		}
+		// The new project's only grant is the one just saved, so the
+		// caller's access in it is the organisation's plus ADMIN_PROJECTS:
+		// no second resolution.
+		a.perms |= AdminProjects
 		out, err = fullProject(rq.ctx, q, p, a)
 		return err
 	})

@@ -616,3 +616,20 @@ func TestProjectStatusCounts(t *testing.T) {
 	wantIDs(t, f.e.must(http.StatusOK, f.bob, "GET", path+"?$skip=9", nil), 4)
 	wantIDs(t, f.e.must(http.StatusOK, f.bob, "GET", path+"?$top=0", nil), 4)
 }
+
+// TestProjectCreatePermissions: the permissions a create answers with are
+// those a later GET resolves, whatever the organisation layer says.
+func TestProjectCreatePermissions(t *testing.T) {
+	f := newProjFixture(t)
+	f.grant(t, "organisation", f.org, "user", f.carol.ID, ViewDocuments, AdminProjects|ViewProjects)
+	for _, u := range []*testUser{f.alice, f.carol} {
+		created := f.project(t, u, nil)
+		got := f.e.must(http.StatusOK, u, "GET", "/projects/"+str(created, "id"), nil).obj(t)
+		if fmt.Sprint(created["permissions"]) != fmt.Sprint(got["permissions"]) {
+			t.Errorf("%s: POST permissions %v, GET permissions %v", u.Email, created["permissions"], got["permissions"])
+		}
+		if !perm(created, "ADMIN_PROJECTS") || !perm(created, "VIEW_PROJECTS") {
+			t.Errorf("%s: creator's permissions: got %v, want ADMIN and VIEW", u.Email, created["permissions"])
+		}
+	}
+}
