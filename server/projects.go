@@ -554,7 +554,7 @@ func visibleIn(ctx context.Context, q *db.Queries, a Access, projectID int64, sc
 	if a.Owner {
 		return visibility{except: true}, nil
 	}
-	parentSees := projectPerms(a)&viewBits != 0
+	parentSees := a.Permissions()&viewBits != 0
 	var cands []int64
 	var err error
 	if parentSees {
@@ -583,11 +583,7 @@ func visibleIn(ctx context.Context, q *db.Queries, a Access, projectID int64, sc
 	}
 	v := visibility{except: parentSees}
 	for _, id := range cands {
-		perms := Effective(append(own[id], base...))
-		if perms&AdminProjects != 0 {
-			perms |= ViewProjects
-		}
-		if sees := perms&viewBits != 0; sees != parentSees {
+		if sees := Effective(append(own[id], base...))&viewBits != 0; sees != parentSees {
 			v.ids = append(v.ids, id)
 		}
 	}
