@@ -216,3 +216,27 @@ func TestMilestoneCountsConcurrent(t *testing.T) {
 		t.Errorf("counts: got open %v closed %v, want %d and %d", open, closed, n-wantClosed, wantClosed)
 	}
 }
+
+// TestMilestoneListUsers: each milestone names its own creator and closer
+// when several users wrote them (the list loads users once for the page).
+func TestMilestoneListUsers(t *testing.T) {
+	f := newProjFixture(t)
+	p := str(f.project(t, f.alice, nil), "id")
+	f.grant(t, "project", p, "user", f.carol.ID, AdminProjects, 0)
+	path := "/projects/" + p + "/milestones"
+	byAlice := str(f.e.must(http.StatusCreated, f.alice, "POST", path, map[string]any{}).obj(t), "id")
+	byCarol := str(f.e.must(http.StatusCreated, f.carol, "POST", path, map[string]any{}).obj(t), "id")
+	f.e.must(http.StatusOK, f.carol, "PATCH", "/milestones/"+byAlice, map[string]any{"status": "closed"})
+	want := map[string][2]string{byAlice: {f.alice.ID, f.carol.ID}, byCarol: {f.carol.ID, ""}}
+	for _, m := range f.e.must(http.StatusOK, f.bob, "GET", path, nil).arr(t) {
+		cb, _ := m["created_by"].(map[string]any)
+		xb, _ := m["closed_by"].(map[string]any)
+		got := [2]string{str(cb, "id"), str(xb, "id")}
+		if w := want[str(m, "id")]; got != w {
+			t.Errorf("milestone %s: got created_by/closed_by %v, want %v", str(m, "id"), got, w)
+		}
+		if str(cb, "email") == "" {
+			t.Errorf("milestone %s: created_by is not a full user object: %v", str(m, "id"), cb)
+		}
+	}
+}

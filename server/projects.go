@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,12 +91,13 @@ func fullProject(ctx context.Context, q *db.Queries, p db.Project, a Access) (pr
 	return toProject(p, users, a), nil
 }
 
-// userObjects loads the user objects of the given ids (nil ids skipped) in
-// one query, deleted accounts included so history still names them.
+// userObjects loads the user objects of the given ids (nil ids and repeats
+// skipped) in one query, deleted accounts included so history still names
+// them. A list whose rows share one author reads one row by primary key.
 func userObjects(ctx context.Context, q *db.Queries, ids ...*int64) (map[int64]userJSON, error) {
 	var list []int64
 	for _, id := range ids {
-		if id != nil {
+		if id != nil && !slices.Contains(list, *id) {
 			list = append(list, *id)
 		}
 	}
