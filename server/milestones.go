@@ -231,11 +231,10 @@ func (s *Server) milestonePatch(rq *request) error {
 	return rq.json(http.StatusOK, out)
 }
 
-func milestoneFilterFields() db.FilterFields {
-	return db.FilterFields{
-		"status": {Column: "status", Kind: db.FieldEnum, Values: []string{statusOpen, statusClosed}},
-		"due_at": {Column: "due_at", Kind: db.FieldTime},
-	}
+// milestoneFilter is the $filter whitelist of the milestone list.
+var milestoneFilter = db.FilterFields{
+	"status": {Column: "status", Kind: db.FieldEnum, Values: []string{statusOpen, statusClosed}},
+	"due_at": {Column: "due_at", Kind: db.FieldTime},
 }
 
 // milestoneList: VIEW_PROJECTS on the project; full milestones in id order.
@@ -244,7 +243,7 @@ func (s *Server) milestoneList(rq *request) error {
 	if err != nil {
 		return err
 	}
-	lq, err := parseListQuery(rq.r, milestoneFilterFields())
+	lq, err := parseListQuery(rq.r, milestoneFilter)
 	if err != nil {
 		return err
 	}

@@ -158,12 +158,11 @@ func (s *Server) packagePatch(rq *request) error {
 	return rq.json(http.StatusOK, out)
 }
 
-func packageFilterFields() db.FilterFields {
-	return db.FilterFields{
-		"enabled": {Column: "enabled", Kind: db.FieldBool},
-		"name":    {Column: "name", Kind: db.FieldString, CaseInsensitive: true},
-		"code":    {Column: "code", Kind: db.FieldString, CaseInsensitive: true},
-	}
+// packageFilter is the $filter whitelist of the package list.
+var packageFilter = db.FilterFields{
+	"enabled": {Column: "enabled", Kind: db.FieldBool},
+	"name":    {Column: "name", Kind: db.FieldString, CaseInsensitive: true},
+	"code":    {Column: "code", Kind: db.FieldString, CaseInsensitive: true},
 }
 
 // packageList: VIEW_PROJECTS on the project; packages whose own grants hide
@@ -173,7 +172,7 @@ func (s *Server) packageList(rq *request) error {
 	if err != nil {
 		return err
 	}
-	lq, err := parseListQuery(rq.r, packageFilterFields())
+	lq, err := parseListQuery(rq.r, packageFilter)
 	if err != nil {
 		return err
 	}

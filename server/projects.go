@@ -419,13 +419,11 @@ func (s *Server) projectPatch(rq *request) error {
 	return rq.json(http.StatusOK, out)
 }
 
-// projectFilterFields is the $filter whitelist of the project list.
-func projectFilterFields() db.FilterFields {
-	return db.FilterFields{
-		"status": {Column: "status", Kind: db.FieldEnum, Values: []string{statusOpen, statusClosed}},
-		"name":   {Column: "name", Kind: db.FieldString, CaseInsensitive: true},
-		"code":   {Column: "code", Kind: db.FieldString, CaseInsensitive: true},
-	}
+// projectFilter is the $filter whitelist of the project list.
+var projectFilter = db.FilterFields{
+	"status": {Column: "status", Kind: db.FieldEnum, Values: []string{statusOpen, statusClosed}},
+	"name":   {Column: "name", Kind: db.FieldString, CaseInsensitive: true},
+	"code":   {Column: "code", Kind: db.FieldString, CaseInsensitive: true},
 }
 
 // projectList returns the projects the caller may view. Visibility is not
@@ -437,7 +435,7 @@ func (s *Server) projectList(rq *request) error {
 	if err != nil {
 		return err
 	}
-	lq, err := parseListQuery(rq.r, projectFilterFields())
+	lq, err := parseListQuery(rq.r, projectFilter)
 	if err != nil {
 		return err
 	}

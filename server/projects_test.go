@@ -574,7 +574,7 @@ func TestProjectGrants(t *testing.T) {
 // equality; this pins the compiled form it recognises.
 func TestStatusOnly(t *testing.T) {
 	r, _ := http.NewRequest("GET", "/?$filter="+url.QueryEscape("status eq 'open'"), nil)
-	lq, err := parseListQuery(r, projectFilterFields())
+	lq, err := parseListQuery(r, projectFilter)
 	if err != nil {
 		t.Fatalf("parseListQuery: %v", err)
 	}
@@ -582,7 +582,7 @@ func TestStatusOnly(t *testing.T) {
 		t.Errorf("statusOnly(%q, %v): got %q, %v; want open, true", lq.Where, lq.Args, s, ok)
 	}
 	r, _ = http.NewRequest("GET", "/?$filter="+url.QueryEscape("status eq 'open' or name eq 'x'"), nil)
-	if lq, err = parseListQuery(r, projectFilterFields()); err != nil {
+	if lq, err = parseListQuery(r, projectFilter); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := statusOnly(lq); ok {
