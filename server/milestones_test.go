@@ -160,7 +160,14 @@ func TestMilestoneList(t *testing.T) {
 		f.e.run(t, []scenario{
 			{"status", f.alice, "GET", q("status eq 'closed'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, ms[1], ms[3]) }},
 			{"due_at", f.alice, "GET", q("due_at ge 2026-12-02T00:00:00Z and status eq 'open'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, ms[2]) }},
-			{"unknown field", f.alice, "GET", q("name eq 'M1'"), nil, http.StatusBadRequest, nil},
+			{"due_at alone, closed included", f.bob, "GET", q("due_at lt 2026-12-03"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, ms[0], ms[1]) }},
+			{"due_at ne null", f.alice, "GET", q("due_at ne null and status ne 'open'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, ms[1], ms[3]) }},
+			{"filter and paging", f.alice, "GET", q("status eq 'open'") + "&$skip=1&$top=1", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, ms[2]) }},
+			{"unknown field", f.alice, "GET", q("name eq 'M1'"), nil, http.StatusBadRequest, wantField("name")},
+			{"due_at not a date-time", f.alice, "GET", q("due_at gt 'soon'"), nil, http.StatusBadRequest, wantField("due_at")},
+			{"status is not ordered", f.alice, "GET", q("status gt 'open'"), nil, http.StatusBadRequest, wantField("status")},
+			{"syntax", f.alice, "GET", q("status eq 'open' and"), nil, http.StatusBadRequest, wantField("$filter")},
+			{"foreign organisation's owner", f.mallory, "GET", q("status eq 'open'"), nil, http.StatusForbidden, nil},
 		})
 	})
 }

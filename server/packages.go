@@ -158,11 +158,10 @@ func (s *Server) packagePatch(rq *request) error {
 	return rq.json(http.StatusOK, out)
 }
 
-// packageFilter is the $filter whitelist of the package list.
+// packageFilter is the $filter whitelist of the package list: only the
+// fields its row names (decisions.md, Lists).
 var packageFilter = db.FilterFields{
 	"enabled": {Column: "enabled", Kind: db.FieldBool},
-	"name":    {Column: "name", Kind: db.FieldString, CaseInsensitive: true},
-	"code":    {Column: "code", Kind: db.FieldString, CaseInsensitive: true},
 }
 
 // packageList: VIEW_PROJECTS on the project; packages whose own grants hide

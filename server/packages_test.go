@@ -102,9 +102,19 @@ func TestPackageList(t *testing.T) {
 		wantIDs(t, f.e.must(http.StatusOK, f.bob, "GET", path, nil), 2, pks[1], pks[2])
 	})
 	t.Run("filter", func(t *testing.T) {
-		q := path + "?$filter=" + url.QueryEscape("enabled eq false")
-		wantIDs(t, f.e.must(http.StatusOK, f.alice, "GET", q, nil), 1, pks[1])
-		f.e.must(http.StatusBadRequest, f.alice, "GET", path+"?$filter="+url.QueryEscape("enabled eq 'x'"), nil)
+		q := func(expr string) string { return path + "?$filter=" + url.QueryEscape(expr) }
+		wantIDs(t, f.e.must(http.StatusOK, f.alice, "GET", q("enabled eq false"), nil), 1, pks[1])
+		f.e.run(t, []scenario{
+			{"enabled eq true", f.alice, "GET", q("enabled eq true"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, pks[0], pks[2]) }},
+			{"bare enabled, paged", f.alice, "GET", q("enabled") + "&$skip=1", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, pks[2]) }},
+			{"not enabled", f.alice, "GET", q("not enabled"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, pks[1]) }},
+			{"with visibility", f.bob, "GET", q("enabled"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, pks[2]) }},
+			{"enabled not a boolean", f.alice, "GET", q("enabled eq 'x'"), nil, http.StatusBadRequest, wantField("enabled")},
+			{"name is not filterable (decisions.md: only the row's fields)", f.alice, "GET", q("startswith(name, 'P')"), nil, http.StatusBadRequest, wantField("name")},
+			{"code is not filterable", f.alice, "GET", q("code eq ''"), nil, http.StatusBadRequest, wantField("code")},
+			{"syntax", f.alice, "GET", q("enabled eq"), nil, http.StatusBadRequest, wantField("$filter")},
+			{"foreign organisation's owner", f.mallory, "GET", q("enabled"), nil, http.StatusForbidden, nil},
+		})
 	})
 }
 

@@ -419,11 +419,10 @@ func (s *Server) projectPatch(rq *request) error {
 	return rq.json(http.StatusOK, out)
 }
 
-// projectFilter is the $filter whitelist of the project list.
+// projectFilter is the $filter whitelist of the project list: only the
+// fields its row names (decisions.md, Lists).
 var projectFilter = db.FilterFields{
 	"status": {Column: "status", Kind: db.FieldEnum, Values: []string{statusOpen, statusClosed}},
-	"name":   {Column: "name", Kind: db.FieldString, CaseInsensitive: true},
-	"code":   {Column: "code", Kind: db.FieldString, CaseInsensitive: true},
 }
 
 // projectList returns the projects the caller may view. Visibility is not

@@ -451,15 +451,17 @@ func TestProjectListFilter(t *testing.T) {
 	f.e.run(t, []scenario{
 		{"status", f.alice, "GET", q("status eq 'open'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, a, c) }},
 		{"closed", f.alice, "GET", q("status eq 'closed'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, b) }},
-		{"name prefix, case-insensitive", f.alice, "GET", q("startswith(name, 'ALP')"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, a, c) }},
-		{"filter with visibility and paging", f.bob, "GET", q("startswith(name, 'alp')") + "&$top=5", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, a) }},
+		{"name is not filterable (decisions.md: only the row's fields)", f.alice, "GET", q("startswith(name, 'ALP')"), nil, http.StatusBadRequest, wantField("name")},
+		{"filter with visibility and paging", f.bob, "GET", q("not (status eq 'closed')") + "&$top=5", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, a) }},
+		{"counted filter, owner", f.alice, "GET", q("status ne 'closed' or status eq null") + "&$skip=1", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, c) }},
 		{"status with a hidden project", f.bob, "GET", q("status eq 'open'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, a) }},
 		{"status, closed, hidden one open", f.bob, "GET", q("status eq 'closed'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, b) }},
 		{"status page past the end", f.bob, "GET", q("status eq 'open'") + "&$skip=1", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1) }},
-		{"code", f.alice, "GET", q("code eq 'AL'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, a) }},
-		{"unknown field", f.alice, "GET", q("readme eq 'x'"), nil, http.StatusBadRequest, nil},
-		{"bad status value", f.alice, "GET", q("status eq 'gone'"), nil, http.StatusBadRequest, nil},
-		{"syntax", f.alice, "GET", q("status eq"), nil, http.StatusBadRequest, nil},
+		{"code is not filterable", f.alice, "GET", q("code eq 'AL'"), nil, http.StatusBadRequest, wantField("code")},
+		{"unknown field", f.alice, "GET", q("readme eq 'x'"), nil, http.StatusBadRequest, wantField("readme")},
+		{"bad status value", f.alice, "GET", q("status eq 'gone'"), nil, http.StatusBadRequest, wantField("status")},
+		{"syntax", f.alice, "GET", q("status eq"), nil, http.StatusBadRequest, wantField("$filter")},
+		{"foreign organisation's owner", f.mallory, "GET", q("status eq 'open'"), nil, http.StatusForbidden, nil},
 	})
 }
 
@@ -581,7 +583,7 @@ func TestStatusOnly(t *testing.T) {
 	if s, ok := statusOnly(lq); !ok || s != "open" {
 		t.Errorf("statusOnly(%q, %v): got %q, %v; want open, true", lq.Where, lq.Args, s, ok)
 	}
-	r, _ = http.NewRequest("GET", "/?$filter="+url.QueryEscape("status eq 'open' or name eq 'x'"), nil)
+	r, _ = http.NewRequest("GET", "/?$filter="+url.QueryEscape("status eq 'open' or status eq 'closed'"), nil)
 	if lq, err = parseListQuery(r, projectFilter); err != nil {
 		t.Fatal(err)
 	}
