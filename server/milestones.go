@@ -71,7 +71,9 @@ func (b *milestoneBody) validate() (*string, error) {
 	var due *string
 	if b.DueAt.Set && !b.DueAt.Null {
 		t, err := time.Parse(time.RFC3339Nano, b.DueAt.Value)
-		if err != nil {
+		// An offset can push a year-9999 time into year 10000 (or year 0
+		// into -1), which the stored layout cannot order as text.
+		if y := t.UTC().Year(); err != nil || y < 0 || y > 9999 {
 			p.add("due_at", "must be an ISO 8601 timestamp such as 2026-11-21T09:30:00.000Z")
 		} else {
 			s := db.FormatTime(t)

@@ -61,6 +61,8 @@ func TestMilestoneCreate(t *testing.T) {
 		{"description too long", f.alice, "POST", path, map[string]any{"description": strings.Repeat("d", 4001)}, http.StatusBadRequest, wantField("description")},
 		{"bad status", f.alice, "POST", path, map[string]any{"status": "late"}, http.StatusBadRequest, wantField("status")},
 		{"bad due_at", f.alice, "POST", path, map[string]any{"due_at": "next week"}, http.StatusBadRequest, wantField("due_at")},
+		{"due_at past year 9999 in UTC", f.alice, "POST", path, map[string]any{"due_at": "9999-12-31T23:30:00-01:00"}, http.StatusBadRequest, wantField("due_at")},
+		{"due_at before year 0 in UTC", f.alice, "POST", path, map[string]any{"due_at": "0000-01-01T00:00:00+01:00"}, http.StatusBadRequest, wantField("due_at")},
 		{"read-only field", f.alice, "POST", path, map[string]any{"project_id": p}, http.StatusBadRequest, wantField("project_id")},
 		{"member without ADMIN", f.bob, "POST", path, map[string]any{}, http.StatusForbidden, nil},
 		{"pending member", f.dave, "POST", path, map[string]any{}, http.StatusForbidden, nil},
@@ -92,6 +94,7 @@ func TestMilestoneGetPatch(t *testing.T) {
 		{"patch: absent", f.alice, "PATCH", "/milestones/" + absentID, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
 		{"patch: name too long", f.alice, "PATCH", path, map[string]any{"name": strings.Repeat("n", 201)}, http.StatusBadRequest, wantField("name")},
 		{"patch: bad due_at", f.alice, "PATCH", path, map[string]any{"due_at": 5}, http.StatusBadRequest, nil},
+		{"patch: due_at past year 9999 in UTC", f.alice, "PATCH", path, map[string]any{"due_at": "9999-12-31T23:59:59.999-00:01"}, http.StatusBadRequest, wantField("due_at")},
 		{"patch: read-only", f.alice, "PATCH", path, map[string]any{"closed_by": f.alice.ID}, http.StatusBadRequest, wantField("closed_by")},
 		{"patch: rename, keep due_at", f.alice, "PATCH", path, map[string]any{"name": "Build", "description": "all"}, http.StatusOK, func(t *testing.T, r *testResponse) {
 			got := r.obj(t)
