@@ -635,3 +635,49 @@ func TestProjectCreatePermissions(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectAreaDeletedOrganisation: a deleted organisation's projects,
+// milestones and packages answer as absent, row by row (docs/projects.md).
+func TestProjectAreaDeletedOrganisation(t *testing.T) {
+	f := newProjFixture(t)
+	p := str(f.project(t, f.alice, nil), "id")
+	m := str(f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/milestones", map[string]any{}).obj(t), "id")
+	pk := str(f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/packages", map[string]any{}).obj(t), "id")
+	f.e.must(http.StatusNoContent, f.alice, "DELETE", "/organisations/"+f.org, nil)
+	grant := map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}
+	f.e.run(t, []scenario{
+		{"list projects", f.alice, "GET", "/organisations/" + f.org + "/projects", nil, http.StatusBadRequest, nil},
+		{"create project", f.alice, "POST", "/organisations/" + f.org + "/projects", map[string]any{}, http.StatusBadRequest, nil},
+		{"get project", f.alice, "GET", "/projects/" + p, nil, http.StatusBadRequest, nil},
+		{"patch project", f.alice, "PATCH", "/projects/" + p, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
+		{"project grant", f.alice, "PATCH", "/projects/" + p + "/permissions/" + f.org, grant, http.StatusNotFound, nil},
+		{"project grants", f.alice, "GET", "/projects/" + p + "/permissions", nil, http.StatusBadRequest, nil},
+		{"create milestone", f.alice, "POST", "/projects/" + p + "/milestones", map[string]any{}, http.StatusBadRequest, nil},
+		{"list milestones", f.alice, "GET", "/projects/" + p + "/milestones", nil, http.StatusBadRequest, nil},
+		{"get milestone", f.alice, "GET", "/milestones/" + m, nil, http.StatusNotFound, nil},
+		{"patch milestone", f.alice, "PATCH", "/milestones/" + m, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
+		{"create package", f.alice, "POST", "/projects/" + p + "/packages", map[string]any{}, http.StatusBadRequest, nil},
+		{"list packages", f.alice, "GET", "/projects/" + p + "/packages", nil, http.StatusBadRequest, nil},
+		{"get package", f.alice, "GET", "/packages/" + pk, nil, http.StatusNotFound, nil},
+		{"patch package", f.alice, "PATCH", "/packages/" + pk, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
+		{"package grant", f.alice, "PATCH", "/packages/" + pk + "/permissions/" + f.org, grant, http.StatusNotFound, nil},
+		{"package grants", f.alice, "GET", "/packages/" + pk + "/permissions", nil, http.StatusNotFound, nil},
+	})
+}
+
+// TestProjectCloseTwice: closing a closed project (or milestone) again
+// keeps the first closed_at and closed_by.
+func TestProjectCloseTwice(t *testing.T) {
+	f := newProjFixture(t)
+	p := str(f.project(t, f.alice, map[string]any{"status": "closed"}), "id")
+	m := str(f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/milestones", map[string]any{"status": "closed"}).obj(t), "id")
+	f.grant(t, "project", p, "user", f.carol.ID, AdminProjects, 0)
+	f.e.clock.Advance(time.Hour)
+	for _, path := range []string{"/projects/" + p, "/milestones/" + m} {
+		got := f.e.must(http.StatusOK, f.carol, "PATCH", path, map[string]any{"status": "closed"}).obj(t)
+		wantValue(t, got, "closed_at", "2026-11-21T09:30:00.000Z")
+		if cb, _ := got["closed_by"].(map[string]any); str(cb, "id") != f.alice.ID {
+			t.Errorf("%s closed_by: got %v, want alice", path, got["closed_by"])
+		}
+	}
+}
