@@ -204,9 +204,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.packageGetStmt, err = db.PrepareContext(ctx, packageGet); err != nil {
 		return nil, fmt.Errorf("error preparing query PackageGet: %w", err)
 	}
-	if q.packageIDsOfProjectStmt, err = db.PrepareContext(ctx, packageIDsOfProject); err != nil {
-		return nil, fmt.Errorf("error preparing query PackageIDsOfProject: %w", err)
-	}
 	if q.packageUpdateStmt, err = db.PrepareContext(ctx, packageUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query PackageUpdate: %w", err)
 	}
@@ -737,11 +734,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing packageGetStmt: %w", cerr)
 		}
 	}
-	if q.packageIDsOfProjectStmt != nil {
-		if cerr := q.packageIDsOfProjectStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing packageIDsOfProjectStmt: %w", cerr)
-		}
-	}
 	if q.packageUpdateStmt != nil {
 		if cerr := q.packageUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing packageUpdateStmt: %w", cerr)
@@ -1216,7 +1208,6 @@ type Queries struct {
 	outboxListStmt                            *sql.Stmt
 	packageCreateStmt                         *sql.Stmt
 	packageGetStmt                            *sql.Stmt
-	packageIDsOfProjectStmt                   *sql.Stmt
 	packageUpdateStmt                         *sql.Stmt
 	projectCreateStmt                         *sql.Stmt
 	projectGetStmt                            *sql.Stmt
@@ -1358,7 +1349,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		outboxListStmt:                            q.outboxListStmt,
 		packageCreateStmt:                         q.packageCreateStmt,
 		packageGetStmt:                            q.packageGetStmt,
-		packageIDsOfProjectStmt:                   q.packageIDsOfProjectStmt,
 		packageUpdateStmt:                         q.packageUpdateStmt,
 		projectCreateStmt:                         q.projectCreateStmt,
 		projectGetStmt:                            q.projectGetStmt,

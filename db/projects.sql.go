@@ -220,38 +220,6 @@ func (q *Queries) PackageGet(ctx context.Context, id int64) (ProjectPackage, err
 	return i, err
 }
 
-const packageIDsOfProject = `-- name: PackageIDsOfProject :many
-SELECT id FROM project_packages WHERE project_id = ?1 AND organisation_id = ?2
-`
-
-type PackageIDsOfProjectParams struct {
-	ProjectID      int64
-	OrganisationID int64
-}
-
-func (q *Queries) PackageIDsOfProject(ctx context.Context, arg PackageIDsOfProjectParams) ([]int64, error) {
-	rows, err := q.query(ctx, q.packageIDsOfProjectStmt, packageIDsOfProject, arg.ProjectID, arg.OrganisationID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const packageUpdate = `-- name: PackageUpdate :one
 UPDATE project_packages SET code = ?1, name = ?2, description = ?3, enabled = ?4
 WHERE id = ?5 AND organisation_id = ?6

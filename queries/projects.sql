@@ -100,9 +100,6 @@ UPDATE project_packages SET code = @code, name = @name, description = @descripti
 WHERE id = @id AND organisation_id = @organisation_id
 RETURNING *;
 
--- name: PackageIDsOfProject :many
-SELECT id FROM project_packages WHERE project_id = @project_id AND organisation_id = @organisation_id;
-
 -- Projects of an organisation with one status, from the trigger-kept counts.
 -- name: ProjectStatusCount :one
 SELECT CAST(coalesce((SELECT n FROM project_status_counts WHERE organisation_id = @organisation_id AND status = @status), 0) AS INTEGER);

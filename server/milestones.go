@@ -71,7 +71,9 @@ func (b *milestoneBody) validate() (*string, error) {
 	var due *string
 	if b.DueAt.Set && !b.DueAt.Null {
 		t, err := time.Parse(time.RFC3339Nano, b.DueAt.Value)
-		if err != nil {
+		// An offset can push a year-9999 time into year 10000 (or year 0
+		// into -1), which the stored layout cannot order as text.
+		if y := t.UTC().Year(); err != nil || y < 0 || y > 9999 {
 			p.add("due_at", "must be an ISO 8601 timestamp such as 2026-11-21T09:30:00.000Z")
 		} else {
 			s := db.FormatTime(t)
@@ -90,7 +92,7 @@ func (s *Server) milestoneCreate(rq *request) error {
 		return err
 	}
 	var b milestoneBody
-	if err := decodeBody(rq, &b, milestoneReadOnly...); err != nil {
+	if err := rq.decodePatch(&b, milestoneReadOnly...); err != nil {
 		return err
 	}
 	due, err := b.validate()
@@ -181,7 +183,7 @@ func (s *Server) milestonePatch(rq *request) error {
 		return err
 	}
 	var b milestoneBody
-	if err := decodeBody(rq, &b, milestoneReadOnly...); err != nil {
+	if err := rq.decodePatch(&b, milestoneReadOnly...); err != nil {
 		return err
 	}
 	due, err := b.validate()
@@ -231,11 +233,10 @@ func (s *Server) milestonePatch(rq *request) error {
 	return rq.json(http.StatusOK, out)
 }
 
-func milestoneFilterFields() db.FilterFields {
-	return db.FilterFields{
-		"status": {Column: "status", Kind: db.FieldEnum, Values: []string{statusOpen, statusClosed}},
-		"due_at": {Column: "due_at", Kind: db.FieldTime},
-	}
+// milestoneFilter is the $filter whitelist of the milestone list.
+var milestoneFilter = db.FilterFields{
+	"status": {Column: "status", Kind: db.FieldEnum, Values: []string{statusOpen, statusClosed}},
+	"due_at": {Column: "due_at", Kind: db.FieldTime},
 }
 
 // milestoneList: VIEW_PROJECTS on the project; full milestones in id order.
@@ -244,7 +245,7 @@ func (s *Server) milestoneList(rq *request) error {
 	if err != nil {
 		return err
 	}
-	lq, err := parseListQuery(rq.r, milestoneFilterFields())
+	lq, err := parseListQuery(rq.r, milestoneFilter)
 	if err != nil {
 		return err
 	}

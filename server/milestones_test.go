@@ -61,6 +61,8 @@ func TestMilestoneCreate(t *testing.T) {
 		{"description too long", f.alice, "POST", path, map[string]any{"description": strings.Repeat("d", 4001)}, http.StatusBadRequest, wantField("description")},
 		{"bad status", f.alice, "POST", path, map[string]any{"status": "late"}, http.StatusBadRequest, wantField("status")},
 		{"bad due_at", f.alice, "POST", path, map[string]any{"due_at": "next week"}, http.StatusBadRequest, wantField("due_at")},
+		{"due_at past year 9999 in UTC", f.alice, "POST", path, map[string]any{"due_at": "9999-12-31T23:30:00-01:00"}, http.StatusBadRequest, wantField("due_at")},
+		{"due_at before year 0 in UTC", f.alice, "POST", path, map[string]any{"due_at": "0000-01-01T00:00:00+01:00"}, http.StatusBadRequest, wantField("due_at")},
 		{"read-only field", f.alice, "POST", path, map[string]any{"project_id": p}, http.StatusBadRequest, wantField("project_id")},
 		{"member without ADMIN", f.bob, "POST", path, map[string]any{}, http.StatusForbidden, nil},
 		{"pending member", f.dave, "POST", path, map[string]any{}, http.StatusForbidden, nil},
@@ -88,10 +90,15 @@ func TestMilestoneGetPatch(t *testing.T) {
 		{"get: malformed", f.alice, "GET", "/milestones/m1", nil, http.StatusBadRequest, nil},
 		{"patch: member without ADMIN", f.bob, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
 		{"patch: foreign organisation's owner", f.mallory, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
+		{"patch: pending member", f.dave, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
+		{"patch: bad status", f.alice, "PATCH", path, map[string]any{"status": "late"}, http.StatusBadRequest, wantField("status")},
+		{"patch: blank name", f.alice, "PATCH", path, map[string]any{"name": " "}, http.StatusBadRequest, wantField("name")},
+		{"patch: malformed JSON", f.alice, "PATCH", path, "{", http.StatusBadRequest, nil},
 		{"patch: not a member", f.eve, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
 		{"patch: absent", f.alice, "PATCH", "/milestones/" + absentID, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
 		{"patch: name too long", f.alice, "PATCH", path, map[string]any{"name": strings.Repeat("n", 201)}, http.StatusBadRequest, wantField("name")},
 		{"patch: bad due_at", f.alice, "PATCH", path, map[string]any{"due_at": 5}, http.StatusBadRequest, nil},
+		{"patch: due_at past year 9999 in UTC", f.alice, "PATCH", path, map[string]any{"due_at": "9999-12-31T23:59:59.999-00:01"}, http.StatusBadRequest, wantField("due_at")},
 		{"patch: read-only", f.alice, "PATCH", path, map[string]any{"closed_by": f.alice.ID}, http.StatusBadRequest, wantField("closed_by")},
 		{"patch: rename, keep due_at", f.alice, "PATCH", path, map[string]any{"name": "Build", "description": "all"}, http.StatusOK, func(t *testing.T, r *testResponse) {
 			got := r.obj(t)
@@ -160,7 +167,14 @@ func TestMilestoneList(t *testing.T) {
 		f.e.run(t, []scenario{
 			{"status", f.alice, "GET", q("status eq 'closed'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, ms[1], ms[3]) }},
 			{"due_at", f.alice, "GET", q("due_at ge 2026-12-02T00:00:00Z and status eq 'open'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, ms[2]) }},
-			{"unknown field", f.alice, "GET", q("name eq 'M1'"), nil, http.StatusBadRequest, nil},
+			{"due_at alone, closed included", f.bob, "GET", q("due_at lt 2026-12-03"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, ms[0], ms[1]) }},
+			{"due_at ne null", f.alice, "GET", q("due_at ne null and status ne 'open'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, ms[1], ms[3]) }},
+			{"filter and paging", f.alice, "GET", q("status eq 'open'") + "&$skip=1&$top=1", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, ms[2]) }},
+			{"unknown field", f.alice, "GET", q("name eq 'M1'"), nil, http.StatusBadRequest, wantField("name")},
+			{"due_at not a date-time", f.alice, "GET", q("due_at gt 'soon'"), nil, http.StatusBadRequest, wantField("due_at")},
+			{"status is not ordered", f.alice, "GET", q("status gt 'open'"), nil, http.StatusBadRequest, wantField("status")},
+			{"syntax", f.alice, "GET", q("status eq 'open' and"), nil, http.StatusBadRequest, wantField("$filter")},
+			{"foreign organisation's owner", f.mallory, "GET", q("status eq 'open'"), nil, http.StatusForbidden, nil},
 		})
 	})
 }
@@ -214,5 +228,29 @@ func TestMilestoneCountsConcurrent(t *testing.T) {
 	open, closed := projectCounts(t, f, p)
 	if int(open) != n-wantClosed || int(closed) != wantClosed {
 		t.Errorf("counts: got open %v closed %v, want %d and %d", open, closed, n-wantClosed, wantClosed)
+	}
+}
+
+// TestMilestoneListUsers: each milestone names its own creator and closer
+// when several users wrote them (the list loads users once for the page).
+func TestMilestoneListUsers(t *testing.T) {
+	f := newProjFixture(t)
+	p := str(f.project(t, f.alice, nil), "id")
+	f.grant(t, "project", p, "user", f.carol.ID, AdminProjects, 0)
+	path := "/projects/" + p + "/milestones"
+	byAlice := str(f.e.must(http.StatusCreated, f.alice, "POST", path, map[string]any{}).obj(t), "id")
+	byCarol := str(f.e.must(http.StatusCreated, f.carol, "POST", path, map[string]any{}).obj(t), "id")
+	f.e.must(http.StatusOK, f.carol, "PATCH", "/milestones/"+byAlice, map[string]any{"status": "closed"})
+	want := map[string][2]string{byAlice: {f.alice.ID, f.carol.ID}, byCarol: {f.carol.ID, ""}}
+	for _, m := range f.e.must(http.StatusOK, f.bob, "GET", path, nil).arr(t) {
+		cb, _ := m["created_by"].(map[string]any)
+		xb, _ := m["closed_by"].(map[string]any)
+		got := [2]string{str(cb, "id"), str(xb, "id")}
+		if w := want[str(m, "id")]; got != w {
+			t.Errorf("milestone %s: got created_by/closed_by %v, want %v", str(m, "id"), got, w)
+		}
+		if str(cb, "email") == "" {
+			t.Errorf("milestone %s: created_by is not a full user object: %v", str(m, "id"), cb)
+		}
 	}
 }

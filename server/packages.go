@@ -50,7 +50,7 @@ func (s *Server) packageCreate(rq *request) error {
 		return err
 	}
 	var b packageBody
-	if err := decodeBody(rq, &b, packageReadOnly...); err != nil {
+	if err := rq.decodePatch(&b, packageReadOnly...); err != nil {
 		return err
 	}
 	if err := b.validate(); err != nil {
@@ -125,7 +125,7 @@ func (s *Server) packagePatch(rq *request) error {
 		return err
 	}
 	var b packageBody
-	if err := decodeBody(rq, &b, packageReadOnly...); err != nil {
+	if err := rq.decodePatch(&b, packageReadOnly...); err != nil {
 		return err
 	}
 	if err := b.validate(); err != nil {
@@ -158,12 +158,10 @@ func (s *Server) packagePatch(rq *request) error {
 	return rq.json(http.StatusOK, out)
 }
 
-func packageFilterFields() db.FilterFields {
-	return db.FilterFields{
-		"enabled": {Column: "enabled", Kind: db.FieldBool},
-		"name":    {Column: "name", Kind: db.FieldString, CaseInsensitive: true},
-		"code":    {Column: "code", Kind: db.FieldString, CaseInsensitive: true},
-	}
+// packageFilter is the $filter whitelist of the package list: only the
+// fields its row names (decisions.md, Lists).
+var packageFilter = db.FilterFields{
+	"enabled": {Column: "enabled", Kind: db.FieldBool},
 }
 
 // packageList: VIEW_PROJECTS on the project; packages whose own grants hide
@@ -173,7 +171,7 @@ func (s *Server) packageList(rq *request) error {
 	if err != nil {
 		return err
 	}
-	lq, err := parseListQuery(rq.r, packageFilterFields())
+	lq, err := parseListQuery(rq.r, packageFilter)
 	if err != nil {
 		return err
 	}

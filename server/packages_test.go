@@ -62,6 +62,9 @@ func TestPackageGetPatch(t *testing.T) {
 		{"patch: member without ADMIN", f.bob, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
 		{"patch: not a member", f.eve, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
 		{"patch: foreign organisation's owner", f.mallory, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
+		{"patch: pending member", f.dave, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
+		{"patch: name too long", f.alice, "PATCH", path, map[string]any{"name": strings.Repeat("n", 201)}, http.StatusBadRequest, wantField("name")},
+		{"patch: enabled not a boolean", f.alice, "PATCH", path, map[string]any{"enabled": "no"}, http.StatusBadRequest, wantField("enabled")},
 		{"patch: absent", f.alice, "PATCH", "/packages/" + absentID, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
 		{"patch: code too long", f.alice, "PATCH", path, map[string]any{"code": "1234567890123"}, http.StatusBadRequest, wantField("code")},
 		{"patch: read-only project_id", f.alice, "PATCH", path, map[string]any{"project_id": p}, http.StatusBadRequest, wantField("project_id")},
@@ -102,9 +105,19 @@ func TestPackageList(t *testing.T) {
 		wantIDs(t, f.e.must(http.StatusOK, f.bob, "GET", path, nil), 2, pks[1], pks[2])
 	})
 	t.Run("filter", func(t *testing.T) {
-		q := path + "?$filter=" + url.QueryEscape("enabled eq false")
-		wantIDs(t, f.e.must(http.StatusOK, f.alice, "GET", q, nil), 1, pks[1])
-		f.e.must(http.StatusBadRequest, f.alice, "GET", path+"?$filter="+url.QueryEscape("enabled eq 'x'"), nil)
+		q := func(expr string) string { return path + "?$filter=" + url.QueryEscape(expr) }
+		wantIDs(t, f.e.must(http.StatusOK, f.alice, "GET", q("enabled eq false"), nil), 1, pks[1])
+		f.e.run(t, []scenario{
+			{"enabled eq true", f.alice, "GET", q("enabled eq true"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, pks[0], pks[2]) }},
+			{"bare enabled, paged", f.alice, "GET", q("enabled") + "&$skip=1", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, pks[2]) }},
+			{"not enabled", f.alice, "GET", q("not enabled"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, pks[1]) }},
+			{"with visibility", f.bob, "GET", q("enabled"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, pks[2]) }},
+			{"enabled not a boolean", f.alice, "GET", q("enabled eq 'x'"), nil, http.StatusBadRequest, wantField("enabled")},
+			{"name is not filterable (decisions.md: only the row's fields)", f.alice, "GET", q("startswith(name, 'P')"), nil, http.StatusBadRequest, wantField("name")},
+			{"code is not filterable", f.alice, "GET", q("code eq ''"), nil, http.StatusBadRequest, wantField("code")},
+			{"syntax", f.alice, "GET", q("enabled eq"), nil, http.StatusBadRequest, wantField("$filter")},
+			{"foreign organisation's owner", f.mallory, "GET", q("enabled"), nil, http.StatusForbidden, nil},
+		})
 	})
 }
 
@@ -132,6 +145,11 @@ func TestPackageGrants(t *testing.T) {
 		{"permissions missing", f.alice, "PATCH", path + f.org, map[string]any{}, http.StatusBadRequest, wantField("permissions")},
 		{"package absent", f.alice, "PATCH", "/packages/" + absentID + "/permissions/" + f.org, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
 		{"target absent", f.alice, "PATCH", path + absentID, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
+		{"target: another organisation", f.alice, "PATCH", path + f.evil, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
+		{"target: another organisation's member", f.alice, "PATCH", path + f.mallory.ID, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
+		{"not a project permission", f.alice, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"MANAGE_ROLES": "allow"}}, http.StatusBadRequest, wantField("permissions.MANAGE_ROLES")},
+		{"bad grant type", f.alice, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "yes"}}, http.StatusBadRequest, wantField("permissions.VIEW_PROJECTS")},
+		{"pending member", f.dave, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
 		{"member without ADMIN", f.carol, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
 		{"not a member", f.eve, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
 		{"foreign organisation's owner", f.mallory, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
@@ -142,6 +160,8 @@ func TestPackageGrants(t *testing.T) {
 		}},
 		{"list: member without ADMIN", f.carol, "GET", "/packages/" + pk + "/permissions", nil, http.StatusForbidden, nil},
 		{"list: foreign organisation's owner", f.mallory, "GET", "/packages/" + pk + "/permissions", nil, http.StatusForbidden, nil},
+		{"list: not a member", f.eve, "GET", "/packages/" + pk + "/permissions", nil, http.StatusForbidden, nil},
+		{"list: pending member", f.dave, "GET", "/packages/" + pk + "/permissions", nil, http.StatusForbidden, nil},
 		{"list: package absent", f.alice, "GET", "/packages/" + absentID + "/permissions", nil, http.StatusNotFound, nil},
 		{"list: malformed", f.alice, "GET", "/packages/p/permissions", nil, http.StatusBadRequest, nil},
 	})

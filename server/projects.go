@@ -3,9 +3,9 @@ package server
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -91,12 +91,13 @@ func fullProject(ctx context.Context, q *db.Queries, p db.Project, a Access) (pr
 	return toProject(p, users, a), nil
 }
 
-// userObjects loads the user objects of the given ids (nil ids skipped) in
-// one query, deleted accounts included so history still names them.
+// userObjects loads the user objects of the given ids (nil ids and repeats
+// skipped) in one query, deleted accounts included so history still names
+// them. A list whose rows share one author reads one row by primary key.
 func userObjects(ctx context.Context, q *db.Queries, ids ...*int64) (map[int64]userJSON, error) {
 	var list []int64
 	for _, id := range ids {
-		if id != nil {
+		if id != nil && !slices.Contains(list, *id) {
 			list = append(list, *id)
 		}
 	}
@@ -166,8 +167,8 @@ func projectPerms(a Access) PermSet {
 // requireProject checks membership and one permission on a project or
 // package the access was resolved for.
 func requireProject(a Access, p Permission) error {
-	if !a.IsMember() {
-		return forbidden("You are not a member of this project's organisation.")
+	if err := requireMember(a); err != nil {
+		return err
 	}
 	if projectPerms(a)&p != p {
 		return forbidden("You need %s on this project.", p.Name())
@@ -193,31 +194,6 @@ func projectAccess(ctx context.Context, q *db.Queries, userID, projectID int64, 
 }
 
 func projectAbsent(status int) *Error { return errorf(status, "The project does not exist.") }
-
-// decodeBody decodes a JSON object into dst, refusing any key in readOnly
-// with a 400 naming it.
-func decodeBody(rq *request, dst any, readOnly ...string) error {
-	var raw map[string]json.RawMessage
-	if err := rq.decode(&raw); err != nil {
-		return err
-	}
-	if raw == nil {
-		return nil
-	}
-	for _, k := range readOnly {
-		if _, ok := raw[k]; ok {
-			return fieldError(k, "is read-only")
-		}
-	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return badRequest("The request body must be a JSON object.")
-	}
-	if err := json.Unmarshal(b, dst); err != nil {
-		return jsonProblem(err)
-	}
-	return nil
-}
 
 var projectReadOnly = []string{
 	"id", "organisation_id", "open_milestone_count", "closed_milestone_count", "open_work_item_count",
@@ -298,7 +274,7 @@ func (s *Server) projectCreate(rq *request) error {
 		return err
 	}
 	var b projectBody
-	if err := decodeBody(rq, &b, projectReadOnly...); err != nil {
+	if err := rq.decodePatch(&b, projectReadOnly...); err != nil {
 		return err
 	}
 	if err := b.validate(); err != nil {
@@ -307,18 +283,12 @@ func (s *Server) projectCreate(rq *request) error {
 	status := orDefault(b.Status, statusOpen)
 	var out projectJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := accessIn(rq.ctx, q, rq.user.ID, orgID, 0, 0)
-		if db.IsNotFound(err) {
-			return badRequest("The organisation does not exist.")
-		}
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusBadRequest)
 		if err != nil {
 			return err
 		}
-		if !a.IsMember() {
-			return forbidden("You are not a member of this organisation.")
-		}
-		if !a.Can(CreateProjects) {
-			return forbidden("You need CREATE_PROJECTS in this organisation.")
+		if err := requirePerm(a, CreateProjects); err != nil {
+			return err
 		}
 		if status == statusOpen {
 			if err := s.quotaLeft(rq.ctx, q, orgID); err != nil {
@@ -341,10 +311,10 @@ func (s *Server) projectCreate(rq *request) error {
 		if _, err := saveGrant(rq.ctx, q, orgID, "project", p.ID, "user", rq.user.ID, grantChange{allow: AdminProjects}); err != nil {
 			return err
 		}
-		a, err = accessIn(rq.ctx, q, rq.user.ID, orgID, p.ID, 0)
-		if err != nil {
-			return err
-		}
+		// The new project's only grant is the one just saved, so the
+		// caller's access in it is the organisation's plus ADMIN_PROJECTS:
+		// no second resolution.
+		a.perms |= AdminProjects
 		out, err = fullProject(rq.ctx, q, p, a)
 		return err
 	})
@@ -398,7 +368,7 @@ func (s *Server) projectPatch(rq *request) error {
 		return err
 	}
 	var b projectBody
-	if err := decodeBody(rq, &b, projectReadOnly...); err != nil {
+	if err := rq.decodePatch(&b, projectReadOnly...); err != nil {
 		return err
 	}
 	if err := b.validate(); err != nil {
@@ -449,13 +419,10 @@ func (s *Server) projectPatch(rq *request) error {
 	return rq.json(http.StatusOK, out)
 }
 
-// projectFilterFields is the $filter whitelist of the project list.
-func projectFilterFields() db.FilterFields {
-	return db.FilterFields{
-		"status": {Column: "status", Kind: db.FieldEnum, Values: []string{statusOpen, statusClosed}},
-		"name":   {Column: "name", Kind: db.FieldString, CaseInsensitive: true},
-		"code":   {Column: "code", Kind: db.FieldString, CaseInsensitive: true},
-	}
+// projectFilter is the $filter whitelist of the project list: only the
+// fields its row names (decisions.md, Lists).
+var projectFilter = db.FilterFields{
+	"status": {Column: "status", Kind: db.FieldEnum, Values: []string{statusOpen, statusClosed}},
 }
 
 // projectList returns the projects the caller may view. Visibility is not
@@ -467,22 +434,19 @@ func (s *Server) projectList(rq *request) error {
 	if err != nil {
 		return err
 	}
-	lq, err := parseListQuery(rq.r, projectFilterFields())
+	lq, err := parseListQuery(rq.r, projectFilter)
 	if err != nil {
 		return err
 	}
 	var total int64
 	out := []projectPartialJSON{}
 	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		a, err := accessIn(rq.ctx, q, rq.user.ID, orgID, 0, 0)
-		if db.IsNotFound(err) {
-			return badRequest("The organisation does not exist.")
-		}
+		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusBadRequest)
 		if err != nil {
 			return err
 		}
-		if !a.IsMember() {
-			return forbidden("You are not a member of this organisation.")
+		if err := requireMember(a); err != nil {
+			return err
 		}
 		vis, err := visibleIn(rq.ctx, q, a, 0, "project")
 		if err != nil {
@@ -589,7 +553,7 @@ func visibleIn(ctx context.Context, q *db.Queries, a Access, projectID int64, sc
 	if a.Owner {
 		return visibility{except: true}, nil
 	}
-	parentSees := projectPerms(a)&viewBits != 0
+	parentSees := a.Permissions()&viewBits != 0
 	var cands []int64
 	var err error
 	if parentSees {
@@ -618,11 +582,7 @@ func visibleIn(ctx context.Context, q *db.Queries, a Access, projectID int64, sc
 	}
 	v := visibility{except: parentSees}
 	for _, id := range cands {
-		perms := Effective(append(own[id], base...))
-		if perms&AdminProjects != 0 {
-			perms |= ViewProjects
-		}
-		if sees := perms&viewBits != 0; sees != parentSees {
+		if sees := Effective(append(own[id], base...))&viewBits != 0; sees != parentSees {
 			v.ids = append(v.ids, id)
 		}
 	}

@@ -451,15 +451,17 @@ func TestProjectListFilter(t *testing.T) {
 	f.e.run(t, []scenario{
 		{"status", f.alice, "GET", q("status eq 'open'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, a, c) }},
 		{"closed", f.alice, "GET", q("status eq 'closed'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, b) }},
-		{"name prefix, case-insensitive", f.alice, "GET", q("startswith(name, 'ALP')"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, a, c) }},
-		{"filter with visibility and paging", f.bob, "GET", q("startswith(name, 'alp')") + "&$top=5", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, a) }},
+		{"name is not filterable (decisions.md: only the row's fields)", f.alice, "GET", q("startswith(name, 'ALP')"), nil, http.StatusBadRequest, wantField("name")},
+		{"filter with visibility and paging", f.bob, "GET", q("not (status eq 'closed')") + "&$top=5", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, a) }},
+		{"counted filter, owner", f.alice, "GET", q("status ne 'closed' or status eq null") + "&$skip=1", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 2, c) }},
 		{"status with a hidden project", f.bob, "GET", q("status eq 'open'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, a) }},
 		{"status, closed, hidden one open", f.bob, "GET", q("status eq 'closed'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, b) }},
 		{"status page past the end", f.bob, "GET", q("status eq 'open'") + "&$skip=1", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1) }},
-		{"code", f.alice, "GET", q("code eq 'AL'"), nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 1, a) }},
-		{"unknown field", f.alice, "GET", q("readme eq 'x'"), nil, http.StatusBadRequest, nil},
-		{"bad status value", f.alice, "GET", q("status eq 'gone'"), nil, http.StatusBadRequest, nil},
-		{"syntax", f.alice, "GET", q("status eq"), nil, http.StatusBadRequest, nil},
+		{"code is not filterable", f.alice, "GET", q("code eq 'AL'"), nil, http.StatusBadRequest, wantField("code")},
+		{"unknown field", f.alice, "GET", q("readme eq 'x'"), nil, http.StatusBadRequest, wantField("readme")},
+		{"bad status value", f.alice, "GET", q("status eq 'gone'"), nil, http.StatusBadRequest, wantField("status")},
+		{"syntax", f.alice, "GET", q("status eq"), nil, http.StatusBadRequest, wantField("$filter")},
+		{"foreign organisation's owner", f.mallory, "GET", q("status eq 'open'"), nil, http.StatusForbidden, nil},
 	})
 }
 
@@ -574,15 +576,15 @@ func TestProjectGrants(t *testing.T) {
 // equality; this pins the compiled form it recognises.
 func TestStatusOnly(t *testing.T) {
 	r, _ := http.NewRequest("GET", "/?$filter="+url.QueryEscape("status eq 'open'"), nil)
-	lq, err := parseListQuery(r, projectFilterFields())
+	lq, err := parseListQuery(r, projectFilter)
 	if err != nil {
 		t.Fatalf("parseListQuery: %v", err)
 	}
 	if s, ok := statusOnly(lq); !ok || s != "open" {
 		t.Errorf("statusOnly(%q, %v): got %q, %v; want open, true", lq.Where, lq.Args, s, ok)
 	}
-	r, _ = http.NewRequest("GET", "/?$filter="+url.QueryEscape("status eq 'open' or name eq 'x'"), nil)
-	if lq, err = parseListQuery(r, projectFilterFields()); err != nil {
+	r, _ = http.NewRequest("GET", "/?$filter="+url.QueryEscape("status eq 'open' or status eq 'closed'"), nil)
+	if lq, err = parseListQuery(r, projectFilter); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := statusOnly(lq); ok {
@@ -615,4 +617,67 @@ func TestProjectStatusCounts(t *testing.T) {
 	wantIDs(t, f.e.must(http.StatusOK, f.bob, "GET", path, nil), 4, ps[0], ps[1], ps[2], str(f.e.must(http.StatusOK, f.alice, "GET", path+"?$skip=4", nil).arr(t)[0], "id"))
 	wantIDs(t, f.e.must(http.StatusOK, f.bob, "GET", path+"?$skip=9", nil), 4)
 	wantIDs(t, f.e.must(http.StatusOK, f.bob, "GET", path+"?$top=0", nil), 4)
+}
+
+// TestProjectCreatePermissions: the permissions a create answers with are
+// those a later GET resolves, whatever the organisation layer says.
+func TestProjectCreatePermissions(t *testing.T) {
+	f := newProjFixture(t)
+	f.grant(t, "organisation", f.org, "user", f.carol.ID, ViewDocuments, AdminProjects|ViewProjects)
+	for _, u := range []*testUser{f.alice, f.carol} {
+		created := f.project(t, u, nil)
+		got := f.e.must(http.StatusOK, u, "GET", "/projects/"+str(created, "id"), nil).obj(t)
+		if fmt.Sprint(created["permissions"]) != fmt.Sprint(got["permissions"]) {
+			t.Errorf("%s: POST permissions %v, GET permissions %v", u.Email, created["permissions"], got["permissions"])
+		}
+		if !perm(created, "ADMIN_PROJECTS") || !perm(created, "VIEW_PROJECTS") {
+			t.Errorf("%s: creator's permissions: got %v, want ADMIN and VIEW", u.Email, created["permissions"])
+		}
+	}
+}
+
+// TestProjectAreaDeletedOrganisation: a deleted organisation's projects,
+// milestones and packages answer as absent, row by row (docs/projects.md).
+func TestProjectAreaDeletedOrganisation(t *testing.T) {
+	f := newProjFixture(t)
+	p := str(f.project(t, f.alice, nil), "id")
+	m := str(f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/milestones", map[string]any{}).obj(t), "id")
+	pk := str(f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/packages", map[string]any{}).obj(t), "id")
+	f.e.must(http.StatusNoContent, f.alice, "DELETE", "/organisations/"+f.org, nil)
+	grant := map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}
+	f.e.run(t, []scenario{
+		{"list projects", f.alice, "GET", "/organisations/" + f.org + "/projects", nil, http.StatusBadRequest, nil},
+		{"create project", f.alice, "POST", "/organisations/" + f.org + "/projects", map[string]any{}, http.StatusBadRequest, nil},
+		{"get project", f.alice, "GET", "/projects/" + p, nil, http.StatusBadRequest, nil},
+		{"patch project", f.alice, "PATCH", "/projects/" + p, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
+		{"project grant", f.alice, "PATCH", "/projects/" + p + "/permissions/" + f.org, grant, http.StatusNotFound, nil},
+		{"project grants", f.alice, "GET", "/projects/" + p + "/permissions", nil, http.StatusBadRequest, nil},
+		{"create milestone", f.alice, "POST", "/projects/" + p + "/milestones", map[string]any{}, http.StatusBadRequest, nil},
+		{"list milestones", f.alice, "GET", "/projects/" + p + "/milestones", nil, http.StatusBadRequest, nil},
+		{"get milestone", f.alice, "GET", "/milestones/" + m, nil, http.StatusNotFound, nil},
+		{"patch milestone", f.alice, "PATCH", "/milestones/" + m, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
+		{"create package", f.alice, "POST", "/projects/" + p + "/packages", map[string]any{}, http.StatusBadRequest, nil},
+		{"list packages", f.alice, "GET", "/projects/" + p + "/packages", nil, http.StatusBadRequest, nil},
+		{"get package", f.alice, "GET", "/packages/" + pk, nil, http.StatusNotFound, nil},
+		{"patch package", f.alice, "PATCH", "/packages/" + pk, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
+		{"package grant", f.alice, "PATCH", "/packages/" + pk + "/permissions/" + f.org, grant, http.StatusNotFound, nil},
+		{"package grants", f.alice, "GET", "/packages/" + pk + "/permissions", nil, http.StatusNotFound, nil},
+	})
+}
+
+// TestProjectCloseTwice: closing a closed project (or milestone) again
+// keeps the first closed_at and closed_by.
+func TestProjectCloseTwice(t *testing.T) {
+	f := newProjFixture(t)
+	p := str(f.project(t, f.alice, map[string]any{"status": "closed"}), "id")
+	m := str(f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/milestones", map[string]any{"status": "closed"}).obj(t), "id")
+	f.grant(t, "project", p, "user", f.carol.ID, AdminProjects, 0)
+	f.e.clock.Advance(time.Hour)
+	for _, path := range []string{"/projects/" + p, "/milestones/" + m} {
+		got := f.e.must(http.StatusOK, f.carol, "PATCH", path, map[string]any{"status": "closed"}).obj(t)
+		wantValue(t, got, "closed_at", "2026-11-21T09:30:00.000Z")
+		if cb, _ := got["closed_by"].(map[string]any); str(cb, "id") != f.alice.ID {
+			t.Errorf("%s closed_by: got %v, want alice", path, got["closed_by"])
+		}
+	}
 }
