@@ -213,7 +213,20 @@ func accessIn(ctx context.Context, q *db.Queries, userID, orgID, projectID, pack
 		grants[i] = Grant{Scope: scopeOf(r.ScopeType), Target: targetOf(r.TargetType), Rank: r.RoleRank, Allow: PermSet(r.AllowMask), Deny: PermSet(r.DenyMask)}
 	}
 	a.perms = Effective(grants)
+	if projectID != 0 || packageID != 0 {
+		a.perms = withProjectImplications(a.perms)
+	}
 	return a, nil
+}
+
+// withProjectImplications: on a project or package, administering it
+// implies viewing it (an administrator who could not see what it
+// administers makes no sense).
+func withProjectImplications(p PermSet) PermSet {
+	if p&AdminProjects != 0 {
+		p |= ViewProjects
+	}
+	return p
 }
 
 // accessAll resolves the caller's organisation-level access in every live

@@ -154,3 +154,33 @@ func TestAccessAllMatchesAccessIn(t *testing.T) {
 		}
 	}
 }
+
+// An administrator of a project may view it, and so may grant viewing it:
+// the implication lives in the access resolution, which every check reads.
+func TestProjectAdminImpliesView(t *testing.T) {
+	if got := withProjectImplications(AdminProjects); got != AdminProjects|ViewProjects {
+		t.Fatalf("got %b, want ADMIN|VIEW", got)
+	}
+	e := newEnv(t)
+	alice, bob, mal := e.user("alice"), e.user("bob"), e.user("mallory")
+	org := e.org(alice, "Acme")
+	e.org(mal, "Evil")
+	e.addMember(org, bob)
+	e.must(200, alice, "PUT", "/organisations/"+org+"/permissions/"+org,
+		map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "deny"}})
+	p := e.must(201, alice, "POST", "/organisations/"+org+"/projects", map[string]any{"name": "P"}).obj(t)["id"].(string)
+	e.must(200, alice, "PATCH", "/projects/"+p+"/permissions/"+bob.ID,
+		map[string]any{"permissions": map[string]string{"ADMIN_PROJECTS": "allow"}})
+	e.run(t, []scenario{
+		{name: "admin sees the project", as: bob, method: "GET", path: "/projects/" + p, want: 200,
+			check: func(t *testing.T, r *testResponse) {
+				perms := r.obj(t)["permissions"].(map[string]any)
+				if perms["VIEW_PROJECTS"] != true || perms["ADMIN_PROJECTS"] != true {
+					t.Errorf("permissions %v, want VIEW and ADMIN true", perms)
+				}
+			}},
+		{name: "admin grants viewing to everyone", as: bob, method: "PATCH", path: "/projects/" + p + "/permissions/" + org,
+			body: map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, want: 200},
+		{name: "foreign owner still refused", as: mal, method: "GET", path: "/projects/" + p, want: 403},
+	})
+}

@@ -78,7 +78,7 @@ func toProject(p db.Project, users map[int64]userJSON, a Access) projectJSON {
 		CreatedBy:          userRef(users, &p.CreatedBy),
 		ClosedAt:           p.ClosedAt,
 		ClosedBy:           userRef(users, p.ClosedBy),
-		Permissions:        projectPerms(a).Bools(ProjectPermissions),
+		Permissions:        a.Permissions().Bools(ProjectPermissions),
 	}
 }
 
@@ -154,23 +154,13 @@ func idsJSON(ids []int64) string {
 // administering a project includes seeing it (docs/projects.md).
 const viewBits = ViewProjects | AdminProjects
 
-// projectPerms is the caller's effective set on a project or package, with
-// ADMIN_PROJECTS implying VIEW_PROJECTS.
-func projectPerms(a Access) PermSet {
-	p := a.Permissions()
-	if p&AdminProjects != 0 {
-		p |= ViewProjects
-	}
-	return p
-}
-
 // requireProject checks membership and one permission on a project or
 // package the access was resolved for.
 func requireProject(a Access, p Permission) error {
-	if err := requireMember(a); err != nil {
-		return err
+	if !a.IsMember() {
+		return forbidden("You are not a member of this organisation.")
 	}
-	if projectPerms(a)&p != p {
+	if !a.Can(p) {
 		return forbidden("You need %s on this project.", p.Name())
 	}
 	return nil
@@ -283,11 +273,8 @@ func (s *Server) projectCreate(rq *request) error {
 	status := orDefault(b.Status, statusOpen)
 	var out projectJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusBadRequest)
+		a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, CreateProjects)
 		if err != nil {
-			return err
-		}
-		if err := requirePerm(a, CreateProjects); err != nil {
 			return err
 		}
 		if status == statusOpen {
@@ -314,7 +301,7 @@ func (s *Server) projectCreate(rq *request) error {
 		// The new project's only grant is the one just saved, so the
 		// caller's access in it is the organisation's plus ADMIN_PROJECTS:
 		// no second resolution.
-		a.perms |= AdminProjects
+		a.perms = withProjectImplications(a.perms | AdminProjects)
 		out, err = fullProject(rq.ctx, q, p, a)
 		return err
 	})
@@ -441,11 +428,8 @@ func (s *Server) projectList(rq *request) error {
 	var total int64
 	out := []projectPartialJSON{}
 	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		a, err := orgAccess(rq.ctx, q, rq.user.ID, orgID, http.StatusBadRequest)
+		a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0)
 		if err != nil {
-			return err
-		}
-		if err := requireMember(a); err != nil {
 			return err
 		}
 		vis, err := visibleIn(rq.ctx, q, a, 0, "project")

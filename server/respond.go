@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,7 +146,9 @@ func jsonProblem(err error) *Error {
 		if field == "" {
 			return badRequest("The request body must be a JSON object.")
 		}
-		return fieldError(field, "must be of type "+jsonTypeName(te.Type.String()))
+		// te.Value is the JSON kind found. A wrong value inside a map names
+		// only the map, so say both what was found and what was wanted.
+		return fieldError(field, "must be of type "+jsonTypeName(te.Type)+" (got "+te.Value+")")
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
@@ -156,22 +159,29 @@ func jsonProblem(err error) *Error {
 	return badRequest("The request body is invalid: %s.", strings.TrimSuffix(err.Error(), "."))
 }
 
-func jsonTypeName(goType string) string {
-	switch {
-	case strings.Contains(goType, "string"):
-		return "string"
-	case strings.Contains(goType, "bool"):
-		return "boolean"
-	case strings.Contains(goType, "int"), strings.Contains(goType, "float"):
-		return "number"
-	case strings.Contains(goType, "ID"):
+// jsonTypeName names the JSON type a Go type is decoded from.
+func jsonTypeName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeOf(db.ID(0)) {
 		return "snowflake string"
-	case strings.HasPrefix(goType, "map"), strings.HasPrefix(goType, "struct"):
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Map, reflect.Struct:
 		return "object"
-	case strings.HasPrefix(goType, "[]"):
+	case reflect.Slice, reflect.Array:
 		return "array"
 	}
-	return goType
+	return t.String()
 }
 
 // Opt is a request field that distinguishes absent, null and a value, for

@@ -222,3 +222,31 @@ func TestQueryStringsNeverLogged(t *testing.T) {
 		t.Fatalf("%d request log lines, want 4:\n%s", lines, out)
 	}
 }
+
+// A wrong type names the JSON type the field wants, nested keys included.
+func TestWrongTypeNamesJSONType(t *testing.T) {
+	e := newEnv(t)
+	alice := e.user("alice")
+	org := e.org(alice, "Acme")
+	path := "/organisations/" + org + "/permissions/" + org
+	e.run(t, []scenario{
+		{name: "array for an object", as: alice, method: "PUT", path: path, body: `{"permissions": []}`, want: 400,
+			check: func(t *testing.T, r *testResponse) {
+				if got := r.obj(t)["errors"].(map[string]any)["permissions"]; got != "must be of type object (got array)" {
+					t.Errorf("got %v, want must be of type object (got array)", got)
+				}
+			}},
+		{name: "number for a grant type", as: alice, method: "PUT", path: path, body: `{"permissions": {"VIEW_PROJECTS": 1}}`, want: 400,
+			check: func(t *testing.T, r *testResponse) {
+				if got := r.obj(t)["errors"].(map[string]any)["permissions"]; got != "must be of type string (got number)" {
+					t.Errorf("got %v, want must be of type string (got number)", got)
+				}
+			}},
+		{name: "string for a boolean", as: alice, method: "PATCH", path: "/organisations/" + org, body: `{"member_approval": "yes"}`, want: 400,
+			check: func(t *testing.T, r *testResponse) {
+				if got := r.obj(t)["errors"].(map[string]any)["member_approval"]; got != "must be of type boolean (got string)" {
+					t.Errorf("got %v, want must be of type boolean (got string)", got)
+				}
+			}},
+	})
+}
