@@ -143,3 +143,45 @@ func saveGrant(ctx context.Context, q *db.Queries, orgID int64, scopeType string
 		TargetType: targetType, TargetID: targetID, AllowMask: int64(allow), DenyMask: int64(deny),
 	})
 }
+
+// rankRule says which grant targets the caller must outrank.
+type rankRule int
+
+const (
+	// rankEveryTarget (organisation grants, MANAGE_ROLES): a role by its
+	// rank, a member like its highest role, @everyone as the lowest role.
+	rankEveryTarget rankRule = iota
+	// rankRolesOnly (project and package grants, ADMIN_PROJECTS): only role
+	// targets; a project's administrator may set its members' and
+	// @everyone's grants on it whatever their rank.
+	rankRolesOnly
+)
+
+// changeGrant is the shared core of every permissions endpoint, run inside
+// the request's transaction once the caller's access a in the scope has
+// been checked: the target must be a role, member or @everyone of the
+// organisation (404), the caller must outrank it as rule says and hold every
+// permission it changes (403), and then the grant is saved.
+func changeGrant(ctx context.Context, q *db.Queries, a Access, scopeType string, scopeID, targetID int64, change grantChange, rule rankRule) (grantJSON, error) {
+	t, err := resolveGrantTarget(ctx, q, a.OrganisationID, targetID)
+	if db.IsNotFound(err) {
+		return grantJSON{}, notFound("No role, member or @everyone of this organisation has that id.")
+	}
+	if err != nil {
+		return grantJSON{}, err
+	}
+	// A member without roles ranks with nobody (noRoles): nothing to outrank.
+	ranked := t.Type == "role" || (rule == rankEveryTarget && t.Rank != noRoles)
+	if ranked && !a.Outranks(t.Rank) {
+		return grantJSON{}, forbidden("You cannot change grants of a role ranked at or above your own highest role.")
+	}
+	if err := checkGrantable(a, change); err != nil {
+		return grantJSON{}, err
+	}
+	g, err := saveGrant(ctx, q, a.OrganisationID, scopeType, scopeID, t.Type, targetID, change)
+	if err != nil {
+		return grantJSON{}, err
+	}
+	return toGrant(g), nil
+}
+

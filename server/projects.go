@@ -602,25 +602,8 @@ func (s *Server) grantPatch(rq *request, scopeType string, scopeAccess func(q *d
 		if err := requireProject(a, AdminProjects); err != nil {
 			return err
 		}
-		t, err := resolveGrantTarget(rq.ctx, q, a.OrganisationID, targetID)
-		if db.IsNotFound(err) {
-			return notFound("No role, member or organisation has the id %d here.", targetID)
-		}
-		if err != nil {
-			return err
-		}
-		if t.Type == "role" && !a.Outranks(t.Rank) {
-			return forbidden("You cannot change grants of a role ranked at or above your own.")
-		}
-		if err := checkGrantable(a, change); err != nil {
-			return err
-		}
-		g, err := saveGrant(rq.ctx, q, a.OrganisationID, scopeType, scopeID, t.Type, targetID, change)
-		if err != nil {
-			return err
-		}
-		out = toGrant(g)
-		return nil
+		out, err = changeGrant(rq.ctx, q, a, scopeType, scopeID, targetID, change, rankRolesOnly)
+		return err
 	})
 	if err != nil {
 		return err

@@ -508,29 +508,8 @@ func (s *Server) grantPut(rq *request) error {
 		if err != nil {
 			return err
 		}
-		t, err := resolveGrantTarget(rq.ctx, q, orgID, targetID)
-		if db.IsNotFound(err) {
-			return notFound("No role, member or @everyone of this organisation has that id.")
-		}
-		if err != nil {
-			return err
-		}
-		// A member is protected like its highest role; one without roles
-		// ranks with nobody, so any holder of MANAGE_ROLES may grant it.
-		if t.Rank != noRoles {
-			if err := requireOutranks(a, t.Rank); err != nil {
-				return err
-			}
-		}
-		if err := checkGrantable(a, change); err != nil {
-			return err
-		}
-		g, err := saveGrant(rq.ctx, q, orgID, "organisation", orgID, t.Type, targetID, change)
-		if err != nil {
-			return err
-		}
-		out = toGrant(g)
-		return nil
+		out, err = changeGrant(rq.ctx, q, a, "organisation", orgID, targetID, change, rankEveryTarget)
+		return err
 	})
 	if err != nil {
 		return err
