@@ -184,4 +184,3 @@ func changeGrant(ctx context.Context, q *db.Queries, a Access, scopeType string,
 	}
 	return toGrant(g), nil
 }
-
