@@ -15,6 +15,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -985,6 +986,8 @@ func TestUserPendingAreaRows(t *testing.T) {
 		{name: "work-items bad date", as: alice, method: "GET", path: "/users/@me/work-items?finish_date=tomorrow", want: 400, check: wantField("finish_date")},
 		{name: "work-items bad top", as: alice, method: "GET", path: "/users/@me/work-items?$top=5000", want: 400, check: wantField("$top")},
 		{name: "work-items bad skip", as: alice, method: "GET", path: "/users/@me/work-items?$skip=-1", want: 400, check: wantField("$skip")},
+		{name: "work-items filter on an unknown field", as: alice, method: "GET", path: "/users/@me/work-items?$filter=" + url.QueryEscape("colour eq 'red'"), want: 400, check: wantField("colour")},
+		{name: "work-items malformed filter", as: alice, method: "GET", path: "/users/@me/work-items?$filter=" + url.QueryEscape("(("), want: 400, check: wantField("$filter")},
 		{name: "fleet subscriptions absent", as: alice, method: "GET", path: "/users/@me/fleets/123/subscriptions", want: 404},
 		{name: "fleet subscriptions bad id", as: alice, method: "GET", path: "/users/@me/fleets/x/subscriptions", want: 400},
 		{name: "fleet subscriptions no token", method: "GET", path: "/users/@me/fleets/123/subscriptions", want: 401},
