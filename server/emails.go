@@ -1,0 +1,372 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"workspace/db"
+)
+
+// userEmailJSON is the user e-mail object.
+type userEmailJSON struct {
+	ID         db.ID  `json:"id"`
+	UserID     db.ID  `json:"user_id"`
+	Email      string `json:"email"`
+	IsPrimary  bool   `json:"is_primary"`
+	IsVerified bool   `json:"is_verified"`
+}
+
+func toUserEmail(e db.UserEmail) userEmailJSON {
+	return userEmailJSON{ID: db.ID(e.ID), UserID: db.ID(e.UserID), Email: e.Email, IsPrimary: e.IsPrimary, IsVerified: e.IsVerified}
+}
+
+// sendEmailToken replaces the address's token and mails the new one; only
+// its hash is kept.
+func (s *Server) sendEmailToken(ctx context.Context, q *db.Queries, e db.UserEmail) error {
+	tok := randomToken(24)
+	exp := db.FormatTime(s.clock().Add(emailTokenTTL))
+	h := hashToken(tok)
+	if err := q.UserEmailSetToken(ctx, db.UserEmailSetTokenParams{TokenHash: &h, TokenExpiresAt: &exp, ID: e.ID, UserID: e.UserID}); err != nil {
+		return err
+	}
+	return s.mailer.send(ctx, q, message{Kind: "email", Recipient: e.Email, Subject: "Verify your e-mail address",
+		Body: fmt.Sprintf("Confirm that %s is yours: send this token as email_token in PATCH /users/@me/emails/%d within 24 hours.\nToken: %s\n", e.Email, e.ID, tok)})
+}
+
+// userEmailGetOwn loads one of the caller's addresses; others' are 404.
+func userEmailGetOwn(ctx context.Context, q *db.Queries, userID, id int64) (db.UserEmail, error) {
+	e, err := q.UserEmailGet(ctx, db.UserEmailGetParams{ID: id, UserID: userID})
+	if db.IsNotFound(err) {
+		return e, notFound("No such e-mail address.")
+	}
+	return e, err
+}
+
+func errLinked() *Error { return fieldError("email", "is linked to another account") }
+
+type emailCreateBody struct {
+	Email *string `json:"email"`
+}
+
+// userEmailCreate adds an address and mails its verification token. Adding
+// an address the caller already has returns it unchanged.
+func (s *Server) userEmailCreate(rq *request) error {
+	var b emailCreateBody
+	if err := rq.decode(&b); err != nil {
+		return err
+	}
+	if b.Email == nil {
+		return fieldError("email", "is required")
+	}
+	email := strings.TrimSpace(*b.Email)
+	if !validEmail(email) {
+		return fieldError("email", "must be a valid e-mail address")
+	}
+	status := http.StatusCreated
+	var out db.UserEmail
+	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		existing, err := q.UserEmailGetByAddress(rq.ctx, db.UserEmailGetByAddressParams{UserID: rq.user.ID, Email: email})
+		if err == nil {
+			out, status = existing, http.StatusOK
+			return nil
+		} else if !db.IsNotFound(err) {
+			return err
+		}
+		if n, err := q.UserEmailVerifiedElsewhere(rq.ctx, db.UserEmailVerifiedElsewhereParams{Email: email, UserID: rq.user.ID}); err != nil {
+			return err
+		} else if n > 0 {
+			return errLinked()
+		}
+		if n, err := q.UserEmailCount(rq.ctx, rq.user.ID); err != nil {
+			return err
+		} else if n >= maxUserEmails {
+			return fieldError("email", fmt.Sprintf("you can have at most %d addresses", maxUserEmails))
+		}
+		out, err = q.UserEmailCreate(rq.ctx, db.UserEmailCreateParams{ID: s.store.IDs.Next(), UserID: rq.user.ID, Email: email, CreatedAt: s.nowText()})
+		if err != nil {
+			return err
+		}
+		return s.sendEmailToken(rq.ctx, q, out)
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(status, toUserEmail(out))
+}
+
+// userEmailResend mails a fresh token; a verified address needs none.
+func (s *Server) userEmailResend(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var e db.UserEmail
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		if e, err = userEmailGetOwn(rq.ctx, q, rq.user.ID, id); err != nil || e.IsVerified {
+			return err
+		}
+		return s.sendEmailToken(rq.ctx, q, e)
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, toUserEmail(e))
+}
+
+func (s *Server) userEmailGet(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	e, err := userEmailGetOwn(rq.ctx, s.store.R, rq.user.ID, id)
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, toUserEmail(e))
+}
+
+type emailPatchBody struct {
+	EmailToken *string         `json:"email_token"`
+	IsPrimary  *bool           `json:"is_primary"`
+	ID         json.RawMessage `json:"id"`
+	UserID     json.RawMessage `json:"user_id"`
+	Email      json.RawMessage `json:"email"`
+	IsVerified json.RawMessage `json:"is_verified"`
+}
+
+// userEmailPatch verifies an address with its token and/or makes a verified
+// address primary, which also makes it the sign-in address.
+func (s *Server) userEmailPatch(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b emailPatchBody
+	if err := rq.decode(&b); err != nil {
+		return err
+	}
+	ro := map[string]json.RawMessage{}
+	for name, raw := range map[string]json.RawMessage{"id": b.ID, "user_id": b.UserID, "email": b.Email, "is_verified": b.IsVerified} {
+		if raw != nil {
+			ro[name] = raw
+		}
+	}
+	var e db.UserEmail
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		if e, err = userEmailGetOwn(rq.ctx, q, rq.user.ID, id); err != nil {
+			return err
+		}
+		if err := checkReadOnly(toUserEmail(e), ro); err != nil {
+			return err
+		}
+		if b.EmailToken != nil && !e.IsVerified {
+			tok := strings.TrimSpace(*b.EmailToken)
+			if e.TokenHash == nil || e.TokenExpiresAt == nil || !s.live(*e.TokenExpiresAt) ||
+				subtle.ConstantTimeCompare([]byte(hashToken(tok)), []byte(*e.TokenHash)) != 1 {
+				return fieldError("email_token", "is invalid or expired")
+			}
+			if n, err := q.UserEmailVerifiedElsewhere(rq.ctx, db.UserEmailVerifiedElsewhereParams{Email: e.Email, UserID: e.UserID}); err != nil {
+				return err
+			} else if n > 0 {
+				return errLinked()
+			}
+			if e, err = q.UserEmailMarkVerified(rq.ctx, db.UserEmailMarkVerifiedParams{ID: e.ID, UserID: e.UserID}); err != nil {
+				return err
+			}
+		}
+		if b.IsPrimary == nil || *b.IsPrimary == e.IsPrimary {
+			return nil
+		}
+		if !*b.IsPrimary {
+			return fieldError("is_primary", "make another verified address primary instead")
+		}
+		if !e.IsVerified {
+			return fieldError("is_primary", "the address must be verified first")
+		}
+		if other, err := q.UserGetByEmail(rq.ctx, e.Email); err == nil && other.ID != e.UserID {
+			return errLinked()
+		} else if err != nil && !db.IsNotFound(err) {
+			return err
+		}
+		if err := q.UserEmailSetPrimary(rq.ctx, db.UserEmailSetPrimaryParams{ID: e.ID, UserID: e.UserID}); err != nil {
+			return err
+		}
+		if err := q.UserEmailAddressSet(rq.ctx, db.UserEmailAddressSetParams{Email: e.Email, UpdatedAt: s.nowText(), ID: e.UserID}); err != nil {
+			if db.IsConflict(err) {
+				return errLinked()
+			}
+			return err
+		}
+		e.IsPrimary = true
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, toUserEmail(e))
+}
+
+// userEmailDelete removes an address that is neither the primary one nor
+// routed for an organisation's notifications.
+func (s *Server) userEmailDelete(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		e, err := userEmailGetOwn(rq.ctx, q, rq.user.ID, id)
+		if err != nil {
+			return err
+		}
+		if e.IsPrimary {
+			return badRequest("The primary address cannot be removed; make another address primary first.")
+		}
+		if n, err := q.UserEmailRoutedCount(rq.ctx, db.UserEmailRoutedCountParams{UserID: e.UserID, EmailID: &e.ID}); err != nil {
+			return err
+		} else if n > 0 {
+			return badRequest("The address receives an organisation's notifications; route them elsewhere first.")
+		}
+		return q.UserEmailDelete(rq.ctx, db.UserEmailDeleteParams{ID: e.ID, UserID: e.UserID})
+	})
+	if err != nil {
+		return err
+	}
+	return rq.noContent()
+}
+
+// emailDomain is the part after the last @.
+func emailDomain(email string) string {
+	return email[strings.LastIndexByte(email, '@')+1:]
+}
+
+// domainAllowed: an organisation restricting e-mail domains accepts only
+// addresses on one of its approved domains (exact match, any case).
+func domainAllowed(org db.Organisation, approved []string, email string) bool {
+	if !org.RestrictEmailDomain {
+		return true
+	}
+	d := emailDomain(email)
+	for _, a := range approved {
+		if strings.EqualFold(a, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// memberOrg loads a live organisation and the caller's membership in it; ok
+// is false when there is no such organisation or the caller is not a
+// (non-pending) member. The owner is always a member. No permissions are
+// needed, so none are resolved.
+func memberOrg(ctx context.Context, q *db.Queries, userID, orgID int64) (db.Organisation, db.OrganisationMember, bool, error) {
+	m, err := q.UserMembershipGet(ctx, db.UserMembershipGetParams{OrganisationID: orgID, UserID: userID})
+	if db.IsNotFound(err) || (err == nil && m.Pending) {
+		return db.Organisation{}, m, false, nil
+	} else if err != nil {
+		return db.Organisation{}, m, false, err
+	}
+	o, err := q.OrganisationGet(ctx, orgID)
+	return o, m, err == nil, err
+}
+
+// userEmailList lists the caller's addresses; with organisation_id, only
+// those the organisation's domain rules allow.
+func (s *Server) userEmailList(rq *request) error {
+	var orgID int64
+	if v, ok := rq.r.URL.Query()["organisation_id"]; ok {
+		id, ok := db.ParseID(v[0])
+		if !ok {
+			return fieldError("organisation_id", "must be a snowflake id")
+		}
+		orgID = int64(id)
+	}
+	out := []userEmailJSON{}
+	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		rows, err := q.UserEmailList(rq.ctx, rq.user.ID)
+		if err != nil {
+			return err
+		}
+		var org db.Organisation
+		var approved []string
+		if orgID != 0 {
+			var ok bool
+			if org, _, ok, err = memberOrg(rq.ctx, q, rq.user.ID, orgID); err != nil {
+				return err
+			} else if !ok {
+				return fieldError("organisation_id", "names no organisation you are a member of")
+			}
+			if approved, err = q.UserOrganisationDomainsApproved(rq.ctx, orgID); err != nil {
+				return err
+			}
+		}
+		for _, e := range rows {
+			if orgID == 0 || domainAllowed(org, approved, e.Email) {
+				out = append(out, toUserEmail(e))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+type notificationEmailBody struct {
+	NotificationEmailID *db.ID `json:"notification_email_id"`
+}
+
+// userOrgEmailPatch routes an organisation's notifications to one of the
+// caller's verified addresses allowed by its domain rules.
+func (s *Server) userOrgEmailPatch(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b notificationEmailBody
+	if err := rq.decode(&b); err != nil {
+		return err
+	}
+	if b.NotificationEmailID == nil {
+		return fieldError("notification_email_id", "is required")
+	}
+	emailID := int64(*b.NotificationEmailID)
+	var out orgUserJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		org, m, ok, err := memberOrg(rq.ctx, q, rq.user.ID, orgID)
+		if err != nil {
+			return err
+		} else if !ok {
+			return notFound("You are not a member of this organisation.")
+		}
+		e, err := q.UserEmailGet(rq.ctx, db.UserEmailGetParams{ID: emailID, UserID: rq.user.ID})
+		if (err == nil && !e.IsVerified) || db.IsNotFound(err) {
+			return fieldError("notification_email_id", "must be one of your verified e-mail addresses")
+		} else if err != nil {
+			return err
+		}
+		approved, err := q.UserOrganisationDomainsApproved(rq.ctx, orgID)
+		if err != nil {
+			return err
+		}
+		if !domainAllowed(org, approved, e.Email) {
+			return fieldError("notification_email_id", "is on a domain the organisation does not allow")
+		}
+		if err := q.UserMembershipSetNotificationEmail(rq.ctx, db.UserMembershipSetNotificationEmailParams{
+			NotificationEmailID: &e.ID, OrganisationID: orgID, UserID: rq.user.ID,
+		}); err != nil {
+			return err
+		}
+		id := db.ID(e.ID)
+		out = orgUserJSON{IsOwner: org.OwnedBy == rq.user.ID, Pending: m.Pending, JoinedAt: m.JoinedAt, NotificationEmailID: &id}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}

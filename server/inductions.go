@@ -1,0 +1,11 @@
+package server
+
+// Until the inductions area is built no such object exists: after the row's own
+// input checks, lookups by id are 404.
+
+func (s *Server) userInductionGet(rq *request) error {
+	if _, err := rq.pathID("id"); err != nil {
+		return err
+	}
+	return notFound("No such induction assigned to you.")
+}

@@ -1,0 +1,66 @@
+package server
+
+// Until the work items area is built no such object exists: after the row's own
+// input checks, lookups by id are 404.
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"workspace/db"
+)
+
+var workItemFilterFields = db.FilterFields{}
+
+var workItemIDFilters = []string{"organisation", "type", "work_item", "document", "fleet", "asset_group", "project", "status", "location"}
+
+// userWorkItems checks the row's filters and paging, then lists nothing.
+func (s *Server) userWorkItems(rq *request) error {
+	qv := rq.r.URL.Query()
+	p := problems{}
+	for _, name := range workItemIDFilters {
+		if v, ok := qv[name]; ok {
+			if _, ok := db.ParseID(v[0]); !ok {
+				p.add(name, "must be a snowflake id")
+			}
+		}
+	}
+	if v, ok := qv["include_assets"]; ok {
+		if _, err := strconv.ParseBool(v[0]); err != nil {
+			p.add("include_assets", "must be true or false")
+		}
+	}
+	for _, name := range []string{"start_date", "finish_date"} {
+		if v, ok := qv[name]; ok && !validDate(v[0]) {
+			p.add(name, "must be an ISO 8601 date or date-time")
+		}
+	}
+	if err := p.err(); err != nil {
+		return err
+	}
+	// No work item field is filterable until the work items area defines
+	// them: a $filter naming any field is a 400 that says so.
+	if _, err := parseListQuery(rq.r, workItemFilterFields); err != nil {
+		return err
+	}
+	rq.w.Header().Set("X-Total-Count", "0")
+	rq.w.Header().Set("X-Status-Count", "{}")
+	return rq.json(http.StatusOK, []struct{}{})
+}
+
+func validDate(s string) bool {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
+		if _, err := time.Parse(layout, s); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) userWorkItemSubscriptions(rq *request) error {
+	if _, err := rq.pathID("id"); err != nil {
+		return err
+	}
+	return notFound("No such work item.")
+}
