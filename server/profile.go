@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	// timezone_code is checked against the IANA database; a static binary on
 	// a bare host may have no zoneinfo of its own.
@@ -169,9 +168,9 @@ func readMultipartPatch(r *http.Request) (userPatch, error) {
 			}
 			p.avatar = &a
 		case texts[name] != nil:
-			// JSON text is always UTF-8; a form part can be any bytes.
-			if !utf8.ValidString(v) {
-				return p, fieldError(name, "must be UTF-8 text")
+			// The same text rule as JSON bodies (texthygiene.go).
+			if problem := textProblem(v); problem != "" {
+				return p, fieldError(name, problem)
 			}
 			*texts[name] = &v
 		case bools[name] != nil:

@@ -133,6 +133,9 @@ func decodeJSON(r *http.Request, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 { // no copy of a body that may be 32 MiB
 		return nil
 	}
+	if err := checkJSONText(body); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(body, dst); err != nil {
 		return jsonProblem(err)
 	}

@@ -50,6 +50,7 @@ type Server struct {
 	mailer *mailer
 	router *httprouter.Router
 	now    func() time.Time
+	hsts   bool // the public URL is https: tell browsers to keep to it
 }
 
 // New builds the HTTP handler over an open store. ctx is the server's
@@ -96,6 +97,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		log:   cfg.Logger,
 		auth:  newAuthenticator(ctx, cfg.Issuer, cfg.Audience, key, cfg.ExternalIssuers, cfg.HTTPClient, cfg.Logger, cfg.Now),
 		now:   cfg.Now,
+		hsts:  strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
 	}
 	s.mailer = &mailer{smtp: smtpURL, store: store, log: cfg.Logger, now: s.clock}
 	s.router = s.buildRouter()
@@ -162,7 +164,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithValue(r.Context(), requestIDKey, id)
 	r = r.WithContext(context.WithValue(ctx, loggerKey, s.log))
 	// The id is what a 500 names; the header lets a client quote it for any answer.
-	w.Header().Set("X-Request-Id", id)
+	h := w.Header()
+	h.Set("X-Request-Id", id)
+	// Browsers must not guess a type for what we send (an uploaded file
+	// served back must never run as HTML or script).
+	h.Set("X-Content-Type-Options", "nosniff")
+	if s.hsts {
+		h.Set("Strict-Transport-Security", "max-age=31536000")
+	}
 	sw := &statusWriter{ResponseWriter: w}
 	path := r.URL.Path
 	defer func() {
@@ -218,6 +227,9 @@ func (s *Server) handle(acc access, h handlerFunc) httprouter.Handle {
 				return
 			}
 			rq.user = u
+			// An answer made for one caller must not be kept by a shared
+			// cache or the browser's history.
+			w.Header().Set("Cache-Control", "no-store")
 		}
 		if err := h(rq); err != nil {
 			writeError(w, r, err)
