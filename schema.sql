@@ -68,8 +68,9 @@ CREATE TABLE refresh_tokens (
     user_id INTEGER NOT NULL REFERENCES users(id),
     expires_at TEXT NOT NULL,
     created_at TEXT NOT NULL
-);
+, family_id INTEGER NOT NULL DEFAULT 0, used_at TEXT);
 CREATE INDEX refresh_tokens_user ON refresh_tokens(user_id);
+CREATE INDEX refresh_tokens_family ON refresh_tokens(family_id);
 
 -- Uploaded files, content-addressed by SHA-256, so the one database file
 -- holds every byte and backup copies everything.

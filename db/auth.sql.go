@@ -139,13 +139,14 @@ func (q *Queries) OutboxList(ctx context.Context, limit int64) ([]Outbox, error)
 }
 
 const refreshTokenCreate = `-- name: RefreshTokenCreate :exec
-INSERT INTO refresh_tokens(token_hash, user_id, expires_at, created_at)
-VALUES (?1, ?2, ?3, ?4)
+INSERT INTO refresh_tokens(token_hash, user_id, family_id, expires_at, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5)
 `
 
 type RefreshTokenCreateParams struct {
 	TokenHash string
 	UserID    int64
+	FamilyID  int64
 	ExpiresAt string
 	CreatedAt string
 }
@@ -154,9 +155,24 @@ func (q *Queries) RefreshTokenCreate(ctx context.Context, arg RefreshTokenCreate
 	_, err := q.exec(ctx, q.refreshTokenCreateStmt, refreshTokenCreate,
 		arg.TokenHash,
 		arg.UserID,
+		arg.FamilyID,
 		arg.ExpiresAt,
 		arg.CreatedAt,
 	)
+	return err
+}
+
+const refreshTokenDeleteExpired = `-- name: RefreshTokenDeleteExpired :exec
+DELETE FROM refresh_tokens WHERE user_id = ?1 AND expires_at <= ?2
+`
+
+type RefreshTokenDeleteExpiredParams struct {
+	UserID int64
+	Now    string
+}
+
+func (q *Queries) RefreshTokenDeleteExpired(ctx context.Context, arg RefreshTokenDeleteExpiredParams) error {
+	_, err := q.exec(ctx, q.refreshTokenDeleteExpiredStmt, refreshTokenDeleteExpired, arg.UserID, arg.Now)
 	return err
 }
 
@@ -169,20 +185,49 @@ func (q *Queries) RefreshTokenDeleteForUser(ctx context.Context, userID int64) e
 	return err
 }
 
-const refreshTokenTake = `-- name: RefreshTokenTake :one
-DELETE FROM refresh_tokens WHERE token_hash = ?1 RETURNING token_hash, user_id, expires_at, created_at
+const refreshTokenGet = `-- name: RefreshTokenGet :one
+SELECT token_hash, user_id, expires_at, created_at, family_id, used_at FROM refresh_tokens WHERE token_hash = ?1
 `
 
-func (q *Queries) RefreshTokenTake(ctx context.Context, tokenHash string) (RefreshToken, error) {
-	row := q.queryRow(ctx, q.refreshTokenTakeStmt, refreshTokenTake, tokenHash)
+func (q *Queries) RefreshTokenGet(ctx context.Context, tokenHash string) (RefreshToken, error) {
+	row := q.queryRow(ctx, q.refreshTokenGetStmt, refreshTokenGet, tokenHash)
 	var i RefreshToken
 	err := row.Scan(
 		&i.TokenHash,
 		&i.UserID,
 		&i.ExpiresAt,
 		&i.CreatedAt,
+		&i.FamilyID,
+		&i.UsedAt,
 	)
 	return i, err
+}
+
+const refreshTokenRevokeFamily = `-- name: RefreshTokenRevokeFamily :exec
+DELETE FROM refresh_tokens WHERE family_id = ?1
+`
+
+func (q *Queries) RefreshTokenRevokeFamily(ctx context.Context, familyID int64) error {
+	_, err := q.exec(ctx, q.refreshTokenRevokeFamilyStmt, refreshTokenRevokeFamily, familyID)
+	return err
+}
+
+const refreshTokenUse = `-- name: RefreshTokenUse :execrows
+UPDATE refresh_tokens SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL
+`
+
+type RefreshTokenUseParams struct {
+	UsedAt    *string
+	TokenHash string
+}
+
+// RefreshTokenUse marks a live token used; no row means it was used before.
+func (q *Queries) RefreshTokenUse(ctx context.Context, arg RefreshTokenUseParams) (int64, error) {
+	result, err := q.exec(ctx, q.refreshTokenUseStmt, refreshTokenUse, arg.UsedAt, arg.TokenHash)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const signingKeyCreate = `-- name: SigningKeyCreate :exec

@@ -237,11 +237,20 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.refreshTokenCreateStmt, err = db.PrepareContext(ctx, refreshTokenCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query RefreshTokenCreate: %w", err)
 	}
+	if q.refreshTokenDeleteExpiredStmt, err = db.PrepareContext(ctx, refreshTokenDeleteExpired); err != nil {
+		return nil, fmt.Errorf("error preparing query RefreshTokenDeleteExpired: %w", err)
+	}
 	if q.refreshTokenDeleteForUserStmt, err = db.PrepareContext(ctx, refreshTokenDeleteForUser); err != nil {
 		return nil, fmt.Errorf("error preparing query RefreshTokenDeleteForUser: %w", err)
 	}
-	if q.refreshTokenTakeStmt, err = db.PrepareContext(ctx, refreshTokenTake); err != nil {
-		return nil, fmt.Errorf("error preparing query RefreshTokenTake: %w", err)
+	if q.refreshTokenGetStmt, err = db.PrepareContext(ctx, refreshTokenGet); err != nil {
+		return nil, fmt.Errorf("error preparing query RefreshTokenGet: %w", err)
+	}
+	if q.refreshTokenRevokeFamilyStmt, err = db.PrepareContext(ctx, refreshTokenRevokeFamily); err != nil {
+		return nil, fmt.Errorf("error preparing query RefreshTokenRevokeFamily: %w", err)
+	}
+	if q.refreshTokenUseStmt, err = db.PrepareContext(ctx, refreshTokenUse); err != nil {
+		return nil, fmt.Errorf("error preparing query RefreshTokenUse: %w", err)
 	}
 	if q.roleCountStmt, err = db.PrepareContext(ctx, roleCount); err != nil {
 		return nil, fmt.Errorf("error preparing query RoleCount: %w", err)
@@ -789,14 +798,29 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing refreshTokenCreateStmt: %w", cerr)
 		}
 	}
+	if q.refreshTokenDeleteExpiredStmt != nil {
+		if cerr := q.refreshTokenDeleteExpiredStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing refreshTokenDeleteExpiredStmt: %w", cerr)
+		}
+	}
 	if q.refreshTokenDeleteForUserStmt != nil {
 		if cerr := q.refreshTokenDeleteForUserStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing refreshTokenDeleteForUserStmt: %w", cerr)
 		}
 	}
-	if q.refreshTokenTakeStmt != nil {
-		if cerr := q.refreshTokenTakeStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing refreshTokenTakeStmt: %w", cerr)
+	if q.refreshTokenGetStmt != nil {
+		if cerr := q.refreshTokenGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing refreshTokenGetStmt: %w", cerr)
+		}
+	}
+	if q.refreshTokenRevokeFamilyStmt != nil {
+		if cerr := q.refreshTokenRevokeFamilyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing refreshTokenRevokeFamilyStmt: %w", cerr)
+		}
+	}
+	if q.refreshTokenUseStmt != nil {
+		if cerr := q.refreshTokenUseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing refreshTokenUseStmt: %w", cerr)
 		}
 	}
 	if q.roleCountStmt != nil {
@@ -1219,8 +1243,11 @@ type Queries struct {
 	projectUserGetStmt                        *sql.Stmt
 	projectUserListStmt                       *sql.Stmt
 	refreshTokenCreateStmt                    *sql.Stmt
+	refreshTokenDeleteExpiredStmt             *sql.Stmt
 	refreshTokenDeleteForUserStmt             *sql.Stmt
-	refreshTokenTakeStmt                      *sql.Stmt
+	refreshTokenGetStmt                       *sql.Stmt
+	refreshTokenRevokeFamilyStmt              *sql.Stmt
+	refreshTokenUseStmt                       *sql.Stmt
 	roleCountStmt                             *sql.Stmt
 	roleCreateStmt                            *sql.Stmt
 	roleDeleteStmt                            *sql.Stmt
@@ -1360,8 +1387,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		projectUserGetStmt:                        q.projectUserGetStmt,
 		projectUserListStmt:                       q.projectUserListStmt,
 		refreshTokenCreateStmt:                    q.refreshTokenCreateStmt,
+		refreshTokenDeleteExpiredStmt:             q.refreshTokenDeleteExpiredStmt,
 		refreshTokenDeleteForUserStmt:             q.refreshTokenDeleteForUserStmt,
-		refreshTokenTakeStmt:                      q.refreshTokenTakeStmt,
+		refreshTokenGetStmt:                       q.refreshTokenGetStmt,
+		refreshTokenRevokeFamilyStmt:              q.refreshTokenRevokeFamilyStmt,
+		refreshTokenUseStmt:                       q.refreshTokenUseStmt,
 		roleCountStmt:                             q.roleCountStmt,
 		roleCreateStmt:                            q.roleCreateStmt,
 		roleDeleteStmt:                            q.roleDeleteStmt,

@@ -162,6 +162,8 @@ type RefreshToken struct {
 	UserID    int64
 	ExpiresAt string
 	CreatedAt string
+	FamilyID  int64
+	UsedAt    *string
 }
 
 type Role struct {

@@ -12,11 +12,21 @@ SELECT * FROM signing_keys ORDER BY created_at;
 INSERT INTO signing_keys(kid, private_key_pem, created_at) VALUES (@kid, @private_key_pem, @created_at);
 
 -- name: RefreshTokenCreate :exec
-INSERT INTO refresh_tokens(token_hash, user_id, expires_at, created_at)
-VALUES (@token_hash, @user_id, @expires_at, @created_at);
+INSERT INTO refresh_tokens(token_hash, user_id, family_id, expires_at, created_at)
+VALUES (@token_hash, @user_id, @family_id, @expires_at, @created_at);
 
--- name: RefreshTokenTake :one
-DELETE FROM refresh_tokens WHERE token_hash = @token_hash RETURNING *;
+-- name: RefreshTokenGet :one
+SELECT * FROM refresh_tokens WHERE token_hash = @token_hash;
+
+-- RefreshTokenUse marks a live token used; no row means it was used before.
+-- name: RefreshTokenUse :execrows
+UPDATE refresh_tokens SET used_at = @used_at WHERE token_hash = @token_hash AND used_at IS NULL;
+
+-- name: RefreshTokenRevokeFamily :exec
+DELETE FROM refresh_tokens WHERE family_id = @family_id;
+
+-- name: RefreshTokenDeleteExpired :exec
+DELETE FROM refresh_tokens WHERE user_id = @user_id AND expires_at <= @now;
 
 -- name: RefreshTokenDeleteForUser :exec
 DELETE FROM refresh_tokens WHERE user_id = @user_id;

@@ -191,31 +191,17 @@ func (s *Server) token(rq *request) error {
 		if rt == "" {
 			return fail("invalid_request", "refresh_token is required.")
 		}
-		// Refresh tokens rotate: each is taken (deleted) when used, in the
-		// same transaction that stores its successor, so a token is good
-		// exactly once. An expired one is deleted too.
-		expired := false
+		var refused string
 		err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
-			row, err := q.RefreshTokenTake(rq.ctx, hashToken(rt))
-			if err != nil {
-				return err
-			}
-			if row.ExpiresAt <= s.nowText() {
-				expired = true
-				return nil
-			}
-			u, err := q.UserGet(rq.ctx, row.UserID)
-			if err != nil {
-				return err
-			}
-			resp, err = s.issueTokens(rq.ctx, q, u)
+			var err error
+			resp, refused, err = s.rotateRefresh(rq.ctx, q, rt)
 			return err
 		})
-		if db.IsNotFound(err) || (err == nil && expired) {
-			return fail("invalid_grant", "The refresh token is invalid, used or expired.")
-		}
 		if err != nil {
 			return err
+		}
+		if refused != "" {
+			return fail("invalid_grant", refused)
 		}
 	case "":
 		return fail("invalid_request", "grant_type is required.")
@@ -228,7 +214,86 @@ func (s *Server) token(rq *request) error {
 
 // issueTokens makes an access token, an id token and a refresh token, whose
 // hash it stores with q.
+// rotateRefresh exchanges a refresh token for new tokens. Tokens rotate: a
+// used token is kept, marked used, until it expires, and its successor joins
+// its chain. Presenting a used token again means it leaked (the thief or the
+// owner used it first), so the whole chain is revoked and both must sign in
+// again (OAuth 2.0 Security BCP, section 4.14). refused says why the token
+// was refused; the revocation must commit, so it is not an error.
+func (s *Server) rotateRefresh(ctx context.Context, q *db.Queries, raw string) (tokenResponse, string, error) {
+	const bad = "The refresh token is invalid, used or expired."
+	row, err := q.RefreshTokenGet(ctx, hashToken(raw))
+	if db.IsNotFound(err) {
+		return tokenResponse{}, bad, nil
+	} else if err != nil {
+		return tokenResponse{}, "", err
+	}
+	now := s.nowText()
+	if row.ExpiresAt <= now {
+		return tokenResponse{}, bad, q.RefreshTokenDeleteExpired(ctx, db.RefreshTokenDeleteExpiredParams{UserID: row.UserID, Now: now})
+	}
+	n, err := q.RefreshTokenUse(ctx, db.RefreshTokenUseParams{UsedAt: &now, TokenHash: row.TokenHash})
+	if err != nil {
+		return tokenResponse{}, "", err
+	}
+	if n == 0 {
+		s.log.WarnContext(ctx, "refresh token reused: chain revoked", "user_id", row.UserID, "request_id", requestID(ctx))
+		return tokenResponse{}, bad, q.RefreshTokenRevokeFamily(ctx, row.FamilyID)
+	}
+	u, err := q.UserGet(ctx, row.UserID)
+	if db.IsNotFound(err) {
+		return tokenResponse{}, bad, nil
+	} else if err != nil {
+		return tokenResponse{}, "", err
+	}
+	resp, err := s.issueTokensIn(ctx, q, u, row.FamilyID)
+	return resp, "", err
+}
+
+// revoke is RFC 7009 token revocation, for signing out: a refresh token
+// revokes its whole chain. Access tokens are self-contained JWTs that expire
+// within the hour; they cannot be revoked one by one. Unknown, used or
+// malformed tokens answer 200 as well, as the RFC asks, so the answer tells
+// nothing about the token.
+func (s *Server) revoke(rq *request) error {
+	if mt, _, _ := mime.ParseMediaType(rq.r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
+		return errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/x-www-form-urlencoded.")
+	}
+	if err := rq.r.ParseForm(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errBodyTooLarge
+		}
+		return rq.json(http.StatusBadRequest, tokenError{Error: "invalid_request", Description: "The body must be application/x-www-form-urlencoded."})
+	}
+	raw := rq.r.PostForm.Get("token")
+	if raw == "" {
+		return rq.json(http.StatusBadRequest, tokenError{Error: "invalid_request", Description: "token is required."})
+	}
+	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		row, err := q.RefreshTokenGet(rq.ctx, hashToken(raw))
+		if db.IsNotFound(err) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return q.RefreshTokenRevokeFamily(rq.ctx, row.FamilyID)
+	})
+	if err != nil {
+		return err
+	}
+	rq.w.Header().Set("Cache-Control", "no-store")
+	rq.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// issueTokens signs a new access and ID token and starts a refresh chain.
 func (s *Server) issueTokens(ctx context.Context, q *db.Queries, u db.User) (tokenResponse, error) {
+	return s.issueTokensIn(ctx, q, u, s.store.IDs.Next())
+}
+
+// issueTokensIn is issueTokens with the refresh token joining chain family.
+func (s *Server) issueTokensIn(ctx context.Context, q *db.Queries, u db.User, family int64) (tokenResponse, error) {
 	now := s.clock()
 	access, err := s.auth.accessToken(u, now)
 	if err != nil {
@@ -244,9 +309,14 @@ func (s *Server) issueTokens(ctx context.Context, q *db.Queries, u db.User) (tok
 	if err != nil {
 		return tokenResponse{}, err
 	}
+	// Used tokens are kept until they expire (to recognise reuse); sweep the
+	// user's expired ones here so the table stays bounded.
+	if err := q.RefreshTokenDeleteExpired(ctx, db.RefreshTokenDeleteExpiredParams{UserID: u.ID, Now: db.FormatTime(now)}); err != nil {
+		return tokenResponse{}, err
+	}
 	refresh := randomToken(32)
 	err = q.RefreshTokenCreate(ctx, db.RefreshTokenCreateParams{
-		TokenHash: hashToken(refresh), UserID: u.ID,
+		TokenHash: hashToken(refresh), UserID: u.ID, FamilyID: family,
 		ExpiresAt: db.FormatTime(now.Add(refreshTokenTTL)), CreatedAt: db.FormatTime(now),
 	})
 	if err != nil {
@@ -258,18 +328,20 @@ func (s *Server) issueTokens(ctx context.Context, q *db.Queries, u db.User) (tok
 func (s *Server) discovery(rq *request) error {
 	iss := s.cfg.Issuer
 	return rq.json(http.StatusOK, map[string]any{
-		"issuer":                                iss,
-		"token_endpoint":                        iss + "/oauth/token",
-		"userinfo_endpoint":                     iss + "/oauth/userinfo",
-		"jwks_uri":                              iss + "/.well-known/jwks.json",
-		"registration_endpoint":                 iss + "/auth/register",
-		"grant_types_supported":                 []string{"password", "refresh_token"},
-		"response_types_supported":              []string{"token"},
-		"subject_types_supported":               []string{"public"},
-		"id_token_signing_alg_values_supported": []string{"RS256"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
-		"scopes_supported":                      []string{"openid", "email", "profile"},
-		"claims_supported":                      []string{"iss", "sub", "aud", "exp", "iat", "jti", "email", "given_name", "family_name", "name"},
+		"issuer":                                     iss,
+		"token_endpoint":                             iss + "/oauth/token",
+		"revocation_endpoint":                        iss + "/oauth/revoke",
+		"userinfo_endpoint":                          iss + "/oauth/userinfo",
+		"jwks_uri":                                   iss + "/.well-known/jwks.json",
+		"registration_endpoint":                      iss + "/auth/register",
+		"grant_types_supported":                      []string{"password", "refresh_token"},
+		"response_types_supported":                   []string{"token"},
+		"subject_types_supported":                    []string{"public"},
+		"id_token_signing_alg_values_supported":      []string{"RS256"},
+		"token_endpoint_auth_methods_supported":      []string{"none"},
+		"revocation_endpoint_auth_methods_supported": []string{"none"},
+		"scopes_supported":                           []string{"openid", "email", "profile"},
+		"claims_supported":                           []string{"iss", "sub", "aud", "exp", "iat", "jti", "email", "given_name", "family_name", "name"},
 	})
 }
 

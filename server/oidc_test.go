@@ -310,9 +310,58 @@ func TestPasswordGrant(t *testing.T) {
 			t.Fatalf("refresh_token = %q, want a new one", second)
 		}
 		e.must(http.StatusOK, &testUser{Token: next["access_token"].(string)}, "GET", "/users/@me", nil)
-		grantErr(t, e.tokenReq(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first}}), 400, "invalid_grant")
-		if r := e.tokenReq(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {second}}); r.Status != http.StatusOK {
-			t.Fatalf("the rotated token: status %d, want 200", r.Status)
+		third := e.tokenReq(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {second}})
+		if third.Status != http.StatusOK {
+			t.Fatalf("the rotated token: status %d, want 200", third.Status)
+		}
+	})
+	t.Run("reuse of a rotated token revokes its whole chain", func(t *testing.T) {
+		login := func() string {
+			return e.tokenReq(url.Values{"grant_type": {"password"}, "username": {"pat@example.com"}, "password": {"correct horse"}}).obj(t)["refresh_token"].(string)
+		}
+		refresh := func(rt string) *testResponse {
+			return e.tokenReq(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}})
+		}
+		other := login() // another sign-in, another chain: untouched
+		first := login()
+		second := refresh(first).obj(t)["refresh_token"].(string)
+		third := refresh(second).obj(t)["refresh_token"].(string)
+		grantErr(t, refresh(first), 400, "invalid_grant") // the leaked, used token comes back
+		for _, rt := range []string{second, third} { // used, and the live end of the chain
+			grantErr(t, refresh(rt), 400, "invalid_grant")
+		}
+		if r := refresh(other); r.Status != http.StatusOK {
+			t.Fatalf("a token of another chain: status %d, want 200", r.Status)
+		}
+	})
+	t.Run("revoke signs out: the chain ends, 200 for anything", func(t *testing.T) {
+		rt := e.tokenReq(url.Values{"grant_type": {"password"}, "username": {"pat@example.com"}, "password": {"correct horse"}}).obj(t)["refresh_token"].(string)
+		next := e.tokenReq(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}}).obj(t)["refresh_token"].(string)
+		revoke := func(form url.Values) *testResponse {
+			return e.postRaw("/oauth/revoke", "application/x-www-form-urlencoded", form.Encode())
+		}
+		if r := revoke(url.Values{"token": {rt}, "token_type_hint": {"refresh_token"}}); r.Status != http.StatusOK {
+			t.Fatalf("revoke: status %d, want 200; body %s", r.Status, r.Body)
+		}
+		grantErr(t, e.tokenReq(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {next}}), 400, "invalid_grant")
+		for name, form := range map[string]url.Values{
+			"unknown token":   {"token": {"nope"}},
+			"revoked again":   {"token": {rt}},
+			"an access token": {"token": {tok["access_token"].(string)}, "token_type_hint": {"access_token"}},
+		} {
+			if r := revoke(form); r.Status != http.StatusOK {
+				t.Errorf("%s: status %d, want 200", name, r.Status)
+			}
+		}
+		if r := revoke(url.Values{}); r.Status != http.StatusBadRequest {
+			t.Errorf("no token: status %d, want 400", r.Status)
+		}
+		if r := e.postRaw("/oauth/revoke", "application/json", `{"token":"x"}`); r.Status != http.StatusUnsupportedMediaType {
+			t.Errorf("JSON body: status %d, want 415", r.Status)
+		}
+		disc := e.do(nil, "GET", "/.well-known/openid-configuration", nil).obj(t)
+		if disc["revocation_endpoint"] != "http://workspace.test/oauth/revoke" {
+			t.Errorf("revocation_endpoint = %v", disc["revocation_endpoint"])
 		}
 	})
 	t.Run("a refresh token is good once under concurrency", func(t *testing.T) {

@@ -22,6 +22,7 @@ func (s *Server) routes() []route {
 		// Sign-in: the server is its own OpenID provider.
 		{"POST", "/auth/register", public, s.register},
 		{"POST", "/oauth/token", public, s.token},
+		{"POST", "/oauth/revoke", public, s.revoke},
 		{"GET", "/.well-known/openid-configuration", public, s.discovery},
 		{"GET", "/.well-known/jwks.json", public, s.jwks},
 		{"GET", "/oauth/userinfo", authenticated, s.userinfo},
