@@ -327,7 +327,7 @@ func TestPasswordGrant(t *testing.T) {
 		second := refresh(first).obj(t)["refresh_token"].(string)
 		third := refresh(second).obj(t)["refresh_token"].(string)
 		grantErr(t, refresh(first), 400, "invalid_grant") // the leaked, used token comes back
-		for _, rt := range []string{second, third} { // used, and the live end of the chain
+		for _, rt := range []string{second, third} {      // used, and the live end of the chain
 			grantErr(t, refresh(rt), 400, "invalid_grant")
 		}
 		if r := refresh(other); r.Status != http.StatusOK {
