@@ -47,11 +47,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) *cobra.Command {
 	var (
-		addr, dbPath, syncMode, smtpURL, issuerURL, audience string
-		nodeID, maxBody                                      int64
-		maxProjects, maxMembers                              int
-		registration                                         bool
-		oidcIssuers, oidcAudiences                           []string
+		addr, dbPath, syncMode, smtpURL, issuerURL, audience                       string
+		nodeID, maxBody                                                            int64
+		maxProjects, maxMembers, accountAttempts, addressAttempts, connsPerAddress int
+		registration                                                               bool
+		oidcIssuers, oidcAudiences                                                 []string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -99,14 +99,16 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			h, err := server.New(ctx, store, server.Config{
 				Issuer: issuerURL, Audience: audience, Registration: registration, MaxBody: maxBody,
 				MaxProjectsPerOrg: maxProjects, MaxMembersPerOrg: maxMembers, ExternalIssuers: ext,
-				SMTPURL: smtpURL, Logger: logger,
+				SMTPURL: smtpURL, Logger: logger, AccountAttempts: accountAttempts, AddressAttempts: addressAttempts,
 			})
 			if err != nil {
 				return err
 			}
-			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+			// Bodies get per-request read deadlines (server.bodyDeadline); the
+			// write timeout bounds a client that reads answers too slowly.
+			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, WriteTimeout: 15 * time.Minute}
 			errc := make(chan error, 1)
-			go func() { errc <- srv.Serve(ln) }()
+			go func() { errc <- srv.Serve(server.LimitConnsPerAddress(ln, connsPerAddress)) }()
 			logger.Info("serving", "addr", ln.Addr().String(), "db", dbPath, "issuer", issuerURL)
 			fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 			select {
@@ -135,6 +137,9 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 	f.Int64Var(&maxBody, "max-body", 32<<20, "largest request body in bytes")
 	f.IntVar(&maxProjects, "max-projects-per-org", 0, "open projects per organisation (0 = unlimited)")
 	f.IntVar(&maxMembers, "max-members-per-org", 0, "members per organisation (0 = unlimited)")
+	f.IntVar(&connsPerAddress, "max-conns-per-address", 64, "open connections one client address may hold (0 = unlimited)")
+	f.IntVar(&accountAttempts, "account-attempts", 10, "failed guesses (passwords, codes) one account may take before 429; refills in 10 minutes")
+	f.IntVar(&addressAttempts, "address-attempts", 50, "failed guesses and registrations one client address may make before 429; refills in 5 minutes")
 	f.StringArrayVar(&oidcIssuers, "oidc-issuer", nil, "external OpenID issuer URL to trust (repeatable)")
 	f.StringArrayVar(&oidcAudiences, "oidc-audience", nil, "audience expected from the matching --oidc-issuer (repeatable)")
 	f.StringVar(&smtpURL, "smtp-url", "", "send mail through smtp://user:pass@host:port?from=addr (default: log and outbox)")

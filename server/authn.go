@@ -88,7 +88,14 @@ func loadSigningKey(ctx context.Context, store *db.Store, now time.Time) (*signi
 type ExternalIssuer struct {
 	URL      string
 	Audience string
+	// KeyRefresh is how often its key set is fetched again, so a key the
+	// issuer removed stops working (0: externalKeyRefresh).
+	KeyRefresh time.Duration
 }
+
+// externalKeyRefresh bounds how long a key an external issuer removed (say,
+// after a leak) still verifies tokens here, cached ones included.
+const externalKeyRefresh = 10 * time.Minute
 
 // claims are the access token claims, local or external.
 type claims struct {
@@ -98,6 +105,11 @@ type claims struct {
 	GivenName     string    `json:"given_name,omitempty"`
 	FamilyName    string    `json:"family_name,omitempty"`
 	Name          string    `json:"name,omitempty"`
+
+	// For a verified external token: its issuer and key, so a cached
+	// verification can be dropped when the issuer removes that key.
+	ext *externalVerifier
+	kid string
 }
 
 // flexBool is a boolean claim that some issuers (AWS Cognito) send as the
@@ -134,6 +146,8 @@ type authenticator struct {
 type cachedToken struct {
 	userID  int64
 	expires time.Time
+	ext     *externalVerifier // nil for our own tokens
+	kid     string
 }
 
 type externalVerifier struct {
@@ -143,7 +157,8 @@ type externalVerifier struct {
 	log      *slog.Logger
 	// life bounds keyfunc's background refresh: the server's lifetime, not
 	// one request's.
-	life context.Context
+	life    context.Context
+	refresh time.Duration // how often the key set is fetched again
 
 	mu         sync.Mutex
 	keys       keyfunc.Keyfunc // fetched on first use
@@ -169,7 +184,11 @@ func newAuthenticator(life context.Context, issuer, audience string, key *signin
 	}
 	for _, e := range ext {
 		iss := strings.TrimSuffix(e.URL, "/")
-		a.external[iss] = &externalVerifier{audience: e.Audience, issuer: iss, httpc: httpc, log: log, life: life}
+		refresh := e.KeyRefresh
+		if refresh <= 0 {
+			refresh = externalKeyRefresh
+		}
+		a.external[iss] = &externalVerifier{audience: e.Audience, issuer: iss, httpc: httpc, log: log, life: life, refresh: refresh}
 	}
 	return a
 }
@@ -218,6 +237,8 @@ func (a *authenticator) verify(ctx context.Context, raw string) (*claims, bool, 
 		if err != nil {
 			return nil, err
 		}
+		c.ext = ev
+		c.kid, _ = t.Header["kid"].(string)
 		// An unknown kid makes keyfunc refetch the JWKS (rate limited), so
 		// a key rotated at the issuer works without a restart.
 		return kf.KeyfuncCtx(ctx)(t)
@@ -277,6 +298,7 @@ func (ev *externalVerifier) fetch(ctx context.Context) (keyfunc.Keyfunc, error) 
 		// (a longer wait fails at once) and the refetch itself.
 		RefreshUnknownKID: rate.NewLimiter(rate.Every(time.Minute), 1),
 		RateLimitWaitMax:  5 * time.Second,
+		RefreshInterval:   ev.refresh,
 		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
 			return func(_ context.Context, err error) {
 				ev.log.Warn("external issuer keys refresh failed", "issuer", ev.issuer, "url", u, "err", err)
@@ -316,18 +338,39 @@ func discoverJWKS(ctx context.Context, httpc *http.Client, issuer string) (strin
 }
 
 // cached returns the user id of a token verified before and not yet expired.
-func (a *authenticator) cached(raw string, now time.Time) (int64, bool) {
+func (a *authenticator) cached(ctx context.Context, raw string, now time.Time) (int64, bool) {
 	sum := sha256.Sum256([]byte(raw))
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	c, ok := a.verified[sum]
+	a.mu.Unlock()
 	if !ok || !now.Before(c.expires) {
+		return 0, false
+	}
+	if c.ext != nil && !c.ext.hasKey(ctx, c.kid) {
+		// The issuer removed the key since: verify again (and fail).
+		a.mu.Lock()
+		delete(a.verified, sum)
+		a.mu.Unlock()
 		return 0, false
 	}
 	return c.userID, true
 }
 
-func (a *authenticator) remember(raw string, userID int64, expires, now time.Time) {
+// hasKey reports whether the issuer's current key set (as last fetched)
+// still holds kid.
+func (ev *externalVerifier) hasKey(ctx context.Context, kid string) bool {
+	ev.mu.Lock()
+	kf := ev.keys
+	ev.mu.Unlock()
+	if kf == nil {
+		return false
+	}
+	_, err := kf.Storage().KeyRead(ctx, kid)
+	return err == nil
+}
+
+func (a *authenticator) remember(raw string, userID int64, c *claims, now time.Time) {
+	expires := c.ExpiresAt.Time
 	sum := sha256.Sum256([]byte(raw))
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -341,7 +384,7 @@ func (a *authenticator) remember(raw string, userID int64, expires, now time.Tim
 			clear(a.verified)
 		}
 	}
-	a.verified[sum] = cachedToken{userID: userID, expires: expires}
+	a.verified[sum] = cachedToken{userID: userID, expires: expires, ext: c.ext, kid: c.kid}
 }
 
 func randomToken(n int) string {

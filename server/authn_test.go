@@ -181,7 +181,7 @@ func TestBearerExpiryAndCache(t *testing.T) {
 		e := newEnv(t)
 		alice := pin(e.user("alice"))
 		e.must(http.StatusOK, alice, "GET", "/users/@me", nil)
-		if _, ok := e.srv.auth.cached(alice.Token, e.clock.Now()); !ok {
+		if _, ok := e.srv.auth.cached(context.Background(), alice.Token, e.clock.Now()); !ok {
 			t.Fatal("token not cached after a successful request; this test would prove nothing")
 		}
 		e.clock.Advance(59 * time.Minute)

@@ -155,6 +155,13 @@ func (s *Server) userEmailPatch(rq *request) error {
 			ro[name] = raw
 		}
 	}
+	emailGuess := guessOf("email_token", userAccount(rq.user.ID))
+	if b.EmailToken != nil {
+		if err := s.allowGuess(rq, emailGuess); err != nil {
+			return err
+		}
+	}
+	badToken := false
 	var e db.UserEmail
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		if e, err = userEmailGetOwn(rq.ctx, q, rq.user.ID, id); err != nil {
@@ -167,6 +174,7 @@ func (s *Server) userEmailPatch(rq *request) error {
 			tok := strings.TrimSpace(*b.EmailToken)
 			if e.TokenHash == nil || e.TokenExpiresAt == nil || !s.live(*e.TokenExpiresAt) ||
 				subtle.ConstantTimeCompare([]byte(hashToken(tok)), []byte(*e.TokenHash)) != 1 {
+				badToken = true
 				return fieldError("email_token", "is invalid or expired")
 			}
 			if n, err := q.UserEmailVerifiedElsewhere(rq.ctx, db.UserEmailVerifiedElsewhereParams{Email: e.Email, UserID: e.UserID}); err != nil {
@@ -204,6 +212,9 @@ func (s *Server) userEmailPatch(rq *request) error {
 		e.IsPrimary = true
 		return nil
 	})
+	if badToken {
+		s.failedGuess(rq, emailGuess)
+	}
 	if err != nil {
 		return err
 	}

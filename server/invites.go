@@ -432,11 +432,18 @@ func (s *Server) inviteRevoke(rq *request) error {
 // transaction makes the seat count and the insert atomic, so concurrent
 // uses never exceed the quota.
 func (s *Server) inviteUse(rq *request) error {
+	// Codes are secrets too: a caller trying codes is limited like any
+	// other guessing.
+	g := guessOf("invite_code", userAccount(rq.user.ID))
+	if err := s.allowGuess(rq, g); err != nil {
+		return err
+	}
 	var out orgContextJSON
 	already := false
 	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		inv, err := inviteByCode(rq, q)
 		if err != nil {
+			s.failedGuess(rq, g)
 			return err
 		}
 		if inv.Revoked {

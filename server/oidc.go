@@ -51,6 +51,13 @@ func (s *Server) register(rq *request) error {
 	if !s.cfg.Registration {
 		return forbidden("Registration is turned off on this server.")
 	}
+	// Every registration counts against the client address: it would
+	// otherwise probe which addresses have accounts, or mass-create them.
+	g := guess{kind: "register"}
+	if err := s.allowGuess(rq, g); err != nil {
+		return err
+	}
+	s.failedGuess(rq, g)
 	var b registerBody
 	if err := rq.decode(&b); err != nil {
 		return err
@@ -170,6 +177,10 @@ func (s *Server) token(rq *request) error {
 		if email == "" || pw == "" {
 			return fail("invalid_request", "username and password are required.")
 		}
+		g := guessOf("password", email)
+		if err := s.allowGuess(rq, g); err != nil {
+			return err
+		}
 		u, err := s.store.R.UserGetByEmail(rq.ctx, email)
 		if err != nil && !db.IsNotFound(err) {
 			return err
@@ -177,6 +188,7 @@ func (s *Server) token(rq *request) error {
 		// An unknown address still costs one hash check: timing does not
 		// tell which addresses have accounts.
 		if !checkPassword(u.PasswordHash, pw) {
+			s.failedGuess(rq, g)
 			return fail("invalid_grant", "The e-mail address or password is wrong.")
 		}
 		err = s.store.InTx(rq.ctx, func(q *db.Queries) error {

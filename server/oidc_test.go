@@ -651,3 +651,31 @@ func TestExternalIssuerDown(t *testing.T) {
 		assertUnauthorized(t, e.do(&testUser{Token: tok}, "GET", "/users/@me", nil))
 	}
 }
+
+// TestExternalRemovedKeyDropsCachedTokens: once the issuer removes a key
+// (after a leak, say), tokens it signed stop working here within one key
+// refresh, also those whose verification was cached.
+func TestExternalRemovedKeyDropsCachedTokens(t *testing.T) {
+	iss := newFakeIssuer(t)
+	e := newEnv(t, func(c *Config) {
+		c.ExternalIssuers = []ExternalIssuer{{URL: iss.srv.URL + "/", Audience: "ext-aud", KeyRefresh: 50 * time.Millisecond}}
+		c.HTTPClient = iss.srv.Client()
+	})
+	tok := &testUser{Token: iss.token("k1", e.clock.Now(), jwt.MapClaims{"sub": "gone", "email": "gone@corp.example", "email_verified": true})}
+	e.must(http.StatusOK, tok, "GET", "/users/@me", nil)
+	e.must(http.StatusOK, tok, "GET", "/users/@me", nil) // now served from the cache
+	iss.rotate("k2")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := e.do(tok, "GET", "/users/@me", nil)
+		if r.Status == http.StatusUnauthorized {
+			break
+		}
+		if r.Status != http.StatusOK || time.Now().After(deadline) {
+			t.Fatalf("token of a removed key: status %d, want 401 after the key refresh", r.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Tokens of the key that replaced it work.
+	e.must(http.StatusOK, &testUser{Token: iss.token("k2", e.clock.Now(), jwt.MapClaims{"sub": "gone", "email": "gone@corp.example", "email_verified": true})}, "GET", "/users/@me", nil)
+}

@@ -337,6 +337,12 @@ func (s *Server) userPatchMe(rq *request) error {
 	if err := p.validate(); err != nil {
 		return err
 	}
+	phoneGuess := guessOf("phone_code", userAccount(rq.user.ID))
+	if p.PhoneNumberToken != nil {
+		if err := s.allowGuess(rq, phoneGuess); err != nil {
+			return err
+		}
+	}
 	now := s.nowText()
 	var out userExtendedJSON
 	badCode := false
@@ -435,6 +441,7 @@ func (s *Server) userPatchMe(rq *request) error {
 		return err
 	})
 	if badCode {
+		s.failedGuess(rq, phoneGuess)
 		// Count the failed guess outside the refused change, so codes cannot
 		// be guessed without limit.
 		if aerr := s.store.InTx(rq.ctx, func(q *db.Queries) error {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -127,6 +128,9 @@ func decodeJSON(r *http.Request, dst any) error {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return errBodyTooLarge
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return errorf(http.StatusRequestTimeout, "The request body arrived too slowly.")
 		}
 		return badRequest("The request body could not be read.")
 	}

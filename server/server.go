@@ -38,6 +38,14 @@ type Config struct {
 	LookupTXT func(ctx context.Context, name string) ([]string, error)
 	// HTTPClient fetches external issuers' discovery documents and keys.
 	HTTPClient *http.Client
+	// AccountAttempts and AddressAttempts are the failed guesses an account
+	// and a client address may make at once (0: the defaults in
+	// ratelimit.go); docs/security.md.
+	AccountAttempts int
+	AddressAttempts int
+	// BodyTimeout is the least time a request body may take to arrive; big
+	// bodies get more (bodyDeadline). 0: one minute.
+	BodyTimeout time.Duration
 }
 
 // Server holds the dependencies of every handler.
@@ -51,6 +59,7 @@ type Server struct {
 	router *httprouter.Router
 	now    func() time.Time
 	hsts   bool // the public URL is https: tell browsers to keep to it
+	limits attemptLimits
 }
 
 // New builds the HTTP handler over an open store. ctx is the server's
@@ -92,12 +101,13 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:   cfg,
-		store: store,
-		log:   cfg.Logger,
-		auth:  newAuthenticator(ctx, cfg.Issuer, cfg.Audience, key, cfg.ExternalIssuers, cfg.HTTPClient, cfg.Logger, cfg.Now),
-		now:   cfg.Now,
-		hsts:  strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
+		cfg:    cfg,
+		store:  store,
+		log:    cfg.Logger,
+		auth:   newAuthenticator(ctx, cfg.Issuer, cfg.Audience, key, cfg.ExternalIssuers, cfg.HTTPClient, cfg.Logger, cfg.Now),
+		now:    cfg.Now,
+		limits: newAttemptLimits(cfg.AccountAttempts, cfg.AddressAttempts),
+		hsts:   strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
 	}
 	s.mailer = &mailer{smtp: smtpURL, store: store, log: cfg.Logger, now: s.clock}
 	s.router = s.buildRouter()
@@ -191,11 +201,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.String("id", id), slog.String("method", r.Method), slog.String("path", path),
 			slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)))
 	}()
-	if r.Body != nil {
+	if r.Body != nil && r.ContentLength != 0 {
 		r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBody)
+		// A client sending its body a byte at a time must not hold a
+		// connection and a goroutine for long. Not supported (tests'
+		// recorders) leaves it to the connection's own timeouts.
+		_ = http.NewResponseController(sw).SetReadDeadline(time.Now().Add(s.bodyDeadline(r.ContentLength)))
 	}
 	rewriteUserPath(r)
 	s.router.ServeHTTP(sw, r)
+}
+
+// bodyDeadline is how long a body of n bytes (-1: unknown, so the largest
+// allowed) may take to arrive: BodyTimeout, plus a second for every 64 KiB,
+// so an upload needs at least 64 KiB/s; at most 15 minutes.
+func (s *Server) bodyDeadline(n int64) time.Duration {
+	base := s.cfg.BodyTimeout
+	if base <= 0 {
+		base = time.Minute
+	}
+	if n < 0 || n > s.cfg.MaxBody {
+		n = s.cfg.MaxBody
+	}
+	return min(base+time.Duration(n>>16)*time.Second, 15*time.Minute)
 }
 
 // request is what a handler gets: the exchange, path params and the caller.
@@ -250,7 +278,7 @@ func (s *Server) authenticate(r *http.Request) (db.User, error) {
 	now := s.clock()
 	var u db.User
 	var err error
-	if uid, ok := s.auth.cached(raw, now); ok {
+	if uid, ok := s.auth.cached(r.Context(), raw, now); ok {
 		u, err = s.caller(r.Context(), uid)
 	} else {
 		u, err = s.verifiedUser(r.Context(), raw, now)
@@ -277,7 +305,7 @@ func (s *Server) verifiedUser(ctx context.Context, raw string, now time.Time) (d
 		return db.User{}, errUnauthorized("The bearer token is invalid.")
 	}
 	if err == nil {
-		s.auth.remember(raw, u.ID, c.ExpiresAt.Time, now)
+		s.auth.remember(raw, u.ID, c, now)
 	}
 	return u, err
 }

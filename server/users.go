@@ -309,7 +309,13 @@ func (s *Server) userDeleteMe(rq *request) error {
 	if token == "" && b.EmailToken != nil {
 		token = strings.TrimSpace(*b.EmailToken)
 	}
-	deleted := false
+	deleteGuess := guessOf("deletion_token", userAccount(rq.user.ID))
+	if token != "" {
+		if err := s.allowGuess(rq, deleteGuess); err != nil {
+			return err
+		}
+	}
+	deleted, badToken := false, false
 	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		u, err := q.UserGet(rq.ctx, rq.user.ID)
 		if err != nil {
@@ -342,6 +348,7 @@ func (s *Server) userDeleteMe(rq *request) error {
 			return err
 		}
 		if err != nil || !s.live(t.ExpiresAt) || subtle.ConstantTimeCompare([]byte(hashToken(token)), []byte(t.TokenHash)) != 1 {
+			badToken = true
 			return &Error{Status: http.StatusBadRequest, Code: codeDeletionToken, Message: "The deletion token is invalid or expired."}
 		}
 		for _, del := range []func(context.Context, int64) error{
@@ -356,6 +363,9 @@ func (s *Server) userDeleteMe(rq *request) error {
 		at := db.FormatTime(now)
 		return q.UserSoftDelete(rq.ctx, db.UserSoftDeleteParams{DeletedAt: &at, ID: u.ID})
 	})
+	if badToken {
+		s.failedGuess(rq, deleteGuess)
+	}
 	if err != nil {
 		return err
 	}
