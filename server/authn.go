@@ -194,10 +194,21 @@ func newAuthenticator(life context.Context, issuer, audience string, key *signin
 }
 
 // sign makes a JWT with the server's key.
-func (a *authenticator) sign(c jwt.Claims) (string, error) {
+func (a *authenticator) sign(c jwt.Claims, typ string) (string, error) {
 	t := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
 	t.Header["kid"] = a.key.kid
+	t.Header["typ"] = typ
 	return t.SignedString(a.key.priv)
+}
+
+// accessTokenType is the JWT type of our access tokens (RFC 9068). Only
+// tokens of this type are bearer tokens: an ID token (typ JWT) or a signing
+// token, signed with the same key, must not open the API.
+const accessTokenType = "at+jwt"
+
+func isAccessTokenType(typ string) bool {
+	typ = strings.ToLower(typ)
+	return typ == accessTokenType || typ == "application/"+accessTokenType
 }
 
 // accessToken issues a one-hour access token for a user.
@@ -212,7 +223,7 @@ func (a *authenticator) accessToken(u db.User, now time.Time) (string, error) {
 			ID:        randomToken(16),
 		},
 		Email: u.Email,
-	})
+	}, accessTokenType)
 }
 
 // verify checks a bearer token and returns its claims and whether it came
@@ -226,6 +237,9 @@ func (a *authenticator) verify(ctx context.Context, raw string) (*claims, bool, 
 			local = true
 			if kid, _ := t.Header["kid"].(string); kid != a.key.kid {
 				return nil, errors.New("unknown key id")
+			}
+			if typ, _ := t.Header["typ"].(string); !isAccessTokenType(typ) {
+				return nil, errors.New("not an access token")
 			}
 			return &a.key.priv.PublicKey, nil
 		}

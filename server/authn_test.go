@@ -40,6 +40,7 @@ func (e *testEnv) authnClaims(u *testUser) jwt.MapClaims {
 func signRS(t testing.TB, key *rsa.PrivateKey, kid string, method jwt.SigningMethod, c jwt.Claims) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(method, c)
+	tok.Header["typ"] = accessTokenType // so spoiled tokens fail for their own reason
 	if kid != "" {
 		tok.Header["kid"] = kid
 	}
@@ -140,6 +141,19 @@ func TestBearerRejects(t *testing.T) {
 		{"subject not a snowflake", "Bearer " + spoil(func(c jwt.MapClaims) { c["sub"] = "alice" })},
 		{"subject of nobody", "Bearer " + spoil(func(c jwt.MapClaims) { c["sub"] = "12345" })},
 		{"no subject", "Bearer " + spoil(func(c jwt.MapClaims) { delete(c, "sub") })},
+		{"typ JWT with the right key", "Bearer " + func() string {
+			tok := jwt.NewWithClaims(jwt.SigningMethodRS256, e.authnClaims(alice))
+			tok.Header["kid"] = key.kid
+			s, _ := tok.SignedString(key.priv)
+			return s
+		}()},
+		{"no typ with the right key", "Bearer " + func() string {
+			tok := jwt.NewWithClaims(jwt.SigningMethodRS256, e.authnClaims(alice))
+			tok.Header["kid"] = key.kid
+			delete(tok.Header, "typ")
+			s, _ := tok.SignedString(key.priv)
+			return s
+		}()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -317,7 +317,7 @@ func (s *Server) issueTokensIn(ctx context.Context, q *db.Queries, u db.User, fa
 			ExpiresAt: jwt.NewNumericDate(now.Add(accessTokenTTL)), IssuedAt: jwt.NewNumericDate(now),
 		},
 		Email: u.Email, GivenName: u.FirstName, FamilyName: u.LastName, Name: strings.TrimSpace(u.FirstName + " " + u.LastName),
-	})
+	}, "JWT")
 	if err != nil {
 		return tokenResponse{}, err
 	}

@@ -229,7 +229,12 @@ func TestPasswordGrant(t *testing.T) {
 		}
 		if _, err := jwt.Parse(tok["id_token"].(string), kf.Keyfunc, jwt.WithTimeFunc(e.clock.Now)); err != nil {
 			t.Fatalf("id token does not verify: %v", err)
+		}		// RFC 9068: only access tokens are bearer tokens; the ID token,
+		// though signed by the same key for the same audience, is not.
+		if typ := parsed.Header["typ"]; typ != "at+jwt" {
+			t.Errorf("access token typ = %v, want at+jwt", typ)
 		}
+		assertUnauthorized(t, e.do(&testUser{Token: tok["id_token"].(string)}, "GET", "/users/@me", nil))
 	})
 	t.Run("discovery", func(t *testing.T) {
 		d := e.must(http.StatusOK, nil, "GET", "/.well-known/openid-configuration", nil).obj(t)
