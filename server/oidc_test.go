@@ -229,7 +229,7 @@ func TestPasswordGrant(t *testing.T) {
 		}
 		if _, err := jwt.Parse(tok["id_token"].(string), kf.Keyfunc, jwt.WithTimeFunc(e.clock.Now)); err != nil {
 			t.Fatalf("id token does not verify: %v", err)
-		}		// RFC 9068: only access tokens are bearer tokens; the ID token,
+		} // RFC 9068: only access tokens are bearer tokens; the ID token,
 		// though signed by the same key for the same audience, is not.
 		if typ := parsed.Header["typ"]; typ != "at+jwt" {
 			t.Errorf("access token typ = %v, want at+jwt", typ)
