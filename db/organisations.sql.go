@@ -448,13 +448,14 @@ func (q *Queries) GrantPut(ctx context.Context, arg GrantPutParams) error {
 }
 
 const grantTargetLookup = `-- name: GrantTargetLookup :one
-SELECT CAST('role' AS TEXT) AS target_type, sort_order AS role_rank FROM roles
+SELECT CAST('role' AS TEXT) AS target_type, sort_order AS role_rank, CAST(0 AS BOOLEAN) AS is_owner FROM roles
 WHERE roles.id = ?1 AND roles.organisation_id = ?2
 UNION ALL
 SELECT CAST('user' AS TEXT),
        CAST(coalesce((SELECT min(r.sort_order) FROM member_roles mr JOIN roles r ON r.id = mr.role_id
                       WHERE mr.organisation_id = m.organisation_id AND mr.user_id = m.user_id),
-                     9223372036854775807) AS INTEGER)
+                     9223372036854775807) AS INTEGER),
+       CAST(m.user_id = (SELECT o.owned_by FROM organisations o WHERE o.id = m.organisation_id) AS BOOLEAN)
 FROM organisation_members m
 WHERE m.user_id = ?1 AND m.organisation_id = ?2
 LIMIT 1
@@ -468,6 +469,7 @@ type GrantTargetLookupParams struct {
 type GrantTargetLookupRow struct {
 	TargetType string
 	RoleRank   int64
+	IsOwner    bool
 }
 
 // What a grant target id names inside an organisation: one of its roles
@@ -476,7 +478,7 @@ type GrantTargetLookupRow struct {
 func (q *Queries) GrantTargetLookup(ctx context.Context, arg GrantTargetLookupParams) (GrantTargetLookupRow, error) {
 	row := q.queryRow(ctx, q.grantTargetLookupStmt, grantTargetLookup, arg.TargetID, arg.OrganisationID)
 	var i GrantTargetLookupRow
-	err := row.Scan(&i.TargetType, &i.RoleRank)
+	err := row.Scan(&i.TargetType, &i.RoleRank, &i.IsOwner)
 	return i, err
 }
 

@@ -33,13 +33,14 @@ SELECT * FROM permission_grants WHERE scope_id = @scope_id AND target_id = @targ
 -- (with its rank) or one of its members (with the rank of its highest role,
 -- the largest integer when it holds none).
 -- name: GrantTargetLookup :one
-SELECT CAST('role' AS TEXT) AS target_type, sort_order AS role_rank FROM roles
+SELECT CAST('role' AS TEXT) AS target_type, sort_order AS role_rank, CAST(0 AS BOOLEAN) AS is_owner FROM roles
 WHERE roles.id = @target_id AND roles.organisation_id = @organisation_id
 UNION ALL
 SELECT CAST('user' AS TEXT),
        CAST(coalesce((SELECT min(r.sort_order) FROM member_roles mr JOIN roles r ON r.id = mr.role_id
                       WHERE mr.organisation_id = m.organisation_id AND mr.user_id = m.user_id),
-                     9223372036854775807) AS INTEGER)
+                     9223372036854775807) AS INTEGER),
+       CAST(m.user_id = (SELECT o.owned_by FROM organisations o WHERE o.id = m.organisation_id) AS BOOLEAN)
 FROM organisation_members m
 WHERE m.user_id = @target_id AND m.organisation_id = @organisation_id
 LIMIT 1;

@@ -113,6 +113,9 @@ type grantTarget struct {
 	// Rank is the role's rank, everyoneRank for @everyone, and for a member
 	// the rank of its highest role (noRoles when it holds none).
 	Rank int64
+	// Owner: the target is the organisation's owner, who holds every
+	// permission whatever grants say.
+	Owner bool
 }
 
 func resolveGrantTarget(ctx context.Context, q *db.Queries, orgID, targetID int64) (grantTarget, error) {
@@ -123,7 +126,7 @@ func resolveGrantTarget(ctx context.Context, q *db.Queries, orgID, targetID int6
 	if err != nil {
 		return grantTarget{}, db.Classify(err)
 	}
-	return grantTarget{Type: t.TargetType, Rank: t.RoleRank}, nil
+	return grantTarget{Type: t.TargetType, Rank: t.RoleRank, Owner: t.IsOwner}, nil
 }
 
 // saveGrant applies a change to the explicit grant of target in scope,
@@ -169,6 +172,11 @@ func changeGrant(ctx context.Context, q *db.Queries, a Access, scopeType string,
 	}
 	if err != nil {
 		return grantJSON{}, err
+	}
+	// Grants on the owner change nothing and would only mislead whoever
+	// reads the list later; only the owner may write them (and need not).
+	if t.Owner && !a.Owner {
+		return grantJSON{}, forbidden("You cannot change grants of the organisation's owner.")
 	}
 	// A member without roles ranks with nobody (noRoles): nothing to outrank.
 	ranked := t.Type == "role" || (rule == rankEveryTarget && t.Rank != noRoles)

@@ -43,7 +43,9 @@ func (m *mailer) send(ctx context.Context, q *db.Queries, msg message) error {
 			return nil
 		}
 	}
-	m.log.Info("outbox", "kind", msg.Kind, "to", msg.Recipient, "subject", msg.Subject, "body", msg.Body)
+	// The body holds verification codes and tokens: they stay in the
+	// outbox (Staff only) and never reach the log.
+	m.log.Info("message queued in the outbox", "kind", msg.Kind, "to", msg.Recipient, "subject", msg.Subject)
 	return q.OutboxCreate(ctx, db.OutboxCreateParams{
 		ID: m.store.IDs.Next(), Kind: msg.Kind, Recipient: msg.Recipient,
 		Subject: msg.Subject, Body: msg.Body, CreatedAt: db.FormatTime(m.now()),

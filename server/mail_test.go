@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -252,4 +254,29 @@ func TestSMTPDelivery(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestOutboxKeepsSecretsOutOfTheLog: without SMTP, a verification token
+// reaches the outbox but not the log.
+func TestOutboxKeepsSecretsOutOfTheLog(t *testing.T) {
+	logs := &syncBuffer{}
+	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
+	alice := e.user("alice")
+	e.must(http.StatusCreated, alice, "POST", "/users/@me/emails", map[string]any{"email": "alice.second@example.com"})
+	var body string
+	if err := e.store.Reader.QueryRow(`SELECT body FROM outbox ORDER BY id DESC LIMIT 1`).Scan(&body); err != nil {
+		t.Fatal(err)
+	}
+	_, token, ok := strings.Cut(body, "Token: ")
+	token = strings.TrimSpace(token)
+	if !ok || len(token) < 10 {
+		t.Fatalf("outbox body holds no token: %q", body)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "message queued in the outbox") {
+		t.Errorf("the log does not say a message was queued: %s", out)
+	}
+	if strings.Contains(out, token) {
+		t.Errorf("the verification token reached the log")
+	}
 }

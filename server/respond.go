@@ -115,7 +115,8 @@ var errBodyTooLarge = errors.New("request body too large")
 
 // decodeJSON reads a JSON object body into dst. Unknown fields are ignored;
 // malformed JSON or a wrong type is a 400 naming the field; a non-JSON
-// Content-Type is a 415; an empty body decodes to nothing.
+// Content-Type, or none with a body, is a 415; an empty body decodes to
+// nothing.
 func decodeJSON(r *http.Request, dst any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -136,6 +137,11 @@ func decodeJSON(r *http.Request, dst any) error {
 	}
 	if len(bytes.TrimSpace(body)) == 0 { // no copy of a body that may be 32 MiB
 		return nil
+	}
+	if r.Header.Get("Content-Type") == "" {
+		// decisions.md: an unsupported Content-Type is 415, and no type is
+		// not JSON; guessing would let a form post from another site in.
+		return errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/json.")
 	}
 	if err := checkJSONText(body); err != nil {
 		return err

@@ -282,6 +282,14 @@ func TestRoleEscalation(t *testing.T) {
 		{"assigns a lower role", f.bob, "PUT", memberRole(carol, low), nil, 204, nil},
 		{"grants a member ranked below", f.bob, "PUT", acme + "/permissions/" + carol.ID, perms(map[string]string{"VIEW_PROJECTS": "allow"}), 200, nil},
 		{"cannot grant a member ranked above", f.bob, "PUT", acme + "/permissions/" + dave.ID, perms(map[string]string{"VIEW_PROJECTS": "deny"}), 403, nil},
+		{"cannot grant on the owner", f.bob, "PUT", acme + "/permissions/" + f.alice.ID, perms(map[string]string{"CREATE_INVITE": "deny"}), 403, nil},
+		{"the refused owner grant is not listed", f.alice, "GET", acme + "/permissions", nil, 200, func(t *testing.T, r *testResponse) {
+			for _, g := range r.arr(t) {
+				if g["id"] == f.alice.ID {
+					t.Errorf("a grant on the owner is listed: %v", g)
+				}
+			}
+		}},
 		{"cannot grant a member of its own rank (itself)", f.bob, "PUT", acme + "/permissions/" + f.bob.ID, perms(map[string]string{"CREATE_INVITE": "deny"}), 403, nil},
 		{"cannot remove its own role", f.bob, "DELETE", memberRole(f.bob, mid), nil, 403, nil},
 		{"cannot move a role to its own rank", f.bob, "PATCH", acme + "/roles", map[string]any{"id": low, "order": 1}, 403, nil},
@@ -381,4 +389,28 @@ func TestPermissionResolutionHTTP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOwnerGrantRefusedOnEveryLayer: the owner holds everything, so a grant
+// on the owner changes nothing; only the owner may write one. A project
+// administrator is refused on the project and package layers as well.
+func TestOwnerGrantRefusedOnEveryLayer(t *testing.T) {
+	f := newOrgFixture(t)
+	e := f.e
+	project := e.must(http.StatusCreated, f.alice, "POST", "/organisations/"+f.acme+"/projects", map[string]any{"name": "Bridge"}).obj(t)["id"].(string)
+	pkg := e.must(http.StatusCreated, f.alice, "POST", "/projects/"+project+"/packages", map[string]any{"name": "Deck"}).obj(t)["id"].(string)
+	e.must(http.StatusOK, f.alice, "PATCH", "/projects/"+project+"/permissions/"+f.bob.ID, map[string]any{"permissions": map[string]string{"ADMIN_PROJECTS": "allow", "VIEW_PROJECTS": "allow"}})
+	perms := map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "deny"}}
+	forOwner := func(t *testing.T, r *testResponse) {
+		if !strings.Contains(string(r.Body), "owner") {
+			t.Errorf("refused for another reason: %s", r.Body)
+		}
+	}
+	e.run(t, []scenario{
+		{"control: a grant on bob himself is allowed", f.bob, "PATCH", "/projects/" + project + "/permissions/" + f.bob.ID, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, 200, nil},
+		{"project layer: on the owner", f.bob, "PATCH", "/projects/" + project + "/permissions/" + f.alice.ID, perms, 403, forOwner},
+		{"package layer: on the owner", f.bob, "PATCH", "/packages/" + pkg + "/permissions/" + f.alice.ID, perms, 403, forOwner},
+		{"the owner may (it changes nothing)", f.alice, "PATCH", "/projects/" + project + "/permissions/" + f.alice.ID, perms, 200, nil},
+		{"the owner still sees the project", f.alice, "GET", "/projects/" + project, nil, 200, nil},
+	})
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -143,4 +144,34 @@ func TestSecurityHeaders(t *testing.T) {
 			t.Errorf("Strict-Transport-Security = %q, want max-age", got)
 		}
 	})
+}
+
+// TestJSONBodyNeedsContentType: a body sent without a Content-Type is not
+// taken for JSON (415) and changes nothing; no body at all is fine.
+func TestJSONBodyNeedsContentType(t *testing.T) {
+	e := newEnv(t)
+	alice := e.user("alice")
+	send := func(ct, body string) *testResponse {
+		req := httptest.NewRequest("POST", "/organisations", strings.NewReader(body))
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		req.Header.Set("Authorization", "Bearer "+e.bearer(alice))
+		return e.serve(req)
+	}
+	if r := send("", `{"name":"No type"}`); r.Status != http.StatusUnsupportedMediaType {
+		t.Fatalf("no Content-Type: status %d, want 415", r.Status)
+	}
+	if r := send("text/plain", `{"name":"Plain"}`); r.Status != http.StatusUnsupportedMediaType {
+		t.Fatalf("text/plain: status %d, want 415", r.Status)
+	}
+	if orgs := e.must(http.StatusOK, alice, "GET", "/users/@me/organisations", nil).arr(t); len(orgs) != 0 {
+		t.Fatalf("a refused body made %d organisations", len(orgs))
+	}
+	if r := send("application/json; charset=utf-8", `{"name":"Typed"}`); r.Status != http.StatusCreated {
+		t.Fatalf("application/json: status %d, want 201", r.Status)
+	}
+	// No body needs no type.
+	bob := e.user("bob")
+	e.must(http.StatusAccepted, bob, "DELETE", "/users/@me", nil)
 }
