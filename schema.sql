@@ -206,12 +206,13 @@ CREATE INDEX users_avatar_hash ON users(avatar_hash) WHERE avatar_hash IS NOT NU
 -- == 0003_organisations (organisations area adds its tables here) ==
 
 -- A banned user is no member and cannot use an invite of the organisation.
-CREATE TABLE organisation_bans (
+CREATE TABLE "organisation_bans" (
     organisation_id INTEGER NOT NULL REFERENCES organisations(id),
-    user_id INTEGER NOT NULL REFERENCES users(id),
+    user_id INTEGER NOT NULL,
     reason TEXT NOT NULL DEFAULT '',
     banned_at TEXT NOT NULL,
     banned_by INTEGER NOT NULL REFERENCES users(id),
+    was_member BOOLEAN NOT NULL DEFAULT 0,
     PRIMARY KEY (organisation_id, user_id)
 ) WITHOUT ROWID;
 

@@ -405,6 +405,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.userSharedRolesStmt, err = db.PrepareContext(ctx, userSharedRoles); err != nil {
 		return nil, fmt.Errorf("error preparing query UserSharedRoles: %w", err)
 	}
+	if q.userSharesOrganisationStmt, err = db.PrepareContext(ctx, userSharesOrganisation); err != nil {
+		return nil, fmt.Errorf("error preparing query UserSharesOrganisation: %w", err)
+	}
 	if q.userSoftDeleteStmt, err = db.PrepareContext(ctx, userSoftDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query UserSoftDelete: %w", err)
 	}
@@ -1078,6 +1081,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing userSharedRolesStmt: %w", cerr)
 		}
 	}
+	if q.userSharesOrganisationStmt != nil {
+		if cerr := q.userSharesOrganisationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userSharesOrganisationStmt: %w", cerr)
+		}
+	}
 	if q.userSoftDeleteStmt != nil {
 		if cerr := q.userSoftDeleteStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing userSoftDeleteStmt: %w", cerr)
@@ -1299,6 +1307,7 @@ type Queries struct {
 	userPhoneConfirmStmt                      *sql.Stmt
 	userSharedOrganisationsStmt               *sql.Stmt
 	userSharedRolesStmt                       *sql.Stmt
+	userSharesOrganisationStmt                *sql.Stmt
 	userSoftDeleteStmt                        *sql.Stmt
 	userTokenAttemptStmt                      *sql.Stmt
 	userTokenDeleteStmt                       *sql.Stmt
@@ -1443,6 +1452,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		userPhoneConfirmStmt:                      q.userPhoneConfirmStmt,
 		userSharedOrganisationsStmt:               q.userSharedOrganisationsStmt,
 		userSharedRolesStmt:                       q.userSharedRolesStmt,
+		userSharesOrganisationStmt:                q.userSharesOrganisationStmt,
 		userSoftDeleteStmt:                        q.userSoftDeleteStmt,
 		userTokenAttemptStmt:                      q.userTokenAttemptStmt,
 		userTokenDeleteStmt:                       q.userTokenDeleteStmt,

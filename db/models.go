@@ -65,6 +65,7 @@ type OrganisationBan struct {
 	Reason         string
 	BannedAt       string
 	BannedBy       int64
+	WasMember      bool
 }
 
 type OrganisationDomain struct {

@@ -43,21 +43,35 @@ func (q *Queries) BanExists(ctx context.Context, arg BanExistsParams) (int64, er
 }
 
 const banList = `-- name: BanList :many
-SELECT users.id, users.email, users.password_hash, users.first_name, users.last_name, users.phone_number, users.phone_number_confirmed, users.position, users.company, users.avatar_hash, users.badges, users.initials, users.language, users.timezone_code, users.allow_connections_from, users.allow_shares_from, users.email_notifications, users.sms_notifications, users.email_newsletter, users.signature, users.is_bot, users.created_at, users.updated_at, users.deleted_at, b.reason, b.banned_at
+SELECT b.user_id, b.reason, b.banned_at,
+       CAST(u.id IS NOT NULL AND (b.was_member OR EXISTS (
+           SELECT 1 FROM organisation_members a
+           JOIN organisation_members v ON v.organisation_id = a.organisation_id
+           JOIN organisations o ON o.id = a.organisation_id AND o.deleted_at IS NULL
+           WHERE a.user_id = b.user_id AND NOT a.pending AND v.user_id = ?1 AND NOT v.pending
+       )) AS BOOLEAN) AS visible
 FROM organisation_bans b
-JOIN users ON users.id = b.user_id
-WHERE b.organisation_id = ?1
+LEFT JOIN users u ON u.id = b.user_id
+WHERE b.organisation_id = ?2
 ORDER BY b.banned_at, b.user_id
 `
 
-type BanListRow struct {
-	User     User
-	Reason   string
-	BannedAt string
+type BanListParams struct {
+	ViewerID       int64
+	OrganisationID int64
 }
 
-func (q *Queries) BanList(ctx context.Context, organisationID int64) ([]BanListRow, error) {
-	rows, err := q.query(ctx, q.banListStmt, banList, organisationID)
+type BanListRow struct {
+	UserID   int64
+	Reason   string
+	BannedAt string
+	Visible  bool
+}
+
+// The bans with each user's row where the viewer may see it: the user was a
+// member when banned, or shares an organisation with the viewer now.
+func (q *Queries) BanList(ctx context.Context, arg BanListParams) ([]BanListRow, error) {
+	rows, err := q.query(ctx, q.banListStmt, banList, arg.ViewerID, arg.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -66,32 +80,10 @@ func (q *Queries) BanList(ctx context.Context, organisationID int64) ([]BanListR
 	for rows.Next() {
 		var i BanListRow
 		if err := rows.Scan(
-			&i.User.ID,
-			&i.User.Email,
-			&i.User.PasswordHash,
-			&i.User.FirstName,
-			&i.User.LastName,
-			&i.User.PhoneNumber,
-			&i.User.PhoneNumberConfirmed,
-			&i.User.Position,
-			&i.User.Company,
-			&i.User.AvatarHash,
-			&i.User.Badges,
-			&i.User.Initials,
-			&i.User.Language,
-			&i.User.TimezoneCode,
-			&i.User.AllowConnectionsFrom,
-			&i.User.AllowSharesFrom,
-			&i.User.EmailNotifications,
-			&i.User.SmsNotifications,
-			&i.User.EmailNewsletter,
-			&i.User.Signature,
-			&i.User.IsBot,
-			&i.User.CreatedAt,
-			&i.User.UpdatedAt,
-			&i.User.DeletedAt,
+			&i.UserID,
 			&i.Reason,
 			&i.BannedAt,
+			&i.Visible,
 		); err != nil {
 			return nil, err
 		}
@@ -107,10 +99,11 @@ func (q *Queries) BanList(ctx context.Context, organisationID int64) ([]BanListR
 }
 
 const banPut = `-- name: BanPut :one
-INSERT INTO organisation_bans(organisation_id, user_id, reason, banned_at, banned_by)
-VALUES (?1, ?2, ?3, ?4, ?5)
-ON CONFLICT(organisation_id, user_id) DO UPDATE SET reason = excluded.reason
-RETURNING organisation_id, user_id, reason, banned_at, banned_by
+INSERT INTO organisation_bans(organisation_id, user_id, reason, banned_at, banned_by, was_member)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+ON CONFLICT(organisation_id, user_id) DO UPDATE SET reason = excluded.reason,
+    was_member = organisation_bans.was_member OR excluded.was_member
+RETURNING organisation_id, user_id, reason, banned_at, banned_by, was_member
 `
 
 type BanPutParams struct {
@@ -119,8 +112,10 @@ type BanPutParams struct {
 	Reason         string
 	BannedAt       string
 	BannedBy       int64
+	WasMember      bool
 }
 
+// Banning again updates the reason; was_member stays true once set.
 func (q *Queries) BanPut(ctx context.Context, arg BanPutParams) (OrganisationBan, error) {
 	row := q.queryRow(ctx, q.banPutStmt, banPut,
 		arg.OrganisationID,
@@ -128,6 +123,7 @@ func (q *Queries) BanPut(ctx context.Context, arg BanPutParams) (OrganisationBan
 		arg.Reason,
 		arg.BannedAt,
 		arg.BannedBy,
+		arg.WasMember,
 	)
 	var i OrganisationBan
 	err := row.Scan(
@@ -136,6 +132,7 @@ func (q *Queries) BanPut(ctx context.Context, arg BanPutParams) (OrganisationBan
 		&i.Reason,
 		&i.BannedAt,
 		&i.BannedBy,
+		&i.WasMember,
 	)
 	return i, err
 }
@@ -1004,4 +1001,25 @@ func (q *Queries) UserEmailVerifiedOnDomain(ctx context.Context, arg UserEmailVe
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const userSharesOrganisation = `-- name: UserSharesOrganisation :one
+SELECT EXISTS (
+    SELECT 1 FROM organisation_members a
+    JOIN organisation_members v ON v.organisation_id = a.organisation_id
+    JOIN organisations o ON o.id = a.organisation_id AND o.deleted_at IS NULL
+    WHERE a.user_id = ?1 AND NOT a.pending AND v.user_id = ?2 AND NOT v.pending
+)
+`
+
+type UserSharesOrganisationParams struct {
+	UserID   int64
+	ViewerID int64
+}
+
+func (q *Queries) UserSharesOrganisation(ctx context.Context, arg UserSharesOrganisationParams) (bool, error) {
+	row := q.queryRow(ctx, q.userSharesOrganisationStmt, userSharesOrganisation, arg.UserID, arg.ViewerID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
 }

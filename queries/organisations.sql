@@ -106,18 +106,36 @@ DELETE FROM member_roles WHERE organisation_id = @organisation_id AND user_id = 
 -- name: GrantDeleteForTarget :exec
 DELETE FROM permission_grants WHERE organisation_id = @organisation_id AND target_id = @target_id;
 
+-- Banning again updates the reason; was_member stays true once set.
 -- name: BanPut :one
-INSERT INTO organisation_bans(organisation_id, user_id, reason, banned_at, banned_by)
-VALUES (@organisation_id, @user_id, @reason, @banned_at, @banned_by)
-ON CONFLICT(organisation_id, user_id) DO UPDATE SET reason = excluded.reason
+INSERT INTO organisation_bans(organisation_id, user_id, reason, banned_at, banned_by, was_member)
+VALUES (@organisation_id, @user_id, @reason, @banned_at, @banned_by, @was_member)
+ON CONFLICT(organisation_id, user_id) DO UPDATE SET reason = excluded.reason,
+    was_member = organisation_bans.was_member OR excluded.was_member
 RETURNING *;
 
+-- The bans with each user's row where the viewer may see it: the user was a
+-- member when banned, or shares an organisation with the viewer now.
 -- name: BanList :many
-SELECT sqlc.embed(users), b.reason, b.banned_at
+SELECT b.user_id, b.reason, b.banned_at,
+       CAST(u.id IS NOT NULL AND (b.was_member OR EXISTS (
+           SELECT 1 FROM organisation_members a
+           JOIN organisation_members v ON v.organisation_id = a.organisation_id
+           JOIN organisations o ON o.id = a.organisation_id AND o.deleted_at IS NULL
+           WHERE a.user_id = b.user_id AND NOT a.pending AND v.user_id = @viewer_id AND NOT v.pending
+       )) AS BOOLEAN) AS visible
 FROM organisation_bans b
-JOIN users ON users.id = b.user_id
+LEFT JOIN users u ON u.id = b.user_id
 WHERE b.organisation_id = @organisation_id
 ORDER BY b.banned_at, b.user_id;
+
+-- name: UserSharesOrganisation :one
+SELECT EXISTS (
+    SELECT 1 FROM organisation_members a
+    JOIN organisation_members v ON v.organisation_id = a.organisation_id
+    JOIN organisations o ON o.id = a.organisation_id AND o.deleted_at IS NULL
+    WHERE a.user_id = @user_id AND NOT a.pending AND v.user_id = @viewer_id AND NOT v.pending
+);
 
 -- name: BanExists :one
 SELECT count(*) FROM organisation_bans WHERE organisation_id = @organisation_id AND user_id = @user_id;

@@ -529,9 +529,9 @@ func (s *Server) memberDelete(rq *request) error {
 
 // banJSON is the organisation user ban object.
 type banJSON struct {
-	User     userJSON `json:"user"`
-	Reason   string   `json:"reason"`
-	BannedAt string   `json:"banned_at"`
+	User     any    `json:"user"` // userJSON or userIDJSON (revealUser)
+	Reason   string `json:"reason"`
+	BannedAt string `json:"banned_at"`
 }
 
 func (s *Server) banList(rq *request) error {
@@ -544,13 +544,17 @@ func (s *Server) banList(rq *request) error {
 		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
-		rows, err := q.BanList(rq.ctx, orgID)
+		rows, err := q.BanList(rq.ctx, db.BanListParams{OrganisationID: orgID, ViewerID: rq.user.ID})
 		if err != nil {
 			return err
 		}
 		out = make([]banJSON, len(rows))
 		for i, r := range rows {
-			out[i] = banJSON{User: toUser(r.User), Reason: r.Reason, BannedAt: r.BannedAt}
+			u, err := s.revealUser(rq.ctx, q, r.UserID, rq.user.ID, r.Visible)
+			if err != nil {
+				return err
+			}
+			out[i] = banJSON{User: u, Reason: r.Reason, BannedAt: r.BannedAt}
 		}
 		return nil
 	})
@@ -566,7 +570,10 @@ type banBody struct {
 }
 
 // banPut bans a user (member or not) and removes any membership. Banning
-// again updates the reason and keeps the first banned_at.
+// again updates the reason and keeps the first banned_at. Any id may be
+// banned, also one no account holds, and the answer shows only what the
+// caller may know of the user (revealUser), so a ban neither leaks a
+// stranger's profile nor tells whether an id exists.
 func (s *Server) banPut(rq *request) error {
 	orgID, userID, err := memberPath(rq)
 	if err != nil {
@@ -593,21 +600,19 @@ func (s *Server) banPut(rq *request) error {
 		if o.OwnedBy == userID {
 			return badRequest("The owner cannot be banned.")
 		}
-		u, err := q.UserGet(rq.ctx, userID)
-		if db.IsNotFound(err) {
-			return notFound("The user was not found.")
-		}
+		wasMember, err := removeMember(rq.ctx, q, orgID, userID)
 		if err != nil {
 			return err
 		}
-		if _, err := removeMember(rq.ctx, q, orgID, userID); err != nil {
-			return err
-		}
-		ban, err := q.BanPut(rq.ctx, db.BanPutParams{OrganisationID: orgID, UserID: userID, Reason: b.Reason, BannedAt: s.nowText(), BannedBy: rq.user.ID})
+		ban, err := q.BanPut(rq.ctx, db.BanPutParams{OrganisationID: orgID, UserID: userID, Reason: b.Reason, BannedAt: s.nowText(), BannedBy: rq.user.ID, WasMember: wasMember})
 		if err != nil {
 			return err
 		}
-		out = banJSON{User: toUser(u), Reason: ban.Reason, BannedAt: ban.BannedAt}
+		u, err := s.revealUser(rq.ctx, q, userID, rq.user.ID, ban.WasMember)
+		if err != nil {
+			return err
+		}
+		out = banJSON{User: u, Reason: ban.Reason, BannedAt: ban.BannedAt}
 		return nil
 	})
 	if err != nil {

@@ -197,7 +197,7 @@ func TestBans(t *testing.T) {
 		{"member cannot ban", f.bob, "PUT", acme + "/bans/" + f.pen.ID, map[string]any{"reason": "x"}, 403, nil},
 		{"other organisation cannot ban", f.mallory, "PUT", acme + "/bans/" + f.bob.ID, map[string]any{"reason": "x"}, 403, nil},
 		{"owner cannot be banned", f.alice, "PUT", acme + "/bans/" + f.alice.ID, map[string]any{"reason": "x"}, 400, nil},
-		{"absent user", f.alice, "PUT", acme + "/bans/987654321", map[string]any{"reason": "x"}, 404, nil},
+		{"an id no account holds is banned like a stranger", f.alice, "PUT", acme + "/bans/987654321", map[string]any{"reason": "x"}, 200, wantOnlyUserID("987654321")},
 		{"reason wrong type", f.alice, "PUT", acme + "/bans/" + f.bob.ID, map[string]any{"reason": 5}, 400, wantField("reason")},
 		{"ban a member", f.alice, "PUT", acme + "/bans/" + f.bob.ID, map[string]any{"reason": "spam"}, 200, func(t *testing.T, r *testResponse) {
 			b := r.obj(t)
@@ -208,14 +208,33 @@ func TestBans(t *testing.T) {
 		{"the ban removed the membership", f.alice, "GET", acme + "/members/" + f.bob.ID, nil, 404, nil},
 		{"banned user has no access", f.bob, "GET", acme, nil, 403, nil},
 		{"banned user cannot use an invite", f.bob, "POST", "/invites/" + inv, nil, 403, nil},
-		{"ban a non-member in advance", f.alice, "PUT", acme + "/bans/" + f.nobody.ID, map[string]any{}, 200, nil},
+		{"ban a non-member in advance", f.alice, "PUT", acme + "/bans/" + f.nobody.ID, map[string]any{}, 200, wantOnlyUserID(f.nobody.ID)},
 		{"banning again updates the reason", f.alice, "PUT", acme + "/bans/" + f.bob.ID, map[string]any{"reason": "spam again"}, 200, wantKey("reason", "spam again")},
-		{"list bans", f.alice, "GET", acme + "/bans", nil, 200, wantLen(2)},
+		{"list bans", f.alice, "GET", acme + "/bans", nil, 200, func(t *testing.T, r *testResponse) {
+			bans := r.arr(t)
+			if len(bans) != 3 {
+				t.Fatalf("got %d bans, want 3", len(bans))
+			}
+			for _, b := range bans {
+				u := b["user"].(map[string]any)
+				switch u["id"] {
+				case f.bob.ID: // a member when banned: shown in full
+					if u["email"] != f.bob.Email {
+						t.Errorf("bob: got %v, want his user object", u)
+					}
+				default: // never a member: the id only
+					if len(u) != 1 {
+						t.Errorf("stranger: got %v, want only the id", u)
+					}
+				}
+			}
+		}},
 		{"member cannot list bans", f.pen, "GET", acme + "/bans", nil, 403, nil},
 		{"other organisation cannot list bans", f.mallory, "GET", acme + "/bans", nil, 403, nil},
 		{"other organisation cannot lift", f.mallory, "DELETE", acme + "/bans/" + f.bob.ID, nil, 403, nil},
 		{"lift the ban", f.alice, "DELETE", acme + "/bans/" + f.bob.ID, nil, 204, nil},
 		{"lift again", f.alice, "DELETE", acme + "/bans/" + f.bob.ID, nil, 404, nil},
+		{"lift the ban of an id no account holds", f.alice, "DELETE", acme + "/bans/987654321", nil, 204, nil},
 		{"unbanned user uses the invite", f.bob, "POST", "/invites/" + inv, nil, 200, nil},
 		{"other organisation's bans are its own", f.mallory, "GET", "/organisations/" + f.evil + "/bans", nil, 200, wantLen(0)},
 	})
@@ -545,5 +564,70 @@ func TestMemberListRoles(t *testing.T) {
 				}
 			}
 		}},
+	})
+}
+
+// wantOnlyUserID checks a ban answer names its user by id and nothing more.
+func wantOnlyUserID(id string) func(t *testing.T, r *testResponse) {
+	return func(t *testing.T, r *testResponse) {
+		t.Helper()
+		u, _ := r.obj(t)["user"].(map[string]any)
+		if len(u) != 1 || u["id"] != id {
+			t.Errorf("user: got %v, want only {id: %s}", u, id)
+		}
+	}
+}
+
+// TestUserRevealRule: every route that takes a user id answers alike for a
+// user the caller shares no organisation with and for an id no account
+// holds, and never shows such a user's profile (issue 20).
+func TestUserRevealRule(t *testing.T) {
+	f := newOrgFixture(t)
+	e := f.e
+	stranger := e.user("stranger") // in no organisation of mallory's
+	e.addMember(f.acme, stranger)
+	absent := "987654321987"
+	evil := "/organisations/" + f.evil
+	role := e.must(201, f.mallory, "POST", evil+"/roles", map[string]any{"name": "Crew"}).obj(t)["id"].(string)
+	project := e.must(201, f.mallory, "POST", evil+"/projects", map[string]any{"name": "P"}).obj(t)["id"].(string)
+	grant := map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}
+	routes := []struct {
+		name, method, path string
+		body               any
+	}{
+		{"user", "GET", "/users/%s", nil},
+		{"member get", "GET", evil + "/members/%s", nil},
+		{"member patch", "PATCH", evil + "/members/%s", map[string]any{"nick": "x"}},
+		{"member remove", "DELETE", evil + "/members/%s", nil},
+		{"ban", "PUT", evil + "/bans/%s", map[string]any{"reason": "x"}},
+		{"ban lift", "DELETE", evil + "/bans/%s", nil},
+		{"role assign", "PUT", evil + "/members/%s/roles/" + role, nil},
+		{"role remove", "DELETE", evil + "/members/%s/roles/" + role, nil},
+		{"user grant", "PUT", evil + "/permissions/%s", grant},
+		{"project user grant", "PATCH", "/projects/" + project + "/permissions/%s", grant},
+	}
+	for _, rt := range routes {
+		t.Run(rt.name, func(t *testing.T) {
+			got := e.do(f.mallory, rt.method, fmt.Sprintf(rt.path, stranger.ID), rt.body)
+			ref := e.do(f.mallory, rt.method, fmt.Sprintf(rt.path, absent), rt.body)
+			if got.Status != ref.Status {
+				t.Errorf("stranger answered %d, an absent id %d: existence leaks", got.Status, ref.Status)
+			}
+			if got.Status >= 500 {
+				t.Errorf("status %d", got.Status)
+			}
+			body := string(got.Body)
+			for _, secret := range []string{stranger.Email, "Tester", "stranger"} {
+				if strings.Contains(body, secret) {
+					t.Errorf("answer shows %q of a stranger: %s", secret, body)
+				}
+			}
+		})
+	}
+	t.Run("ban list", func(t *testing.T) {
+		r := e.must(200, f.mallory, "GET", evil+"/bans", nil)
+		if strings.Contains(string(r.Body), stranger.Email) {
+			t.Errorf("ban list shows a stranger: %s", r.Body)
+		}
 	})
 }

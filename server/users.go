@@ -132,6 +132,34 @@ func (s *Server) userView(ctx context.Context, q *db.Queries, target db.User, vi
 	return out, nil
 }
 
+// userIDJSON is all a caller learns of a user it shares no organisation with.
+type userIDJSON struct {
+	ID db.ID `json:"id"`
+}
+
+// revealUser is the one rule for what a route that names a user by id shows
+// of them: the user object (userView) when the caller shares an organisation
+// with the user, or when known says the route's organisation already showed
+// the user to its managers (a member when banned); otherwise only the id, the
+// same for a stranger as for an id no account holds, so neither profiles nor
+// the existence of ids leak across organisations (docs/security.md).
+func (s *Server) revealUser(ctx context.Context, q *db.Queries, userID, viewerID int64, known bool) (any, error) {
+	if !known && userID != viewerID {
+		shares, err := q.UserSharesOrganisation(ctx, db.UserSharesOrganisationParams{UserID: userID, ViewerID: viewerID})
+		if err != nil || !shares {
+			return userIDJSON{ID: db.ID(userID)}, err
+		}
+	}
+	u, err := q.UserGet(ctx, userID)
+	if db.IsNotFound(err) {
+		return userIDJSON{ID: db.ID(userID)}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.userView(ctx, q, u, viewerID)
+}
+
 // sharedAccess is the viewer's access in each organisation of a user view,
 // computed once and asked for every permission the handler needs.
 func sharedAccess(ctx context.Context, q *db.Queries, viewerID int64, v userJSON) ([]Access, error) {
