@@ -14,19 +14,18 @@ SELECT g.scope_type, g.target_type, g.target_id, g.allow_mask, g.deny_mask,
        coalesce(r.sort_order, 0) AS role_rank
 FROM permission_grants g
 LEFT JOIN roles r ON r.id = g.target_id AND g.target_type = 'role'
-WHERE g.scope_id IN (?1, ?2, ?3)
+WHERE g.scope_id IN (SELECT value FROM json_each(?1))
   -- One IN list per primary-key column, so each grant is a key lookup.
-  AND g.target_id IN (SELECT CAST(?4 AS INTEGER) AS target UNION ALL SELECT CAST(?1 AS INTEGER)
+  AND g.target_id IN (SELECT CAST(?2 AS INTEGER) AS target UNION ALL SELECT CAST(?3 AS INTEGER)
                       UNION ALL SELECT mr.role_id FROM member_roles mr
-                      WHERE mr.organisation_id = ?1 AND mr.user_id = ?4)
-  AND g.organisation_id = ?1
+                      WHERE mr.organisation_id = ?3 AND mr.user_id = ?2)
+  AND g.organisation_id = ?3
 `
 
 type AccessGrantsParams struct {
-	OrganisationID int64
-	ProjectID      int64
-	PackageID      int64
+	ScopeIdsJson   interface{}
 	UserID         int64
+	OrganisationID int64
 }
 
 type AccessGrantsRow struct {
@@ -38,16 +37,12 @@ type AccessGrantsRow struct {
 	RoleRank   int64
 }
 
-// The grants that can apply to a caller in the given scopes (organisation,
-// and optionally a project and a package): the caller's own, those of the
-// caller's roles (with their rank) and @everyone's.
+// The grants that can apply to a caller in the given scopes (the
+// organisation and any layers below it, as a JSON array of ids): the
+// caller's own, those of the caller's roles (with their rank) and
+// @everyone's.
 func (q *Queries) AccessGrants(ctx context.Context, arg AccessGrantsParams) ([]AccessGrantsRow, error) {
-	rows, err := q.query(ctx, q.accessGrantsStmt, accessGrants,
-		arg.OrganisationID,
-		arg.ProjectID,
-		arg.PackageID,
-		arg.UserID,
-	)
+	rows, err := q.query(ctx, q.accessGrantsStmt, accessGrants, arg.ScopeIdsJson, arg.UserID, arg.OrganisationID)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +124,7 @@ func (q *Queries) AccessGrantsForUser(ctx context.Context, userID int64) ([]Acce
 }
 
 const accessMembership = `-- name: AccessMembership :one
-SELECT o.owned_by = ?1 AS is_owner,
+SELECT o.id, o.name, o.description, o.location, o.code, o.default_branch_name, o.icon_hash, o.banner_hash, o.logo_hash, o.storage_usage, o.owned_by, o.is_protected, o.is_verified, o.member_approval, o.restrict_email_domain, o.created_at, o.deleted_at, o.deleted_by, o.owned_by = ?1 AS is_owner,
        m.user_id IS NOT NULL AS is_member,
        coalesce(m.pending, 0) AS pending,
        CAST(coalesce((SELECT min(r.sort_order) FROM member_roles mr JOIN roles r ON r.id = mr.role_id
@@ -145,18 +140,38 @@ type AccessMembershipParams struct {
 }
 
 type AccessMembershipRow struct {
-	IsOwner  bool
-	IsMember bool
-	Pending  bool
-	TopRank  int64
+	Organisation Organisation
+	IsOwner      bool
+	IsMember     bool
+	Pending      bool
+	TopRank      int64
 }
 
 // Everything the permission engine needs about one caller in one
-// organisation: membership, ownership and highest role rank.
+// organisation: the organisation row, membership, ownership and highest
+// role rank.
 func (q *Queries) AccessMembership(ctx context.Context, arg AccessMembershipParams) (AccessMembershipRow, error) {
 	row := q.queryRow(ctx, q.accessMembershipStmt, accessMembership, arg.UserID, arg.OrganisationID)
 	var i AccessMembershipRow
 	err := row.Scan(
+		&i.Organisation.ID,
+		&i.Organisation.Name,
+		&i.Organisation.Description,
+		&i.Organisation.Location,
+		&i.Organisation.Code,
+		&i.Organisation.DefaultBranchName,
+		&i.Organisation.IconHash,
+		&i.Organisation.BannerHash,
+		&i.Organisation.LogoHash,
+		&i.Organisation.StorageUsage,
+		&i.Organisation.OwnedBy,
+		&i.Organisation.IsProtected,
+		&i.Organisation.IsVerified,
+		&i.Organisation.MemberApproval,
+		&i.Organisation.RestrictEmailDomain,
+		&i.Organisation.CreatedAt,
+		&i.Organisation.DeletedAt,
+		&i.Organisation.DeletedBy,
 		&i.IsOwner,
 		&i.IsMember,
 		&i.Pending,
@@ -166,7 +181,7 @@ func (q *Queries) AccessMembership(ctx context.Context, arg AccessMembershipPara
 }
 
 const accessMembershipsForUser = `-- name: AccessMembershipsForUser :many
-SELECT o.id AS organisation_id,
+SELECT o.id, o.name, o.description, o.location, o.code, o.default_branch_name, o.icon_hash, o.banner_hash, o.logo_hash, o.storage_usage, o.owned_by, o.is_protected, o.is_verified, o.member_approval, o.restrict_email_domain, o.created_at, o.deleted_at, o.deleted_by,
        o.owned_by = ?1 AS is_owner,
        m.pending,
        CAST(coalesce((SELECT min(r.sort_order) FROM member_roles mr JOIN roles r ON r.id = mr.role_id
@@ -177,10 +192,10 @@ WHERE m.user_id = ?1 AND o.deleted_at IS NULL
 `
 
 type AccessMembershipsForUserRow struct {
-	OrganisationID int64
-	IsOwner        bool
-	Pending        bool
-	TopRank        int64
+	Organisation Organisation
+	IsOwner      bool
+	Pending      bool
+	TopRank      int64
 }
 
 // AccessMembership for every live organisation the caller belongs to.
@@ -194,7 +209,24 @@ func (q *Queries) AccessMembershipsForUser(ctx context.Context, userID int64) ([
 	for rows.Next() {
 		var i AccessMembershipsForUserRow
 		if err := rows.Scan(
-			&i.OrganisationID,
+			&i.Organisation.ID,
+			&i.Organisation.Name,
+			&i.Organisation.Description,
+			&i.Organisation.Location,
+			&i.Organisation.Code,
+			&i.Organisation.DefaultBranchName,
+			&i.Organisation.IconHash,
+			&i.Organisation.BannerHash,
+			&i.Organisation.LogoHash,
+			&i.Organisation.StorageUsage,
+			&i.Organisation.OwnedBy,
+			&i.Organisation.IsProtected,
+			&i.Organisation.IsVerified,
+			&i.Organisation.MemberApproval,
+			&i.Organisation.RestrictEmailDomain,
+			&i.Organisation.CreatedAt,
+			&i.Organisation.DeletedAt,
+			&i.Organisation.DeletedBy,
 			&i.IsOwner,
 			&i.Pending,
 			&i.TopRank,

@@ -1,7 +1,8 @@
 -- Everything the permission engine needs about one caller in one
--- organisation: membership, ownership and highest role rank.
+-- organisation: the organisation row, membership, ownership and highest
+-- role rank.
 -- name: AccessMembership :one
-SELECT o.owned_by = @user_id AS is_owner,
+SELECT sqlc.embed(o), o.owned_by = @user_id AS is_owner,
        m.user_id IS NOT NULL AS is_member,
        coalesce(m.pending, 0) AS pending,
        CAST(coalesce((SELECT min(r.sort_order) FROM member_roles mr JOIN roles r ON r.id = mr.role_id
@@ -10,15 +11,16 @@ FROM organisations o
 LEFT JOIN organisation_members m ON m.organisation_id = o.id AND m.user_id = @user_id
 WHERE o.id = @organisation_id AND o.deleted_at IS NULL;
 
--- The grants that can apply to a caller in the given scopes (organisation,
--- and optionally a project and a package): the caller's own, those of the
--- caller's roles (with their rank) and @everyone's.
+-- The grants that can apply to a caller in the given scopes (the
+-- organisation and any layers below it, as a JSON array of ids): the
+-- caller's own, those of the caller's roles (with their rank) and
+-- @everyone's.
 -- name: AccessGrants :many
 SELECT g.scope_type, g.target_type, g.target_id, g.allow_mask, g.deny_mask,
        coalesce(r.sort_order, 0) AS role_rank
 FROM permission_grants g
 LEFT JOIN roles r ON r.id = g.target_id AND g.target_type = 'role'
-WHERE g.scope_id IN (@organisation_id, @project_id, @package_id)
+WHERE g.scope_id IN (SELECT value FROM json_each(@scope_ids_json))
   -- One IN list per primary-key column, so each grant is a key lookup.
   AND g.target_id IN (SELECT CAST(@user_id AS INTEGER) AS target UNION ALL SELECT CAST(@organisation_id AS INTEGER)
                       UNION ALL SELECT mr.role_id FROM member_roles mr
@@ -27,7 +29,7 @@ WHERE g.scope_id IN (@organisation_id, @project_id, @package_id)
 
 -- AccessMembership for every live organisation the caller belongs to.
 -- name: AccessMembershipsForUser :many
-SELECT o.id AS organisation_id,
+SELECT sqlc.embed(o),
        o.owned_by = @user_id AS is_owner,
        m.pending,
        CAST(coalesce((SELECT min(r.sort_order) FROM member_roles mr JOIN roles r ON r.id = mr.role_id

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sort"
 
@@ -39,18 +40,28 @@ const (
 	AllPermissions = permissionEnd - 1
 )
 
-// permissionNames is the catalogue in wire form, in bit order.
-var permissionNames = []string{
-	"CREATE_INVITE", "REVOKE_INVITE", "CREATE_PROJECTS", "ADMIN_PROJECTS", "VIEW_PROJECTS",
-	"SHARE_PROJECTS", "VIEW_WORKITEMS", "CREATE_WORKITEMS", "VIEW_DOCUMENTS", "EDIT_DOCUMENTS",
-	"MANAGE_ORGANISATION", "MANAGE_ROLES", "MANAGE_TEAMS", "MANAGE_WORKGROUPS", "MANAGE_LOCATIONS",
-	"MANAGE_SYSTEMS", "MANAGE_INDUCTIONS", "MANAGE_FLEETS",
+// catalogue is the permission catalogue: each bit with its wire name, in
+// bit order. One table, so a name cannot drift from its bit;
+// TestCatalogueIsPinned pins every pair against the spec.
+var catalogue = []struct {
+	Bit  Permission
+	Name string
+}{
+	{CreateInvite, "CREATE_INVITE"}, {RevokeInvite, "REVOKE_INVITE"},
+	{CreateProjects, "CREATE_PROJECTS"}, {AdminProjects, "ADMIN_PROJECTS"},
+	{ViewProjects, "VIEW_PROJECTS"}, {ShareProjects, "SHARE_PROJECTS"},
+	{ViewWorkitems, "VIEW_WORKITEMS"}, {CreateWorkitems, "CREATE_WORKITEMS"},
+	{ViewDocuments, "VIEW_DOCUMENTS"}, {EditDocuments, "EDIT_DOCUMENTS"},
+	{ManageOrganisation, "MANAGE_ORGANISATION"}, {ManageRoles, "MANAGE_ROLES"},
+	{ManageTeams, "MANAGE_TEAMS"}, {ManageWorkgroups, "MANAGE_WORKGROUPS"},
+	{ManageLocations, "MANAGE_LOCATIONS"}, {ManageSystems, "MANAGE_SYSTEMS"},
+	{ManageInductions, "MANAGE_INDUCTIONS"}, {ManageFleets, "MANAGE_FLEETS"},
 }
 
 var permissionByName = func() map[string]Permission {
-	m := make(map[string]Permission, len(permissionNames))
-	for i, n := range permissionNames {
-		m[n] = 1 << i
+	m := make(map[string]Permission, len(catalogue))
+	for _, c := range catalogue {
+		m[c.Name] = c.Bit
 	}
 	return m
 }()
@@ -63,9 +74,9 @@ const ProjectPermissions = ViewProjects | AdminProjects | ShareProjects | ViewWo
 const DefaultEveryone = ViewProjects | ViewWorkitems | ViewDocuments
 
 func (p Permission) Name() string {
-	for i, n := range permissionNames {
-		if p == 1<<i {
-			return n
+	for _, c := range catalogue {
+		if p == c.Bit {
+			return c.Name
 		}
 	}
 	return ""
@@ -73,9 +84,9 @@ func (p Permission) Name() string {
 
 // Each calls fn for every permission in the set, in catalogue order.
 func (p PermSet) Each(fn func(Permission)) {
-	for i := range permissionNames {
-		if bit := Permission(1) << i; p&bit != 0 {
-			fn(bit)
+	for _, c := range catalogue {
+		if p&c.Bit != 0 {
+			fn(c.Bit)
 		}
 	}
 }
@@ -96,6 +107,13 @@ const (
 	ScopeOrganisation
 )
 
+// scopeNames maps the stored scope_type to its layer. A layer stored in
+// permission_grants but missing here makes grantOf fail, so a new layer
+// cannot be silently read as the organisation's (fail closed).
+var scopeNames = map[string]Scope{
+	"package": ScopePackage, "project": ScopeProject, "organisation": ScopeOrganisation,
+}
+
 // Target is who a grant is for, in the order a layer consults them.
 type Target int
 
@@ -104,6 +122,26 @@ const (
 	TargetRole
 	TargetEveryone
 )
+
+// targetNames maps the stored target_type to its target; "organisation" is
+// @everyone (the organisation's own id names it).
+var targetNames = map[string]Target{
+	"user": TargetUser, "role": TargetRole, "organisation": TargetEveryone,
+}
+
+// grantOf is the one conversion of a stored grant row into a Grant. An
+// unknown scope or target is an error, never a guess.
+func grantOf(scopeType, targetType string, rank, allow, deny int64) (Grant, error) {
+	sc, ok := scopeNames[scopeType]
+	if !ok {
+		return Grant{}, fmt.Errorf("authz: grant of unknown scope %q", scopeType)
+	}
+	tg, ok := targetNames[targetType]
+	if !ok {
+		return Grant{}, fmt.Errorf("authz: grant for unknown target %q", targetType)
+	}
+	return Grant{Scope: sc, Target: tg, Rank: rank, Allow: PermSet(allow), Deny: PermSet(deny)}, nil
+}
 
 // Grant is one explicit grant that applies to the caller.
 type Grant struct {
@@ -142,15 +180,48 @@ func Effective(grants []Grant) PermSet {
 // noRoles is the rank of a caller who holds no role: below every real role.
 const noRoles = math.MaxInt64
 
-// Access is what one caller may do in one organisation (and optionally one
-// project and package), computed once per request and asked many times.
+// Scopes are the layers below the organisation a request acts in; a zero id
+// is an absent layer. A new layer (workgroup, document, fleet) is a field
+// here, a Scope with its scopeNames row, and its id in ids: nothing else.
+type Scopes struct {
+	Project int64
+	Package int64
+}
+
+// ids are the scope ids whose grants apply, the organisation's included.
+func (sc Scopes) ids(orgID int64) []int64 {
+	ids := []int64{orgID}
+	for _, id := range []int64{sc.Project, sc.Package} {
+		if id != 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// where names the innermost layer, for refusal messages.
+func (sc Scopes) where() string {
+	switch {
+	case sc.Package != 0:
+		return "on this package"
+	case sc.Project != 0:
+		return "on this project"
+	}
+	return "in this organisation"
+}
+
+// Access is what one caller may do in one organisation (and optionally
+// further scopes of it), computed once per request and asked many times.
+// It carries the organisation row, so handlers need not read it again.
 type Access struct {
+	Org            db.Organisation
 	OrganisationID int64
 	UserID         int64
 	Owner          bool
 	Member         bool // a member, pending or not
 	Pending        bool
 	TopRank        int64 // rank of the caller's highest role; noRoles if none
+	Scopes         Scopes
 	perms          PermSet
 }
 
@@ -160,6 +231,34 @@ func (a Access) IsMember() bool { return a.Owner || (a.Member && !a.Pending) }
 // Can reports whether the caller holds p. The owner holds everything.
 func (a Access) Can(p Permission) bool {
 	return a.Owner || (a.IsMember() && a.perms&p == p)
+}
+
+// Require is Can as an answer: nil, or 403 saying what is missing. Every
+// refusal of the permission engine is worded here. Require(0) asks for
+// membership only.
+func (a Access) Require(p Permission) error {
+	if !a.IsMember() {
+		return forbidden("You are not a member of this organisation.")
+	}
+	if !a.Can(p) {
+		return forbidden("You need the %s permission %s.", p.Name(), a.Scopes.where())
+	}
+	return nil
+}
+
+// RequireOr passes a member for whom alt holds, or who holds p: rules such
+// as "a team leader or MANAGE_TEAMS".
+func (a Access) RequireOr(alt bool, p Permission) error {
+	if alt && a.IsMember() {
+		return nil
+	}
+	return a.Require(p)
+}
+
+// RequireSelfOr passes the user concerned, or a holder of p: rules such as
+// "the user themself or MANAGE_INDUCTIONS".
+func (a Access) RequireSelfOr(userID int64, p Permission) error {
+	return a.RequireOr(userID == a.UserID, p)
 }
 
 // Permissions is the caller's whole effective set.
@@ -192,28 +291,32 @@ func newAccess(orgID, userID int64, owner, member, pending bool, topRank int64) 
 // holds everything and a non-member (or pending member) nothing.
 func (a Access) needsGrants() bool { return !a.Owner && a.IsMember() }
 
-// accessIn loads and resolves the caller's access in an organisation, and in
-// a project and package of it when those ids are non-zero. An absent or
-// deleted organisation is db.ErrNotFound.
-func accessIn(ctx context.Context, q *db.Queries, userID, orgID, projectID, packageID int64) (Access, error) {
+// authorize is the one access entry point: the caller's access in an
+// organisation and the given scopes of it. An absent or deleted
+// organisation is db.ErrNotFound; the caller's loader maps it to the row's
+// status. Handlers then ask Require (or Can) of the result.
+func authorize(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scopes) (Access, error) {
 	m, err := q.AccessMembership(ctx, db.AccessMembershipParams{UserID: userID, OrganisationID: orgID})
 	if err != nil {
 		return Access{}, db.Classify(err)
 	}
 	a := newAccess(orgID, userID, m.IsOwner, m.IsMember, m.Pending, m.TopRank)
+	a.Org, a.Scopes = m.Organisation, sc
 	if !a.needsGrants() {
 		return a, nil
 	}
-	rows, err := q.AccessGrants(ctx, db.AccessGrantsParams{OrganisationID: orgID, ProjectID: projectID, PackageID: packageID, UserID: userID})
+	rows, err := q.AccessGrants(ctx, db.AccessGrantsParams{OrganisationID: orgID, ScopeIdsJson: idsJSON(sc.ids(orgID)), UserID: userID})
 	if err != nil {
 		return Access{}, err
 	}
 	grants := make([]Grant, len(rows))
 	for i, r := range rows {
-		grants[i] = Grant{Scope: scopeOf(r.ScopeType), Target: targetOf(r.TargetType), Rank: r.RoleRank, Allow: PermSet(r.AllowMask), Deny: PermSet(r.DenyMask)}
+		if grants[i], err = grantOf(r.ScopeType, r.TargetType, r.RoleRank, r.AllowMask, r.DenyMask); err != nil {
+			return Access{}, err
+		}
 	}
 	a.perms = Effective(grants)
-	if projectID != 0 || packageID != 0 {
+	if sc != (Scopes{}) {
 		a.perms = withProjectImplications(a.perms)
 	}
 	return a, nil
@@ -244,37 +347,20 @@ func accessAll(ctx context.Context, q *db.Queries, userID int64) (map[int64]Acce
 	}
 	grants := map[int64][]Grant{}
 	for _, r := range rows {
-		grants[r.OrganisationID] = append(grants[r.OrganisationID], Grant{
-			Scope: ScopeOrganisation, Target: targetOf(r.TargetType), Rank: r.RoleRank, Allow: PermSet(r.AllowMask), Deny: PermSet(r.DenyMask),
-		})
+		g, err := grantOf("organisation", r.TargetType, r.RoleRank, r.AllowMask, r.DenyMask)
+		if err != nil {
+			return nil, err
+		}
+		grants[r.OrganisationID] = append(grants[r.OrganisationID], g)
 	}
 	out := make(map[int64]Access, len(ms))
 	for _, m := range ms {
-		a := newAccess(m.OrganisationID, userID, m.IsOwner, true, m.Pending, m.TopRank)
+		a := newAccess(m.Organisation.ID, userID, m.IsOwner, true, m.Pending, m.TopRank)
+		a.Org = m.Organisation
 		if a.needsGrants() {
-			a.perms = Effective(grants[m.OrganisationID])
+			a.perms = Effective(grants[m.Organisation.ID])
 		}
-		out[m.OrganisationID] = a
+		out[m.Organisation.ID] = a
 	}
 	return out, nil
-}
-
-func scopeOf(s string) Scope {
-	switch s {
-	case "package":
-		return ScopePackage
-	case "project":
-		return ScopeProject
-	}
-	return ScopeOrganisation
-}
-
-func targetOf(s string) Target {
-	switch s {
-	case "user":
-		return TargetUser
-	case "role":
-		return TargetRole
-	}
-	return TargetEveryone
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"workspace/db"
@@ -98,22 +99,46 @@ func TestAccessOwnerAndPending(t *testing.T) {
 	}
 }
 
-func TestPermissionCatalogue(t *testing.T) {
-	if len(permissionNames) != 18 {
-		t.Fatalf("catalogue has %d names, want the spec's 18", len(permissionNames))
+// TestCatalogueIsPinned pins every bit to its name as stored masks and the
+// spec know them: two swapped names, a renumbered bit or a missing entry
+// fail here.
+func TestCatalogueIsPinned(t *testing.T) {
+	want := []struct {
+		bit  uint32
+		name string
+	}{
+		{1 << 0, "CREATE_INVITE"}, {1 << 1, "REVOKE_INVITE"}, {1 << 2, "CREATE_PROJECTS"},
+		{1 << 3, "ADMIN_PROJECTS"}, {1 << 4, "VIEW_PROJECTS"}, {1 << 5, "SHARE_PROJECTS"},
+		{1 << 6, "VIEW_WORKITEMS"}, {1 << 7, "CREATE_WORKITEMS"}, {1 << 8, "VIEW_DOCUMENTS"},
+		{1 << 9, "EDIT_DOCUMENTS"}, {1 << 10, "MANAGE_ORGANISATION"}, {1 << 11, "MANAGE_ROLES"},
+		{1 << 12, "MANAGE_TEAMS"}, {1 << 13, "MANAGE_WORKGROUPS"}, {1 << 14, "MANAGE_LOCATIONS"},
+		{1 << 15, "MANAGE_SYSTEMS"}, {1 << 16, "MANAGE_INDUCTIONS"}, {1 << 17, "MANAGE_FLEETS"},
 	}
-	for name, p := range permissionByName {
-		if p.Name() != name {
-			t.Errorf("%s round-trips to %q", name, p.Name())
+	if len(catalogue) != len(want) {
+		t.Fatalf("catalogue has %d entries, want the spec's %d", len(catalogue), len(want))
+	}
+	for i, w := range want {
+		c := catalogue[i]
+		if uint32(c.Bit) != w.bit || c.Name != w.name {
+			t.Errorf("entry %d: got {%#x %s}, want {%#x %s}", i, uint32(c.Bit), c.Name, w.bit, w.name)
 		}
+		if got := permissionByName[w.name]; uint32(got) != w.bit {
+			t.Errorf("%s parses to %#x, want %#x", w.name, uint32(got), w.bit)
+		}
+		if got := Permission(w.bit).Name(); got != w.name {
+			t.Errorf("%#x is named %q, want %s", w.bit, got, w.name)
+		}
+	}
+	if AllPermissions != Permission(1<<len(want)-1) {
+		t.Errorf("AllPermissions = %#x", uint32(AllPermissions))
 	}
 }
 
-// TestAccessAllMatchesAccessIn: the batch resolution of every membership
-// gives what accessIn gives for each organisation: owner, member with user,
+// TestAccessAllMatchesAuthorize: the batch resolution of every membership
+// gives what authorize gives for each organisation: owner, member with user,
 // role and @everyone grants (in two organisations, so grants must not leak
 // between them), pending member.
-func TestAccessAllMatchesAccessIn(t *testing.T) {
+func TestAccessAllMatchesAuthorize(t *testing.T) {
 	f := newOrgFixture(t)
 	e := f.e
 	third := e.org(f.alice, "Third")
@@ -144,7 +169,7 @@ func TestAccessAllMatchesAccessIn(t *testing.T) {
 			t.Errorf("%s: got %d organisations, want %d", u.Email, len(all), len(rows))
 		}
 		for _, r := range rows {
-			want, err := accessIn(ctx, e.store.R, u.id, r.Organisation.ID, 0, 0)
+			want, err := authorize(ctx, e.store.R, u.id, r.Organisation.ID, Scopes{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,4 +208,62 @@ func TestProjectAdminImpliesView(t *testing.T) {
 			body: map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, want: 200},
 		{name: "foreign owner still refused", as: mal, method: "GET", path: "/projects/" + p, want: 403},
 	})
+}
+
+// TestGrantOfFailsClosed: a stored layer or target the engine does not know
+// is an error, never read as the organisation's or @everyone's.
+func TestGrantOfFailsClosed(t *testing.T) {
+	for _, tc := range []struct{ scope, target string }{
+		{"workgroup", "user"}, {"", "role"}, {"organisation", "team"}, {"project", ""},
+	} {
+		if g, err := grantOf(tc.scope, tc.target, 0, int64(AllPermissions), 0); err == nil {
+			t.Errorf("grantOf(%q, %q) = %+v, want an error", tc.scope, tc.target, g)
+		}
+	}
+	for name, want := range scopeNames {
+		g, err := grantOf(name, "organisation", 0, 1, 2)
+		if err != nil || g.Scope != want || g.Target != TargetEveryone || g.Allow != 1 || g.Deny != 2 {
+			t.Errorf("grantOf(%q) = %+v, %v", name, g, err)
+		}
+	}
+}
+
+// TestRequire: one set of answers for every check of the engine.
+func TestRequire(t *testing.T) {
+	member := Access{UserID: 7, Member: true, perms: ViewProjects}
+	pending := Access{UserID: 7, Member: true, Pending: true, perms: AllPermissions}
+	owner := Access{UserID: 1, Owner: true}
+	stranger := Access{UserID: 9}
+	tests := []struct {
+		name string
+		err  error
+		want int // 0: allowed
+	}{
+		{"member holds it", member.Require(ViewProjects), 0},
+		{"membership only", member.Require(0), 0},
+		{"member lacks it", member.Require(ManageTeams), 403},
+		{"pending member holds nothing", pending.Require(0), 403},
+		{"owner holds everything", owner.Require(ManageFleets), 0},
+		{"stranger", stranger.Require(0), 403},
+		{"leader without the permission", member.RequireOr(true, ManageTeams), 0},
+		{"neither leader nor permission", member.RequireOr(false, ManageTeams), 403},
+		{"a stranger who leads is still no member", stranger.RequireOr(true, ManageTeams), 403},
+		{"self", member.RequireSelfOr(7, ManageInductions), 0},
+		{"someone else without the permission", member.RequireSelfOr(8, ManageInductions), 403},
+		{"someone else with the permission", owner.RequireSelfOr(8, ManageInductions), 0},
+	}
+	for _, tc := range tests {
+		var got int
+		if e, ok := tc.err.(*Error); ok {
+			got = e.Status
+		} else if tc.err != nil {
+			got = -1
+		}
+		if got != tc.want {
+			t.Errorf("%s: got %v, want status %d", tc.name, tc.err, tc.want)
+		}
+	}
+	if msg := member.Require(ManageTeams).Error(); !strings.Contains(msg, "MANAGE_TEAMS") {
+		t.Errorf("refusal %q does not name the permission", msg)
+	}
 }

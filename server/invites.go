@@ -175,13 +175,11 @@ func (s *Server) inviteCreate(rq *request) error {
 	}
 	var out inviteJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, CreateInvite); err != nil {
+		a, err := orgAccess(rq, q, orgID, http.StatusNotFound, CreateInvite)
+		if err != nil {
 			return err
 		}
-		o, err := q.OrganisationGet(rq.ctx, orgID)
-		if err != nil {
-			return db.Classify(err)
-		}
+		o := a.Org
 		if b.AutoAdd {
 			if err := checkAutoAdd(rq.ctx, q, orgID, b.Domain); err != nil {
 				return err
@@ -222,13 +220,11 @@ func (s *Server) inviteList(rq *request) error {
 	}
 	var out []inviteJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, CreateInvite); err != nil {
+		a, err := orgAccess(rq, q, orgID, http.StatusNotFound, CreateInvite)
+		if err != nil {
 			return err
 		}
-		o, err := q.OrganisationGet(rq.ctx, orgID)
-		if err != nil {
-			return db.Classify(err)
-		}
+		o := a.Org
 		rows, err := q.InviteList(rq.ctx, orgID)
 		if err != nil {
 			return err
@@ -286,11 +282,8 @@ func inviteForManager(rq *request, q *db.Queries, perm Permission) (db.Invite, d
 	if err != nil {
 		return db.Invite{}, db.Organisation{}, err
 	}
-	if _, err := orgAccess(rq, q, inv.OrganisationID, http.StatusNotFound, perm); err != nil {
-		return db.Invite{}, db.Organisation{}, err
-	}
-	o, err := q.OrganisationGet(rq.ctx, inv.OrganisationID)
-	return inv, o, db.Classify(err)
+	a, err := orgAccess(rq, q, inv.OrganisationID, http.StatusNotFound, perm)
+	return inv, a.Org, err
 }
 
 // inviteGet shows an invite to anyone signed in who holds its code, while
@@ -506,7 +499,7 @@ func (s *Server) inviteUse(rq *request) error {
 		if err != nil {
 			return err
 		}
-		a, err := accessIn(rq.ctx, q, uid, o.ID, 0, 0)
+		a, err := authorize(rq.ctx, q, uid, o.ID, Scopes{})
 		if err != nil {
 			return err
 		}

@@ -106,7 +106,7 @@ func (s *Server) milestoneCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := requireProject(a, AdminProjects); err != nil {
+		if err := a.Require(AdminProjects); err != nil {
 			return err
 		}
 		if status == statusOpen && p.Status == statusClosed {
@@ -163,7 +163,7 @@ func (s *Server) milestoneGet(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := requireProject(a, ViewProjects); err != nil {
+		if err := a.Require(ViewProjects); err != nil {
 			return err
 		}
 		out, err = fullMilestone(rq.ctx, q, m)
@@ -196,7 +196,7 @@ func (s *Server) milestonePatch(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := requireProject(a, AdminProjects); err != nil {
+		if err := a.Require(AdminProjects); err != nil {
 			return err
 		}
 		u := db.MilestoneUpdateParams{
@@ -256,7 +256,7 @@ func (s *Server) milestoneList(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := requireProject(a, ViewProjects); err != nil {
+		if err := a.Require(ViewProjects); err != nil {
 			return err
 		}
 		var ms []db.ProjectMilestone

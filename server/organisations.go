@@ -127,20 +127,14 @@ func (s *Server) organisationCreate(rq *request) error {
 // organisation answers with: the rows that list "400 organisation absent"
 // pass 400, the others 404.
 func orgAccess(rq *request, q *db.Queries, orgID int64, absent int, perm Permission) (Access, error) {
-	a, err := accessIn(rq.ctx, q, rq.user.ID, orgID, 0, 0)
+	a, err := authorize(rq.ctx, q, rq.user.ID, orgID, Scopes{})
 	if db.IsNotFound(err) {
 		return a, errorf(absent, "The organisation was not found.")
 	}
 	if err != nil {
 		return a, err
 	}
-	if !a.IsMember() {
-		return a, forbidden("You are not a member of this organisation.")
-	}
-	if !a.Can(perm) {
-		return a, forbidden("You need the %s permission.", perm.Name())
-	}
-	return a, nil
+	return a, a.Require(perm)
 }
 
 // decodePatch decodes a PATCH body into dst, refusing any key that names a
@@ -259,13 +253,11 @@ func (s *Server) organisationPatch(rq *request) error {
 	}
 	var out orgJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+		a, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation)
+		if err != nil {
 			return err
 		}
-		o, err := q.OrganisationGet(rq.ctx, orgID)
-		if err != nil {
-			return db.Classify(err)
-		}
+		o := a.Org
 		arg := db.OrganisationUpdateParams{
 			ID: orgID, Name: o.Name, Description: o.Description, Location: o.Location, Code: o.Code,
 			DefaultBranchName: o.DefaultBranchName, MemberApproval: o.MemberApproval, RestrictEmailDomain: o.RestrictEmailDomain,
@@ -365,13 +357,11 @@ func (s *Server) memberList(rq *request) error {
 	}
 	var out []memberJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, 0); err != nil {
+		a, err := orgAccess(rq, q, orgID, http.StatusNotFound, 0)
+		if err != nil {
 			return err
 		}
-		o, err := q.OrganisationGet(rq.ctx, orgID)
-		if err != nil {
-			return db.Classify(err)
-		}
+		o := a.Org
 		rows, err := q.MemberList(rq.ctx, db.MemberListParams{OrganisationID: orgID, Prefix: filter})
 		if err != nil {
 			return err
@@ -502,13 +492,11 @@ func (s *Server) memberDelete(rq *request) error {
 		return err
 	}
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+		a, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation)
+		if err != nil {
 			return err
 		}
-		o, err := q.OrganisationGet(rq.ctx, orgID)
-		if err != nil {
-			return db.Classify(err)
-		}
+		o := a.Org
 		if o.OwnedBy == userID {
 			return badRequest("The owner cannot be removed from the organisation.")
 		}
@@ -590,13 +578,11 @@ func (s *Server) banPut(rq *request) error {
 	}
 	var out banJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+		a, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation)
+		if err != nil {
 			return err
 		}
-		o, err := q.OrganisationGet(rq.ctx, orgID)
-		if err != nil {
-			return db.Classify(err)
-		}
+		o := a.Org
 		if o.OwnedBy == userID {
 			return badRequest("The owner cannot be banned.")
 		}

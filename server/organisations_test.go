@@ -412,8 +412,8 @@ func TestPendingMemberAndAbsentOrganisation(t *testing.T) {
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	all := map[string]string{}
-	for _, n := range permissionNames {
-		all[n] = "allow"
+	for _, c := range catalogue {
+		all[c.Name] = "allow"
 	}
 	e.grant(f.alice, f.acme, f.pen.ID, all)
 	role := e.role(f.alice, f.acme, "Role")

@@ -62,7 +62,7 @@ func (s *Server) packageCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := requireProject(a, AdminProjects); err != nil {
+		if err := a.Require(AdminProjects); err != nil {
 			return err
 		}
 		enabled := true
@@ -94,7 +94,7 @@ func packageAccess(ctx context.Context, q *db.Queries, userID, id int64, absent 
 	if err != nil {
 		return pkg, Access{}, err
 	}
-	a, err := accessIn(ctx, q, userID, pkg.OrganisationID, pkg.ProjectID, pkg.ID)
+	a, err := authorize(ctx, q, userID, pkg.OrganisationID, Scopes{Project: pkg.ProjectID, Package: pkg.ID})
 	if db.IsNotFound(err) {
 		return pkg, Access{}, absent
 	}
@@ -112,7 +112,7 @@ func (s *Server) packageGet(rq *request) error {
 	if err != nil {
 		return err
 	}
-	if err := requireProject(a, ViewProjects); err != nil {
+	if err := a.Require(ViewProjects); err != nil {
 		return err
 	}
 	return rq.json(http.StatusOK, toPackage(pkg))
@@ -137,7 +137,7 @@ func (s *Server) packagePatch(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := requireProject(a, AdminProjects); err != nil {
+		if err := a.Require(AdminProjects); err != nil {
 			return err
 		}
 		enabled := pkg.Enabled
@@ -182,7 +182,7 @@ func (s *Server) packageList(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := requireProject(a, ViewProjects); err != nil {
+		if err := a.Require(ViewProjects); err != nil {
 			return err
 		}
 		vis, err := visibleIn(rq.ctx, q, a, p.ID, "package")

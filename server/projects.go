@@ -154,18 +154,6 @@ func idsJSON(ids []int64) string {
 // administering a project includes seeing it (docs/projects.md).
 const viewBits = ViewProjects | AdminProjects
 
-// requireProject checks membership and one permission on a project or
-// package the access was resolved for.
-func requireProject(a Access, p Permission) error {
-	if !a.IsMember() {
-		return forbidden("You are not a member of this organisation.")
-	}
-	if !a.Can(p) {
-		return forbidden("You need %s on this project.", p.Name())
-	}
-	return nil
-}
-
 // projectAccess loads a project and the caller's access in it. absent is the
 // answer for a missing project, which the spec's rows give as 400 or 404.
 func projectAccess(ctx context.Context, q *db.Queries, userID, projectID int64, absent *Error) (db.Project, Access, error) {
@@ -176,7 +164,7 @@ func projectAccess(ctx context.Context, q *db.Queries, userID, projectID int64, 
 	if err != nil {
 		return db.Project{}, Access{}, err
 	}
-	a, err := accessIn(ctx, q, userID, p.OrganisationID, p.ID, 0)
+	a, err := authorize(ctx, q, userID, p.OrganisationID, Scopes{Project: p.ID})
 	if db.IsNotFound(err) { // the organisation was deleted: its projects went with it
 		return db.Project{}, Access{}, absent
 	}
@@ -326,14 +314,14 @@ func (s *Server) projectGet(rq *request) error {
 		return err
 	}
 	p := row.Project
-	a, err := accessIn(rq.ctx, s.store.R, rq.user.ID, p.OrganisationID, p.ID, 0)
+	a, err := authorize(rq.ctx, s.store.R, rq.user.ID, p.OrganisationID, Scopes{Project: p.ID})
 	if db.IsNotFound(err) { // the organisation was deleted: its projects went with it
 		return projectAbsent(http.StatusBadRequest)
 	}
 	if err != nil {
 		return err
 	}
-	if err := requireProject(a, ViewProjects); err != nil {
+	if err := a.Require(ViewProjects); err != nil {
 		return err
 	}
 	users := map[int64]userJSON{row.User.ID: toUser(row.User)}
@@ -367,7 +355,7 @@ func (s *Server) projectPatch(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := requireProject(a, AdminProjects); err != nil {
+		if err := a.Require(AdminProjects); err != nil {
 			return err
 		}
 		u := db.ProjectUpdateParams{
@@ -548,7 +536,7 @@ func visibleIn(ctx context.Context, q *db.Queries, a Access, projectID int64, sc
 	if err != nil || len(cands) == 0 {
 		return visibility{except: parentSees}, err
 	}
-	parent, err := q.AccessGrants(ctx, db.AccessGrantsParams{OrganisationID: a.OrganisationID, ProjectID: projectID, UserID: a.UserID})
+	parent, err := q.AccessGrants(ctx, db.AccessGrantsParams{OrganisationID: a.OrganisationID, ScopeIdsJson: idsJSON(Scopes{Project: projectID}.ids(a.OrganisationID)), UserID: a.UserID})
 	if err != nil {
 		return visibility{}, err
 	}
@@ -558,11 +546,19 @@ func visibleIn(ctx context.Context, q *db.Queries, a Access, projectID int64, sc
 	}
 	base := make([]Grant, 0, len(parent)+4)
 	for _, r := range parent {
-		base = append(base, Grant{Scope: scopeOf(r.ScopeType), Target: targetOf(r.TargetType), Rank: r.RoleRank, Allow: PermSet(r.AllowMask), Deny: PermSet(r.DenyMask)})
+		g, err := grantOf(r.ScopeType, r.TargetType, r.RoleRank, r.AllowMask, r.DenyMask)
+		if err != nil {
+			return visibility{}, err
+		}
+		base = append(base, g)
 	}
 	own := map[int64][]Grant{}
 	for _, r := range rows {
-		own[r.ScopeID] = append(own[r.ScopeID], Grant{Scope: scopeOf(r.ScopeType), Target: targetOf(r.TargetType), Rank: r.RoleRank, Allow: PermSet(r.AllowMask), Deny: PermSet(r.DenyMask)})
+		g, err := grantOf(r.ScopeType, r.TargetType, r.RoleRank, r.AllowMask, r.DenyMask)
+		if err != nil {
+			return visibility{}, err
+		}
+		own[r.ScopeID] = append(own[r.ScopeID], g)
 	}
 	v := visibility{except: parentSees}
 	for _, id := range cands {
@@ -599,7 +595,7 @@ func (s *Server) grantPatch(rq *request, scopeType string, scopeAccess func(q *d
 		if err != nil {
 			return err
 		}
-		if err := requireProject(a, AdminProjects); err != nil {
+		if err := a.Require(AdminProjects); err != nil {
 			return err
 		}
 		out, err = changeGrant(rq.ctx, q, a, scopeType, scopeID, targetID, change, rankRolesOnly)
@@ -623,7 +619,7 @@ func (s *Server) scopeGrantList(rq *request, scopeAccess func(q *db.Queries, id 
 		if err != nil {
 			return err
 		}
-		if err := requireProject(a, AdminProjects); err != nil {
+		if err := a.Require(AdminProjects); err != nil {
 			return err
 		}
 		gs, err := q.GrantListForScope(rq.ctx, scopeID)

@@ -161,15 +161,18 @@ func (s *Server) revealUser(ctx context.Context, q *db.Queries, userID, viewerID
 }
 
 // sharedAccess is the viewer's access in each organisation of a user view,
-// computed once and asked for every permission the handler needs.
+// resolved in one batch (accessAll) and asked for every permission the
+// handler needs.
 func sharedAccess(ctx context.Context, q *db.Queries, viewerID int64, v userJSON) ([]Access, error) {
+	all, err := accessAll(ctx, q, viewerID)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Access, 0, len(v.Organisations))
 	for _, o := range v.Organisations {
-		a, err := accessIn(ctx, q, viewerID, int64(o.ID), 0, 0)
-		if err != nil {
-			return nil, err
+		if a, ok := all[int64(o.ID)]; ok {
+			out = append(out, a)
 		}
-		out = append(out, a)
 	}
 	return out, nil
 }
