@@ -165,6 +165,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.milestoneGetStmt, err = db.PrepareContext(ctx, milestoneGet); err != nil {
 		return nil, fmt.Errorf("error preparing query MilestoneGet: %w", err)
 	}
+	if q.milestoneListByIDsStmt, err = db.PrepareContext(ctx, milestoneListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query MilestoneListByIDs: %w", err)
+	}
 	if q.milestoneOpenCountStmt, err = db.PrepareContext(ctx, milestoneOpenCount); err != nil {
 		return nil, fmt.Errorf("error preparing query MilestoneOpenCount: %w", err)
 	}
@@ -204,6 +207,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.packageGetStmt, err = db.PrepareContext(ctx, packageGet); err != nil {
 		return nil, fmt.Errorf("error preparing query PackageGet: %w", err)
 	}
+	if q.packageListByIDsStmt, err = db.PrepareContext(ctx, packageListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query PackageListByIDs: %w", err)
+	}
 	if q.packageUpdateStmt, err = db.PrepareContext(ctx, packageUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query PackageUpdate: %w", err)
 	}
@@ -215,6 +221,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.projectGetWithCreatorStmt, err = db.PrepareContext(ctx, projectGetWithCreator); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectGetWithCreator: %w", err)
+	}
+	if q.projectListByIDsStmt, err = db.PrepareContext(ctx, projectListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectListByIDs: %w", err)
 	}
 	if q.projectMilestoneCountsRefreshStmt, err = db.PrepareContext(ctx, projectMilestoneCountsRefresh); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectMilestoneCountsRefresh: %w", err)
@@ -681,6 +690,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing milestoneGetStmt: %w", cerr)
 		}
 	}
+	if q.milestoneListByIDsStmt != nil {
+		if cerr := q.milestoneListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing milestoneListByIDsStmt: %w", cerr)
+		}
+	}
 	if q.milestoneOpenCountStmt != nil {
 		if cerr := q.milestoneOpenCountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing milestoneOpenCountStmt: %w", cerr)
@@ -746,6 +760,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing packageGetStmt: %w", cerr)
 		}
 	}
+	if q.packageListByIDsStmt != nil {
+		if cerr := q.packageListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing packageListByIDsStmt: %w", cerr)
+		}
+	}
 	if q.packageUpdateStmt != nil {
 		if cerr := q.packageUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing packageUpdateStmt: %w", cerr)
@@ -764,6 +783,11 @@ func (q *Queries) Close() error {
 	if q.projectGetWithCreatorStmt != nil {
 		if cerr := q.projectGetWithCreatorStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing projectGetWithCreatorStmt: %w", cerr)
+		}
+	}
+	if q.projectListByIDsStmt != nil {
+		if cerr := q.projectListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectListByIDsStmt: %w", cerr)
 		}
 	}
 	if q.projectMilestoneCountsRefreshStmt != nil {
@@ -1227,6 +1251,7 @@ type Queries struct {
 	metaPutStmt                               *sql.Stmt
 	milestoneCreateStmt                       *sql.Stmt
 	milestoneGetStmt                          *sql.Stmt
+	milestoneListByIDsStmt                    *sql.Stmt
 	milestoneOpenCountStmt                    *sql.Stmt
 	milestoneUpdateStmt                       *sql.Stmt
 	organisationCreateStmt                    *sql.Stmt
@@ -1240,10 +1265,12 @@ type Queries struct {
 	outboxListStmt                            *sql.Stmt
 	packageCreateStmt                         *sql.Stmt
 	packageGetStmt                            *sql.Stmt
+	packageListByIDsStmt                      *sql.Stmt
 	packageUpdateStmt                         *sql.Stmt
 	projectCreateStmt                         *sql.Stmt
 	projectGetStmt                            *sql.Stmt
 	projectGetWithCreatorStmt                 *sql.Stmt
+	projectListByIDsStmt                      *sql.Stmt
 	projectMilestoneCountsRefreshStmt         *sql.Stmt
 	projectStatusCountStmt                    *sql.Stmt
 	projectTotalCountStmt                     *sql.Stmt
@@ -1372,6 +1399,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		metaPutStmt:                               q.metaPutStmt,
 		milestoneCreateStmt:                       q.milestoneCreateStmt,
 		milestoneGetStmt:                          q.milestoneGetStmt,
+		milestoneListByIDsStmt:                    q.milestoneListByIDsStmt,
 		milestoneOpenCountStmt:                    q.milestoneOpenCountStmt,
 		milestoneUpdateStmt:                       q.milestoneUpdateStmt,
 		organisationCreateStmt:                    q.organisationCreateStmt,
@@ -1385,10 +1413,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		outboxListStmt:                            q.outboxListStmt,
 		packageCreateStmt:                         q.packageCreateStmt,
 		packageGetStmt:                            q.packageGetStmt,
+		packageListByIDsStmt:                      q.packageListByIDsStmt,
 		packageUpdateStmt:                         q.packageUpdateStmt,
 		projectCreateStmt:                         q.projectCreateStmt,
 		projectGetStmt:                            q.projectGetStmt,
 		projectGetWithCreatorStmt:                 q.projectGetWithCreatorStmt,
+		projectListByIDsStmt:                      q.projectListByIDsStmt,
 		projectMilestoneCountsRefreshStmt:         q.projectMilestoneCountsRefreshStmt,
 		projectStatusCountStmt:                    q.projectStatusCountStmt,
 		projectTotalCountStmt:                     q.projectTotalCountStmt,

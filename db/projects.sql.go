@@ -89,6 +89,48 @@ func (q *Queries) MilestoneGet(ctx context.Context, id int64) (ProjectMilestone,
 	return i, err
 }
 
+const milestoneListByIDs = `-- name: MilestoneListByIDs :many
+SELECT m.id, m.organisation_id, m.project_id, m.name, m.description, m.due_at, m.status, m.open_work_item_count, m.closed_work_item_count, m.created_at, m.created_by, m.closed_at, m.closed_by FROM json_each(?1) j JOIN project_milestones m ON m.id = j.value
+ORDER BY j.key
+`
+
+func (q *Queries) MilestoneListByIDs(ctx context.Context, idsJson interface{}) ([]ProjectMilestone, error) {
+	rows, err := q.query(ctx, q.milestoneListByIDsStmt, milestoneListByIDs, idsJson)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ProjectMilestone
+	for rows.Next() {
+		var i ProjectMilestone
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.ProjectID,
+			&i.Name,
+			&i.Description,
+			&i.DueAt,
+			&i.Status,
+			&i.OpenWorkItemCount,
+			&i.ClosedWorkItemCount,
+			&i.CreatedAt,
+			&i.CreatedBy,
+			&i.ClosedAt,
+			&i.ClosedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const milestoneOpenCount = `-- name: MilestoneOpenCount :one
 SELECT count(*) FROM project_milestones
 WHERE project_id = ?1 AND organisation_id = ?2 AND status = 'open'
@@ -218,6 +260,44 @@ func (q *Queries) PackageGet(ctx context.Context, id int64) (ProjectPackage, err
 		&i.CreatedBy,
 	)
 	return i, err
+}
+
+const packageListByIDs = `-- name: PackageListByIDs :many
+SELECT k.id, k.organisation_id, k.project_id, k.code, k.name, k.description, k.enabled, k.created_at, k.created_by FROM json_each(?1) j JOIN project_packages k ON k.id = j.value
+ORDER BY j.key
+`
+
+func (q *Queries) PackageListByIDs(ctx context.Context, idsJson interface{}) ([]ProjectPackage, error) {
+	rows, err := q.query(ctx, q.packageListByIDsStmt, packageListByIDs, idsJson)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ProjectPackage
+	for rows.Next() {
+		var i ProjectPackage
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.ProjectID,
+			&i.Code,
+			&i.Name,
+			&i.Description,
+			&i.Enabled,
+			&i.CreatedAt,
+			&i.CreatedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const packageUpdate = `-- name: PackageUpdate :one
@@ -405,6 +485,63 @@ func (q *Queries) ProjectGetWithCreator(ctx context.Context, id int64) (ProjectG
 		&i.User.DeletedAt,
 	)
 	return i, err
+}
+
+const projectListByIDs = `-- name: ProjectListByIDs :many
+SELECT p.id, p.organisation_id, p.code, p.name, p.description, p.status, p.open_milestone_count,
+       p.closed_milestone_count, p.open_work_item_count, p.closed_work_item_count, p.document_count
+FROM json_each(?1) j JOIN projects p ON p.id = j.value
+ORDER BY j.key
+`
+
+type ProjectListByIDsRow struct {
+	ID                   int64
+	OrganisationID       int64
+	Code                 string
+	Name                 string
+	Description          string
+	Status               string
+	OpenMilestoneCount   int64
+	ClosedMilestoneCount int64
+	OpenWorkItemCount    int64
+	ClosedWorkItemCount  int64
+	DocumentCount        int64
+}
+
+// The rows of one list page, in the page's order (ids_json from queryPage).
+func (q *Queries) ProjectListByIDs(ctx context.Context, idsJson interface{}) ([]ProjectListByIDsRow, error) {
+	rows, err := q.query(ctx, q.projectListByIDsStmt, projectListByIDs, idsJson)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ProjectListByIDsRow
+	for rows.Next() {
+		var i ProjectListByIDsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.Code,
+			&i.Name,
+			&i.Description,
+			&i.Status,
+			&i.OpenMilestoneCount,
+			&i.ClosedMilestoneCount,
+			&i.OpenWorkItemCount,
+			&i.ClosedWorkItemCount,
+			&i.DocumentCount,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const projectMilestoneCountsRefresh = `-- name: ProjectMilestoneCountsRefresh :exec

@@ -114,3 +114,18 @@ SELECT CAST(coalesce(sum(n), 0) AS INTEGER) FROM project_status_counts WHERE org
 SELECT sqlc.embed(projects), sqlc.embed(users)
 FROM projects JOIN users ON users.id = projects.created_by
 WHERE projects.id = @id;
+
+-- The rows of one list page, in the page's order (ids_json from queryPage).
+-- name: ProjectListByIDs :many
+SELECT p.id, p.organisation_id, p.code, p.name, p.description, p.status, p.open_milestone_count,
+       p.closed_milestone_count, p.open_work_item_count, p.closed_work_item_count, p.document_count
+FROM json_each(@ids_json) j JOIN projects p ON p.id = j.value
+ORDER BY j.key;
+
+-- name: MilestoneListByIDs :many
+SELECT m.* FROM json_each(@ids_json) j JOIN project_milestones m ON m.id = j.value
+ORDER BY j.key;
+
+-- name: PackageListByIDs :many
+SELECT k.* FROM json_each(@ids_json) j JOIN project_packages k ON k.id = j.value
+ORDER BY j.key;

@@ -92,10 +92,11 @@ func setTotalCount(w http.ResponseWriter, n int64) {
 	w.Header().Set("X-Total-Count", strconv.FormatInt(n, 10))
 }
 
-// listSQL is the fixed part of one list endpoint's query. Every string is
-// ours; the caller's only contribution is the compiled filter in listQuery.
+// listSQL is the fixed part of one list endpoint's page query. Every string
+// is ours; the caller's only contribution is the compiled filter in
+// listQuery. Only ids are read here: the rows come from the area's sqlc
+// XListByIDs query, so the filter compiler stays the only dynamic SQL.
 type listSQL struct {
-	Columns string // select list, in the order scan reads them
 	From    string // one table with an integer id (the page is found by id)
 	Where   string // base condition (organisation, visibility, ...); "" for none
 	Args    []any  // arguments of Where
@@ -117,12 +118,12 @@ func (lq listQuery) and(where string, args []any) (string, []any) {
 	return "(" + where + ") AND (" + lq.Where + ")", append(args, lq.Args...)
 }
 
-// queryList counts the rows matching base condition and filter, then reads
-// the requested page, inside the caller's read transaction so the access
-// checks, the count and the page see one snapshot. scan is called once per
-// row of the page. The page's ids come from the indexes alone (a deferred
-// join), so rows skipped by $skip are never read from the table.
-func queryList(ctx context.Context, tx *sql.Tx, s listSQL, lq listQuery, scan func(*sql.Rows) error) (total int64, err error) {
+// queryPage counts the rows matching base condition and filter and returns
+// the ids of the requested page in order, inside the caller's read
+// transaction so the access checks, the count and the page see one
+// snapshot. The ids come from the indexes alone, so rows skipped by $skip
+// are never read; the caller reads the page's rows by XListByIDs(idsJSON(ids)).
+func queryPage(ctx context.Context, tx *sql.Tx, s listSQL, lq listQuery) (ids []int64, total int64, err error) {
 	where, args := lq.and(s.Where, s.Args)
 	cond := ""
 	if where != "" {
@@ -135,25 +136,27 @@ func queryList(ctx context.Context, tx *sql.Tx, s listSQL, lq listQuery, scan fu
 	if s.Total != nil {
 		total = *s.Total
 	} else if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+s.From+cond, args...).Scan(&total); err != nil {
-		return 0, fmt.Errorf("count %s: %w", s.From, err)
+		return nil, 0, fmt.Errorf("count %s: %w", s.From, err)
 	}
 	if lq.Top == 0 || int64(lq.Skip) >= total {
-		return total, nil
+		return nil, total, nil
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+s.Columns+" FROM "+s.From+
-		" WHERE id IN (SELECT id FROM "+s.From+cond+" ORDER BY "+order+" LIMIT ? OFFSET ?) ORDER BY "+order,
+	rows, err := tx.QueryContext(ctx, "SELECT id FROM "+s.From+cond+" ORDER BY "+order+" LIMIT ? OFFSET ?",
 		append(args, lq.Top, lq.Skip)...)
 	if err != nil {
-		return 0, fmt.Errorf("list %s: %w", s.From, err)
+		return nil, 0, fmt.Errorf("list %s: %w", s.From, err)
 	}
 	defer rows.Close()
+	ids = make([]int64, 0, lq.Top)
 	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return 0, fmt.Errorf("scan %s: %w", s.From, err)
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, 0, fmt.Errorf("list %s: %w", s.From, err)
 		}
+		ids = append(ids, id)
 	}
 	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("list %s: %w", s.From, err)
+		return nil, 0, fmt.Errorf("list %s: %w", s.From, err)
 	}
-	return total, nil
+	return ids, total, nil
 }

@@ -259,28 +259,22 @@ func (s *Server) milestoneList(rq *request) error {
 		if err := a.Require(ViewProjects); err != nil {
 			return err
 		}
-		var ms []db.ProjectMilestone
-		total, err = queryList(rq.ctx, tx, listSQL{
-			Columns: `id, organisation_id, project_id, name, description, due_at, status,
-				open_work_item_count, closed_work_item_count, created_at, created_by, closed_at, closed_by`,
+		var ids []int64
+		ids, total, err = queryPage(rq.ctx, tx, listSQL{
 			From: "project_milestones", Where: "project_id = ? AND organisation_id = ?", Args: []any{p.ID, p.OrganisationID},
-		}, lq, func(rows *sql.Rows) error {
-			var m db.ProjectMilestone
-			if err := rows.Scan(&m.ID, &m.OrganisationID, &m.ProjectID, &m.Name, &m.Description, &m.DueAt, &m.Status,
-				&m.OpenWorkItemCount, &m.ClosedWorkItemCount, &m.CreatedAt, &m.CreatedBy, &m.ClosedAt, &m.ClosedBy); err != nil {
-				return err
-			}
-			ms = append(ms, m)
-			return nil
-		})
+		}, lq)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		ms, err := q.MilestoneListByIDs(rq.ctx, idsJSON(ids))
 		if err != nil {
 			return err
 		}
-		var ids []*int64
+		var userIDs []*int64
 		for i := range ms {
-			ids = append(ids, &ms[i].CreatedBy, ms[i].ClosedBy)
+			userIDs = append(userIDs, &ms[i].CreatedBy, ms[i].ClosedBy)
 		}
-		users, err := userObjects(rq.ctx, q, ids...)
+		users, err := userObjects(rq.ctx, q, userIDs...)
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"mime"
 	"net/http"
-	"net/mail"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -20,19 +19,6 @@ type registerBody struct {
 	Password  string `json:"password"`
 	FirstName string `json:"first_name"`
 	LastName  string `json:"last_name"`
-}
-
-// validEmail accepts a bare address (no display name) with a dotted domain.
-func validEmail(s string) bool {
-	if len(s) > 254 {
-		return false
-	}
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s {
-		return false
-	}
-	_, domain, _ := strings.Cut(s, "@")
-	return strings.Contains(domain, ".") && !strings.HasSuffix(domain, ".")
 }
 
 // passwordProblem says what is wrong with a new password, or "". At most 72

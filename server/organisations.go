@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -137,31 +136,6 @@ func orgAccess(rq *request, q *db.Queries, orgID int64, absent int, perm Permiss
 	return a, a.Require(perm)
 }
 
-// decodePatch decodes a PATCH body into dst, refusing any key that names a
-// read-only field with a 400 naming it.
-func (rq *request) decodePatch(dst any, readOnly ...string) error {
-	var raw json.RawMessage
-	if err := rq.decode(&raw); err != nil {
-		return err
-	}
-	if len(raw) == 0 {
-		return nil
-	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &keys); err != nil {
-		return jsonProblem(err)
-	}
-	for _, k := range readOnly {
-		if _, ok := keys[k]; ok {
-			return fieldError(k, "is read-only")
-		}
-	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		return jsonProblem(err)
-	}
-	return nil
-}
-
 // queryBool reads an optional boolean query parameter.
 func (rq *request) queryBool(name string) (bool, error) {
 	v := rq.r.URL.Query().Get(name)
@@ -291,12 +265,6 @@ func (s *Server) organisationPatch(rq *request) error {
 		return err
 	}
 	return rq.json(http.StatusOK, out)
-}
-
-func setIf[T any](dst *T, v *T) {
-	if v != nil {
-		*dst = *v
-	}
 }
 
 // organisationDelete soft-deletes: the row stays, with deleted_at and

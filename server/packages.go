@@ -193,17 +193,15 @@ func (s *Server) packageList(rq *request) error {
 			return nil
 		}
 		where, args := vis.where("project_id = ? AND organisation_id = ?", p.ID, p.OrganisationID)
-		total, err = queryList(rq.ctx, tx, listSQL{
-			Columns: "id, organisation_id, project_id, code, name, description, enabled",
-			From:    "project_packages", Where: where, Args: args,
-		}, lq, func(rows *sql.Rows) error {
-			var pk packageJSON
-			if err := rows.Scan(&pk.ID, &pk.OrganisationID, &pk.ProjectID, &pk.Code, &pk.Name, &pk.Description, &pk.Enabled); err != nil {
-				return err
-			}
-			out = append(out, pk)
-			return nil
-		})
+		var ids []int64
+		ids, total, err = queryPage(rq.ctx, tx, listSQL{From: "project_packages", Where: where, Args: args}, lq)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		rows, err := q.PackageListByIDs(rq.ctx, idsJSON(ids))
+		for _, r := range rows {
+			out = append(out, toPackage(r))
+		}
 		return err
 	})
 	if err != nil {

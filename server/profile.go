@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	// timezone_code is checked against the IANA database; a static binary on
 	// a bare host may have no zoneinfo of its own.
@@ -224,15 +223,6 @@ func normalisePhone(s string) (string, bool) {
 		return r
 	}, s)
 	return s, s == "" || phoneRE.MatchString(s)
-}
-
-// validTimezone: a real IANA zone; "" and "Local" load but name no zone.
-func validTimezone(tz string) bool {
-	if tz == "" || tz == "Local" || len(tz) > 64 {
-		return false
-	}
-	_, err := time.LoadLocation(tz)
-	return err == nil
 }
 
 // validate checks every field and normalises text.

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 
 	"workspace/db"
 )
@@ -183,22 +182,6 @@ var projectReadOnly = []string{
 func checkStatus(p problems, s *string) {
 	if s != nil && *s != statusOpen && *s != statusClosed {
 		p.add("status", `must be "open" or "closed"`)
-	}
-}
-
-// checkName validates an optional name: when given, 1-max characters after
-// trimming.
-func checkName(p problems, field string, s *string, max int) {
-	if s == nil {
-		return
-	}
-	*s = strings.TrimSpace(*s)
-	p.length(field, *s, 1, max)
-}
-
-func optText(p problems, field string, s *string, max int) {
-	if s != nil {
-		p.length(field, *s, 0, max)
 	}
 }
 
@@ -432,20 +415,20 @@ func (s *Server) projectList(rq *request) error {
 			return err
 		}
 		where, args := vis.where("organisation_id = ?", orgID)
-		total, err = queryList(rq.ctx, tx, listSQL{
-			Columns: `id, organisation_id, code, name, description, status, open_milestone_count,
-				closed_milestone_count, open_work_item_count, closed_work_item_count, document_count`,
-			From: "projects", Where: where, Args: args, Total: &kept,
-		}, lq, func(rows *sql.Rows) error {
-			var p projectPartialJSON
-			if err := rows.Scan(&p.ID, &p.OrganisationID, &p.Code, &p.Name, &p.Description, &p.Status,
-				&p.OpenMilestoneCount, &p.ClosedMilestoneCount, &p.OpenWorkItemCount, &p.ClosedWorkItemCount,
-				&p.DocumentCount); err != nil {
-				return err
-			}
-			out = append(out, p)
-			return nil
-		})
+		var ids []int64
+		ids, total, err = queryPage(rq.ctx, tx, listSQL{From: "projects", Where: where, Args: args, Total: &kept}, lq)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		rows, err := q.ProjectListByIDs(rq.ctx, idsJSON(ids))
+		for _, r := range rows {
+			out = append(out, projectPartialJSON{
+				ID: db.ID(r.ID), OrganisationID: db.ID(r.OrganisationID), Code: r.Code, Name: r.Name,
+				Description: r.Description, Status: r.Status, OpenMilestoneCount: r.OpenMilestoneCount,
+				ClosedMilestoneCount: r.ClosedMilestoneCount, OpenWorkItemCount: r.OpenWorkItemCount,
+				ClosedWorkItemCount: r.ClosedWorkItemCount, DocumentCount: r.DocumentCount,
+			})
+		}
 		return err
 	})
 	if err != nil {

@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/mail"
 	"os"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"workspace/db"
@@ -67,6 +69,10 @@ type errorBody struct {
 // text never reaches the client: unknown errors are logged with the request
 // id and answered with a generic 500.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	// Driver errors are classified here, so a handler that forgot
+	// db.Classify still answers a missing row with 404 and a duplicate key
+	// with 409, never 500.
+	err = db.Classify(err)
 	var e *Error
 	switch {
 	case errors.As(err, &e):
@@ -243,4 +249,84 @@ func (p problems) err() error {
 		return nil
 	}
 	return &Error{Status: http.StatusBadRequest, Message: "The request has invalid fields.", Fields: p}
+}
+
+// Helpers every handler shares: PATCH decoding and field validators.
+
+// decodePatch decodes a PATCH body into dst, refusing any key that names a
+// read-only field with a 400 naming it.
+func (rq *request) decodePatch(dst any, readOnly ...string) error {
+	var raw json.RawMessage
+	if err := rq.decode(&raw); err != nil {
+		return err
+	}
+	if len(raw) == 0 {
+		return nil
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return jsonProblem(err)
+	}
+	for _, k := range readOnly {
+		if _, ok := keys[k]; ok {
+			return fieldError(k, "is read-only")
+		}
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return jsonProblem(err)
+	}
+	return nil
+}
+
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// checkName validates an optional name: when given, 1-max characters after
+// trimming.
+func checkName(p problems, field string, s *string, max int) {
+	if s == nil {
+		return
+	}
+	*s = strings.TrimSpace(*s)
+	p.length(field, *s, 1, max)
+}
+
+func optText(p problems, field string, s *string, max int) {
+	if s != nil {
+		p.length(field, *s, 0, max)
+	}
+}
+
+// validTimezone: a real IANA zone; "" and "Local" load but name no zone.
+func validTimezone(tz string) bool {
+	if tz == "" || tz == "Local" || len(tz) > 64 {
+		return false
+	}
+	_, err := time.LoadLocation(tz)
+	return err == nil
+}
+
+func validDate(s string) bool {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
+		if _, err := time.Parse(layout, s); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// validEmail accepts a bare address (no display name) with a dotted domain.
+func validEmail(s string) bool {
+	if len(s) > 254 {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s {
+		return false
+	}
+	_, domain, _ := strings.Cut(s, "@")
+	return strings.Contains(domain, ".") && !strings.HasSuffix(domain, ".")
 }

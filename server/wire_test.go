@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,6 +124,8 @@ func TestWriteError(t *testing.T) {
 		{"wrapped client error", fmt.Errorf("ctx: %w", forbidden("No.")), 403},
 		{"not found", db.ErrNotFound, 404},
 		{"wrapped not found", fmt.Errorf("get: %w", db.ErrNotFound), 404},
+		{"unclassified missing row", sql.ErrNoRows, 404},
+		{"wrapped unclassified missing row", fmt.Errorf("get: %w", sql.ErrNoRows), 404},
 		{"conflict", errors.Join(db.ErrConflict, errors.New(secret)), 409},
 		{"body too large", errBodyTooLarge, 413},
 		{"unauthorized", errUnauthorized("Who?"), 401},

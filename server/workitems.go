@@ -6,7 +6,6 @@ package server
 import (
 	"net/http"
 	"strconv"
-	"time"
 
 	"workspace/db"
 )
@@ -47,15 +46,6 @@ func (s *Server) userWorkItems(rq *request) error {
 	rq.w.Header().Set("X-Total-Count", "0")
 	rq.w.Header().Set("X-Status-Count", "{}")
 	return rq.json(http.StatusOK, []struct{}{})
-}
-
-func validDate(s string) bool {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
-		if _, err := time.Parse(layout, s); err == nil {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *Server) userWorkItemSubscriptions(rq *request) error {
