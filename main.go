@@ -75,7 +75,9 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			if maxProjects < 0 || maxMembers < 0 {
 				return errors.New("quotas must be 0 (unlimited) or more")
 			}
-			logger := slog.New(slog.NewJSONHandler(stderr, nil))
+			logs := server.NewLogBuffer(stderr, 100*time.Millisecond)
+			defer logs.Close()
+			logger := slog.New(logs.Handler(nil))
 			store, err := db.Open(ctx, db.Options{Path: dbPath, Synchronous: syncMode, NodeID: nodeID})
 			if err != nil {
 				return err

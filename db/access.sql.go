@@ -123,6 +123,39 @@ func (q *Queries) AccessGrantsForUser(ctx context.Context, userID int64) ([]Acce
 	return items, nil
 }
 
+const accessMemberRoles = `-- name: AccessMemberRoles :many
+SELECT role_id FROM member_roles WHERE organisation_id = ?1 AND user_id = ?2
+`
+
+type AccessMemberRolesParams struct {
+	OrganisationID int64
+	UserID         int64
+}
+
+// The caller's roles in one organisation, for the cached access path.
+func (q *Queries) AccessMemberRoles(ctx context.Context, arg AccessMemberRolesParams) ([]int64, error) {
+	rows, err := q.query(ctx, q.accessMemberRolesStmt, accessMemberRoles, arg.OrganisationID, arg.UserID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var role_id int64
+		if err := rows.Scan(&role_id); err != nil {
+			return nil, err
+		}
+		items = append(items, role_id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const accessMembership = `-- name: AccessMembership :one
 SELECT o.id, o.name, o.description, o.location, o.code, o.default_branch_name, o.icon_hash, o.banner_hash, o.logo_hash, o.storage_usage, o.owned_by, o.is_protected, o.is_verified, o.member_approval, o.restrict_email_domain, o.created_at, o.deleted_at, o.deleted_by, o.owned_by = ?1 AS is_owner,
        m.user_id IS NOT NULL AS is_member,
@@ -230,6 +263,61 @@ func (q *Queries) AccessMembershipsForUser(ctx context.Context, userID int64) ([
 			&i.IsOwner,
 			&i.Pending,
 			&i.TopRank,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const accessScopeGrants = `-- name: AccessScopeGrants :many
+SELECT g.scope_type, g.target_type, g.target_id, g.allow_mask, g.deny_mask,
+       coalesce(r.sort_order, 0) AS role_rank
+FROM permission_grants g
+LEFT JOIN roles r ON r.id = g.target_id AND g.target_type = 'role'
+WHERE g.scope_id = ?1 AND g.organisation_id = ?2
+`
+
+type AccessScopeGrantsParams struct {
+	ScopeID        int64
+	OrganisationID int64
+}
+
+type AccessScopeGrantsRow struct {
+	ScopeType  string
+	TargetType string
+	TargetID   int64
+	AllowMask  int64
+	DenyMask   int64
+	RoleRank   int64
+}
+
+// Every grant on one scope below the organisation (a project or package),
+// whoever it is for, with role ranks: cached per scope and filtered per
+// caller, so one read serves every caller.
+func (q *Queries) AccessScopeGrants(ctx context.Context, arg AccessScopeGrantsParams) ([]AccessScopeGrantsRow, error) {
+	rows, err := q.query(ctx, q.accessScopeGrantsStmt, accessScopeGrants, arg.ScopeID, arg.OrganisationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AccessScopeGrantsRow
+	for rows.Next() {
+		var i AccessScopeGrantsRow
+		if err := rows.Scan(
+			&i.ScopeType,
+			&i.TargetType,
+			&i.TargetID,
+			&i.AllowMask,
+			&i.DenyMask,
+			&i.RoleRank,
 		); err != nil {
 			return nil, err
 		}

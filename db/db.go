@@ -30,11 +30,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.accessGrantsForUserStmt, err = db.PrepareContext(ctx, accessGrantsForUser); err != nil {
 		return nil, fmt.Errorf("error preparing query AccessGrantsForUser: %w", err)
 	}
+	if q.accessMemberRolesStmt, err = db.PrepareContext(ctx, accessMemberRoles); err != nil {
+		return nil, fmt.Errorf("error preparing query AccessMemberRoles: %w", err)
+	}
 	if q.accessMembershipStmt, err = db.PrepareContext(ctx, accessMembership); err != nil {
 		return nil, fmt.Errorf("error preparing query AccessMembership: %w", err)
 	}
 	if q.accessMembershipsForUserStmt, err = db.PrepareContext(ctx, accessMembershipsForUser); err != nil {
 		return nil, fmt.Errorf("error preparing query AccessMembershipsForUser: %w", err)
+	}
+	if q.accessScopeGrantsStmt, err = db.PrepareContext(ctx, accessScopeGrants); err != nil {
+		return nil, fmt.Errorf("error preparing query AccessScopeGrants: %w", err)
 	}
 	if q.banDeleteStmt, err = db.PrepareContext(ctx, banDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query BanDelete: %w", err)
@@ -465,6 +471,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing accessGrantsForUserStmt: %w", cerr)
 		}
 	}
+	if q.accessMemberRolesStmt != nil {
+		if cerr := q.accessMemberRolesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing accessMemberRolesStmt: %w", cerr)
+		}
+	}
 	if q.accessMembershipStmt != nil {
 		if cerr := q.accessMembershipStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing accessMembershipStmt: %w", cerr)
@@ -473,6 +484,11 @@ func (q *Queries) Close() error {
 	if q.accessMembershipsForUserStmt != nil {
 		if cerr := q.accessMembershipsForUserStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing accessMembershipsForUserStmt: %w", cerr)
+		}
+	}
+	if q.accessScopeGrantsStmt != nil {
+		if cerr := q.accessScopeGrantsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing accessScopeGrantsStmt: %w", cerr)
 		}
 	}
 	if q.banDeleteStmt != nil {
@@ -1206,8 +1222,10 @@ type Queries struct {
 	tx                                        *sql.Tx
 	accessGrantsStmt                          *sql.Stmt
 	accessGrantsForUserStmt                   *sql.Stmt
+	accessMemberRolesStmt                     *sql.Stmt
 	accessMembershipStmt                      *sql.Stmt
 	accessMembershipsForUserStmt              *sql.Stmt
+	accessScopeGrantsStmt                     *sql.Stmt
 	banDeleteStmt                             *sql.Stmt
 	banExistsStmt                             *sql.Stmt
 	banListStmt                               *sql.Stmt
@@ -1354,8 +1372,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                                        tx,
 		accessGrantsStmt:                          q.accessGrantsStmt,
 		accessGrantsForUserStmt:                   q.accessGrantsForUserStmt,
+		accessMemberRolesStmt:                     q.accessMemberRolesStmt,
 		accessMembershipStmt:                      q.accessMembershipStmt,
 		accessMembershipsForUserStmt:              q.accessMembershipsForUserStmt,
+		accessScopeGrantsStmt:                     q.accessScopeGrantsStmt,
 		banDeleteStmt:                             q.banDeleteStmt,
 		banExistsStmt:                             q.banExistsStmt,
 		banListStmt:                               q.banListStmt,

@@ -44,7 +44,7 @@ type Store struct {
 	IDs *IDGen
 
 	writes    chan *writeRequest // InTx's queue to the group-commit loop
-	writeGen  atomic.Uint64      // bumped after every write batch ends
+	writeGen  atomic.Uint64      // odd while a write batch runs (WriteGeneration)
 	closeOnce sync.Once
 	loopDone  chan struct{}
 }
@@ -130,10 +130,13 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// WriteGeneration changes after every write batch this store runs (all of
-// its writes go through InTx). A value read before a query and still current
-// afterwards proves nothing was written in between, so a cache of rows may
-// be trusted only while the generation it was filled at is current.
+// WriteGeneration moves to an odd number when a write batch begins and to
+// the next even number when it has committed or rolled back, before any of
+// its writers is answered (all writes go through InTx). A value read before
+// a query and still current afterwards proves nothing was written in
+// between, so a cache of rows may be trusted only while the (even)
+// generation it was filled at is current; an odd one means a batch is
+// running, whose changes a cache cannot know yet.
 func (s *Store) WriteGeneration() uint64 { return s.writeGen.Load() }
 
 // Close stops the write loop (after the batch it is running) and closes the

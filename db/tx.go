@@ -93,6 +93,7 @@ func (s *Store) runBatch(batch []*writeRequest) {
 		answer(len(batch))
 		return
 	}
+	s.writeGen.Add(1) // odd while the batch runs: caches neither fill nor serve
 	q := s.w.WithTx(tx)
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {

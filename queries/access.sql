@@ -51,3 +51,17 @@ WHERE m.user_id = @user_id AND NOT m.pending
   AND (g.target_id IN (@user_id, m.organisation_id)
        OR g.target_id IN (SELECT mr.role_id FROM member_roles mr
                           WHERE mr.organisation_id = m.organisation_id AND mr.user_id = @user_id));
+
+-- The caller's roles in one organisation, for the cached access path.
+-- name: AccessMemberRoles :many
+SELECT role_id FROM member_roles WHERE organisation_id = @organisation_id AND user_id = @user_id;
+
+-- Every grant on one scope below the organisation (a project or package),
+-- whoever it is for, with role ranks: cached per scope and filtered per
+-- caller, so one read serves every caller.
+-- name: AccessScopeGrants :many
+SELECT g.scope_type, g.target_type, g.target_id, g.allow_mask, g.deny_mask,
+       coalesce(r.sort_order, 0) AS role_rank
+FROM permission_grants g
+LEFT JOIN roles r ON r.id = g.target_id AND g.target_type = 'role'
+WHERE g.scope_id = @scope_id AND g.organisation_id = @organisation_id;

@@ -459,55 +459,10 @@ func bigEndian(e int) []byte {
 	return b
 }
 
-// userCache keeps callers' user rows while nothing has been written: every
-// request loads its caller, and between writes that row cannot change. An
-// entry is trusted only at the store's write generation it was read at, so
-// any write (a profile change, a deletion) makes the next request read again.
-type userCache struct {
-	mu    sync.Mutex
-	gen   uint64
-	users map[int64]cachedUser
-}
-
-// cachedUser also expires after userCacheTTL, bounding how long a change made
-// by another process on the same file (the store cannot see it) goes unseen.
-type cachedUser struct {
-	user db.User
-	read time.Time
-}
-
-const userCacheTTL = time.Second
-
-func (c *userCache) get(id int64, gen uint64) (db.User, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gen != gen {
-		return db.User{}, false
-	}
-	u, ok := c.users[id]
-	if !ok || time.Since(u.read) > userCacheTTL {
-		return db.User{}, false
-	}
-	return u.user, true
-}
-
-// put stores a row read at generation gen (read before the query, so a
-// write racing the read leaves the entry stale-marked, never trusted).
-func (c *userCache) put(u db.User, gen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gen {
-		if gen < c.gen {
-			return
-		}
-		c.gen = gen
-		clear(c.users)
-	}
-	if c.users == nil || len(c.users) >= 10_000 {
-		c.users = make(map[int64]cachedUser)
-	}
-	c.users[u.ID] = cachedUser{user: u, read: time.Now()}
-}
+// userCache keeps callers' user rows while nothing has been written (see
+// genCache): every request loads its caller, and between writes that row
+// cannot change.
+type userCache = genCache[int64, db.User]
 
 // caller loads the live user with this id, from the cache when it is current.
 func (s *Server) caller(ctx context.Context, id int64) (db.User, error) {
@@ -517,7 +472,7 @@ func (s *Server) caller(ctx context.Context, id int64) (db.User, error) {
 	}
 	u, err := s.store.R.UserGet(ctx, id)
 	if err == nil {
-		s.users.put(u, gen)
+		s.users.put(u.ID, u, gen)
 	}
 	return u, err
 }

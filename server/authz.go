@@ -296,6 +296,14 @@ func (a Access) needsGrants() bool { return !a.Owner && a.IsMember() }
 // organisation is db.ErrNotFound; the caller's loader maps it to the row's
 // status. Handlers then ask Require (or Can) of the result.
 func authorize(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scopes) (Access, error) {
+	if c := cachedAccess(ctx, q); c != nil {
+		return c.authorize(ctx, q, userID, orgID, sc)
+	}
+	return resolveAccess(ctx, q, userID, orgID, sc)
+}
+
+// resolveAccess reads and resolves what authorize returns.
+func resolveAccess(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scopes) (Access, error) {
 	m, err := q.AccessMembership(ctx, db.AccessMembershipParams{UserID: userID, OrganisationID: orgID})
 	if err != nil {
 		return Access{}, db.Classify(err)

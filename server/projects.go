@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"database/sql"
-	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -93,6 +92,35 @@ func fullProject(ctx context.Context, q *db.Queries, p db.Project, a Access) (pr
 // userObjects loads the user objects of the given ids (nil ids and repeats
 // skipped) in one query, deleted accounts included so history still names
 // them. A list whose rows share one author reads one row by primary key.
+// shownUsers is userObjects on the reader pool through the server's cache
+// of shown users (see genCache): the same creators are shown again and again.
+func (s *Server) shownUsers(ctx context.Context, ids ...*int64) (map[int64]userJSON, error) {
+	out := make(map[int64]userJSON, len(ids))
+	for _, id := range ids {
+		if id == nil {
+			continue
+		}
+		if _, ok := out[*id]; ok {
+			continue
+		}
+		gen := s.store.WriteGeneration()
+		u, ok := s.shown.get(*id, gen)
+		if !ok {
+			var err error
+			u, err = s.store.R.ProjectUserGet(ctx, *id)
+			if db.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			s.shown.put(*id, u, gen)
+		}
+		out[*id] = toUser(u)
+	}
+	return out, nil
+}
+
 func userObjects(ctx context.Context, q *db.Queries, ids ...*int64) (map[int64]userJSON, error) {
 	var list []int64
 	for _, id := range ids {
@@ -289,14 +317,14 @@ func (s *Server) projectGet(rq *request) error {
 	}
 	// The hottest read: single statements on the reader pool, no BEGIN and
 	// ROLLBACK around them; no snapshot is needed across these lookups.
-	row, err := s.store.R.ProjectGetWithCreator(rq.ctx, id)
+	// Access and the user objects come from the caches between writes.
+	p, err := s.store.R.ProjectGet(rq.ctx, id)
 	if db.IsNotFound(err) {
 		return projectAbsent(http.StatusBadRequest)
 	}
 	if err != nil {
 		return err
 	}
-	p := row.Project
 	a, err := authorize(rq.ctx, s.store.R, rq.user.ID, p.OrganisationID, Scopes{Project: p.ID})
 	if db.IsNotFound(err) { // the organisation was deleted: its projects went with it
 		return projectAbsent(http.StatusBadRequest)
@@ -307,13 +335,9 @@ func (s *Server) projectGet(rq *request) error {
 	if err := a.Require(ViewProjects); err != nil {
 		return err
 	}
-	users := map[int64]userJSON{row.User.ID: toUser(row.User)}
-	if p.ClosedBy != nil && *p.ClosedBy != p.CreatedBy {
-		closer, err := userObjects(rq.ctx, s.store.R, p.ClosedBy)
-		if err != nil {
-			return err
-		}
-		maps.Copy(users, closer)
+	users, err := s.shownUsers(rq.ctx, &p.CreatedBy, p.ClosedBy)
+	if err != nil {
+		return err
 	}
 	return rq.json(http.StatusOK, toProject(p, users, a))
 }

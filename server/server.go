@@ -55,6 +55,8 @@ type Server struct {
 	log    *slog.Logger
 	auth   *authenticator
 	users  userCache
+	shown  userCache // users shown in objects (creators), deleted ones included
+	access *accessCache
 	mailer *mailer
 	router *httprouter.Router
 	now    func() time.Time
@@ -107,6 +109,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		auth:   newAuthenticator(ctx, cfg.Issuer, cfg.Audience, key, cfg.ExternalIssuers, cfg.HTTPClient, cfg.Logger, cfg.Now),
 		now:    cfg.Now,
 		limits: newAttemptLimits(cfg.AccountAttempts, cfg.AddressAttempts),
+		access: &accessCache{store: store, scopes: genCache[int64, []db.AccessScopeGrantsRow]{limit: scopeCacheMax}},
 		hsts:   strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
 	}
 	s.mailer = &mailer{smtp: smtpURL, store: store, log: cfg.Logger, now: s.clock}
@@ -172,6 +175,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id := strconv.FormatUint(requestCounter.Add(1), 36)
 	ctx := context.WithValue(r.Context(), requestIDKey, id)
+	ctx = withAccessCache(ctx, s.access)
 	r = r.WithContext(context.WithValue(ctx, loggerKey, s.log))
 	// The id is what a 500 names; the header lets a client quote it for any answer.
 	h := w.Header()

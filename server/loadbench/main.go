@@ -2,9 +2,12 @@
 // starts `workspace serve` on a temp database, seeds one organisation with
 // projects and members whose access comes through a role grant, then drives
 // HTTP load and prints requests/s, p50/p99 latency per operation and the
-// server's peak memory.
+// server's peak memory. It also starts the bare ceiling (./ceiling: router,
+// one prepared SELECT, JSON) and alternates ceiling and service runs
+// (A B A B ...), printing each operation's throughput as a ratio to the
+// ceiling's GET measured in the same run.
 //
-//	go run ./server/loadbench [-projects 10000] [-members 50] [-conns 50] [-duration 10s]
+//	go run ./server/loadbench [-projects 10000] [-members 50] [-conns 50] [-duration 10s] [-rounds 2]
 package main
 
 import (
@@ -40,15 +43,17 @@ func main() {
 		duration    = flag.Duration("duration", 10*time.Second, "load time per operation")
 		synchronous = flag.String("synchronous", "FULL", "server --synchronous")
 		keep        = flag.Bool("keep", false, "keep the temp directory")
+		rounds      = flag.Int("rounds", 2, "ceiling/service alternations")
+		only        = flag.String("only", "", "run only the operations whose name contains this")
 	)
 	flag.Parse()
-	if err := run(*bin, *projects, *members, *conns, *duration, *synchronous, *keep); err != nil {
+	if err := run(*bin, *projects, *members, *conns, *duration, *synchronous, *keep, *rounds, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, nProjects, nMembers, conns int, duration time.Duration, synchronous string, keep bool) error {
+func run(bin string, nProjects, nMembers, conns int, duration time.Duration, synchronous string, keep bool, rounds int, only string) error {
 	dir, err := os.MkdirTemp("", "loadbench-")
 	if err != nil {
 		return err
@@ -66,6 +71,24 @@ func run(bin string, nProjects, nMembers, conns int, duration time.Duration, syn
 			return fmt.Errorf("build: %w", err)
 		}
 	}
+	ceilingBin := filepath.Join(dir, "ceiling")
+	build := exec.Command("go", "build", "-o", ceilingBin, "./server/loadbench/ceiling")
+	build.Dir = moduleRoot()
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build ceiling: %w", err)
+	}
+	ceilingAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	ceiling := exec.Command(ceilingBin, "-addr", ceilingAddr, "-db", filepath.Join(dir, "ceiling.db"), "-rows", strconv.Itoa(nProjects))
+	ceiling.Stdout, ceiling.Stderr = io.Discard, os.Stderr
+	if err := ceiling.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = ceiling.Process.Kill(); _ = ceiling.Wait() }()
 	addr, err := freeAddr()
 	if err != nil {
 		return err
@@ -75,7 +98,10 @@ func run(bin string, nProjects, nMembers, conns int, duration time.Duration, syn
 		return err
 	}
 	defer logf.Close()
-	srv := exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "bench.db"), "--synchronous", synchronous)
+	// One loopback address stands for every seeded user here, so the
+	// per-address guessing limit (which counts each registration) is lifted.
+	srv := exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "bench.db"), "--synchronous", synchronous,
+		"--address-attempts", "1000000", "--max-conns-per-address", "0")
 	srv.Stdout, srv.Stderr = io.Discard, logf
 	if err := srv.Start(); err != nil {
 		return err
@@ -87,6 +113,9 @@ func run(bin string, nProjects, nMembers, conns int, duration time.Duration, syn
 	}}}
 	if err := c.waitHealthy(30 * time.Second); err != nil {
 		return err
+	}
+	if err := (&client{base: "http://" + ceilingAddr, http: c.http}).waitHealthy(30 * time.Second); err != nil {
+		return fmt.Errorf("ceiling: %w", err)
 	}
 	start := time.Now()
 	fx, err := seed(c, nProjects, nMembers, conns)
@@ -116,13 +145,42 @@ func run(bin string, nProjects, nMembers, conns int, duration time.Duration, syn
 			return rawRequest("POST", host, "/organisations/"+fx.org+"/projects", fx.tokens[w%len(fx.tokens)], []byte(body))
 		}},
 	}
+	if only != "" {
+		kept := ops[:0]
+		for _, op := range ops {
+			if strings.Contains(op.name, only) {
+				kept = append(kept, op)
+			}
+		}
+		ops = kept
+	}
+	ceilingGet := func(w, i int) []byte {
+		// The same request size as the service's GET: the token is sent and ignored.
+		return rawRequest("GET", ceilingAddr, "/items/"+strconv.Itoa(1+(w*7919+i)%nProjects), fx.tokens[w%len(fx.tokens)], nil)
+	}
+	var ceilingSum float64
+	sums := make([]float64, len(ops))
 	fmt.Printf("%-50s %10s %10s %10s %8s\n", "operation", "req/s", "p50", "p99", "errors")
-	for _, op := range ops {
-		r := drive(addr, conns, duration, op.want, op.req)
-		fmt.Printf("%-50s %10.0f %10s %10s %8d\n", op.name, r.rps, r.p50, r.p99, r.errors)
+	report := func(name string, r result) {
+		fmt.Printf("%-50s %10.0f %10s %10s %8d\n", name, r.rps, r.p50, r.p99, r.errors)
 		if r.firstErr != nil {
 			fmt.Printf("  first error: %v\n", r.firstErr)
 		}
+	}
+	for round := 1; round <= rounds; round++ {
+		fmt.Printf("-- round %d\n", round)
+		r := drive(ceilingAddr, conns, duration, http.StatusOK, ceilingGet)
+		report("ceiling: GET /items/{id} (bare router+SELECT+JSON)", r)
+		ceilingSum += r.rps
+		for i, op := range ops {
+			r := drive(addr, conns, duration, op.want, op.req)
+			report(op.name, r)
+			sums[i] += r.rps
+		}
+	}
+	fmt.Printf("\nratio to the ceiling's GET, over %d alternating rounds (ceiling mean %.0f req/s):\n", rounds, ceilingSum/float64(rounds))
+	for i, op := range ops {
+		fmt.Printf("%-50s %10.2f\n", op.name, sums[i]/ceilingSum)
 	}
 	peak, err := peakRSS(srv.Process.Pid)
 	if err == nil {

@@ -1,0 +1,211 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"workspace/db"
+)
+
+// genCache keeps values computed from the database while nothing has been
+// written. Every write goes through the store's write loop, which moves the
+// write generation to an odd number when a batch begins and to the next even
+// number when it has committed (or rolled back), before any writer is
+// answered. An entry is trusted only at the even generation it was filled
+// at, so the first request after any write computes afresh: a cached value
+// is never served across a change, and a request answered 2xx for a write
+// never sees the value from before it. Nothing is cached or served while a
+// batch runs (odd generation), so a write transaction never reads a value
+// that misses its own batch's changes.
+//
+// Entries also expire after genCacheTTL: another process writing the same
+// file (`workspace admin create`, say) does not move this store's generation.
+type genCache[K comparable, V any] struct {
+	mu      sync.Mutex
+	gen     uint64
+	entries map[K]genEntry[V]
+	limit   int // entries kept at most; 0: genCacheMax
+}
+
+type genEntry[V any] struct {
+	v    V
+	read time.Time
+}
+
+const (
+	genCacheTTL = time.Second
+	// genCacheMax bounds memory: a full cache starts again empty.
+	genCacheMax = 10_000
+	// scopeCacheMax: one entry per project or package read, most of them an
+	// empty grant list (about 100 bytes), so a large organisation fits.
+	scopeCacheMax = 200_000
+)
+
+func (c *genCache[K, V]) get(k K, gen uint64) (V, bool) {
+	var zero V
+	if gen%2 == 1 {
+		return zero, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return zero, false
+	}
+	e, ok := c.entries[k]
+	if !ok || time.Since(e.read) > genCacheTTL {
+		return zero, false
+	}
+	return e.v, true
+}
+
+// put stores a value computed from reads that all began after gen was read
+// (so a write racing them leaves the entry under an older generation, never
+// trusted).
+func (c *genCache[K, V]) put(k K, v V, gen uint64) {
+	if gen%2 == 1 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		if gen < c.gen {
+			return
+		}
+		c.gen = gen
+		clear(c.entries)
+	}
+	limit := c.limit
+	if limit == 0 {
+		limit = genCacheMax
+	}
+	if c.entries == nil || len(c.entries) >= limit {
+		c.entries = make(map[K]genEntry[V])
+	}
+	c.entries[k] = genEntry[V]{v: v, read: time.Now()}
+}
+
+// accessCache serves authorize on the reader pool: a request repeats the
+// caller's membership, roles and grants an earlier request already resolved.
+// It keeps them in two parts so thousands of projects do not multiply the
+// entries: each caller's standing in an organisation, and each lower scope's
+// grants (for whoever they are), picked per caller on use.
+type accessCache struct {
+	store    *db.Store
+	standing genCache[[2]int64, standing] // by (user, organisation)
+	scopes   genCache[int64, []db.AccessScopeGrantsRow]
+}
+
+// standing is a caller's organisation-level access, with the grants and
+// roles the lower layers are resolved with.
+type standing struct {
+	access    Access
+	orgGrants []Grant
+	roles     []int64
+}
+
+// authorizeCached is authorize from the cache; TestCachedAuthorizeMatches
+// holds it to resolveAccess's answers.
+func (c *accessCache) authorize(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scopes) (Access, error) {
+	gen := c.store.WriteGeneration()
+	st, ok := c.standing.get([2]int64{userID, orgID}, gen)
+	if !ok {
+		var err error
+		if st, err = loadStanding(ctx, q, userID, orgID); err != nil {
+			return Access{}, err
+		}
+		c.standing.put([2]int64{userID, orgID}, st, gen)
+	}
+	a := st.access
+	a.Scopes = sc
+	if !a.needsGrants() || sc == (Scopes{}) {
+		return a, nil
+	}
+	grants := append([]Grant(nil), st.orgGrants...)
+	for _, id := range sc.ids(orgID)[1:] {
+		rows, ok := c.scopes.get(id, gen)
+		if !ok {
+			var err error
+			if rows, err = q.AccessScopeGrants(ctx, db.AccessScopeGrantsParams{ScopeID: id, OrganisationID: orgID}); err != nil {
+				return Access{}, err
+			}
+			c.scopes.put(id, rows, gen)
+		}
+		for _, r := range rows {
+			if !appliesTo(r.TargetType, r.TargetID, userID, orgID, st.roles) {
+				continue
+			}
+			g, err := grantOf(r.ScopeType, r.TargetType, r.RoleRank, r.AllowMask, r.DenyMask)
+			if err != nil {
+				return Access{}, err
+			}
+			grants = append(grants, g)
+		}
+	}
+	a.perms = withProjectImplications(Effective(grants))
+	return a, nil
+}
+
+// appliesTo reports whether a grant's target is the caller: the caller
+// itself, one of its roles, or @everyone (the organisation's own id).
+func appliesTo(targetType string, targetID, userID, orgID int64, roles []int64) bool {
+	switch targetType {
+	case "user":
+		return targetID == userID
+	case "role":
+		return slices.Contains(roles, targetID)
+	case "organisation":
+		return targetID == orgID
+	}
+	return false
+}
+
+// loadStanding reads a caller's organisation-level access with its grants
+// and roles.
+func loadStanding(ctx context.Context, q *db.Queries, userID, orgID int64) (standing, error) {
+	m, err := q.AccessMembership(ctx, db.AccessMembershipParams{UserID: userID, OrganisationID: orgID})
+	if err != nil {
+		return standing{}, db.Classify(err)
+	}
+	st := standing{access: newAccess(orgID, userID, m.IsOwner, m.IsMember, m.Pending, m.TopRank)}
+	st.access.Org = m.Organisation
+	if !st.access.needsGrants() {
+		return st, nil
+	}
+	rows, err := q.AccessGrants(ctx, db.AccessGrantsParams{OrganisationID: orgID, ScopeIdsJson: idsJSON([]int64{orgID}), UserID: userID})
+	if err != nil {
+		return standing{}, err
+	}
+	for _, r := range rows {
+		g, err := grantOf(r.ScopeType, r.TargetType, r.RoleRank, r.AllowMask, r.DenyMask)
+		if err != nil {
+			return standing{}, err
+		}
+		st.orgGrants = append(st.orgGrants, g)
+	}
+	if st.roles, err = q.AccessMemberRoles(ctx, db.AccessMemberRolesParams{OrganisationID: orgID, UserID: userID}); err != nil {
+		return standing{}, err
+	}
+	st.access.perms = Effective(st.orgGrants)
+	return st, nil
+}
+
+type accessCacheKey struct{}
+
+// withAccessCache lets authorize, a plain function every loader calls, find
+// the server's cache without threading the server through every loader.
+func withAccessCache(ctx context.Context, c *accessCache) context.Context {
+	return context.WithValue(ctx, accessCacheKey{}, c)
+}
+
+// cachedAccess returns the cache authorize may use for q, or nil. Only the
+// reader pool's own statements qualify: each starts its snapshot after the
+// generation is read, whereas a transaction's snapshot may predate it.
+func cachedAccess(ctx context.Context, q *db.Queries) *accessCache {
+	c, _ := ctx.Value(accessCacheKey{}).(*accessCache)
+	if c == nil || q != c.store.R {
+		return nil
+	}
+	return c
+}

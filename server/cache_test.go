@@ -1,0 +1,191 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"workspace/db"
+)
+
+// TestCachedAccessIsDroppedByEveryChange: access is served from the cache
+// between writes, and a revoked grant, a removed role, a removed member, a
+// banned member and a deleted user lose access on the very next request.
+func TestCachedAccessIsDroppedByEveryChange(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	e.grant(f.alice, f.acme, f.acme, map[string]string{"VIEW_PROJECTS": "deny"})
+	crew := e.role(f.alice, f.acme, "Crew")
+	e.grant(f.alice, f.acme, crew, map[string]string{"VIEW_PROJECTS": "allow"})
+	e.assign(f.alice, f.acme, f.bob, crew)
+	project := "/projects/" + e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "P"}).obj(t)["id"].(string)
+	sees := func(step string, want int) {
+		t.Helper()
+		for i := 0; i < 3; i++ { // the second and third answers come from the cache
+			if r := e.do(f.bob, "GET", project, nil); r.Status != want {
+				t.Fatalf("%s (request %d): status %d, want %d: %s", step, i+1, r.Status, want, r.Body)
+			}
+		}
+	}
+	sees("role grant allows", 200)
+	e.srv.access.standing.mu.Lock()
+	cached := len(e.srv.access.standing.entries)
+	e.srv.access.standing.mu.Unlock()
+	if cached == 0 {
+		t.Fatal("reads between writes left nothing in the access cache")
+	}
+	e.grant(f.alice, f.acme, crew, map[string]string{"VIEW_PROJECTS": "deny"})
+	sees("role grant revoked", 403)
+	e.grant(f.alice, f.acme, crew, map[string]string{"VIEW_PROJECTS": "allow"})
+	sees("role grant restored", 200)
+	e.must(204, f.alice, "DELETE", acme+"/members/"+f.bob.ID+"/roles/"+crew, nil)
+	sees("role removed", 403)
+	e.assign(f.alice, f.acme, f.bob, crew)
+	sees("role given back", 200)
+	e.must(204, f.alice, "DELETE", acme+"/members/"+f.bob.ID, nil)
+	sees("member removed", 403)
+	e.addMember(f.acme, f.bob)
+	e.assign(f.alice, f.acme, f.bob, crew)
+	sees("member again", 200)
+	e.must(200, f.alice, "PUT", acme+"/bans/"+f.bob.ID, map[string]any{"reason": "x"})
+	sees("member banned", 403)
+
+	// A deleted user: the next request with a still-valid token is 401.
+	carol := e.user("carol")
+	e.must(200, carol, "GET", "/users/@me", nil)
+	e.must(200, carol, "GET", "/users/@me", nil)
+	e.must(202, carol, "DELETE", "/users/@me", nil)
+	e.must(204, carol, "DELETE", "/users/@me?email_token="+e.lastSecret("carol@example.com"), nil)
+	e.must(401, carol, "GET", "/users/@me", nil)
+}
+
+// TestAccessCacheServesOnlySettledGenerations: nothing is cached or served
+// while a write batch runs (odd generation), nor at a generation other than
+// the one an entry was filled at.
+func TestAccessCacheServesOnlySettledGenerations(t *testing.T) {
+	var c genCache[int, string]
+	c.put(1, "odd", 3)
+	if _, ok := c.get(1, 3); ok {
+		t.Fatal("served a value filled while a batch ran")
+	}
+	c.put(1, "two", 2)
+	if v, ok := c.get(1, 2); !ok || v != "two" {
+		t.Fatalf("got %q %v, want the value at its generation", v, ok)
+	}
+	if _, ok := c.get(1, 4); ok {
+		t.Fatal("served a value across a write")
+	}
+	c.put(1, "stale", 0)
+	if v, _ := c.get(1, 2); v != "two" {
+		t.Fatalf("an older generation's fill replaced a newer one: %q", v)
+	}
+}
+
+// TestAccessCacheUnderConcurrentRevocation: with readers hammering the
+// cache while grants flip, every answer after a revocation committed is a
+// refusal (run under -race).
+func TestAccessCacheUnderConcurrentRevocation(t *testing.T) {
+	f := newOrgFixture(t)
+	e := f.e
+	e.grant(f.alice, f.acme, f.acme, map[string]string{"VIEW_PROJECTS": "deny"})
+	e.grant(f.alice, f.acme, f.bob.ID, map[string]string{"VIEW_PROJECTS": "allow"})
+	project := "/projects/" + e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/projects", map[string]any{"name": "P"}).obj(t)["id"].(string)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					e.do(f.bob, "GET", project, nil)
+				}
+			}
+		}()
+	}
+	for i := 0; i < 20; i++ {
+		perm := "deny"
+		want := 403
+		if i%2 == 1 {
+			perm, want = "allow", 200
+		}
+		e.grant(f.alice, f.acme, f.bob.ID, map[string]string{"VIEW_PROJECTS": perm})
+		if r := e.do(f.bob, "GET", project, nil); r.Status != want {
+			t.Fatalf("flip %d: status %d right after the grant became %s", i, r.Status, perm)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	// The store's generation is even again once every write has been answered.
+	if g := e.store.WriteGeneration(); g%2 != 0 {
+		t.Errorf("generation %d is odd with no batch running", g)
+	}
+}
+
+// TestCachedAuthorizeMatches: the cached path (standing per caller and
+// organisation, grants per scope picked per caller) answers exactly what the
+// one-query resolution answers, for owners, members with user, role and
+// @everyone grants on every layer, pending members and strangers.
+func TestCachedAuthorizeMatches(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	carol := e.user("carol")
+	e.addMember(f.acme, carol)
+	high, low := e.role(f.alice, f.acme, "High"), e.role(f.alice, f.acme, "Low")
+	e.assign(f.alice, f.acme, f.bob, high)
+	e.assign(f.alice, f.acme, f.bob, low)
+	e.assign(f.alice, f.acme, carol, low)
+	e.grant(f.alice, f.acme, f.acme, map[string]string{"VIEW_PROJECTS": "deny"})
+	e.grant(f.alice, f.acme, low, map[string]string{"VIEW_PROJECTS": "allow", "EDIT_DOCUMENTS": "allow"})
+	var projects, packages []string
+	for i := 0; i < 3; i++ {
+		p := e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": fmt.Sprint("P", i)}).obj(t)["id"].(string)
+		projects = append(projects, p)
+		packages = append(packages, e.must(201, f.alice, "POST", "/projects/"+p+"/packages", map[string]any{"name": "K", "code": fmt.Sprint("K", i)}).obj(t)["id"].(string))
+	}
+	patch := func(path, target string, perms map[string]string) {
+		e.must(200, f.alice, "PATCH", path+"/permissions/"+target, map[string]any{"permissions": perms})
+	}
+	patch("/projects/"+projects[0], high, map[string]string{"VIEW_PROJECTS": "deny", "ADMIN_PROJECTS": "allow"})
+	patch("/projects/"+projects[1], carol.ID, map[string]string{"VIEW_PROJECTS": "deny"})
+	patch("/projects/"+projects[2], f.acme, map[string]string{"VIEW_DOCUMENTS": "allow"})
+	patch("/packages/"+packages[0], low, map[string]string{"EDIT_DOCUMENTS": "deny"})
+	patch("/packages/"+packages[1], f.bob.ID, map[string]string{"VIEW_PROJECTS": "deny"})
+	patch("/packages/"+packages[2], f.acme, map[string]string{"CREATE_WORKITEMS": "allow"})
+
+	ctx := withAccessCache(context.Background(), e.srv.access)
+	orgID := parseTestID(t, f.acme)
+	for _, u := range []*testUser{f.alice, f.bob, carol, f.pen, f.mallory} {
+		for i := range projects {
+			pid, kid := parseTestID(t, projects[i]), parseTestID(t, packages[i])
+			for _, sc := range []Scopes{{}, {Project: pid}, {Project: pid, Package: kid}} {
+				for pass := 0; pass < 2; pass++ { // the second pass is served from the cache
+					got, err := authorize(ctx, e.store.R, u.id, orgID, sc)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := resolveAccess(context.Background(), e.store.R, u.id, orgID, sc)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got != want {
+						t.Errorf("%s %+v pass %d: cached %v, resolved %v", u.Email, sc, pass, got.Permissions(), want.Permissions())
+					}
+				}
+			}
+		}
+	}
+}
+
+func parseTestID(t *testing.T, s string) int64 {
+	t.Helper()
+	id, ok := db.ParseID(s)
+	if !ok {
+		t.Fatalf("not an id: %q", s)
+	}
+	return int64(id)
+}
