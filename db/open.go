@@ -45,6 +45,7 @@ type Store struct {
 
 	writes    chan *writeRequest // InTx's queue to the group-commit loop
 	writeGen  atomic.Uint64      // odd while a write batch runs (WriteGeneration)
+	readGens  sync.Map           // *Queries of running read transactions -> generation at BEGIN
 	closeOnce sync.Once
 	loopDone  chan struct{}
 }

@@ -158,21 +158,37 @@ func runMember(r *writeRequest, tx *sql.Tx, q *Queries) (res writeResult) {
 // ReadTx runs fn in one read transaction on the reader pool, so several
 // queries see one snapshot.
 func (s *Store) ReadTx(ctx context.Context, fn func(q *Queries) error) error {
-	tx, err := s.Reader.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin read: %w", err)
-	}
-	defer tx.Rollback()
-	return fn(s.R.WithTx(tx))
+	return s.ReadTxSQL(ctx, func(_ *sql.Tx, q *Queries) error { return fn(q) })
 }
 
 // ReadTxSQL is ReadTx that also hands out the transaction, for the dynamic
 // (OData-filtered) list queries, so a count and its page see one snapshot.
 func (s *Store) ReadTxSQL(ctx context.Context, fn func(tx *sql.Tx, q *Queries) error) error {
+	// Read before BEGIN, which is deferred: the snapshot starts at the first
+	// statement, so it holds at least every write this generation counts.
+	gen := s.writeGen.Load()
 	tx, err := s.Reader.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin read: %w", err)
 	}
 	defer tx.Rollback()
-	return fn(tx, s.R.WithTx(tx))
+	q := s.R.WithTx(tx)
+	s.readGens.Store(q, gen)
+	defer s.readGens.Delete(q)
+	return fn(tx, q)
+}
+
+// ReadGeneration is the write generation a cache may fill and serve q's
+// reads at: for the reader pool's own statements (each its own snapshot) the
+// current one, for a read transaction's the one read before it began. A
+// write transaction's q has none (its batch's changes are not committed).
+func (s *Store) ReadGeneration(q *Queries) (uint64, bool) {
+	if q == s.R {
+		return s.writeGen.Load(), true
+	}
+	gen, ok := s.readGens.Load(q)
+	if !ok {
+		return 0, false
+	}
+	return gen.(uint64), true
 }

@@ -148,3 +148,46 @@ func TestInTxCancelledBeforeRunning(t *testing.T) {
 		t.Errorf("a cancelled request wrote")
 	}
 }
+
+// TestReadGeneration: the generation caches may use for a query handle is
+// the current one for the reader pool, the one from before BEGIN for a read
+// transaction (even after a write commits during it), none inside a write
+// batch, and the generation is odd exactly while a batch runs.
+func TestReadGeneration(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	write := func() {
+		t.Helper()
+		err := s.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+			if g := s.WriteGeneration(); g%2 != 1 {
+				t.Errorf("generation %d is even inside a batch", g)
+			}
+			if _, ok := s.ReadGeneration(q); ok {
+				t.Error("a write transaction's queries got a cache generation")
+			}
+			_, err := tx.Exec(`INSERT OR REPLACE INTO meta(key, value) VALUES ('kgen', 'x')`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	before := s.WriteGeneration()
+	if g, ok := s.ReadGeneration(s.R); !ok || g != before || g%2 != 0 {
+		t.Fatalf("reader pool: %d %v, want %d (even)", g, ok, before)
+	}
+	err := s.ReadTx(ctx, func(q *Queries) error {
+		write()
+		if g, ok := s.ReadGeneration(q); !ok || g != before {
+			t.Errorf("read transaction: %d %v, want the generation from before it began (%d)", g, ok, before)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := s.WriteGeneration(); after != before+2 {
+		t.Errorf("one batch moved the generation from %d to %d, want +2", before, after)
+	}
+}

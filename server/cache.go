@@ -86,7 +86,7 @@ func (c *genCache[K, V]) put(k K, v V, gen uint64) {
 	c.entries[k] = genEntry[V]{v: v, read: time.Now()}
 }
 
-// accessCache serves authorize on the reader pool: a request repeats the
+// accessCache serves authorize for reads: a request repeats the
 // caller's membership, roles and grants an earlier request already resolved.
 // It keeps them in two parts so thousands of projects do not multiply the
 // entries: each caller's standing in an organisation, and each lower scope's
@@ -107,8 +107,7 @@ type standing struct {
 
 // authorizeCached is authorize from the cache; TestCachedAuthorizeMatches
 // holds it to resolveAccess's answers.
-func (c *accessCache) authorize(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scopes) (Access, error) {
-	gen := c.store.WriteGeneration()
+func (c *accessCache) authorize(ctx context.Context, q *db.Queries, gen uint64, userID, orgID int64, sc Scopes) (Access, error) {
 	st, ok := c.standing.get([2]int64{userID, orgID}, gen)
 	if !ok {
 		var err error
@@ -199,13 +198,17 @@ func withAccessCache(ctx context.Context, c *accessCache) context.Context {
 	return context.WithValue(ctx, accessCacheKey{}, c)
 }
 
-// cachedAccess returns the cache authorize may use for q, or nil. Only the
-// reader pool's own statements qualify: each starts its snapshot after the
-// generation is read, whereas a transaction's snapshot may predate it.
-func cachedAccess(ctx context.Context, q *db.Queries) *accessCache {
+// cachedAccess returns the cache authorize may use for q, and the
+// generation to use it at; nil for a write transaction's q (see
+// db.Store.ReadGeneration).
+func cachedAccess(ctx context.Context, q *db.Queries) (*accessCache, uint64) {
 	c, _ := ctx.Value(accessCacheKey{}).(*accessCache)
-	if c == nil || q != c.store.R {
-		return nil
+	if c == nil {
+		return nil, 0
 	}
-	return c
+	gen, ok := c.store.ReadGeneration(q)
+	if !ok {
+		return nil, 0
+	}
+	return c, gen
 }
