@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) *cobra.Command {
 	var (
 		addr, dbPath, syncMode, smtpURL, issuerURL, audience                       string
-		nodeID, maxBody                                                            int64
+		nodeID, maxBody, maxJSONBody, inFlightBody                                 int64
 		maxProjects, maxMembers, accountAttempts, addressAttempts, connsPerAddress int
 		registration                                                               bool
 		oidcIssuers, oidcAudiences                                                 []string
@@ -69,8 +69,8 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			if nodeID < -1 || nodeID > 1023 {
 				return errors.New("--node-id must be 0-1023")
 			}
-			if maxBody <= 0 {
-				return errors.New("--max-body must be a positive number of bytes")
+			if maxBody <= 0 || maxJSONBody <= 0 || inFlightBody <= 0 {
+				return errors.New("--max-body, --max-json-body and --max-inflight-body must be positive numbers of bytes")
 			}
 			if maxProjects < 0 || maxMembers < 0 {
 				return errors.New("quotas must be 0 (unlimited) or more")
@@ -100,6 +100,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			}
 			h, err := server.New(ctx, store, server.Config{
 				Issuer: issuerURL, Audience: audience, Registration: registration, MaxBody: maxBody,
+				MaxJSONBody: maxJSONBody, InFlightBody: inFlightBody,
 				MaxProjectsPerOrg: maxProjects, MaxMembersPerOrg: maxMembers, ExternalIssuers: ext,
 				SMTPURL: smtpURL, Logger: logger, AccountAttempts: accountAttempts, AddressAttempts: addressAttempts,
 			})
@@ -136,7 +137,9 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 	f.Int64Var(&nodeID, "node-id", -1, "snowflake node id 0-1023 (default: the one chosen at random and kept in the database)")
 	f.StringVar(&syncMode, "synchronous", "FULL", "SQLite synchronous mode: FULL survives power loss; NORMAL is faster and may lose the last commits")
 	f.BoolVar(&registration, "registration", true, "allow POST /auth/register")
-	f.Int64Var(&maxBody, "max-body", 32<<20, "largest request body in bytes")
+	f.Int64Var(&maxBody, "max-body", 32<<20, "largest upload (multipart) body in bytes")
+	f.Int64Var(&maxJSONBody, "max-json-body", 1<<20, "largest body of any other request in bytes")
+	f.Int64Var(&inFlightBody, "max-inflight-body", 128<<20, "body bytes all requests in flight may hold at once (503 beyond)")
 	f.IntVar(&maxProjects, "max-projects-per-org", 0, "open projects per organisation (0 = unlimited)")
 	f.IntVar(&maxMembers, "max-members-per-org", 0, "members per organisation (0 = unlimited)")
 	f.IntVar(&connsPerAddress, "max-conns-per-address", 64, "open connections one client address may hold (0 = unlimited)")

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +45,11 @@ type Config struct {
 	// ratelimit.go); docs/security.md.
 	AccountAttempts int
 	AddressAttempts int
+	// MaxJSONBody is the largest body of any request but an upload
+	// (multipart), 0: 1 MiB. InFlightBody bounds the body bytes of all
+	// requests at once (503 with Retry-After beyond), 0: 128 MiB.
+	MaxJSONBody  int64
+	InFlightBody int64
 	// BodyTimeout is the least time a request body may take to arrive; big
 	// bodies get more (bodyDeadline). 0: one minute.
 	BodyTimeout time.Duration
@@ -57,6 +64,7 @@ type Server struct {
 	users  userCache
 	shown  userCache // users shown in objects (creators), deleted ones included
 	access *accessCache
+	bodies *bodyBudget
 	mailer *mailer
 	router *httprouter.Router
 	now    func() time.Time
@@ -76,6 +84,12 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 32 << 20
+	}
+	if cfg.MaxJSONBody <= 0 {
+		cfg.MaxJSONBody = 1 << 20
+	}
+	if cfg.InFlightBody <= 0 {
+		cfg.InFlightBody = 128 << 20
 	}
 	if cfg.Audience == "" {
 		cfg.Audience = "workspace"
@@ -109,6 +123,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		auth:   newAuthenticator(ctx, cfg.Issuer, cfg.Audience, key, cfg.ExternalIssuers, cfg.HTTPClient, cfg.Logger, cfg.Now),
 		now:    cfg.Now,
 		limits: newAttemptLimits(cfg.AccountAttempts, cfg.AddressAttempts),
+		bodies: &bodyBudget{limit: cfg.InFlightBody},
 		access: &accessCache{store: store, scopes: genCache[int64, []db.AccessScopeGrantsRow]{limit: scopeCacheMax}},
 		hsts:   strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
 	}
@@ -205,8 +220,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.String("id", id), slog.String("method", r.Method), slog.String("path", path),
 			slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)))
 	}()
-	if r.Body != nil && r.ContentLength != 0 {
-		r.Body = http.MaxBytesReader(sw, r.Body, s.cfg.MaxBody)
+	if r.Body != nil && r.ContentLength != 0 && r.Body != http.NoBody {
+		limit := s.bodyLimit(r)
+		if r.ContentLength > limit {
+			// Refused before a byte is read: the size was announced.
+			writeError(sw, r, errBodyTooLarge)
+			return
+		}
+		reserve := limit
+		if r.ContentLength > 0 {
+			reserve = r.ContentLength
+		}
+		if !s.bodies.acquire(reserve) {
+			sw.Header().Set("Retry-After", "1")
+			writeError(sw, r, errorf(http.StatusServiceUnavailable, "The server is receiving too much at once; try again shortly."))
+			return
+		}
+		defer s.bodies.release(reserve)
+		r.Body = http.MaxBytesReader(sw, r.Body, limit)
 		// A client sending its body a byte at a time must not hold a
 		// connection and a goroutine for long. Not supported (tests'
 		// recorders) leaves it to the connection's own timeouts.
@@ -214,6 +245,42 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rewriteUserPath(r)
 	s.router.ServeHTTP(sw, r)
+}
+
+// bodyLimit is the largest body a request may send: uploads (multipart)
+// up to MaxBody, everything else (JSON, forms, public routes) up to
+// MaxJSONBody, so unauthenticated requests cannot make the server hold
+// large bodies.
+func (s *Server) bodyLimit(r *http.Request) int64 {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
+		return s.cfg.MaxBody
+	}
+	return min(s.cfg.MaxJSONBody, s.cfg.MaxBody)
+}
+
+// bodyBudget bounds the body bytes all requests in flight may hold at once
+// (each reserves its announced length, or its limit when none is given).
+type bodyBudget struct {
+	mu    sync.Mutex
+	used  int64
+	limit int64
+}
+
+func (b *bodyBudget) acquire(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// One request larger than the whole budget may still run alone.
+	if b.used > 0 && b.used+n > b.limit {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+func (b *bodyBudget) release(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
 }
 
 // bodyDeadline is how long a body of n bytes (-1: unknown, so the largest
