@@ -2,43 +2,54 @@ package server
 
 import (
 	"bytes"
+	"container/list"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	"image/jpeg"
 	"image/png"
 	"net/http"
 	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/image/draw"
 
 	"workspace/db"
 )
 
-// Avatar limits. The upper bound on each side keeps a full decode (needed to
-// prove the file is whole, and to resize) to about 64 MiB.
+// Avatar limits. An upload is decoded whole once (to prove it is whole and
+// to normalise it), so its decoded size is bounded, not only its sides: a
+// 130 KB PNG can declare 4096 x 4096 16-bit pixels (128 MiB decoded).
+// Stored avatars are normalised to 8 bits per channel and at most
+// avatarNormalSide a side, so serving and resizing them stays cheap.
 const (
-	avatarMinWidth  = 640
-	avatarMinHeight = 480
-	avatarMaxSide   = 4096
-	avatarMaxBytes  = 10 << 20
-	avatarSizeMin   = 16
-	avatarSizeMax   = 1024
-	avatarCache     = "public, max-age=900" // the spec's 15 minutes
+	avatarMinWidth   = 640
+	avatarMinHeight  = 480
+	avatarMaxSide    = 4096
+	avatarMaxBytes   = 10 << 20
+	avatarMaxDecoded = 48 << 20 // e.g. 4096 x 3072 at 4 bytes a pixel
+	avatarNormalSide = 1024
+	avatarSizeMin    = 16
+	avatarSizeMax    = 1024
+	avatarCache      = "public, max-age=900" // the spec's 15 minutes
 )
 
-// avatarFile is an uploaded avatar that passed every check.
+// avatarFile is an uploaded avatar that passed every check, normalised.
 type avatarFile struct {
 	hash        string // SHA-256 hex of data
 	contentType string
 	data        []byte
 }
 
-// checkAvatar validates an upload: JPEG or PNG, at least 640 x 480. The
-// header is read first: a small file can declare a huge image, and decoding
-// that would allocate without bound.
+// checkAvatar validates an upload (JPEG or PNG, at least 640 x 480, within
+// the decoded-size bound) and normalises it. The header is read first: a
+// small file can declare a huge image, and decoding that would allocate
+// without bound.
 func checkAvatar(data []byte) (avatarFile, error) {
 	if len(data) > avatarMaxBytes {
 		return avatarFile{}, fieldError("avatar", "must be at most 10 MiB")
@@ -53,23 +64,120 @@ func checkAvatar(data []byte) (avatarFile, error) {
 	if cfg.Width > avatarMaxSide || cfg.Height > avatarMaxSide {
 		return avatarFile{}, fieldError("avatar", fmt.Sprintf("must be at most %d x %d pixels", avatarMaxSide, avatarMaxSide))
 	}
-	// A truncated or corrupt body behind a good header would fail later,
-	// at every resize; refuse it now.
-	if err := decodeSlot(func() error { _, _, err := image.Decode(bytes.NewReader(data)); return err }); err != nil {
-		return avatarFile{}, fieldError("avatar", "must be a JPEG or PNG image")
+	depth, eightBit := pixelBytes(cfg.ColorModel)
+	if int64(cfg.Width)*int64(cfg.Height)*depth > avatarMaxDecoded {
+		return avatarFile{}, fieldError("avatar", fmt.Sprintf("must decode to at most %d MiB (%d x %d pixels of %d bytes)", avatarMaxDecoded>>20, cfg.Width, cfg.Height, depth))
+	}
+	contentType := "image/" + format
+	err = imageQueue.run(func() error {
+		// A truncated or corrupt body behind a good header would fail
+		// later, at every resize; refuse it now.
+		src, _, err := image.Decode(bytes.NewReader(data))
+		if err != nil {
+			return fieldError("avatar", "must be a JPEG or PNG image")
+		}
+		if eightBit && cfg.Width <= avatarNormalSide && cfg.Height <= avatarNormalSide {
+			return nil // already in normal form: stored as sent
+		}
+		data, err = encodeImage(fitWithin(src, avatarNormalSide), contentType)
+		return err
+	})
+	if err != nil {
+		return avatarFile{}, err
 	}
 	sum := sha256.Sum256(data)
-	return avatarFile{hash: hex.EncodeToString(sum[:]), contentType: "image/" + format, data: data}, nil
+	return avatarFile{hash: hex.EncodeToString(sum[:]), contentType: contentType, data: data}, nil
 }
 
-// Decoding and resizing are CPU and memory heavy; bound how many run at once
-// so a burst of avatar requests cannot starve other requests.
-var imageSlots = make(chan struct{}, max(1, runtime.NumCPU()))
+// pixelBytes is how many bytes a decoded pixel of the model takes (JPEG's
+// YCbCr counted at its largest, 4:4:4), and whether it is 8 bits a channel.
+func pixelBytes(m color.Model) (int64, bool) {
+	switch m {
+	case color.RGBA64Model, color.NRGBA64Model:
+		return 8, false
+	case color.Gray16Model, color.Alpha16Model:
+		return 2, false
+	case color.GrayModel, color.AlphaModel:
+		return 1, true
+	case color.YCbCrModel:
+		return 3, true
+	}
+	if _, ok := m.(color.Palette); ok {
+		return 1, true
+	}
+	return 4, true // RGBA, NRGBA, CMYK
+}
 
-func decodeSlot(fn func() error) error {
-	imageSlots <- struct{}{}
-	defer func() { <-imageSlots }()
+// fitWithin scales src to fit in side x side keeping its aspect ratio (never
+// enlarging), into 8-bit RGBA.
+func fitWithin(src image.Image, side int) *image.RGBA {
+	w, h := src.Bounds().Dx(), src.Bounds().Dy()
+	nw, nh := w, h
+	if w > side || h > side {
+		if w >= h {
+			nw, nh = side, max(1, h*side/w)
+		} else {
+			nw, nh = max(1, w*side/h), side
+		}
+	}
+	dst := image.NewRGBA(image.Rect(0, 0, nw, nh))
+	if nw == w && nh == h {
+		draw.Draw(dst, dst.Bounds(), src, src.Bounds().Min, draw.Src)
+	} else {
+		draw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), draw.Src, nil)
+	}
+	return dst
+}
+
+func encodeImage(img image.Image, contentType string) ([]byte, error) {
+	var out bytes.Buffer
+	var err error
+	if contentType == "image/png" {
+		err = png.Encode(&out, img)
+	} else {
+		err = jpeg.Encode(&out, img, &jpeg.Options{Quality: 90})
+	}
+	return out.Bytes(), err
+}
+
+// errImageBusy: the decode queue is full; answered 503 with Retry-After.
+var errImageBusy = errors.New("image decoders busy")
+
+// decodeQueue bounds image work: at most `slots` decodes run at once and
+// at most `waiting` more wait; beyond that a request is refused at once
+// rather than queueing memory and goroutines without bound.
+type decodeQueue struct {
+	slots    chan struct{}
+	admitted atomic.Int64
+	limit    int64
+}
+
+func newDecodeQueue(slots, waiting int) *decodeQueue {
+	return &decodeQueue{slots: make(chan struct{}, slots), limit: int64(slots + waiting)}
+}
+
+func (d *decodeQueue) run(fn func() error) error {
+	if d.admitted.Add(1) > d.limit {
+		d.admitted.Add(-1)
+		return errImageBusy
+	}
+	defer d.admitted.Add(-1)
+	d.slots <- struct{}{}
+	defer func() { <-d.slots }()
 	return fn()
+}
+
+// imageQueue is shared by uploads and resizes: decoding is CPU and memory
+// heavy, so a burst of avatar requests cannot starve other requests.
+var imageQueue = newDecodeQueue(max(1, runtime.NumCPU()), 8)
+
+// busy answers errImageBusy as 503 with Retry-After.
+func busy(rq *request, err error) error {
+	if errors.Is(err, errImageBusy) {
+		rq.w.Header().Set("Retry-After", "1")
+		return errorf(http.StatusServiceUnavailable, "Too many images are being processed; try again shortly.")
+	}
+	return err
 }
 
 // avatarGet serves an avatar without authentication. Only blobs that are a
@@ -96,8 +204,13 @@ func (s *Server) avatarGet(rq *request) error {
 	}
 	data, ctype := b.Data, b.ContentType
 	if size > 0 {
-		if data, err = resizeAvatar(b.Data, b.ContentType, size); err != nil {
-			return err
+		key := avatarKey{hash: hash, size: size}
+		if cached, ok := s.avatars.get(key); ok {
+			data = cached
+		} else if data, err = resizeAvatar(b.Data, b.ContentType, size); err != nil {
+			return busy(rq, err)
+		} else {
+			s.avatars.put(key, data)
 		}
 	}
 	h := rq.w.Header()
@@ -110,35 +223,84 @@ func (s *Server) avatarGet(rq *request) error {
 	return nil
 }
 
+// avatarResizes counts resizes actually computed (tests see the cache work).
+var avatarResizes atomic.Int64
+
 // resizeAvatar scales the image to fit in size x size, keeping its aspect
 // ratio, in its own format. It never enlarges: a smaller image is returned
 // as stored.
 func resizeAvatar(data []byte, contentType string, size int) ([]byte, error) {
-	var out bytes.Buffer
-	err := decodeSlot(func() error {
+	var out []byte
+	err := imageQueue.run(func() error {
 		src, _, err := image.Decode(bytes.NewReader(data))
 		if err != nil {
 			return fmt.Errorf("stored avatar does not decode: %w", err)
 		}
-		w, h := src.Bounds().Dx(), src.Bounds().Dy()
-		if w <= size && h <= size {
-			out.Write(data)
+		avatarResizes.Add(1)
+		if w, h := src.Bounds().Dx(), src.Bounds().Dy(); w <= size && h <= size {
+			out = data
 			return nil
 		}
-		nw, nh := size, size
-		if w >= h {
-			nh = max(1, h*size/w)
-		} else {
-			nw = max(1, w*size/h)
-		}
-		dst := image.NewRGBA(image.Rect(0, 0, nw, nh))
-		draw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), draw.Src, nil)
-		if contentType == "image/png" {
-			return png.Encode(&out, dst)
-		}
-		return jpeg.Encode(&out, dst, &jpeg.Options{Quality: 85})
+		out, err = encodeImage(fitWithin(src, size), contentType)
+		return err
 	})
-	return out.Bytes(), err
+	return out, err
+}
+
+// avatarKey is one resized avatar.
+type avatarKey struct {
+	hash string
+	size int
+}
+
+// resizedCache keeps resized avatars, bounded by bytes, least recently used
+// out first. Entries never go stale: an avatar's hash names its bytes.
+type resizedCache struct {
+	mu    sync.Mutex
+	limit int
+	used  int
+	order *list.List // front: most recently used; values are avatarKey
+	items map[avatarKey]resizedEntry
+}
+
+type resizedEntry struct {
+	data []byte
+	el   *list.Element
+}
+
+func newResizedCache(limit int) *resizedCache {
+	return &resizedCache{limit: limit, order: list.New(), items: map[avatarKey]resizedEntry{}}
+}
+
+func (c *resizedCache) get(k avatarKey) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[k]
+	if !ok {
+		return nil, false
+	}
+	c.order.MoveToFront(e.el)
+	return e.data, true
+}
+
+func (c *resizedCache) put(k avatarKey, data []byte) {
+	if len(data) > c.limit {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[k]; ok {
+		return
+	}
+	for c.used+len(data) > c.limit {
+		oldest := c.order.Back()
+		ok := oldest.Value.(avatarKey)
+		c.used -= len(c.items[ok].data)
+		delete(c.items, ok)
+		c.order.Remove(oldest)
+	}
+	c.items[k] = resizedEntry{data: data, el: c.order.PushFront(k)}
+	c.used += len(data)
 }
 
 func isSHA256Hex(s string) bool {

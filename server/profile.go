@@ -312,7 +312,7 @@ func (s *Server) userPatchMe(rq *request) error {
 	if mt == "multipart/form-data" {
 		var err error
 		if p, err = readMultipartPatch(rq.r); err != nil {
-			return err
+			return busy(rq, err)
 		}
 	} else {
 		var b userPatchJSON

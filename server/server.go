@@ -65,11 +65,13 @@ type Server struct {
 	shown  userCache // users shown in objects (creators), deleted ones included
 	access *accessCache
 	bodies *bodyBudget
-	mailer *mailer
-	router *httprouter.Router
-	now    func() time.Time
-	hsts   bool // the public URL is https: tell browsers to keep to it
-	limits attemptLimits
+	// avatars keeps resized avatars (32 MiB).
+	avatars *resizedCache
+	mailer  *mailer
+	router  *httprouter.Router
+	now     func() time.Time
+	hsts    bool // the public URL is https: tell browsers to keep to it
+	limits  attemptLimits
 }
 
 // New builds the HTTP handler over an open store. ctx is the server's
@@ -117,15 +119,16 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:    cfg,
-		store:  store,
-		log:    cfg.Logger,
-		auth:   newAuthenticator(ctx, cfg.Issuer, cfg.Audience, key, cfg.ExternalIssuers, cfg.HTTPClient, cfg.Logger, cfg.Now),
-		now:    cfg.Now,
-		limits: newAttemptLimits(cfg.AccountAttempts, cfg.AddressAttempts),
-		bodies: &bodyBudget{limit: cfg.InFlightBody},
-		access: &accessCache{store: store, scopes: genCache[int64, []db.AccessScopeGrantsRow]{limit: scopeCacheMax}},
-		hsts:   strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
+		cfg:     cfg,
+		store:   store,
+		log:     cfg.Logger,
+		auth:    newAuthenticator(ctx, cfg.Issuer, cfg.Audience, key, cfg.ExternalIssuers, cfg.HTTPClient, cfg.Logger, cfg.Now),
+		now:     cfg.Now,
+		limits:  newAttemptLimits(cfg.AccountAttempts, cfg.AddressAttempts),
+		bodies:  &bodyBudget{limit: cfg.InFlightBody},
+		avatars: newResizedCache(32 << 20),
+		access:  &accessCache{store: store, scopes: genCache[int64, []db.AccessScopeGrantsRow]{limit: scopeCacheMax}},
+		hsts:    strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
 	}
 	s.mailer = &mailer{smtp: smtpURL, store: store, log: cfg.Logger, now: s.clock}
 	s.router = s.buildRouter()
