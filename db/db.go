@@ -360,6 +360,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.userEmailSetTokenStmt, err = db.PrepareContext(ctx, userEmailSetToken); err != nil {
 		return nil, fmt.Errorf("error preparing query UserEmailSetToken: %w", err)
 	}
+	if q.userEmailUnrouteStmt, err = db.PrepareContext(ctx, userEmailUnroute); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailUnroute: %w", err)
+	}
+	if q.userEmailUnverifiedClaimsStmt, err = db.PrepareContext(ctx, userEmailUnverifiedClaims); err != nil {
+		return nil, fmt.Errorf("error preparing query UserEmailUnverifiedClaims: %w", err)
+	}
 	if q.userEmailVerifiedCountStmt, err = db.PrepareContext(ctx, userEmailVerifiedCount); err != nil {
 		return nil, fmt.Errorf("error preparing query UserEmailVerifiedCount: %w", err)
 	}
@@ -1021,6 +1027,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing userEmailSetTokenStmt: %w", cerr)
 		}
 	}
+	if q.userEmailUnrouteStmt != nil {
+		if cerr := q.userEmailUnrouteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailUnrouteStmt: %w", cerr)
+		}
+	}
+	if q.userEmailUnverifiedClaimsStmt != nil {
+		if cerr := q.userEmailUnverifiedClaimsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userEmailUnverifiedClaimsStmt: %w", cerr)
+		}
+	}
 	if q.userEmailVerifiedCountStmt != nil {
 		if cerr := q.userEmailVerifiedCountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing userEmailVerifiedCountStmt: %w", cerr)
@@ -1332,6 +1348,8 @@ type Queries struct {
 	userEmailRoutedCountStmt                  *sql.Stmt
 	userEmailSetPrimaryStmt                   *sql.Stmt
 	userEmailSetTokenStmt                     *sql.Stmt
+	userEmailUnrouteStmt                      *sql.Stmt
+	userEmailUnverifiedClaimsStmt             *sql.Stmt
 	userEmailVerifiedCountStmt                *sql.Stmt
 	userEmailVerifiedElsewhereStmt            *sql.Stmt
 	userEmailVerifiedOnApprovedDomainStmt     *sql.Stmt
@@ -1482,6 +1500,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		userEmailRoutedCountStmt:                  q.userEmailRoutedCountStmt,
 		userEmailSetPrimaryStmt:                   q.userEmailSetPrimaryStmt,
 		userEmailSetTokenStmt:                     q.userEmailSetTokenStmt,
+		userEmailUnrouteStmt:                      q.userEmailUnrouteStmt,
+		userEmailUnverifiedClaimsStmt:             q.userEmailUnverifiedClaimsStmt,
 		userEmailVerifiedCountStmt:                q.userEmailVerifiedCountStmt,
 		userEmailVerifiedElsewhereStmt:            q.userEmailVerifiedElsewhereStmt,
 		userEmailVerifiedOnApprovedDomainStmt:     q.userEmailVerifiedOnApprovedDomainStmt,

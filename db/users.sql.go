@@ -373,6 +373,59 @@ func (q *Queries) UserEmailSetToken(ctx context.Context, arg UserEmailSetTokenPa
 	return err
 }
 
+const userEmailUnroute = `-- name: UserEmailUnroute :exec
+UPDATE organisation_members SET notification_email_id = NULL WHERE notification_email_id = ?1
+`
+
+func (q *Queries) UserEmailUnroute(ctx context.Context, emailID *int64) error {
+	_, err := q.exec(ctx, q.userEmailUnrouteStmt, userEmailUnroute, emailID)
+	return err
+}
+
+const userEmailUnverifiedClaims = `-- name: UserEmailUnverifiedClaims :many
+SELECT e.id, e.user_id, e.email, e.is_primary, e.is_verified, e.token_hash, e.token_expires_at, e.created_at FROM user_emails e JOIN users u ON u.id = e.user_id
+WHERE e.email = ?1 AND e.user_id <> ?2 AND NOT e.is_verified AND u.deleted_at IS NULL
+`
+
+type UserEmailUnverifiedClaimsParams struct {
+	Email  string
+	UserID int64
+}
+
+// Unverified claims on an address by accounts other than the one that has
+// just proved it owns it (issue 20: the verified owner wins).
+func (q *Queries) UserEmailUnverifiedClaims(ctx context.Context, arg UserEmailUnverifiedClaimsParams) ([]UserEmail, error) {
+	rows, err := q.query(ctx, q.userEmailUnverifiedClaimsStmt, userEmailUnverifiedClaims, arg.Email, arg.UserID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []UserEmail
+	for rows.Next() {
+		var i UserEmail
+		if err := rows.Scan(
+			&i.ID,
+			&i.UserID,
+			&i.Email,
+			&i.IsPrimary,
+			&i.IsVerified,
+			&i.TokenHash,
+			&i.TokenExpiresAt,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const userEmailVerifiedElsewhere = `-- name: UserEmailVerifiedElsewhere :one
 SELECT count(*) FROM user_emails e JOIN users u ON u.id = e.user_id
 WHERE e.email = ?1 AND e.user_id <> ?2 AND e.is_verified AND u.deleted_at IS NULL

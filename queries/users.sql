@@ -193,3 +193,12 @@ ON CONFLICT(hash) DO NOTHING;
 SELECT b.* FROM blobs b
 WHERE b.hash = @hash
   AND EXISTS (SELECT 1 FROM users u WHERE u.avatar_hash = b.hash AND u.deleted_at IS NULL);
+
+-- Unverified claims on an address by accounts other than the one that has
+-- just proved it owns it (issue 20: the verified owner wins).
+-- name: UserEmailUnverifiedClaims :many
+SELECT e.* FROM user_emails e JOIN users u ON u.id = e.user_id
+WHERE e.email = @email AND e.user_id <> @user_id AND NOT e.is_verified AND u.deleted_at IS NULL;
+
+-- name: UserEmailUnroute :exec
+UPDATE organisation_members SET notification_email_id = NULL WHERE notification_email_id = @email_id;

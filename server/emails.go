@@ -46,6 +46,73 @@ func userEmailGetOwn(ctx context.Context, q *db.Queries, userID, id int64) (db.U
 	return e, err
 }
 
+// releaseUnverifiedClaims: an address verified by its owner wins over every
+// unverified claim on it elsewhere, which is removed, so a registration that
+// never proved the address cannot lock its owner out (issue 20). An account
+// whose sign-in address it was moves to another of its addresses (a
+// verified one first), or is left with a placeholder no one can sign in
+// with; it is told at its remaining address. A verified address elsewhere
+// is never released.
+func (s *Server) releaseUnverifiedClaims(ctx context.Context, q *db.Queries, owned db.UserEmail) error {
+	if !owned.IsVerified {
+		return nil
+	}
+	claims, err := q.UserEmailUnverifiedClaims(ctx, db.UserEmailUnverifiedClaimsParams{Email: owned.Email, UserID: owned.UserID})
+	if err != nil {
+		return err
+	}
+	for _, c := range claims {
+		if err := q.UserEmailUnroute(ctx, &c.ID); err != nil {
+			return err
+		}
+		if err := q.UserEmailDelete(ctx, db.UserEmailDeleteParams{ID: c.ID, UserID: c.UserID}); err != nil {
+			return err
+		}
+		u, err := q.UserGet(ctx, c.UserID)
+		if err != nil {
+			return fmt.Errorf("release: user %d: %w", c.UserID, err)
+		}
+		rest, err := q.UserEmailList(ctx, c.UserID)
+		if err != nil {
+			return err
+		}
+		if strings.EqualFold(u.Email, c.Email) {
+			address := fmt.Sprintf("released-%d@invalid", u.ID)
+			if next, ok := nextSignInAddress(rest); ok {
+				address = next.Email
+				if err := q.UserEmailSetPrimary(ctx, db.UserEmailSetPrimaryParams{ID: next.ID, UserID: u.ID}); err != nil {
+					return err
+				}
+			}
+			if err := q.UserEmailAddressSet(ctx, db.UserEmailAddressSetParams{Email: address, UpdatedAt: s.nowText(), ID: u.ID}); err != nil {
+				return err
+			}
+		}
+		if next, ok := nextSignInAddress(rest); ok {
+			err := s.mailer.send(ctx, q, message{Kind: "email", Recipient: next.Email, Subject: "An address was removed from your account",
+				Body: fmt.Sprintf("%s was never verified on your account, and its owner has now verified it on theirs, so it was removed from yours.\n", c.Email)})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// nextSignInAddress picks the address an account signs in with once its
+// own went: a verified one first, else the oldest.
+func nextSignInAddress(addresses []db.UserEmail) (db.UserEmail, bool) {
+	for _, a := range addresses {
+		if a.IsVerified {
+			return a, true
+		}
+	}
+	if len(addresses) > 0 {
+		return addresses[0], true
+	}
+	return db.UserEmail{}, false
+}
+
 func errLinked() *Error { return fieldError("email", "is linked to another account") }
 
 type emailCreateBody struct {
@@ -185,6 +252,9 @@ func (s *Server) userEmailPatch(rq *request) error {
 			if e, err = q.UserEmailMarkVerified(rq.ctx, db.UserEmailMarkVerifiedParams{ID: e.ID, UserID: e.UserID}); err != nil {
 				return err
 			}
+			if err := s.releaseUnverifiedClaims(rq.ctx, q, e); err != nil {
+				return err
+			}
 		}
 		if b.IsPrimary == nil || *b.IsPrimary == e.IsPrimary {
 			return nil
@@ -194,6 +264,10 @@ func (s *Server) userEmailPatch(rq *request) error {
 		}
 		if !e.IsVerified {
 			return fieldError("is_primary", "the address must be verified first")
+		}
+		// Claims made before the owner verified (by an older version) go now.
+		if err := s.releaseUnverifiedClaims(rq.ctx, q, e); err != nil {
+			return err
 		}
 		if other, err := q.UserGetByEmail(rq.ctx, e.Email); err == nil && other.ID != e.UserID {
 			return errLinked()

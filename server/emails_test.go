@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -143,20 +144,29 @@ func TestUserEmails(t *testing.T) {
 		cid := e.must(201, carol, "POST", "/users/@me/emails", map[string]any{"email": shared}).obj(t)["id"].(string)
 		carolTok := e.lastSecret(shared)
 		e.must(200, carol, "PATCH", "/users/@me/emails/"+cid, map[string]any{"email_token": carolTok})
-		r := e.must(400, bob, "PATCH", "/users/@me/emails/"+bid, map[string]any{"email_token": bobTok})
-		wantField("email")(t, r)
+		// Carol proved the address first: Bob's unverified claim was released.
+		e.must(404, bob, "PATCH", "/users/@me/emails/"+bid, map[string]any{"email_token": bobTok})
 	})
-	t.Run("primary taken as another account's sign-in address", func(t *testing.T) {
+	t.Run("an unverified sign-in address elsewhere gives way to its verified owner", func(t *testing.T) {
 		const taken = "signin@else.test"
-		if _, err := e.srv.createUser(context.Background(), taken, "", "Dee", "T", 0, false); err != nil {
+		dee, err := e.srv.createUser(context.Background(), taken, "", "Dee", "T", 0, false)
+		if err != nil {
 			t.Fatal(err)
 		}
 		xid := e.must(201, bob, "POST", "/users/@me/emails", map[string]any{"email": taken}).obj(t)["id"].(string)
 		e.must(200, bob, "PATCH", "/users/@me/emails/"+xid, map[string]any{"email_token": e.lastSecret(taken)})
-		r := e.must(400, bob, "PATCH", "/users/@me/emails/"+xid, map[string]any{"is_primary": true})
-		wantField("email")(t, r)
-		if m := e.must(200, bob, "GET", "/users/@me", nil).obj(t); m["email"] != "bob@example.com" {
-			t.Fatalf("sign-in address changed to %v", m["email"])
+		e.must(200, bob, "PATCH", "/users/@me/emails/"+xid, map[string]any{"is_primary": true})
+		if m := e.must(200, bob, "GET", "/users/@me", nil).obj(t); m["email"] != taken {
+			t.Fatalf("sign-in address %v, want %s", m["email"], taken)
+		}
+		if m := e.must(200, e.tokenFor(dee), "GET", "/users/@me", nil).obj(t); m["email"] == taken {
+			t.Fatalf("Dee still holds %s", taken)
+		}
+		// Bob signs in with his original address again for the tests below.
+		for _, a := range e.must(200, bob, "GET", "/users/@me/emails", nil).arr(t) {
+			if a["email"] == "bob@example.com" {
+				e.must(200, bob, "PATCH", "/users/@me/emails/"+a["id"].(string), map[string]any{"is_primary": true})
+			}
 		}
 	})
 	t.Run("expired token", func(t *testing.T) {
@@ -277,4 +287,61 @@ func TestUserEmailOrganisationRules(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM organisation_members WHERE user_id = ? AND notification_email_id = ?`, bob.id, mustID(work)); n != 1 {
 		t.Fatalf("routing rows = %d, want 1", n)
 	}
+}
+
+// TestAddressSquattingReleasedByVerification (issue 20): an unverified
+// registration of an address cannot lock out its owner. When the owner
+// verifies it on their own account the unverified claims elsewhere are
+// released (and their accounts told), so the owner can make it primary and
+// sign in with it; a verified address is never released the other way.
+func TestAddressSquattingReleasedByVerification(t *testing.T) {
+	e := newEnv(t)
+	const taken = "someone@example.com"
+	if r := e.register(taken, "squatter password"); r.Status != 201 {
+		t.Fatalf("squatting registration: %d %s", r.Status, r.Body)
+	}
+	squatter := e.tokenReq(url.Values{"grant_type": {"password"}, "username": {taken}, "password": {"squatter password"}})
+	if squatter.Status != 200 {
+		t.Fatalf("squatter signs in: %d", squatter.Status)
+	}
+	squatterTok := &testUser{Token: squatter.obj(t)["access_token"].(string)}
+	// A second account holds the address as an unverified extra address.
+	second := e.user("second")
+	e.must(201, second, "POST", "/users/@me/emails", map[string]any{"email": taken})
+
+	owner := e.user("owner")
+	added := e.must(201, owner, "POST", "/users/@me/emails", map[string]any{"email": taken}).obj(t)
+	id := added["id"].(string)
+	e.must(200, owner, "PATCH", "/users/@me/emails/"+id, map[string]any{"email_token": e.lastSecret(taken)})
+	e.must(200, owner, "PATCH", "/users/@me/emails/"+id, map[string]any{"is_primary": true})
+	if got := e.must(200, owner, "GET", "/users/@me", nil).obj(t)["email"]; got != taken {
+		t.Fatalf("owner's sign-in address %v, want %s", got, taken)
+	}
+
+	// The squatting account lost the address it never proved.
+	me := e.must(200, squatterTok, "GET", "/users/@me", nil).obj(t)
+	if me["email"] == taken {
+		t.Fatalf("the squatter still signs in as %s", taken)
+	}
+	if r := e.tokenReq(url.Values{"grant_type": {"password"}, "username": {taken}, "password": {"squatter password"}}); r.Status == 200 {
+		t.Fatal("the squatter's password still signs in with the released address")
+	}
+	for _, a := range e.must(200, second, "GET", "/users/@me/emails", nil).arr(t) {
+		if a["email"] == taken {
+			t.Fatalf("the second account keeps its unverified claim: %v", a)
+		}
+	}
+	var told int
+	e.store.Writer.QueryRow(`SELECT count(*) FROM outbox WHERE recipient = ? AND subject = 'An address was removed from your account'`, second.Email).Scan(&told)
+	if told != 1 {
+		t.Errorf("the second account was told %d times, want once", told)
+	}
+
+	// Never the reverse: the owner's verified address cannot be claimed.
+	e.run(t, []scenario{
+		{name: "a verified address is not released to another account", as: second, method: "POST", path: "/users/@me/emails",
+			body: map[string]any{"email": taken}, want: 400, check: wantField("email")},
+		{name: "nor registered again", method: "POST", path: "/auth/register",
+			body: map[string]any{"email": taken, "password": "another password"}, want: 400, check: wantField("email")},
+	})
 }
