@@ -41,11 +41,17 @@ func FuzzSignature(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if checkSignature(s) != nil || s == "" {
+		out, err := sanitizeSignature(s)
+		if err != nil || s == "" {
 			return
 		}
-		if !strings.HasPrefix(s, "<svg") || !strings.HasSuffix(s, "</svg>") || scriptTag.MatchString(s) {
-			t.Fatalf("accepted %q", s)
+		if !strings.HasPrefix(out, "<svg") || !strings.HasSuffix(out, "</svg>") || scriptTag.MatchString(out) ||
+			strings.Contains(strings.ToLower(out), "url(http") {
+			t.Fatalf("accepted %q as %q", s, out)
+		}
+		// The stored form is a fixed point: sanitising it again changes nothing.
+		if again, err := sanitizeSignature(out); err != nil || again != out {
+			t.Fatalf("not idempotent: %q -> %q -> %q (%v)", s, out, again, err)
 		}
 	})
 }

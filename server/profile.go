@@ -268,9 +268,13 @@ func (p *userPatch) validate() error {
 		pr.add("language", "must be a language tag such as en or en-GB")
 	}
 	if p.Signature != nil {
+		// What is stored is the re-serialised drawing, never the input.
+		clean, err := sanitizeSignature(*p.Signature)
 		var e *Error
-		if err := checkSignature(*p.Signature); errors.As(err, &e) {
+		if errors.As(err, &e) {
 			pr.add("signature", e.Fields["signature"])
+		} else {
+			*p.Signature = clean
 		}
 	}
 	if p.AllowConnectionsFrom != nil && !allowFromValues[*p.AllowConnectionsFrom] {
