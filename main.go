@@ -111,7 +111,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			// write timeout bounds a client that reads answers too slowly.
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, WriteTimeout: 15 * time.Minute}
 			errc := make(chan error, 1)
-			go func() { errc <- srv.Serve(server.LimitConnsPerAddress(ln, connsPerAddress)) }()
+			go func() { errc <- srv.Serve(server.JSONProtocolErrors(server.LimitConnsPerAddress(ln, connsPerAddress))) }()
 			logger.Info("serving", "addr", ln.Addr().String(), "db", dbPath, "issuer", issuerURL)
 			fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 			select {

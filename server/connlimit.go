@@ -1,7 +1,12 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"net"
+	"net/http"
+	"strconv"
 	"sync"
 )
 
@@ -66,4 +71,50 @@ func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// JSONProtocolErrors wraps a listener so the answers net/http writes by
+// itself, before any handler runs (431 for headers over the limit, 400 for
+// a request it cannot parse), carry the JSON error body every other answer
+// has (decisions.md) instead of plain text. net/http writes them in one
+// Write with fixed plain-text headers, which is what is recognised here.
+func JSONProtocolErrors(ln net.Listener) net.Listener {
+	return jsonErrorListener{ln}
+}
+
+type jsonErrorListener struct{ net.Listener }
+
+func (l jsonErrorListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &jsonErrorConn{Conn: c}, nil
+}
+
+type jsonErrorConn struct{ net.Conn }
+
+// netHTTPErrorHeaders follows the status line of net/http's own error
+// answers (net/http/server.go, errorHeaders).
+const netHTTPErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+func (c *jsonErrorConn) Write(p []byte) (int, error) {
+	if !bytes.HasPrefix(p, []byte("HTTP/1.1 4")) {
+		return c.Conn.Write(p)
+	}
+	line, _, ok := bytes.Cut(p, []byte(netHTTPErrorHeaders))
+	if !ok || bytes.IndexByte(line, '\n') >= 0 || len(line) < 12 {
+		return c.Conn.Write(p)
+	}
+	code, err := strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return c.Conn.Write(p)
+	}
+	body, _ := json.Marshal(errorBody{Message: http.StatusText(code) + "."})
+	resp := fmt.Sprintf("HTTP/1.1 %d %s\r\nContent-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		code, http.StatusText(code), len(body), body)
+	if _, err := c.Conn.Write([]byte(resp)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -119,5 +120,54 @@ func TestConnsPerAddress(t *testing.T) {
 			t.Fatalf("a place freed by a closed connection was never given back: %v", err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestProtocolErrorsAreJSON: the answers net/http writes before any handler
+// (headers over the limit: 431; an unparsable request: 400) carry the JSON
+// error body too.
+func TestProtocolErrorsAreJSON(t *testing.T) {
+	e := newEnv(t)
+	ts := httptest.NewUnstartedServer(e.srv)
+	ts.Listener = JSONProtocolErrors(ts.Listener)
+	ts.Config.MaxHeaderBytes = 4 << 10
+	ts.Start()
+	defer ts.Close()
+	for _, tc := range []struct {
+		name, request string
+		status        int
+	}{
+		{"headers over the limit", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 64<<10) + "\r\n\r\n", 431},
+		{"unparsable request", "GET /healthz HTTP/1.1\r\nHost: x\r\nbad header line\r\n\r\n", 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.SetDeadline(time.Now().Add(10 * time.Second))
+			fmt.Fprint(conn, tc.request)
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			r := &testResponse{Status: resp.StatusCode, Header: resp.Header, Body: b}
+			if r.Status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, b)
+			}
+			assertErrorBody(t, r)
+		})
+	}
+	// Ordinary answers pass through untouched.
+	resp, err := http.Get(ts.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("healthz: %d", resp.StatusCode)
 	}
 }
