@@ -207,7 +207,8 @@ func (s *Server) domainPatch(rq *request) error {
 		return err
 	}
 	var b domainPatchBody
-	if err := rq.decodePatch(&b, "id", "organisation_id", "domain", "challenge_token", "is_verified"); err != nil {
+	ro, err := rq.decodePatch(&b, "id", "organisation_id", "domain", "challenge_token", "is_verified")
+	if err != nil {
 		return err
 	}
 	var out domainJSON
@@ -217,6 +218,9 @@ func (s *Server) domainPatch(rq *request) error {
 		}
 		d, err := domainByPath(rq, q, orgID)
 		if err != nil {
+			return err
+		}
+		if err := ro.check(toDomain(d, true)); err != nil {
 			return err
 		}
 		if b.IsApproved != nil {

@@ -326,7 +326,8 @@ type invitePatchBody struct {
 // requires member approval.
 func (s *Server) invitePatch(rq *request) error {
 	var b invitePatchBody
-	if err := rq.decodePatch(&b, "id", "organisation", "code", "email", "revoked", "status", "created_by", "created_at"); err != nil {
+	ro, err := rq.decodePatch(&b, "id", "organisation", "code", "email", "revoked", "status", "created_by", "created_at")
+	if err != nil {
 		return err
 	}
 	p := problems{}
@@ -346,9 +347,12 @@ func (s *Server) invitePatch(rq *request) error {
 		return err
 	}
 	var out inviteJSON
-	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		inv, o, err := inviteForManager(rq, q, CreateInvite)
 		if err != nil {
+			return err
+		}
+		if err := ro.check(toInvite(inv, o)); err != nil {
 			return err
 		}
 		if inv.Revoked {

@@ -92,7 +92,7 @@ func (s *Server) milestoneCreate(rq *request) error {
 		return err
 	}
 	var b milestoneBody
-	if err := rq.decodePatch(&b, milestoneReadOnly...); err != nil {
+	if err := rq.decodeCreate(&b, milestoneReadOnly...); err != nil {
 		return err
 	}
 	due, err := b.validate()
@@ -183,7 +183,8 @@ func (s *Server) milestonePatch(rq *request) error {
 		return err
 	}
 	var b milestoneBody
-	if err := rq.decodePatch(&b, milestoneReadOnly...); err != nil {
+	ro, err := rq.decodePatch(&b, milestoneReadOnly...)
+	if err != nil {
 		return err
 	}
 	due, err := b.validate()
@@ -197,6 +198,9 @@ func (s *Server) milestonePatch(rq *request) error {
 			return err
 		}
 		if err := a.Require(AdminProjects); err != nil {
+			return err
+		}
+		if err := ro.checkLoaded(func() (any, error) { return fullMilestone(rq.ctx, q, m) }); err != nil {
 			return err
 		}
 		u := db.MilestoneUpdateParams{

@@ -201,7 +201,8 @@ func (s *Server) organisationPatch(rq *request) error {
 		return err
 	}
 	var b orgPatchBody
-	if err := rq.decodePatch(&b, orgReadOnly...); err != nil {
+	ro, err := rq.decodePatch(&b, orgReadOnly...)
+	if err != nil {
 		return err
 	}
 	p := problems{}
@@ -232,6 +233,9 @@ func (s *Server) organisationPatch(rq *request) error {
 			return err
 		}
 		o := a.Org
+		if err := ro.checkLoaded(func() (any, error) { return loadOrg(rq.ctx, q, orgID) }); err != nil {
+			return err
+		}
 		arg := db.OrganisationUpdateParams{
 			ID: orgID, Name: o.Name, Description: o.Description, Location: o.Location, Code: o.Code,
 			DefaultBranchName: o.DefaultBranchName, MemberApproval: o.MemberApproval, RestrictEmailDomain: o.RestrictEmailDomain,
@@ -414,7 +418,8 @@ func (s *Server) memberPatch(rq *request) error {
 		return err
 	}
 	var b memberPatchBody
-	if err := rq.decodePatch(&b, "user", "is_owner", "joined_at", "roles"); err != nil {
+	ro, err := rq.decodePatch(&b, "user", "is_owner", "joined_at", "roles")
+	if err != nil {
 		return err
 	}
 	if b.Pending != nil && *b.Pending {
@@ -426,8 +431,14 @@ func (s *Server) memberPatch(rq *request) error {
 			return err
 		}
 		out, err = loadMember(rq.ctx, q, orgID, userID)
-		if err != nil || b.Pending == nil {
+		if err != nil {
 			return err
+		}
+		if err := ro.check(out); err != nil {
+			return err
+		}
+		if b.Pending == nil {
+			return nil
 		}
 		out.Pending = false
 		return q.MemberApprove(rq.ctx, db.MemberApproveParams{OrganisationID: orgID, UserID: userID})

@@ -631,3 +631,39 @@ func TestUserRevealRule(t *testing.T) {
 		}
 	})
 }
+
+// TestOneReadOnlyRule: on every PATCH, the object as GET showed it may be
+// sent back (read-only fields unchanged) with a writable field changed; a
+// changed read-only field is 400 naming it (decisions.md).
+func TestOneReadOnlyRule(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	project := "/projects/" + e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "P"}).obj(t)["id"].(string)
+	pkg := "/packages/" + e.must(201, f.alice, "POST", project+"/packages", map[string]any{"name": "K", "code": "K1"}).obj(t)["id"].(string)
+	milestone := "/milestones/" + e.must(201, f.alice, "POST", project+"/milestones", map[string]any{"name": "M"}).obj(t)["id"].(string)
+	role := "/roles/" + e.role(f.alice, f.acme, "Crew")
+	for _, tc := range []struct {
+		name, get, patch, writable, readOnly string
+		value                                any
+	}{
+		{"organisation", acme, acme, "description", "created_at", "2020-01-01T00:00:00.000Z"},
+		{"project", project, project, "description", "organisation_id", "123"},
+		{"package", pkg, pkg, "description", "organisation_id", "123"},
+		{"milestone", milestone, milestone, "description", "created_by", map[string]any{"id": f.bob.ID}},
+		{"role", role, role, "description", "order", 99},
+		{"member", acme + "/members/" + f.bob.ID, acme + "/members/" + f.bob.ID, "", "joined_at", "2020-01-01T00:00:00.000Z"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := e.must(200, f.alice, "GET", tc.get, nil).obj(t)
+			if tc.writable != "" {
+				obj[tc.writable] = "changed"
+			}
+			r := e.must(200, f.alice, "PATCH", tc.patch, obj)
+			if tc.writable != "" && r.obj(t)[tc.writable] != "changed" {
+				t.Fatalf("%s not changed: %s", tc.writable, r.Body)
+			}
+			obj[tc.readOnly] = tc.value
+			wantField(tc.readOnly)(t, e.must(400, f.alice, "PATCH", tc.patch, obj))
+		})
+	}
+}

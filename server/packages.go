@@ -50,7 +50,7 @@ func (s *Server) packageCreate(rq *request) error {
 		return err
 	}
 	var b packageBody
-	if err := rq.decodePatch(&b, packageReadOnly...); err != nil {
+	if err := rq.decodeCreate(&b, packageReadOnly...); err != nil {
 		return err
 	}
 	if err := b.validate(); err != nil {
@@ -125,7 +125,8 @@ func (s *Server) packagePatch(rq *request) error {
 		return err
 	}
 	var b packageBody
-	if err := rq.decodePatch(&b, packageReadOnly...); err != nil {
+	ro, err := rq.decodePatch(&b, packageReadOnly...)
+	if err != nil {
 		return err
 	}
 	if err := b.validate(); err != nil {
@@ -138,6 +139,9 @@ func (s *Server) packagePatch(rq *request) error {
 			return err
 		}
 		if err := a.Require(AdminProjects); err != nil {
+			return err
+		}
+		if err := ro.check(toPackage(pkg)); err != nil {
 			return err
 		}
 		enabled := pkg.Enabled

@@ -67,7 +67,8 @@ func TestPackageGetPatch(t *testing.T) {
 		{"patch: enabled not a boolean", f.alice, "PATCH", path, map[string]any{"enabled": "no"}, http.StatusBadRequest, wantField("enabled")},
 		{"patch: absent", f.alice, "PATCH", "/packages/" + absentID, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
 		{"patch: code too long", f.alice, "PATCH", path, map[string]any{"code": "1234567890123"}, http.StatusBadRequest, wantField("code")},
-		{"patch: read-only project_id", f.alice, "PATCH", path, map[string]any{"project_id": p}, http.StatusBadRequest, wantField("project_id")},
+		{"patch: read-only project_id changed", f.alice, "PATCH", path, map[string]any{"project_id": "123456789"}, http.StatusBadRequest, wantField("project_id")},
+		{"patch: read-only project_id sent back unchanged", f.alice, "PATCH", path, map[string]any{"project_id": p}, http.StatusOK, nil},
 		{"unchanged by refusals", f.alice, "GET", path, nil, http.StatusOK, func(t *testing.T, r *testResponse) {
 			wantValue(t, r.obj(t), "name", "Electrical")
 			wantValue(t, r.obj(t), "code", "CV")

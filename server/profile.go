@@ -11,7 +11,6 @@ import (
 	"math/big"
 	"mime"
 	"net/http"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -284,29 +283,6 @@ func (p *userPatch) validate() error {
 		pr.add("allow_shares_from", "must be 0, 1, 2 or 255")
 	}
 	return pr.err()
-}
-
-// checkReadOnly refuses a body that sets a read-only field to a value other
-// than its current one (sending the object back unchanged is fine).
-func checkReadOnly(current any, fields map[string]json.RawMessage) error {
-	if len(fields) == 0 {
-		return nil
-	}
-	b, err := json.Marshal(current)
-	if err != nil {
-		return err
-	}
-	var cur map[string]any
-	if err := json.Unmarshal(b, &cur); err != nil {
-		return err
-	}
-	for name, raw := range fields {
-		var v any
-		if err := json.Unmarshal(raw, &v); err != nil || !reflect.DeepEqual(v, cur[name]) {
-			return fieldError(name, "is read-only")
-		}
-	}
-	return nil
 }
 
 // userPatchMe updates the caller's profile from JSON or multipart/form-data.

@@ -263,7 +263,7 @@ func (s *Server) projectCreate(rq *request) error {
 		return err
 	}
 	var b projectBody
-	if err := rq.decodePatch(&b, projectReadOnly...); err != nil {
+	if err := rq.decodeCreate(&b, projectReadOnly...); err != nil {
 		return err
 	}
 	if err := b.validate(); err != nil {
@@ -350,7 +350,8 @@ func (s *Server) projectPatch(rq *request) error {
 		return err
 	}
 	var b projectBody
-	if err := rq.decodePatch(&b, projectReadOnly...); err != nil {
+	ro, err := rq.decodePatch(&b, projectReadOnly...)
+	if err != nil {
 		return err
 	}
 	if err := b.validate(); err != nil {
@@ -363,6 +364,9 @@ func (s *Server) projectPatch(rq *request) error {
 			return err
 		}
 		if err := a.Require(AdminProjects); err != nil {
+			return err
+		}
+		if err := ro.checkLoaded(func() (any, error) { return fullProject(rq.ctx, q, p, a) }); err != nil {
 			return err
 		}
 		u := db.ProjectUpdateParams{

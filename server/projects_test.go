@@ -247,7 +247,8 @@ func TestProjectPatch(t *testing.T) {
 		{"readme too long", f.alice, "PATCH", path, map[string]any{"readme": strings.Repeat("r", 64001)}, http.StatusBadRequest, wantField("readme")},
 		{"bad status", f.alice, "PATCH", path, map[string]any{"status": "done"}, http.StatusBadRequest, wantField("status")},
 		{"read-only counter", f.alice, "PATCH", path, map[string]any{"open_milestone_count": 9}, http.StatusBadRequest, wantField("open_milestone_count")},
-		{"read-only closed_at", f.alice, "PATCH", path, map[string]any{"closed_at": nil}, http.StatusBadRequest, wantField("closed_at")},
+		{"read-only closed_at changed", f.alice, "PATCH", path, map[string]any{"closed_at": "2026-01-01T00:00:00.000Z"}, http.StatusBadRequest, wantField("closed_at")},
+		{"read-only closed_at sent back unchanged", f.alice, "PATCH", path, map[string]any{"closed_at": nil}, http.StatusOK, nil},
 		{"nothing changed by refusals", f.alice, "GET", path, nil, http.StatusOK, func(t *testing.T, r *testResponse) {
 			got := r.obj(t)
 			wantValue(t, got, "name", "Tunnel")

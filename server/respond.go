@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"mime"
 	"net/http"
 	"net/mail"
@@ -253,27 +254,100 @@ func (p problems) err() error {
 
 // Helpers every handler shares: PATCH decoding and field validators.
 
-// decodePatch decodes a PATCH body into dst, refusing any key that names a
-// read-only field with a 400 naming it.
-func (rq *request) decodePatch(dst any, readOnly ...string) error {
-	var raw json.RawMessage
-	if err := rq.decode(&raw); err != nil {
+// readOnlySet is the read-only keys a PATCH body sets, with their values,
+// checked once the current object is loaded (check).
+type readOnlySet map[string]json.RawMessage
+
+// decodePatch decodes a PATCH body into dst and returns the read-only keys
+// it sets. decisions.md: a request that tries to change a read-only field is
+// 400 naming it, so sending the object back as it was (read-only fields at
+// their current values) is fine; the handler calls check with the current
+// object once it has loaded it. Keys match exactly as the spec spells them.
+func (rq *request) decodePatch(dst any, readOnly ...string) (readOnlySet, error) {
+	keys, err := rq.decodeKeys(dst)
+	if err != nil {
+		return nil, err
+	}
+	ro := readOnlySet{}
+	for _, k := range readOnly {
+		if v, ok := keys[k]; ok {
+			ro[k] = v
+		}
+	}
+	return ro, nil
+}
+
+// decodeCreate decodes a creating body into dst; a read-only key is 400
+// naming it (there is no current value to send back).
+func (rq *request) decodeCreate(dst any, readOnly ...string) error {
+	ro, err := rq.decodePatch(dst, readOnly...)
+	if err != nil {
 		return err
 	}
+	return ro.check(nil)
+}
+
+// decodeKeys decodes the body into dst and returns its top-level keys.
+func (rq *request) decodeKeys(dst any) (map[string]json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := rq.decode(&raw); err != nil {
+		return nil, err
+	}
 	if len(raw) == 0 {
-		return nil
+		return nil, nil
 	}
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &keys); err != nil {
-		return jsonProblem(err)
-	}
-	for _, k := range readOnly {
-		if _, ok := keys[k]; ok {
-			return fieldError(k, "is read-only")
-		}
+		return nil, jsonProblem(err)
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
-		return jsonProblem(err)
+		return nil, jsonProblem(err)
+	}
+	return keys, nil
+}
+
+// check refuses a read-only key whose value differs from current's (the
+// object as GET shows it; nil: every key differs).
+func (ro readOnlySet) check(current any) error {
+	return checkReadOnly(current, ro)
+}
+
+// checkLoaded is check with a current object built only when a read-only
+// key was sent (building it may read more rows).
+func (ro readOnlySet) checkLoaded(current func() (any, error)) error {
+	if len(ro) == 0 {
+		return nil
+	}
+	cur, err := current()
+	if err != nil {
+		return err
+	}
+	return ro.check(cur)
+}
+
+// checkReadOnly refuses a body that sets a read-only field to a value other
+// than its current one (sending the object back unchanged is fine). The
+// field at fault is named; with several, the first in name order.
+func checkReadOnly(current any, fields map[string]json.RawMessage) error {
+	if len(fields) == 0 {
+		return nil
+	}
+	cur := map[string]any{}
+	if current != nil {
+		b, err := json.Marshal(current)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &cur); err != nil {
+			return err
+		}
+	}
+	names := slices.Sorted(maps.Keys(fields))
+	for _, name := range names {
+		var v any
+		if err := json.Unmarshal(fields[name], &v); err != nil || !reflect.DeepEqual(v, cur[name]) {
+			return fieldError(name, "is read-only")
+		}
 	}
 	return nil
 }

@@ -306,7 +306,8 @@ type rolePatchBody struct {
 // grants. @everyone keeps its name; its description and grants may change.
 func (s *Server) rolePatch(rq *request) error {
 	var b rolePatchBody
-	if err := rq.decodePatch(&b, "id", "organisation_id", "order"); err != nil {
+	ro, err := rq.decodePatch(&b, "id", "organisation_id", "order")
+	if err != nil {
 		return err
 	}
 	name, field := b.Alias, "alias"
@@ -332,9 +333,12 @@ func (s *Server) rolePatch(rq *request) error {
 		return err
 	}
 	var out roleJSON
-	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		r, a, err := roleByPath(rq, q, ManageRoles)
 		if err != nil {
+			return err
+		}
+		if err := ro.checkLoaded(func() (any, error) { return loadRole(rq.ctx, q, r) }); err != nil {
 			return err
 		}
 		if err := requireOutranks(a, r.SortOrder); err != nil {
