@@ -387,23 +387,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.userGetByVerifiedEmailStmt, err = db.PrepareContext(ctx, userGetByVerifiedEmail); err != nil {
 		return nil, fmt.Errorf("error preparing query UserGetByVerifiedEmail: %w", err)
 	}
-	if q.userGrantsDeleteInOrganisationStmt, err = db.PrepareContext(ctx, userGrantsDeleteInOrganisation); err != nil {
-		return nil, fmt.Errorf("error preparing query UserGrantsDeleteInOrganisation: %w", err)
-	}
 	if q.userIdentityDeleteForUserStmt, err = db.PrepareContext(ctx, userIdentityDeleteForUser); err != nil {
 		return nil, fmt.Errorf("error preparing query UserIdentityDeleteForUser: %w", err)
-	}
-	if q.userMemberRolesDeleteStmt, err = db.PrepareContext(ctx, userMemberRolesDelete); err != nil {
-		return nil, fmt.Errorf("error preparing query UserMemberRolesDelete: %w", err)
 	}
 	if q.userMembershipClearNotificationEmailsStmt, err = db.PrepareContext(ctx, userMembershipClearNotificationEmails); err != nil {
 		return nil, fmt.Errorf("error preparing query UserMembershipClearNotificationEmails: %w", err)
 	}
 	if q.userMembershipCountStmt, err = db.PrepareContext(ctx, userMembershipCount); err != nil {
 		return nil, fmt.Errorf("error preparing query UserMembershipCount: %w", err)
-	}
-	if q.userMembershipDeleteStmt, err = db.PrepareContext(ctx, userMembershipDelete); err != nil {
-		return nil, fmt.Errorf("error preparing query UserMembershipDelete: %w", err)
 	}
 	if q.userMembershipGetStmt, err = db.PrepareContext(ctx, userMembershipGet); err != nil {
 		return nil, fmt.Errorf("error preparing query UserMembershipGet: %w", err)
@@ -1072,19 +1063,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing userGetByVerifiedEmailStmt: %w", cerr)
 		}
 	}
-	if q.userGrantsDeleteInOrganisationStmt != nil {
-		if cerr := q.userGrantsDeleteInOrganisationStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing userGrantsDeleteInOrganisationStmt: %w", cerr)
-		}
-	}
 	if q.userIdentityDeleteForUserStmt != nil {
 		if cerr := q.userIdentityDeleteForUserStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing userIdentityDeleteForUserStmt: %w", cerr)
-		}
-	}
-	if q.userMemberRolesDeleteStmt != nil {
-		if cerr := q.userMemberRolesDeleteStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing userMemberRolesDeleteStmt: %w", cerr)
 		}
 	}
 	if q.userMembershipClearNotificationEmailsStmt != nil {
@@ -1095,11 +1076,6 @@ func (q *Queries) Close() error {
 	if q.userMembershipCountStmt != nil {
 		if cerr := q.userMembershipCountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing userMembershipCountStmt: %w", cerr)
-		}
-	}
-	if q.userMembershipDeleteStmt != nil {
-		if cerr := q.userMembershipDeleteStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing userMembershipDeleteStmt: %w", cerr)
 		}
 	}
 	if q.userMembershipGetStmt != nil {
@@ -1357,12 +1333,9 @@ type Queries struct {
 	userGetStmt                               *sql.Stmt
 	userGetByEmailStmt                        *sql.Stmt
 	userGetByVerifiedEmailStmt                *sql.Stmt
-	userGrantsDeleteInOrganisationStmt        *sql.Stmt
 	userIdentityDeleteForUserStmt             *sql.Stmt
-	userMemberRolesDeleteStmt                 *sql.Stmt
 	userMembershipClearNotificationEmailsStmt *sql.Stmt
 	userMembershipCountStmt                   *sql.Stmt
-	userMembershipDeleteStmt                  *sql.Stmt
 	userMembershipGetStmt                     *sql.Stmt
 	userMembershipSetNotificationEmailStmt    *sql.Stmt
 	userOrganisationDomainsApprovedStmt       *sql.Stmt
@@ -1509,12 +1482,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		userGetStmt:                               q.userGetStmt,
 		userGetByEmailStmt:                        q.userGetByEmailStmt,
 		userGetByVerifiedEmailStmt:                q.userGetByVerifiedEmailStmt,
-		userGrantsDeleteInOrganisationStmt:        q.userGrantsDeleteInOrganisationStmt,
 		userIdentityDeleteForUserStmt:             q.userIdentityDeleteForUserStmt,
-		userMemberRolesDeleteStmt:                 q.userMemberRolesDeleteStmt,
 		userMembershipClearNotificationEmailsStmt: q.userMembershipClearNotificationEmailsStmt,
 		userMembershipCountStmt:                   q.userMembershipCountStmt,
-		userMembershipDeleteStmt:                  q.userMembershipDeleteStmt,
 		userMembershipGetStmt:                     q.userMembershipGetStmt,
 		userMembershipSetNotificationEmailStmt:    q.userMembershipSetNotificationEmailStmt,
 		userOrganisationDomainsApprovedStmt:       q.userOrganisationDomainsApprovedStmt,

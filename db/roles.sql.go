@@ -278,6 +278,7 @@ func (q *Queries) RoleList(ctx context.Context, organisationID int64) ([]Role, e
 const roleMembers = `-- name: RoleMembers :many
 SELECT users.id, users.email, users.password_hash, users.first_name, users.last_name, users.phone_number, users.phone_number_confirmed, users.position, users.company, users.avatar_hash, users.badges, users.initials, users.language, users.timezone_code, users.allow_connections_from, users.allow_shares_from, users.email_notifications, users.sms_notifications, users.email_newsletter, users.signature, users.is_bot, users.created_at, users.updated_at, users.deleted_at FROM member_roles mr
 JOIN users ON users.id = mr.user_id
+JOIN organisation_members m ON m.organisation_id = mr.organisation_id AND m.user_id = mr.user_id AND NOT m.pending
 WHERE mr.organisation_id = ?1 AND mr.role_id = ?2
 ORDER BY users.id
 `
@@ -287,7 +288,8 @@ type RoleMembersParams struct {
 	RoleID         int64
 }
 
-// Members holding the role.
+// Members holding the role; pending members are no members yet, as in
+// the @everyone list.
 func (q *Queries) RoleMembers(ctx context.Context, arg RoleMembersParams) ([]User, error) {
 	rows, err := q.query(ctx, q.roleMembersStmt, roleMembers, arg.OrganisationID, arg.RoleID)
 	if err != nil {

@@ -555,41 +555,12 @@ func (q *Queries) UserGetByVerifiedEmail(ctx context.Context, email string) (Use
 	return i, err
 }
 
-const userGrantsDeleteInOrganisation = `-- name: UserGrantsDeleteInOrganisation :exec
-DELETE FROM permission_grants
-WHERE organisation_id = ?1 AND target_type = 'user' AND target_id = ?2
-`
-
-type UserGrantsDeleteInOrganisationParams struct {
-	OrganisationID int64
-	UserID         int64
-}
-
-func (q *Queries) UserGrantsDeleteInOrganisation(ctx context.Context, arg UserGrantsDeleteInOrganisationParams) error {
-	_, err := q.exec(ctx, q.userGrantsDeleteInOrganisationStmt, userGrantsDeleteInOrganisation, arg.OrganisationID, arg.UserID)
-	return err
-}
-
 const userIdentityDeleteForUser = `-- name: UserIdentityDeleteForUser :exec
 DELETE FROM user_identities WHERE user_id = ?1
 `
 
 func (q *Queries) UserIdentityDeleteForUser(ctx context.Context, userID int64) error {
 	_, err := q.exec(ctx, q.userIdentityDeleteForUserStmt, userIdentityDeleteForUser, userID)
-	return err
-}
-
-const userMemberRolesDelete = `-- name: UserMemberRolesDelete :exec
-DELETE FROM member_roles WHERE organisation_id = ?1 AND user_id = ?2
-`
-
-type UserMemberRolesDeleteParams struct {
-	OrganisationID int64
-	UserID         int64
-}
-
-func (q *Queries) UserMemberRolesDelete(ctx context.Context, arg UserMemberRolesDeleteParams) error {
-	_, err := q.exec(ctx, q.userMemberRolesDeleteStmt, userMemberRolesDelete, arg.OrganisationID, arg.UserID)
 	return err
 }
 
@@ -614,20 +585,6 @@ func (q *Queries) UserMembershipCount(ctx context.Context, userID int64) (int64,
 	var count int64
 	err := row.Scan(&count)
 	return count, err
-}
-
-const userMembershipDelete = `-- name: UserMembershipDelete :exec
-DELETE FROM organisation_members WHERE organisation_id = ?1 AND user_id = ?2
-`
-
-type UserMembershipDeleteParams struct {
-	OrganisationID int64
-	UserID         int64
-}
-
-func (q *Queries) UserMembershipDelete(ctx context.Context, arg UserMembershipDeleteParams) error {
-	_, err := q.exec(ctx, q.userMembershipDeleteStmt, userMembershipDelete, arg.OrganisationID, arg.UserID)
-	return err
 }
 
 const userMembershipGet = `-- name: UserMembershipGet :one

@@ -25,10 +25,12 @@ WHERE organisation_id = @organisation_id AND id <> organisation_id
 -- name: RoleSetOrder :exec
 UPDATE roles SET sort_order = @sort_order WHERE id = @id AND organisation_id = @organisation_id;
 
--- Members holding the role.
+-- Members holding the role; pending members are no members yet, as in
+-- the @everyone list.
 -- name: RoleMembers :many
 SELECT users.* FROM member_roles mr
 JOIN users ON users.id = mr.user_id
+JOIN organisation_members m ON m.organisation_id = mr.organisation_id AND m.user_id = mr.user_id AND NOT m.pending
 WHERE mr.organisation_id = @organisation_id AND mr.role_id = @role_id
 ORDER BY users.id;
 

@@ -107,16 +107,6 @@ WHERE organisation_id = @organisation_id AND user_id = @user_id;
 -- name: UserMembershipClearNotificationEmails :exec
 UPDATE organisation_members SET notification_email_id = NULL WHERE user_id = @user_id;
 
--- name: UserMembershipDelete :exec
-DELETE FROM organisation_members WHERE organisation_id = @organisation_id AND user_id = @user_id;
-
--- name: UserMemberRolesDelete :exec
-DELETE FROM member_roles WHERE organisation_id = @organisation_id AND user_id = @user_id;
-
--- name: UserGrantsDeleteInOrganisation :exec
-DELETE FROM permission_grants
-WHERE organisation_id = @organisation_id AND target_type = 'user' AND target_id = @user_id;
-
 -- name: UserOwnedOrganisationCount :one
 SELECT count(*) FROM organisations WHERE owned_by = @user_id AND deleted_at IS NULL;
 

@@ -134,6 +134,9 @@ func TestRoles(t *testing.T) {
 		{"assign", f.alice, "PUT", memberRole(f.bob, admins), nil, 204, nil},
 		{"assign again is fine", f.alice, "PUT", memberRole(f.bob, admins), nil, 204, nil},
 		{"role members", f.bob, "GET", "/roles/" + admins + "/members", nil, 200, members(f.bob)},
+		{"a pending member may be given the role", f.alice, "PUT", memberRole(f.pen, admins), nil, 204, nil},
+		{"but is not listed until approved, as in @everyone", f.bob, "GET", "/roles/" + admins + "/members", nil, 200, members(f.bob)},
+		{"take it back", f.alice, "DELETE", memberRole(f.pen, admins), nil, 204, nil},
 		{"member shows the role", f.alice, "GET", acme + "/members/" + f.bob.ID, nil, 200, func(t *testing.T, r *testResponse) {
 			if roles := r.obj(t)["roles"].([]any); len(roles) != 1 || roles[0] != admins {
 				t.Errorf("got %v", roles)

@@ -310,14 +310,9 @@ func (s *Server) userLeaveOrganisation(rq *request) error {
 		if org.OwnedBy == rq.user.ID {
 			return badRequest("The owner cannot leave the organisation; transfer or delete it first.")
 		}
-		k := db.UserMembershipDeleteParams{OrganisationID: orgID, UserID: rq.user.ID}
-		if err := q.UserMemberRolesDelete(rq.ctx, db.UserMemberRolesDeleteParams(k)); err != nil {
-			return err
-		}
-		if err := q.UserGrantsDeleteInOrganisation(rq.ctx, db.UserGrantsDeleteInOrganisationParams(k)); err != nil {
-			return err
-		}
-		return q.UserMembershipDelete(rq.ctx, k)
+		// The same removal as a manager's: membership, roles and grants.
+		_, err = removeMember(rq.ctx, q, orgID, rq.user.ID)
+		return err
 	})
 	if err != nil {
 		return err
