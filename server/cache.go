@@ -41,6 +41,8 @@ const (
 	// scopeCacheMax: one entry per project or package read, most of them an
 	// empty grant list (about 100 bytes), so a large organisation fits.
 	scopeCacheMax = 200_000
+	// pageCacheMax: id lists of at most maxCachedIDs each (400 KB).
+	pageCacheMax = 64
 )
 
 func (c *genCache[K, V]) get(k K, gen uint64) (V, bool) {
@@ -95,6 +97,8 @@ type accessCache struct {
 	store    *db.Store
 	standing genCache[[2]int64, standing] // by (user, organisation)
 	scopes   genCache[int64, []db.AccessScopeGrantsRow]
+	// pages keeps the ids each list query matches (lists.go).
+	pages genCache[string, []int64]
 }
 
 // standing is a caller's organisation-level access, with the grants and

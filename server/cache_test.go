@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"sync"
 	"testing"
 
@@ -188,4 +189,37 @@ func parseTestID(t *testing.T, s string) int64 {
 		t.Fatalf("not an id: %q", s)
 	}
 	return int64(id)
+}
+
+// TestListCacheDroppedByWrites: a list served from the id cache shows a
+// project created, renamed or closed on the very next request.
+func TestListCacheDroppedByWrites(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	for i := 0; i < 3; i++ {
+		e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": fmt.Sprint("P", i)})
+	}
+	list := func(query string) (int, string) {
+		r := e.must(200, f.bob, "GET", acme+"/projects"+query, nil)
+		names := []string{}
+		for _, p := range r.arr(t) {
+			names = append(names, p["name"].(string))
+		}
+		return len(names), r.Header.Get("X-Total-Count") + ":" + fmt.Sprint(names)
+	}
+	for i := 0; i < 2; i++ { // the second answer comes from the cache
+		if _, got := list(""); got != "3:[P0 P1 P2]" {
+			t.Fatalf("got %s", got)
+		}
+	}
+	p := e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "P3"}).obj(t)["id"].(string)
+	if _, got := list(""); got != "4:[P0 P1 P2 P3]" {
+		t.Fatalf("after create: %s", got)
+	}
+	open := "?%24filter=" + url.QueryEscape("status eq 'open'")
+	list(open)
+	e.must(200, f.alice, "PATCH", "/projects/"+p, map[string]any{"status": "closed"})
+	if _, got := list(open); got != "3:[P0 P1 P2]" {
+		t.Fatalf("after closing P3: %s", got)
+	}
 }

@@ -118,12 +118,51 @@ func (lq listQuery) and(where string, args []any) (string, []any) {
 	return "(" + where + ") AND (" + lq.Where + ")", append(args, lq.Args...)
 }
 
+// maxCachedIDs bounds the id lists kept per list query (larger results
+// are paged by the database every time).
+const maxCachedIDs = 50_000
+
+// matchingIDs is every id a list query matches, in order, kept between
+// writes (see genCache): paging through a list then costs no count and no
+// OFFSET scan. ok is false when the result is too large to keep.
+func (c *accessCache) matchingIDs(ctx context.Context, tx *sql.Tx, gen uint64, from, cond, order string, args []any) ([]int64, bool) {
+	key := from + "\x00" + cond + "\x00" + order + "\x00" + fmt.Sprintf("%#v", args)
+	if ids, ok := c.pages.get(key, gen); ok {
+		return ids, ids != nil
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT id FROM "+from+cond+" ORDER BY "+order+" LIMIT ?", append(args, maxCachedIDs+1)...)
+	if err != nil {
+		return nil, false
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	if rows.Err() != nil {
+		return nil, false
+	}
+	if len(ids) > maxCachedIDs {
+		c.pages.put(key, nil, gen) // too large: page in the database
+		return nil, false
+	}
+	if ids == nil {
+		ids = []int64{}
+	}
+	c.pages.put(key, ids, gen)
+	return ids, true
+}
+
 // queryPage counts the rows matching base condition and filter and returns
 // the ids of the requested page in order, inside the caller's read
 // transaction so the access checks, the count and the page see one
 // snapshot. The ids come from the indexes alone, so rows skipped by $skip
 // are never read; the caller reads the page's rows by XListByIDs(idsJSON(ids)).
-func queryPage(ctx context.Context, tx *sql.Tx, s listSQL, lq listQuery) (ids []int64, total int64, err error) {
+func queryPage(ctx context.Context, q *db.Queries, tx *sql.Tx, s listSQL, lq listQuery) (ids []int64, total int64, err error) {
 	where, args := lq.and(s.Where, s.Args)
 	cond := ""
 	if where != "" {
@@ -132,6 +171,12 @@ func queryPage(ctx context.Context, tx *sql.Tx, s listSQL, lq listQuery) (ids []
 	order := s.OrderBy
 	if order == "" {
 		order = "id"
+	}
+	if c, gen := cachedAccess(ctx, q); c != nil {
+		if all, ok := c.matchingIDs(ctx, tx, gen, s.From, cond, order, args); ok {
+			skip := min(lq.Skip, len(all))
+			return all[skip:min(skip+lq.Top, len(all))], int64(len(all)), nil
+		}
 	}
 	if s.Total != nil {
 		total = *s.Total

@@ -162,29 +162,43 @@ func TestQueryPage(t *testing.T) {
 		{"no base condition", listSQL{From: "things"}, "$filter=" + url.QueryEscape("status eq 'closed'") + "&$top=2", 6, []int64{2, 4}},
 		{"order by", listSQL{From: "things", Where: "org = ?", Args: []any{int64(2)}, OrderBy: "id DESC"}, "", 3, []int64{15, 14, 13}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			lq, err := parseListQuery(httptest.NewRequest(http.MethodGet, "/things?"+tc.query, nil), listTestFields)
-			if err != nil {
-				t.Fatalf("parse: %v", err)
-			}
-			ids := []int64{}
-			var total int64
-			err = store.ReadTxSQL(context.Background(), func(tx *sql.Tx, _ *db.Queries) (err error) {
-				var page []int64
-				page, total, err = queryPage(context.Background(), tx, tc.spec, lq)
-				ids = append(ids, page...)
-				return err
+	// Uncached, then through the id cache (filled on the first pass of
+	// each query, served on the second): the same pages and totals.
+	cached := withAccessCache(context.Background(), &accessCache{store: store})
+	modes := []struct {
+		name string
+		ctx  context.Context
+	}{{"database", context.Background()}, {"cache fill", cached}, {"cache", cached}}
+	for _, mode := range modes {
+		for _, tc := range tests {
+			t.Run(mode.name+"/"+tc.name, func(t *testing.T) {
+				runPageCase(t, store, mode.ctx, tc.spec, tc.query, tc.total, tc.ids)
 			})
-			if err != nil {
-				t.Fatalf("queryPage: %v", err)
-			}
-			if total != tc.total {
-				t.Errorf("total %d, want %d", total, tc.total)
-			}
-			if !slices.Equal(ids, tc.ids) {
-				t.Errorf("ids %v, want %v", ids, tc.ids)
-			}
-		})
+		}
+	}
+}
+
+func runPageCase(t *testing.T, store *db.Store, ctx context.Context, spec listSQL, query string, wantTotal int64, wantIDs []int64) {
+	t.Helper()
+	lq, err := parseListQuery(httptest.NewRequest(http.MethodGet, "/things?"+query, nil), listTestFields)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	ids := []int64{}
+	var total int64
+	err = store.ReadTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) (err error) {
+		var page []int64
+		page, total, err = queryPage(ctx, q, tx, spec, lq)
+		ids = append(ids, page...)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("queryPage: %v", err)
+	}
+	if total != wantTotal {
+		t.Errorf("total %d, want %d", total, wantTotal)
+	}
+	if !slices.Equal(ids, wantIDs) {
+		t.Errorf("ids %v, want %v", ids, wantIDs)
 	}
 }

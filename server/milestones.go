@@ -264,7 +264,7 @@ func (s *Server) milestoneList(rq *request) error {
 			return err
 		}
 		var ids []int64
-		ids, total, err = queryPage(rq.ctx, tx, listSQL{
+		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{
 			From: "project_milestones", Where: "project_id = ? AND organisation_id = ?", Args: []any{p.ID, p.OrganisationID},
 		}, lq)
 		if err != nil || len(ids) == 0 {

@@ -198,7 +198,7 @@ func (s *Server) packageList(rq *request) error {
 		}
 		where, args := vis.where("project_id = ? AND organisation_id = ?", p.ID, p.OrganisationID)
 		var ids []int64
-		ids, total, err = queryPage(rq.ctx, tx, listSQL{From: "project_packages", Where: where, Args: args}, lq)
+		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "project_packages", Where: where, Args: args}, lq)
 		if err != nil || len(ids) == 0 {
 			return err
 		}

@@ -444,7 +444,7 @@ func (s *Server) projectList(rq *request) error {
 		}
 		where, args := vis.where("organisation_id = ?", orgID)
 		var ids []int64
-		ids, total, err = queryPage(rq.ctx, tx, listSQL{From: "projects", Where: where, Args: args, Total: &kept}, lq)
+		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "projects", Where: where, Args: args, Total: &kept}, lq)
 		if err != nil || len(ids) == 0 {
 			return err
 		}

@@ -127,8 +127,9 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		limits:  newAttemptLimits(cfg.AccountAttempts, cfg.AddressAttempts),
 		bodies:  &bodyBudget{limit: cfg.InFlightBody},
 		avatars: newResizedCache(32 << 20),
-		access:  &accessCache{store: store, scopes: genCache[int64, []db.AccessScopeGrantsRow]{limit: scopeCacheMax}},
-		hsts:    strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
+		access: &accessCache{store: store, scopes: genCache[int64, []db.AccessScopeGrantsRow]{limit: scopeCacheMax},
+			pages: genCache[string, []int64]{limit: pageCacheMax}},
+		hsts: strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
 	}
 	s.mailer = &mailer{smtp: smtpURL, store: store, log: cfg.Logger, now: s.clock}
 	s.router = s.buildRouter()
