@@ -97,8 +97,10 @@ type accessCache struct {
 	store    *db.Store
 	standing genCache[[2]int64, standing] // by (user, organisation)
 	scopes   genCache[int64, []db.AccessScopeGrantsRow]
-	// pages keeps the ids each list query matches (lists.go).
+	// pages keeps the ids each list query matches (lists.go), rows the
+	// project list rows read (projectRows).
 	pages genCache[string, []int64]
+	rows  genCache[int64, db.ProjectListByIDsRow]
 }
 
 // standing is a caller's organisation-level access, with the grants and

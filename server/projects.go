@@ -448,7 +448,7 @@ func (s *Server) projectList(rq *request) error {
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		rows, err := q.ProjectListByIDs(rq.ctx, idsJSON(ids))
+		rows, err := s.projectRows(rq.ctx, q, ids)
 		for _, r := range rows {
 			out = append(out, projectPartialJSON{
 				ID: db.ID(r.ID), OrganisationID: db.ID(r.OrganisationID), Code: r.Code, Name: r.Name,
@@ -662,4 +662,42 @@ func (s *Server) projectGrantList(rq *request) error {
 		_, a, err := projectAccess(rq.ctx, q, rq.user.ID, id, projectAbsent(http.StatusBadRequest))
 		return a, err
 	})
+}
+
+// projectRows reads list rows by id in the given order, through the cache
+// of rows already read between writes (see genCache) when q may use it.
+func (s *Server) projectRows(ctx context.Context, q *db.Queries, ids []int64) ([]db.ProjectListByIDsRow, error) {
+	gen, cached := s.store.ReadGeneration(q)
+	out := make([]db.ProjectListByIDsRow, len(ids))
+	var missing []int64
+	for i, id := range ids {
+		if r, ok := s.access.rows.get(id, gen); cached && ok {
+			out[i] = r
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	rows, err := q.ProjectListByIDs(ctx, idsJSON(missing))
+	if err != nil {
+		return nil, err
+	}
+	read := make(map[int64]db.ProjectListByIDsRow, len(rows))
+	for _, r := range rows {
+		read[r.ID] = r
+		if cached {
+			s.access.rows.put(r.ID, r, gen)
+		}
+	}
+	kept := out[:0]
+	for i, id := range ids {
+		if r, ok := read[id]; ok {
+			kept = append(kept, r)
+		} else if out[i].ID != 0 {
+			kept = append(kept, out[i])
+		}
+	}
+	return kept, nil
 }

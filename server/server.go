@@ -128,7 +128,8 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		bodies:  &bodyBudget{limit: cfg.InFlightBody},
 		avatars: newResizedCache(32 << 20),
 		access: &accessCache{store: store, scopes: genCache[int64, []db.AccessScopeGrantsRow]{limit: scopeCacheMax},
-			pages: genCache[string, []int64]{limit: pageCacheMax}},
+			pages: genCache[string, []int64]{limit: pageCacheMax},
+			rows:  genCache[int64, db.ProjectListByIDsRow]{limit: 50_000}},
 		hsts: strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
 	}
 	s.mailer = &mailer{smtp: smtpURL, store: store, log: cfg.Logger, now: s.clock}
