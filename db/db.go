@@ -312,6 +312,45 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.signingKeyListStmt, err = db.PrepareContext(ctx, signingKeyList); err != nil {
 		return nil, fmt.Errorf("error preparing query SigningKeyList: %w", err)
 	}
+	if q.teamCreateStmt, err = db.PrepareContext(ctx, teamCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query TeamCreate: %w", err)
+	}
+	if q.teamDeleteStmt, err = db.PrepareContext(ctx, teamDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query TeamDelete: %w", err)
+	}
+	if q.teamGetStmt, err = db.PrepareContext(ctx, teamGet); err != nil {
+		return nil, fmt.Errorf("error preparing query TeamGet: %w", err)
+	}
+	if q.teamGrantsDeleteStmt, err = db.PrepareContext(ctx, teamGrantsDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query TeamGrantsDelete: %w", err)
+	}
+	if q.teamListStmt, err = db.PrepareContext(ctx, teamList); err != nil {
+		return nil, fmt.Errorf("error preparing query TeamList: %w", err)
+	}
+	if q.teamMemberAddStmt, err = db.PrepareContext(ctx, teamMemberAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query TeamMemberAdd: %w", err)
+	}
+	if q.teamMemberGetStmt, err = db.PrepareContext(ctx, teamMemberGet); err != nil {
+		return nil, fmt.Errorf("error preparing query TeamMemberGet: %w", err)
+	}
+	if q.teamMemberListStmt, err = db.PrepareContext(ctx, teamMemberList); err != nil {
+		return nil, fmt.Errorf("error preparing query TeamMemberList: %w", err)
+	}
+	if q.teamMemberRemoveStmt, err = db.PrepareContext(ctx, teamMemberRemove); err != nil {
+		return nil, fmt.Errorf("error preparing query TeamMemberRemove: %w", err)
+	}
+	if q.teamMemberSetLeaderStmt, err = db.PrepareContext(ctx, teamMemberSetLeader); err != nil {
+		return nil, fmt.Errorf("error preparing query TeamMemberSetLeader: %w", err)
+	}
+	if q.teamMembersDeleteStmt, err = db.PrepareContext(ctx, teamMembersDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query TeamMembersDelete: %w", err)
+	}
+	if q.teamMembersDeleteForUserStmt, err = db.PrepareContext(ctx, teamMembersDeleteForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query TeamMembersDeleteForUser: %w", err)
+	}
+	if q.teamUpdateStmt, err = db.PrepareContext(ctx, teamUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query TeamUpdate: %w", err)
+	}
 	if q.userAvatarBlobGetStmt, err = db.PrepareContext(ctx, userAvatarBlobGet); err != nil {
 		return nil, fmt.Errorf("error preparing query UserAvatarBlobGet: %w", err)
 	}
@@ -452,6 +491,30 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.userUpdateProfileStmt, err = db.PrepareContext(ctx, userUpdateProfile); err != nil {
 		return nil, fmt.Errorf("error preparing query UserUpdateProfile: %w", err)
+	}
+	if q.workgroupCreateStmt, err = db.PrepareContext(ctx, workgroupCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkgroupCreate: %w", err)
+	}
+	if q.workgroupDeleteStmt, err = db.PrepareContext(ctx, workgroupDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkgroupDelete: %w", err)
+	}
+	if q.workgroupGetStmt, err = db.PrepareContext(ctx, workgroupGet); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkgroupGet: %w", err)
+	}
+	if q.workgroupGrantsDeleteStmt, err = db.PrepareContext(ctx, workgroupGrantsDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkgroupGrantsDelete: %w", err)
+	}
+	if q.workgroupListByIDsStmt, err = db.PrepareContext(ctx, workgroupListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkgroupListByIDs: %w", err)
+	}
+	if q.workgroupTeamMembersDeleteStmt, err = db.PrepareContext(ctx, workgroupTeamMembersDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkgroupTeamMembersDelete: %w", err)
+	}
+	if q.workgroupTeamsDeleteStmt, err = db.PrepareContext(ctx, workgroupTeamsDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkgroupTeamsDelete: %w", err)
+	}
+	if q.workgroupUpdateStmt, err = db.PrepareContext(ctx, workgroupUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkgroupUpdate: %w", err)
 	}
 	return &q, nil
 }
@@ -938,6 +1001,71 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing signingKeyListStmt: %w", cerr)
 		}
 	}
+	if q.teamCreateStmt != nil {
+		if cerr := q.teamCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing teamCreateStmt: %w", cerr)
+		}
+	}
+	if q.teamDeleteStmt != nil {
+		if cerr := q.teamDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing teamDeleteStmt: %w", cerr)
+		}
+	}
+	if q.teamGetStmt != nil {
+		if cerr := q.teamGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing teamGetStmt: %w", cerr)
+		}
+	}
+	if q.teamGrantsDeleteStmt != nil {
+		if cerr := q.teamGrantsDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing teamGrantsDeleteStmt: %w", cerr)
+		}
+	}
+	if q.teamListStmt != nil {
+		if cerr := q.teamListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing teamListStmt: %w", cerr)
+		}
+	}
+	if q.teamMemberAddStmt != nil {
+		if cerr := q.teamMemberAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing teamMemberAddStmt: %w", cerr)
+		}
+	}
+	if q.teamMemberGetStmt != nil {
+		if cerr := q.teamMemberGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing teamMemberGetStmt: %w", cerr)
+		}
+	}
+	if q.teamMemberListStmt != nil {
+		if cerr := q.teamMemberListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing teamMemberListStmt: %w", cerr)
+		}
+	}
+	if q.teamMemberRemoveStmt != nil {
+		if cerr := q.teamMemberRemoveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing teamMemberRemoveStmt: %w", cerr)
+		}
+	}
+	if q.teamMemberSetLeaderStmt != nil {
+		if cerr := q.teamMemberSetLeaderStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing teamMemberSetLeaderStmt: %w", cerr)
+		}
+	}
+	if q.teamMembersDeleteStmt != nil {
+		if cerr := q.teamMembersDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing teamMembersDeleteStmt: %w", cerr)
+		}
+	}
+	if q.teamMembersDeleteForUserStmt != nil {
+		if cerr := q.teamMembersDeleteForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing teamMembersDeleteForUserStmt: %w", cerr)
+		}
+	}
+	if q.teamUpdateStmt != nil {
+		if cerr := q.teamUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing teamUpdateStmt: %w", cerr)
+		}
+	}
 	if q.userAvatarBlobGetStmt != nil {
 		if cerr := q.userAvatarBlobGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing userAvatarBlobGetStmt: %w", cerr)
@@ -1173,6 +1301,46 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing userUpdateProfileStmt: %w", cerr)
 		}
 	}
+	if q.workgroupCreateStmt != nil {
+		if cerr := q.workgroupCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workgroupCreateStmt: %w", cerr)
+		}
+	}
+	if q.workgroupDeleteStmt != nil {
+		if cerr := q.workgroupDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workgroupDeleteStmt: %w", cerr)
+		}
+	}
+	if q.workgroupGetStmt != nil {
+		if cerr := q.workgroupGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workgroupGetStmt: %w", cerr)
+		}
+	}
+	if q.workgroupGrantsDeleteStmt != nil {
+		if cerr := q.workgroupGrantsDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workgroupGrantsDeleteStmt: %w", cerr)
+		}
+	}
+	if q.workgroupListByIDsStmt != nil {
+		if cerr := q.workgroupListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workgroupListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.workgroupTeamMembersDeleteStmt != nil {
+		if cerr := q.workgroupTeamMembersDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workgroupTeamMembersDeleteStmt: %w", cerr)
+		}
+	}
+	if q.workgroupTeamsDeleteStmt != nil {
+		if cerr := q.workgroupTeamsDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workgroupTeamsDeleteStmt: %w", cerr)
+		}
+	}
+	if q.workgroupUpdateStmt != nil {
+		if cerr := q.workgroupUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workgroupUpdateStmt: %w", cerr)
+		}
+	}
 	return err
 }
 
@@ -1308,6 +1476,19 @@ type Queries struct {
 	scopeGrantsForUserStmt                    *sql.Stmt
 	signingKeyCreateStmt                      *sql.Stmt
 	signingKeyListStmt                        *sql.Stmt
+	teamCreateStmt                            *sql.Stmt
+	teamDeleteStmt                            *sql.Stmt
+	teamGetStmt                               *sql.Stmt
+	teamGrantsDeleteStmt                      *sql.Stmt
+	teamListStmt                              *sql.Stmt
+	teamMemberAddStmt                         *sql.Stmt
+	teamMemberGetStmt                         *sql.Stmt
+	teamMemberListStmt                        *sql.Stmt
+	teamMemberRemoveStmt                      *sql.Stmt
+	teamMemberSetLeaderStmt                   *sql.Stmt
+	teamMembersDeleteStmt                     *sql.Stmt
+	teamMembersDeleteForUserStmt              *sql.Stmt
+	teamUpdateStmt                            *sql.Stmt
 	userAvatarBlobGetStmt                     *sql.Stmt
 	userAvatarBlobPutStmt                     *sql.Stmt
 	userCreateStmt                            *sql.Stmt
@@ -1355,6 +1536,14 @@ type Queries struct {
 	userTotpGetStmt                           *sql.Stmt
 	userTotpPutStmt                           *sql.Stmt
 	userUpdateProfileStmt                     *sql.Stmt
+	workgroupCreateStmt                       *sql.Stmt
+	workgroupDeleteStmt                       *sql.Stmt
+	workgroupGetStmt                          *sql.Stmt
+	workgroupGrantsDeleteStmt                 *sql.Stmt
+	workgroupListByIDsStmt                    *sql.Stmt
+	workgroupTeamMembersDeleteStmt            *sql.Stmt
+	workgroupTeamsDeleteStmt                  *sql.Stmt
+	workgroupUpdateStmt                       *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
@@ -1457,6 +1646,19 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		scopeGrantsForUserStmt:                    q.scopeGrantsForUserStmt,
 		signingKeyCreateStmt:                      q.signingKeyCreateStmt,
 		signingKeyListStmt:                        q.signingKeyListStmt,
+		teamCreateStmt:                            q.teamCreateStmt,
+		teamDeleteStmt:                            q.teamDeleteStmt,
+		teamGetStmt:                               q.teamGetStmt,
+		teamGrantsDeleteStmt:                      q.teamGrantsDeleteStmt,
+		teamListStmt:                              q.teamListStmt,
+		teamMemberAddStmt:                         q.teamMemberAddStmt,
+		teamMemberGetStmt:                         q.teamMemberGetStmt,
+		teamMemberListStmt:                        q.teamMemberListStmt,
+		teamMemberRemoveStmt:                      q.teamMemberRemoveStmt,
+		teamMemberSetLeaderStmt:                   q.teamMemberSetLeaderStmt,
+		teamMembersDeleteStmt:                     q.teamMembersDeleteStmt,
+		teamMembersDeleteForUserStmt:              q.teamMembersDeleteForUserStmt,
+		teamUpdateStmt:                            q.teamUpdateStmt,
 		userAvatarBlobGetStmt:                     q.userAvatarBlobGetStmt,
 		userAvatarBlobPutStmt:                     q.userAvatarBlobPutStmt,
 		userCreateStmt:                            q.userCreateStmt,
@@ -1504,5 +1706,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		userTotpGetStmt:                           q.userTotpGetStmt,
 		userTotpPutStmt:                           q.userTotpPutStmt,
 		userUpdateProfileStmt:                     q.userUpdateProfileStmt,
+		workgroupCreateStmt:                       q.workgroupCreateStmt,
+		workgroupDeleteStmt:                       q.workgroupDeleteStmt,
+		workgroupGetStmt:                          q.workgroupGetStmt,
+		workgroupGrantsDeleteStmt:                 q.workgroupGrantsDeleteStmt,
+		workgroupListByIDsStmt:                    q.workgroupListByIDsStmt,
+		workgroupTeamMembersDeleteStmt:            q.workgroupTeamMembersDeleteStmt,
+		workgroupTeamsDeleteStmt:                  q.workgroupTeamsDeleteStmt,
+		workgroupUpdateStmt:                       q.workgroupUpdateStmt,
 	}
 }

@@ -182,6 +182,24 @@ type SigningKey struct {
 	CreatedAt     string
 }
 
+type Team struct {
+	ID             int64
+	OrganisationID int64
+	WorkgroupID    int64
+	Name           string
+	Description    string
+	Color          string
+	CreatedAt      string
+}
+
+type TeamMember struct {
+	TeamID         int64
+	UserID         int64
+	OrganisationID int64
+	IsLeader       bool
+	JoinedAt       string
+}
+
 type User struct {
 	ID                   int64
 	Email                string
@@ -242,4 +260,13 @@ type UserTotpSecret struct {
 	Secret    string
 	CreatedAt string
 	ExpiresAt string
+}
+
+type Workgroup struct {
+	ID             int64
+	OrganisationID int64
+	Name           string
+	Description    string
+	CreatedAt      string
+	CreatedBy      int64
 }

@@ -462,6 +462,9 @@ func removeMember(ctx context.Context, q *db.Queries, orgID, userID int64) (bool
 	if err := q.GrantDeleteForTarget(ctx, db.GrantDeleteForTargetParams{OrganisationID: orgID, TargetID: userID}); err != nil {
 		return false, err
 	}
+	if err := q.TeamMembersDeleteForUser(ctx, db.TeamMembersDeleteForUserParams{OrganisationID: orgID, UserID: userID}); err != nil {
+		return false, err
+	}
 	return n > 0, nil
 }
 

@@ -591,6 +591,8 @@ func TestUserRevealRule(t *testing.T) {
 	role := e.must(201, f.mallory, "POST", evil+"/roles", map[string]any{"name": "Crew"}).obj(t)["id"].(string)
 	project := e.must(201, f.mallory, "POST", evil+"/projects", map[string]any{"name": "P"}).obj(t)["id"].(string)
 	grant := map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}
+	wg := "/workgroups/" + e.must(201, f.mallory, "POST", evil+"/workgroups", map[string]any{"name": "W"}).obj(t)["id"].(string)
+	team := wg + "/teams/" + e.must(201, f.mallory, "POST", wg+"/teams", map[string]any{"name": "Crew", "colour": "#000000"}).obj(t)["id"].(string)
 	routes := []struct {
 		name, method, path string
 		body               any
@@ -605,6 +607,9 @@ func TestUserRevealRule(t *testing.T) {
 		{"role remove", "DELETE", evil + "/members/%s/roles/" + role, nil},
 		{"user grant", "PUT", evil + "/permissions/%s", grant},
 		{"project user grant", "PATCH", "/projects/" + project + "/permissions/%s", grant},
+		{"team member add", "PUT", team + "/members/%s", nil},
+		{"team leadership", "PATCH", team + "/members/%s", map[string]any{"is_leader": true}},
+		{"team member remove", "DELETE", team + "/members/%s", nil},
 	}
 	for _, rt := range routes {
 		t.Run(rt.name, func(t *testing.T) {

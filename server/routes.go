@@ -79,6 +79,22 @@ func (s *Server) routes() []route {
 		{"POST", "/organisations/:id/domains/:domain/verify", authenticated, s.domainVerify},
 		{"GET", "/users/@me/organisations", authenticated, s.myOrganisations},
 
+		// Workgroups and teams
+		{"POST", "/organisations/:id/workgroups", authenticated, s.workgroupCreate},
+		{"GET", "/organisations/:id/workgroups", authenticated, s.workgroupList},
+		{"GET", "/workgroups/:id", authenticated, s.workgroupGet},
+		{"PATCH", "/workgroups/:id", authenticated, s.workgroupPatch},
+		{"DELETE", "/workgroups/:id", authenticated, s.workgroupDelete},
+		{"GET", "/workgroups/:id/teams", authenticated, s.teamList},
+		{"POST", "/workgroups/:id/teams", authenticated, s.teamCreate},
+		{"PUT", "/workgroups/:id/teams/:team/members/:user", authenticated, s.teamMemberAdd},
+		{"PATCH", "/workgroups/:id/teams/:team/members/:user", authenticated, s.teamMemberPatch},
+		{"DELETE", "/workgroups/:id/teams/:team/members/:user", authenticated, s.teamMemberRemove},
+		{"GET", "/team/:id", authenticated, s.teamGet},
+		{"PATCH", "/team/:id", authenticated, s.teamPatch},
+		{"DELETE", "/team/:id", authenticated, s.teamDelete},
+		{"GET", "/team/:id/members", authenticated, s.teamMembers},
+
 		// Roles and permission grants
 		{"GET", "/organisations/:id/roles", authenticated, s.roleList},
 		{"POST", "/organisations/:id/roles", authenticated, s.roleCreate},
