@@ -54,6 +54,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.banPutStmt, err = db.PrepareContext(ctx, banPut); err != nil {
 		return nil, fmt.Errorf("error preparing query BanPut: %w", err)
 	}
+	if q.counterNextStmt, err = db.PrepareContext(ctx, counterNext); err != nil {
+		return nil, fmt.Errorf("error preparing query CounterNext: %w", err)
+	}
 	if q.domainApprovedCountStmt, err = db.PrepareContext(ctx, domainApprovedCount); err != nil {
 		return nil, fmt.Errorf("error preparing query DomainApprovedCount: %w", err)
 	}
@@ -219,6 +222,24 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.packageUpdateStmt, err = db.PrepareContext(ctx, packageUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query PackageUpdate: %w", err)
 	}
+	if q.prefixCreateStmt, err = db.PrepareContext(ctx, prefixCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query PrefixCreate: %w", err)
+	}
+	if q.prefixDeleteStmt, err = db.PrepareContext(ctx, prefixDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query PrefixDelete: %w", err)
+	}
+	if q.prefixDrawStmt, err = db.PrepareContext(ctx, prefixDraw); err != nil {
+		return nil, fmt.Errorf("error preparing query PrefixDraw: %w", err)
+	}
+	if q.prefixGetStmt, err = db.PrepareContext(ctx, prefixGet); err != nil {
+		return nil, fmt.Errorf("error preparing query PrefixGet: %w", err)
+	}
+	if q.prefixListByIDsStmt, err = db.PrepareContext(ctx, prefixListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query PrefixListByIDs: %w", err)
+	}
+	if q.prefixUpdateStmt, err = db.PrepareContext(ctx, prefixUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query PrefixUpdate: %w", err)
+	}
 	if q.projectCreateStmt, err = db.PrepareContext(ctx, projectCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectCreate: %w", err)
 	}
@@ -311,6 +332,21 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.signingKeyListStmt, err = db.PrepareContext(ctx, signingKeyList); err != nil {
 		return nil, fmt.Errorf("error preparing query SigningKeyList: %w", err)
+	}
+	if q.systemCreateStmt, err = db.PrepareContext(ctx, systemCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query SystemCreate: %w", err)
+	}
+	if q.systemGetStmt, err = db.PrepareContext(ctx, systemGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SystemGet: %w", err)
+	}
+	if q.systemListByIDsStmt, err = db.PrepareContext(ctx, systemListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query SystemListByIDs: %w", err)
+	}
+	if q.systemRootPrefixSetStmt, err = db.PrepareContext(ctx, systemRootPrefixSet); err != nil {
+		return nil, fmt.Errorf("error preparing query SystemRootPrefixSet: %w", err)
+	}
+	if q.systemUpdateStmt, err = db.PrepareContext(ctx, systemUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query SystemUpdate: %w", err)
 	}
 	if q.teamCreateStmt, err = db.PrepareContext(ctx, teamCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query TeamCreate: %w", err)
@@ -569,6 +605,11 @@ func (q *Queries) Close() error {
 	if q.banPutStmt != nil {
 		if cerr := q.banPutStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing banPutStmt: %w", cerr)
+		}
+	}
+	if q.counterNextStmt != nil {
+		if cerr := q.counterNextStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing counterNextStmt: %w", cerr)
 		}
 	}
 	if q.domainApprovedCountStmt != nil {
@@ -846,6 +887,36 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing packageUpdateStmt: %w", cerr)
 		}
 	}
+	if q.prefixCreateStmt != nil {
+		if cerr := q.prefixCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing prefixCreateStmt: %w", cerr)
+		}
+	}
+	if q.prefixDeleteStmt != nil {
+		if cerr := q.prefixDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing prefixDeleteStmt: %w", cerr)
+		}
+	}
+	if q.prefixDrawStmt != nil {
+		if cerr := q.prefixDrawStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing prefixDrawStmt: %w", cerr)
+		}
+	}
+	if q.prefixGetStmt != nil {
+		if cerr := q.prefixGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing prefixGetStmt: %w", cerr)
+		}
+	}
+	if q.prefixListByIDsStmt != nil {
+		if cerr := q.prefixListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing prefixListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.prefixUpdateStmt != nil {
+		if cerr := q.prefixUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing prefixUpdateStmt: %w", cerr)
+		}
+	}
 	if q.projectCreateStmt != nil {
 		if cerr := q.projectCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing projectCreateStmt: %w", cerr)
@@ -999,6 +1070,31 @@ func (q *Queries) Close() error {
 	if q.signingKeyListStmt != nil {
 		if cerr := q.signingKeyListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing signingKeyListStmt: %w", cerr)
+		}
+	}
+	if q.systemCreateStmt != nil {
+		if cerr := q.systemCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing systemCreateStmt: %w", cerr)
+		}
+	}
+	if q.systemGetStmt != nil {
+		if cerr := q.systemGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing systemGetStmt: %w", cerr)
+		}
+	}
+	if q.systemListByIDsStmt != nil {
+		if cerr := q.systemListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing systemListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.systemRootPrefixSetStmt != nil {
+		if cerr := q.systemRootPrefixSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing systemRootPrefixSetStmt: %w", cerr)
+		}
+	}
+	if q.systemUpdateStmt != nil {
+		if cerr := q.systemUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing systemUpdateStmt: %w", cerr)
 		}
 	}
 	if q.teamCreateStmt != nil {
@@ -1390,6 +1486,7 @@ type Queries struct {
 	banExistsStmt                             *sql.Stmt
 	banListStmt                               *sql.Stmt
 	banPutStmt                                *sql.Stmt
+	counterNextStmt                           *sql.Stmt
 	domainApprovedCountStmt                   *sql.Stmt
 	domainCreateStmt                          *sql.Stmt
 	domainDeleteStmt                          *sql.Stmt
@@ -1445,6 +1542,12 @@ type Queries struct {
 	packageGetStmt                            *sql.Stmt
 	packageListByIDsStmt                      *sql.Stmt
 	packageUpdateStmt                         *sql.Stmt
+	prefixCreateStmt                          *sql.Stmt
+	prefixDeleteStmt                          *sql.Stmt
+	prefixDrawStmt                            *sql.Stmt
+	prefixGetStmt                             *sql.Stmt
+	prefixListByIDsStmt                       *sql.Stmt
+	prefixUpdateStmt                          *sql.Stmt
 	projectCreateStmt                         *sql.Stmt
 	projectGetStmt                            *sql.Stmt
 	projectGetWithCreatorStmt                 *sql.Stmt
@@ -1476,6 +1579,11 @@ type Queries struct {
 	scopeGrantsForUserStmt                    *sql.Stmt
 	signingKeyCreateStmt                      *sql.Stmt
 	signingKeyListStmt                        *sql.Stmt
+	systemCreateStmt                          *sql.Stmt
+	systemGetStmt                             *sql.Stmt
+	systemListByIDsStmt                       *sql.Stmt
+	systemRootPrefixSetStmt                   *sql.Stmt
+	systemUpdateStmt                          *sql.Stmt
 	teamCreateStmt                            *sql.Stmt
 	teamDeleteStmt                            *sql.Stmt
 	teamGetStmt                               *sql.Stmt
@@ -1560,6 +1668,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		banExistsStmt:                             q.banExistsStmt,
 		banListStmt:                               q.banListStmt,
 		banPutStmt:                                q.banPutStmt,
+		counterNextStmt:                           q.counterNextStmt,
 		domainApprovedCountStmt:                   q.domainApprovedCountStmt,
 		domainCreateStmt:                          q.domainCreateStmt,
 		domainDeleteStmt:                          q.domainDeleteStmt,
@@ -1615,6 +1724,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		packageGetStmt:                            q.packageGetStmt,
 		packageListByIDsStmt:                      q.packageListByIDsStmt,
 		packageUpdateStmt:                         q.packageUpdateStmt,
+		prefixCreateStmt:                          q.prefixCreateStmt,
+		prefixDeleteStmt:                          q.prefixDeleteStmt,
+		prefixDrawStmt:                            q.prefixDrawStmt,
+		prefixGetStmt:                             q.prefixGetStmt,
+		prefixListByIDsStmt:                       q.prefixListByIDsStmt,
+		prefixUpdateStmt:                          q.prefixUpdateStmt,
 		projectCreateStmt:                         q.projectCreateStmt,
 		projectGetStmt:                            q.projectGetStmt,
 		projectGetWithCreatorStmt:                 q.projectGetWithCreatorStmt,
@@ -1646,6 +1761,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		scopeGrantsForUserStmt:                    q.scopeGrantsForUserStmt,
 		signingKeyCreateStmt:                      q.signingKeyCreateStmt,
 		signingKeyListStmt:                        q.signingKeyListStmt,
+		systemCreateStmt:                          q.systemCreateStmt,
+		systemGetStmt:                             q.systemGetStmt,
+		systemListByIDsStmt:                       q.systemListByIDsStmt,
+		systemRootPrefixSetStmt:                   q.systemRootPrefixSetStmt,
+		systemUpdateStmt:                          q.systemUpdateStmt,
 		teamCreateStmt:                            q.teamCreateStmt,
 		teamDeleteStmt:                            q.teamDeleteStmt,
 		teamGetStmt:                               q.teamGetStmt,

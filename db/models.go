@@ -68,6 +68,12 @@ type OrganisationBan struct {
 	WasMember      bool
 }
 
+type OrganisationCounter struct {
+	OrganisationID int64
+	Name           string
+	LastNumber     int64
+}
+
 type OrganisationDomain struct {
 	ID             int64
 	OrganisationID int64
@@ -103,6 +109,18 @@ type PermissionGrant struct {
 	TargetID       int64
 	AllowMask      int64
 	DenyMask       int64
+}
+
+type Prefix struct {
+	ID             int64
+	OrganisationID int64
+	Description    string
+	NumberFormat   string
+	NumberDigits   *int64
+	LastNumber     int64
+	UniqueNumber   bool
+	Enabled        bool
+	CreatedAt      string
 }
 
 type Project struct {
@@ -180,6 +198,21 @@ type SigningKey struct {
 	Kid           string
 	PrivateKeyPem string
 	CreatedAt     string
+}
+
+type System struct {
+	ID             int64
+	OrganisationID int64
+	Number         int64
+	Code           string
+	Name           string
+	Description    string
+	RootPrefix     string
+	RootID         *int64
+	ParentID       *int64
+	Unused         bool
+	CreatedAt      string
+	CreatedBy      int64
 }
 
 type Team struct {

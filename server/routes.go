@@ -95,6 +95,18 @@ func (s *Server) routes() []route {
 		{"DELETE", "/team/:id", authenticated, s.teamDelete},
 		{"GET", "/team/:id/members", authenticated, s.teamMembers},
 
+		// Systems and prefixes
+		{"POST", "/organisations/:id/systems", authenticated, s.systemCreate},
+		{"GET", "/organisations/:id/systems", authenticated, s.systemList},
+		{"GET", "/systems/:id", authenticated, s.systemGet},
+		{"PATCH", "/systems/:id", authenticated, s.systemPatch},
+		{"GET", "/systems/:id/subsystems", authenticated, s.systemSubsystems},
+		{"POST", "/organisations/:id/prefixes", authenticated, s.prefixCreate},
+		{"GET", "/organisations/:id/prefixes", authenticated, s.prefixList},
+		{"GET", "/api/prefixes/:id", authenticated, s.prefixGet},
+		{"PATCH", "/api/prefixes/:id", authenticated, s.prefixPatch},
+		{"DELETE", "/api/prefixes/:id", authenticated, s.prefixDelete},
+
 		// Roles and permission grants
 		{"GET", "/organisations/:id/roles", authenticated, s.roleList},
 		{"POST", "/organisations/:id/roles", authenticated, s.roleCreate},
