@@ -57,6 +57,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.counterNextStmt, err = db.PrepareContext(ctx, counterNext); err != nil {
 		return nil, fmt.Errorf("error preparing query CounterNext: %w", err)
 	}
+	if q.disciplineCreateStmt, err = db.PrepareContext(ctx, disciplineCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query DisciplineCreate: %w", err)
+	}
+	if q.disciplineGetStmt, err = db.PrepareContext(ctx, disciplineGet); err != nil {
+		return nil, fmt.Errorf("error preparing query DisciplineGet: %w", err)
+	}
+	if q.disciplineListStmt, err = db.PrepareContext(ctx, disciplineList); err != nil {
+		return nil, fmt.Errorf("error preparing query DisciplineList: %w", err)
+	}
+	if q.disciplineUpdateStmt, err = db.PrepareContext(ctx, disciplineUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query DisciplineUpdate: %w", err)
+	}
 	if q.domainApprovedCountStmt, err = db.PrepareContext(ctx, domainApprovedCount); err != nil {
 		return nil, fmt.Errorf("error preparing query DomainApprovedCount: %w", err)
 	}
@@ -125,6 +137,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.inviteUpdateStmt, err = db.PrepareContext(ctx, inviteUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query InviteUpdate: %w", err)
+	}
+	if q.locationCreateStmt, err = db.PrepareContext(ctx, locationCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query LocationCreate: %w", err)
+	}
+	if q.locationGetStmt, err = db.PrepareContext(ctx, locationGet); err != nil {
+		return nil, fmt.Errorf("error preparing query LocationGet: %w", err)
+	}
+	if q.locationListStmt, err = db.PrepareContext(ctx, locationList); err != nil {
+		return nil, fmt.Errorf("error preparing query LocationList: %w", err)
+	}
+	if q.locationUpdateStmt, err = db.PrepareContext(ctx, locationUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query LocationUpdate: %w", err)
 	}
 	if q.memberApproveStmt, err = db.PrepareContext(ctx, memberApprove); err != nil {
 		return nil, fmt.Errorf("error preparing query MemberApprove: %w", err)
@@ -332,6 +356,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.signingKeyListStmt, err = db.PrepareContext(ctx, signingKeyList); err != nil {
 		return nil, fmt.Errorf("error preparing query SigningKeyList: %w", err)
+	}
+	if q.subLocationCreateStmt, err = db.PrepareContext(ctx, subLocationCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query SubLocationCreate: %w", err)
+	}
+	if q.subLocationListStmt, err = db.PrepareContext(ctx, subLocationList); err != nil {
+		return nil, fmt.Errorf("error preparing query SubLocationList: %w", err)
+	}
+	if q.subLocationListForOrganisationStmt, err = db.PrepareContext(ctx, subLocationListForOrganisation); err != nil {
+		return nil, fmt.Errorf("error preparing query SubLocationListForOrganisation: %w", err)
 	}
 	if q.systemCreateStmt, err = db.PrepareContext(ctx, systemCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemCreate: %w", err)
@@ -612,6 +645,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing counterNextStmt: %w", cerr)
 		}
 	}
+	if q.disciplineCreateStmt != nil {
+		if cerr := q.disciplineCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing disciplineCreateStmt: %w", cerr)
+		}
+	}
+	if q.disciplineGetStmt != nil {
+		if cerr := q.disciplineGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing disciplineGetStmt: %w", cerr)
+		}
+	}
+	if q.disciplineListStmt != nil {
+		if cerr := q.disciplineListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing disciplineListStmt: %w", cerr)
+		}
+	}
+	if q.disciplineUpdateStmt != nil {
+		if cerr := q.disciplineUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing disciplineUpdateStmt: %w", cerr)
+		}
+	}
 	if q.domainApprovedCountStmt != nil {
 		if cerr := q.domainApprovedCountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing domainApprovedCountStmt: %w", cerr)
@@ -725,6 +778,26 @@ func (q *Queries) Close() error {
 	if q.inviteUpdateStmt != nil {
 		if cerr := q.inviteUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing inviteUpdateStmt: %w", cerr)
+		}
+	}
+	if q.locationCreateStmt != nil {
+		if cerr := q.locationCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing locationCreateStmt: %w", cerr)
+		}
+	}
+	if q.locationGetStmt != nil {
+		if cerr := q.locationGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing locationGetStmt: %w", cerr)
+		}
+	}
+	if q.locationListStmt != nil {
+		if cerr := q.locationListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing locationListStmt: %w", cerr)
+		}
+	}
+	if q.locationUpdateStmt != nil {
+		if cerr := q.locationUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing locationUpdateStmt: %w", cerr)
 		}
 	}
 	if q.memberApproveStmt != nil {
@@ -1070,6 +1143,21 @@ func (q *Queries) Close() error {
 	if q.signingKeyListStmt != nil {
 		if cerr := q.signingKeyListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing signingKeyListStmt: %w", cerr)
+		}
+	}
+	if q.subLocationCreateStmt != nil {
+		if cerr := q.subLocationCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing subLocationCreateStmt: %w", cerr)
+		}
+	}
+	if q.subLocationListStmt != nil {
+		if cerr := q.subLocationListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing subLocationListStmt: %w", cerr)
+		}
+	}
+	if q.subLocationListForOrganisationStmt != nil {
+		if cerr := q.subLocationListForOrganisationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing subLocationListForOrganisationStmt: %w", cerr)
 		}
 	}
 	if q.systemCreateStmt != nil {
@@ -1487,6 +1575,10 @@ type Queries struct {
 	banListStmt                               *sql.Stmt
 	banPutStmt                                *sql.Stmt
 	counterNextStmt                           *sql.Stmt
+	disciplineCreateStmt                      *sql.Stmt
+	disciplineGetStmt                         *sql.Stmt
+	disciplineListStmt                        *sql.Stmt
+	disciplineUpdateStmt                      *sql.Stmt
 	domainApprovedCountStmt                   *sql.Stmt
 	domainCreateStmt                          *sql.Stmt
 	domainDeleteStmt                          *sql.Stmt
@@ -1510,6 +1602,10 @@ type Queries struct {
 	inviteListStmt                            *sql.Stmt
 	inviteRevokeStmt                          *sql.Stmt
 	inviteUpdateStmt                          *sql.Stmt
+	locationCreateStmt                        *sql.Stmt
+	locationGetStmt                           *sql.Stmt
+	locationListStmt                          *sql.Stmt
+	locationUpdateStmt                        *sql.Stmt
 	memberApproveStmt                         *sql.Stmt
 	memberCreateStmt                          *sql.Stmt
 	memberDeleteStmt                          *sql.Stmt
@@ -1579,6 +1675,9 @@ type Queries struct {
 	scopeGrantsForUserStmt                    *sql.Stmt
 	signingKeyCreateStmt                      *sql.Stmt
 	signingKeyListStmt                        *sql.Stmt
+	subLocationCreateStmt                     *sql.Stmt
+	subLocationListStmt                       *sql.Stmt
+	subLocationListForOrganisationStmt        *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
 	systemGetStmt                             *sql.Stmt
 	systemListByIDsStmt                       *sql.Stmt
@@ -1669,6 +1768,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		banListStmt:                               q.banListStmt,
 		banPutStmt:                                q.banPutStmt,
 		counterNextStmt:                           q.counterNextStmt,
+		disciplineCreateStmt:                      q.disciplineCreateStmt,
+		disciplineGetStmt:                         q.disciplineGetStmt,
+		disciplineListStmt:                        q.disciplineListStmt,
+		disciplineUpdateStmt:                      q.disciplineUpdateStmt,
 		domainApprovedCountStmt:                   q.domainApprovedCountStmt,
 		domainCreateStmt:                          q.domainCreateStmt,
 		domainDeleteStmt:                          q.domainDeleteStmt,
@@ -1692,6 +1795,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		inviteListStmt:                            q.inviteListStmt,
 		inviteRevokeStmt:                          q.inviteRevokeStmt,
 		inviteUpdateStmt:                          q.inviteUpdateStmt,
+		locationCreateStmt:                        q.locationCreateStmt,
+		locationGetStmt:                           q.locationGetStmt,
+		locationListStmt:                          q.locationListStmt,
+		locationUpdateStmt:                        q.locationUpdateStmt,
 		memberApproveStmt:                         q.memberApproveStmt,
 		memberCreateStmt:                          q.memberCreateStmt,
 		memberDeleteStmt:                          q.memberDeleteStmt,
@@ -1761,6 +1868,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		scopeGrantsForUserStmt:                    q.scopeGrantsForUserStmt,
 		signingKeyCreateStmt:                      q.signingKeyCreateStmt,
 		signingKeyListStmt:                        q.signingKeyListStmt,
+		subLocationCreateStmt:                     q.subLocationCreateStmt,
+		subLocationListStmt:                       q.subLocationListStmt,
+		subLocationListForOrganisationStmt:        q.subLocationListForOrganisationStmt,
 		systemCreateStmt:                          q.systemCreateStmt,
 		systemGetStmt:                             q.systemGetStmt,
 		systemListByIDsStmt:                       q.systemListByIDsStmt,

@@ -12,6 +12,16 @@ type Blob struct {
 	CreatedAt   string
 }
 
+type Discipline struct {
+	ID             int64
+	OrganisationID int64
+	Code           string
+	Name           string
+	Description    string
+	Enabled        bool
+	CreatedAt      string
+}
+
 type Invite struct {
 	ID             int64
 	OrganisationID int64
@@ -24,6 +34,21 @@ type Invite struct {
 	Approval       bool
 	Status         string
 	CreatedBy      int64
+	CreatedAt      string
+}
+
+type Location struct {
+	ID             int64
+	OrganisationID int64
+	Code           string
+	Name           string
+	Colour         string
+	Latitude       *float64
+	Longitude      *float64
+	Radius         *float64
+	Address        string
+	Delivery       bool
+	TimezoneCode   *string
 	CreatedAt      string
 }
 
@@ -198,6 +223,17 @@ type SigningKey struct {
 	Kid           string
 	PrivateKeyPem string
 	CreatedAt     string
+}
+
+type SubLocation struct {
+	ID             int64
+	OrganisationID int64
+	LocationID     int64
+	Code           string
+	Name           string
+	AssetCapacity  *int64
+	Enabled        bool
+	CreatedAt      string
 }
 
 type System struct {

@@ -107,6 +107,18 @@ func (s *Server) routes() []route {
 		{"PATCH", "/api/prefixes/:id", authenticated, s.prefixPatch},
 		{"DELETE", "/api/prefixes/:id", authenticated, s.prefixDelete},
 
+		// Locations and disciplines
+		{"POST", "/organisations/:id/locations", authenticated, s.locationCreate},
+		{"GET", "/organisations/:id/locations", authenticated, s.locationList},
+		{"GET", "/locations/:id", authenticated, s.locationGet},
+		{"PATCH", "/locations/:id", authenticated, s.locationPatch},
+		{"POST", "/locations/:id/sub-locations", authenticated, s.subLocationCreate},
+		{"GET", "/locations/:id/sub-locations", authenticated, s.subLocationList},
+		{"POST", "/organisations/:id/disciplines", authenticated, s.disciplineCreate},
+		{"GET", "/organisations/:id/disciplines", authenticated, s.disciplineList},
+		{"GET", "/api/disciplines/:id", authenticated, s.disciplineGet},
+		{"PATCH", "/api/disciplines/:id", authenticated, s.disciplinePatch},
+
 		// Roles and permission grants
 		{"GET", "/organisations/:id/roles", authenticated, s.roleList},
 		{"POST", "/organisations/:id/roles", authenticated, s.roleCreate},
