@@ -50,7 +50,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 		addr, dbPath, syncMode, smtpURL, issuerURL, audience                       string
 		nodeID, maxBody, maxJSONBody, inFlightBody                                 int64
 		maxProjects, maxMembers, accountAttempts, addressAttempts, connsPerAddress int
-		registration                                                               bool
+		registration, allowPrivateEgress                                           bool
 		oidcIssuers, oidcAudiences                                                 []string
 	)
 	cmd := &cobra.Command{
@@ -100,6 +100,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			}
 			h, err := server.New(ctx, store, server.Config{
 				Issuer: issuerURL, Audience: audience, Registration: registration, MaxBody: maxBody,
+				WebhookPoll: time.Second, AllowPrivateEgress: allowPrivateEgress,
 				MaxJSONBody: maxJSONBody, InFlightBody: inFlightBody,
 				MaxProjectsPerOrg: maxProjects, MaxMembersPerOrg: maxMembers, ExternalIssuers: ext,
 				SMTPURL: smtpURL, Logger: logger, AccountAttempts: accountAttempts, AddressAttempts: addressAttempts,
@@ -137,6 +138,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 	f.Int64Var(&nodeID, "node-id", -1, "snowflake node id 0-1023 (default: the one chosen at random and kept in the database)")
 	f.StringVar(&syncMode, "synchronous", "FULL", "SQLite synchronous mode: FULL survives power loss; NORMAL is faster and may lose the last commits")
 	f.BoolVar(&registration, "registration", true, "allow POST /auth/register")
+	f.BoolVar(&allowPrivateEgress, "allow-private-egress", false, "let webhook deliveries reach loopback, private and link-local addresses")
 	f.Int64Var(&maxBody, "max-body", 32<<20, "largest upload (multipart) body in bytes")
 	f.Int64Var(&maxJSONBody, "max-json-body", 1<<20, "largest body of any other request in bytes")
 	f.Int64Var(&inFlightBody, "max-inflight-body", 128<<20, "body bytes all requests in flight may hold at once (503 beyond)")

@@ -57,6 +57,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.counterNextStmt, err = db.PrepareContext(ctx, counterNext); err != nil {
 		return nil, fmt.Errorf("error preparing query CounterNext: %w", err)
 	}
+	if q.deliveriesDueStmt, err = db.PrepareContext(ctx, deliveriesDue); err != nil {
+		return nil, fmt.Errorf("error preparing query DeliveriesDue: %w", err)
+	}
+	if q.deliveryCreateStmt, err = db.PrepareContext(ctx, deliveryCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query DeliveryCreate: %w", err)
+	}
+	if q.deliveryListStmt, err = db.PrepareContext(ctx, deliveryList); err != nil {
+		return nil, fmt.Errorf("error preparing query DeliveryList: %w", err)
+	}
+	if q.deliveryRecordStmt, err = db.PrepareContext(ctx, deliveryRecord); err != nil {
+		return nil, fmt.Errorf("error preparing query DeliveryRecord: %w", err)
+	}
 	if q.disciplineCreateStmt, err = db.PrepareContext(ctx, disciplineCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query DisciplineCreate: %w", err)
 	}
@@ -116,6 +128,21 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.identityGetStmt, err = db.PrepareContext(ctx, identityGet); err != nil {
 		return nil, fmt.Errorf("error preparing query IdentityGet: %w", err)
+	}
+	if q.integrationCreateStmt, err = db.PrepareContext(ctx, integrationCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query IntegrationCreate: %w", err)
+	}
+	if q.integrationGetStmt, err = db.PrepareContext(ctx, integrationGet); err != nil {
+		return nil, fmt.Errorf("error preparing query IntegrationGet: %w", err)
+	}
+	if q.integrationListStmt, err = db.PrepareContext(ctx, integrationList); err != nil {
+		return nil, fmt.Errorf("error preparing query IntegrationList: %w", err)
+	}
+	if q.integrationUpdateStmt, err = db.PrepareContext(ctx, integrationUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query IntegrationUpdate: %w", err)
+	}
+	if q.integrationsForEventStmt, err = db.PrepareContext(ctx, integrationsForEvent); err != nil {
+		return nil, fmt.Errorf("error preparing query IntegrationsForEvent: %w", err)
 	}
 	if q.inviteAcceptStmt, err = db.PrepareContext(ctx, inviteAccept); err != nil {
 		return nil, fmt.Errorf("error preparing query InviteAccept: %w", err)
@@ -645,6 +672,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing counterNextStmt: %w", cerr)
 		}
 	}
+	if q.deliveriesDueStmt != nil {
+		if cerr := q.deliveriesDueStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deliveriesDueStmt: %w", cerr)
+		}
+	}
+	if q.deliveryCreateStmt != nil {
+		if cerr := q.deliveryCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deliveryCreateStmt: %w", cerr)
+		}
+	}
+	if q.deliveryListStmt != nil {
+		if cerr := q.deliveryListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deliveryListStmt: %w", cerr)
+		}
+	}
+	if q.deliveryRecordStmt != nil {
+		if cerr := q.deliveryRecordStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deliveryRecordStmt: %w", cerr)
+		}
+	}
 	if q.disciplineCreateStmt != nil {
 		if cerr := q.disciplineCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing disciplineCreateStmt: %w", cerr)
@@ -743,6 +790,31 @@ func (q *Queries) Close() error {
 	if q.identityGetStmt != nil {
 		if cerr := q.identityGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing identityGetStmt: %w", cerr)
+		}
+	}
+	if q.integrationCreateStmt != nil {
+		if cerr := q.integrationCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing integrationCreateStmt: %w", cerr)
+		}
+	}
+	if q.integrationGetStmt != nil {
+		if cerr := q.integrationGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing integrationGetStmt: %w", cerr)
+		}
+	}
+	if q.integrationListStmt != nil {
+		if cerr := q.integrationListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing integrationListStmt: %w", cerr)
+		}
+	}
+	if q.integrationUpdateStmt != nil {
+		if cerr := q.integrationUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing integrationUpdateStmt: %w", cerr)
+		}
+	}
+	if q.integrationsForEventStmt != nil {
+		if cerr := q.integrationsForEventStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing integrationsForEventStmt: %w", cerr)
 		}
 	}
 	if q.inviteAcceptStmt != nil {
@@ -1575,6 +1647,10 @@ type Queries struct {
 	banListStmt                               *sql.Stmt
 	banPutStmt                                *sql.Stmt
 	counterNextStmt                           *sql.Stmt
+	deliveriesDueStmt                         *sql.Stmt
+	deliveryCreateStmt                        *sql.Stmt
+	deliveryListStmt                          *sql.Stmt
+	deliveryRecordStmt                        *sql.Stmt
 	disciplineCreateStmt                      *sql.Stmt
 	disciplineGetStmt                         *sql.Stmt
 	disciplineListStmt                        *sql.Stmt
@@ -1595,6 +1671,11 @@ type Queries struct {
 	grantTargetLookupStmt                     *sql.Stmt
 	identityCreateStmt                        *sql.Stmt
 	identityGetStmt                           *sql.Stmt
+	integrationCreateStmt                     *sql.Stmt
+	integrationGetStmt                        *sql.Stmt
+	integrationListStmt                       *sql.Stmt
+	integrationUpdateStmt                     *sql.Stmt
+	integrationsForEventStmt                  *sql.Stmt
 	inviteAcceptStmt                          *sql.Stmt
 	inviteCreateStmt                          *sql.Stmt
 	inviteGetByCodeStmt                       *sql.Stmt
@@ -1768,6 +1849,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		banListStmt:                               q.banListStmt,
 		banPutStmt:                                q.banPutStmt,
 		counterNextStmt:                           q.counterNextStmt,
+		deliveriesDueStmt:                         q.deliveriesDueStmt,
+		deliveryCreateStmt:                        q.deliveryCreateStmt,
+		deliveryListStmt:                          q.deliveryListStmt,
+		deliveryRecordStmt:                        q.deliveryRecordStmt,
 		disciplineCreateStmt:                      q.disciplineCreateStmt,
 		disciplineGetStmt:                         q.disciplineGetStmt,
 		disciplineListStmt:                        q.disciplineListStmt,
@@ -1788,6 +1873,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		grantTargetLookupStmt:                     q.grantTargetLookupStmt,
 		identityCreateStmt:                        q.identityCreateStmt,
 		identityGetStmt:                           q.identityGetStmt,
+		integrationCreateStmt:                     q.integrationCreateStmt,
+		integrationGetStmt:                        q.integrationGetStmt,
+		integrationListStmt:                       q.integrationListStmt,
+		integrationUpdateStmt:                     q.integrationUpdateStmt,
+		integrationsForEventStmt:                  q.integrationsForEventStmt,
 		inviteAcceptStmt:                          q.inviteAcceptStmt,
 		inviteCreateStmt:                          q.inviteCreateStmt,
 		inviteGetByCodeStmt:                       q.inviteGetByCodeStmt,

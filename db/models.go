@@ -22,6 +22,32 @@ type Discipline struct {
 	CreatedAt      string
 }
 
+type Integration struct {
+	ID             int64
+	OrganisationID int64
+	ItemType       string
+	Provider       string
+	Enabled        bool
+	Url            string
+	Secret         string
+	CreatedAt      string
+}
+
+type IntegrationDelivery struct {
+	ID             int64
+	OrganisationID int64
+	IntegrationID  int64
+	Event          string
+	Body           string
+	Status         string
+	Attempts       int64
+	NextAttemptAt  string
+	ResponseCode   *int64
+	LastError      string
+	CreatedAt      string
+	DeliveredAt    *string
+}
+
 type Invite struct {
 	ID             int64
 	OrganisationID int64

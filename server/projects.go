@@ -297,6 +297,9 @@ func (s *Server) projectCreate(rq *request) error {
 		if _, err := saveGrant(rq.ctx, q, orgID, "project", p.ID, "user", rq.user.ID, grantChange{allow: AdminProjects}); err != nil {
 			return err
 		}
+		if err := s.emit(rq.ctx, q, orgID, "project", "created", projectEvent{toProjectPartial(p)}); err != nil {
+			return err
+		}
 		// The new project's only grant is the one just saved, so the
 		// caller's access in it is the organisation's plus ADMIN_PROJECTS:
 		// no second resolution.
@@ -392,8 +395,15 @@ func (s *Server) projectPatch(rq *request) error {
 			}
 			u.ClosedAt, u.ClosedBy = nil, nil
 		}
+		event := "updated"
+		if u.Status == statusClosed && p.Status == statusOpen {
+			event = "closed"
+		}
 		p, err = q.ProjectUpdate(rq.ctx, u)
 		if err != nil {
+			return err
+		}
+		if err := s.emit(rq.ctx, q, p.OrganisationID, "project", event, projectEvent{toProjectPartial(p)}); err != nil {
 			return err
 		}
 		out, err = fullProject(rq.ctx, q, p, a)
@@ -701,3 +711,8 @@ func (s *Server) projectRows(ctx context.Context, q *db.Queries, ids []int64) ([
 	}
 	return kept, nil
 }
+
+// projectEvent is a project as integrations receive it.
+type projectEvent struct{ projectPartialJSON }
+
+func (e projectEvent) summary() string { return e.Name }

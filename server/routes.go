@@ -119,6 +119,14 @@ func (s *Server) routes() []route {
 		{"GET", "/api/disciplines/:id", authenticated, s.disciplineGet},
 		{"PATCH", "/api/disciplines/:id", authenticated, s.disciplinePatch},
 
+		// Integrations and their webhook deliveries
+		{"POST", "/organisations/:id/integrations", authenticated, s.integrationCreate},
+		{"GET", "/organisations/:id/integrations", authenticated, s.integrationList},
+		{"GET", "/integrations/:id", authenticated, s.integrationGet},
+		{"PATCH", "/integrations/:id", authenticated, s.integrationPatch},
+		{"POST", "/integrations/:id/sync", authenticated, s.integrationSync},
+		{"GET", "/integrations/:id/deliveries", authenticated, s.integrationDeliveries},
+
 		// Roles and permission grants
 		{"GET", "/organisations/:id/roles", authenticated, s.roleList},
 		{"POST", "/organisations/:id/roles", authenticated, s.roleCreate},

@@ -45,6 +45,11 @@ type Config struct {
 	// ratelimit.go); docs/security.md.
 	AccountAttempts int
 	AddressAttempts int
+	// WebhookPoll is how often the webhook worker looks for due deliveries;
+	// 0 runs no worker (deliveries wait in the table). AllowPrivateEgress
+	// lets deliveries reach loopback and private addresses (tests, labs).
+	WebhookPoll        time.Duration
+	AllowPrivateEgress bool
 	// MaxJSONBody is the largest body of any request but an upload
 	// (multipart), 0: 1 MiB. InFlightBody bounds the body bytes of all
 	// requests at once (503 with Retry-After beyond), 0: 128 MiB.
@@ -134,6 +139,10 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 	}
 	s.mailer = &mailer{smtp: smtpURL, store: store, log: cfg.Logger, now: s.clock}
 	s.router = s.buildRouter()
+	if cfg.WebhookPoll > 0 {
+		// Runs for the server's lifetime (ctx): the queue is in the table.
+		go s.deliverWebhooks(ctx, cfg.WebhookPoll)
+	}
 	return s, nil
 }
 

@@ -64,6 +64,10 @@ func newEnv(t testing.TB, opts ...func(*Config)) *testEnv {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { store.Close() })
+	// The server's lifetime: background work (webhook deliveries, key
+	// refreshes) stops before the store closes (cleanups run last first).
+	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
 	clock := &testClock{now: time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)}
 	cfg := Config{
 		Issuer:       "http://workspace.test",

@@ -1,0 +1,225 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"workspace/db"
+)
+
+// Webhook deliveries: a queue in the database (integration_deliveries),
+// filled by emit in the transaction of the change, sent by one background
+// worker, retried with exponential backoff for up to 12 hours. A restart
+// loses nothing: the worker starts from the table.
+
+const (
+	deliveryPending   = "pending"
+	deliveryDelivered = "delivered"
+	deliveryFailed    = "failed"
+
+	deliveryGiveUp     = 12 * time.Hour
+	deliveryFirstRetry = 10 * time.Second
+	deliveryMaxRetry   = time.Hour
+	deliveryTimeout    = 10 * time.Second
+	deliveryBatch      = 20
+)
+
+var errBlockedEgress = errors.New("destination address is loopback, private or link-local")
+
+// webhookEvent is the generic JSON event, for providers without a message
+// format of their own.
+type webhookEvent struct {
+	ID             db.ID  `json:"id"`
+	Event          string `json:"event"`
+	ItemType       string `json:"item_type"`
+	OrganisationID db.ID  `json:"organisation_id"`
+	OccurredAt     string `json:"occurred_at"`
+	Data           any    `json:"data"`
+}
+
+// webhookBody is the delivery's body in the provider's format: the chat
+// providers' incoming webhooks take a text message.
+func webhookBody(provider string, ev webhookEvent) ([]byte, error) {
+	text := fmt.Sprintf("workspace: %s %s", ev.ItemType, ev.Event)
+	if m, ok := ev.Data.(interface{ summary() string }); ok {
+		text += ": " + m.summary()
+	}
+	switch provider {
+	case "slack", "teams":
+		return json.Marshal(map[string]string{"text": text})
+	case "discord":
+		return json.Marshal(map[string]string{"content": text})
+	}
+	return json.Marshal(ev)
+}
+
+// queueDelivery stores one delivery of an event for an integration.
+func (s *Server) queueDelivery(ctx context.Context, q *db.Queries, i db.Integration, event string, data any) (db.IntegrationDelivery, error) {
+	id := s.store.IDs.Next()
+	now := s.nowText()
+	name := i.ItemType + "." + event
+	if event == "sync" {
+		name = "integration.sync"
+	}
+	body, err := webhookBody(i.Provider, webhookEvent{ID: db.ID(id), Event: name, ItemType: i.ItemType,
+		OrganisationID: db.ID(i.OrganisationID), OccurredAt: now, Data: data})
+	if err != nil {
+		return db.IntegrationDelivery{}, err
+	}
+	return q.DeliveryCreate(ctx, db.DeliveryCreateParams{ID: id, OrganisationID: i.OrganisationID, IntegrationID: i.ID,
+		Event: name, Body: string(body), CreatedAt: now})
+}
+
+// egressControl refuses connections to loopback, private, link-local,
+// multicast and unspecified addresses. It runs on the resolved address of
+// every connection, redirects included, so neither a DNS name nor a
+// redirect can reach the server's own network.
+func egressControl(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return errBlockedEgress
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || cgnat.Contains(ip) {
+		return errBlockedEgress
+	}
+	return nil
+}
+
+var cgnat = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}
+
+// webhookClient sends deliveries: no proxy from the environment, a short
+// timeout, at most three redirects, and (unless allowed) no private egress.
+func webhookClient(allowPrivate bool) *http.Client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	if !allowPrivate {
+		dialer.Control = egressControl
+	}
+	return &http.Client{
+		Timeout:   deliveryTimeout,
+		Transport: &http.Transport{Proxy: nil, DialContext: dialer.DialContext, MaxIdleConns: 4, IdleConnTimeout: time.Minute},
+		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
+			if len(via) >= 3 {
+				return errors.New("too many redirects")
+			}
+			return nil
+		},
+	}
+}
+
+// deliverWebhooks runs the worker until ctx ends.
+func (s *Server) deliverWebhooks(ctx context.Context, every time.Duration) {
+	client := webhookClient(s.cfg.AllowPrivateEgress)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := s.deliverDue(ctx, client); err != nil && ctx.Err() == nil {
+			s.log.Error("webhook deliveries", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// deliverDue sends the deliveries that are due, one at a time.
+func (s *Server) deliverDue(ctx context.Context, client *http.Client) error {
+	due, err := s.store.R.DeliveriesDue(ctx, db.DeliveriesDueParams{Now: s.nowText(), Max: deliveryBatch})
+	if err != nil {
+		return err
+	}
+	for _, d := range due {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := s.deliverOne(ctx, client, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) deliverOne(ctx context.Context, client *http.Client, d db.IntegrationDelivery) error {
+	i, err := s.store.R.IntegrationGet(ctx, d.IntegrationID)
+	if err != nil {
+		return err
+	}
+	code, sendErr := sendWebhook(ctx, client, i, d)
+	now := s.clock()
+	rec := db.DeliveryRecordParams{ID: d.ID, Status: deliveryPending, NextAttemptAt: d.NextAttemptAt}
+	if code != 0 {
+		c := int64(code)
+		rec.ResponseCode = &c
+	}
+	switch {
+	case sendErr == nil && code >= 200 && code < 300:
+		rec.Status = deliveryDelivered
+		at := db.FormatTime(now)
+		rec.DeliveredAt = &at
+	default:
+		rec.LastError = fmt.Sprintf("status %d", code)
+		if sendErr != nil {
+			rec.LastError = sendErr.Error()
+		}
+		created, _ := db.ParseTime(d.CreatedAt)
+		next := now.Add(retryDelay(d.Attempts + 1))
+		if next.Sub(created) > deliveryGiveUp || !i.Enabled {
+			rec.Status = deliveryFailed
+		} else {
+			rec.NextAttemptAt = db.FormatTime(next)
+		}
+	}
+	return s.store.InTx(ctx, func(q *db.Queries) error { return q.DeliveryRecord(ctx, rec) })
+}
+
+// retryDelay doubles from 10 s after each failed attempt, up to an hour.
+func retryDelay(attempts int64) time.Duration {
+	d := deliveryFirstRetry
+	for n := int64(1); n < attempts && d < deliveryMaxRetry; n++ {
+		d *= 2
+	}
+	return min(d, deliveryMaxRetry)
+}
+
+// sendWebhook posts the delivery, signed with the integration's secret.
+func sendWebhook(ctx context.Context, client *http.Client, i db.Integration, d db.IntegrationDelivery) (int, error) {
+	if !i.Enabled || i.Url == "" {
+		return 0, errors.New("the integration is disabled or has no url")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, i.Url, bytes.NewReader([]byte(d.Body)))
+	if err != nil {
+		return 0, err
+	}
+	mac := hmac.New(sha256.New, []byte(i.Secret))
+	mac.Write([]byte(d.Body))
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "workspace-webhooks")
+	h.Set("X-Workspace-Event", d.Event)
+	h.Set("X-Workspace-Delivery", db.ID(d.ID).String())
+	h.Set("X-Workspace-Signature", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	resp, err := client.Do(req)
+	if err != nil {
+		if errors.Is(err, errBlockedEgress) {
+			return 0, errBlockedEgress
+		}
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	return resp.StatusCode, nil
+}
