@@ -142,7 +142,7 @@ func run(bin string, nProjects, nMembers, conns int, duration time.Duration, syn
 		}},
 		{"POST /organisations/{id}/projects", http.StatusCreated, func(w, i int) []byte {
 			body := fmt.Sprintf(`{"name":"load %d-%d","code":"L%d"}`, w, i, i%100000)
-			return rawRequest("POST", host, "/organisations/"+fx.org+"/projects", fx.tokens[w%len(fx.tokens)], []byte(body))
+			return rawRequest("POST", host, "/organisations/"+fx.writeOrg+"/projects", fx.tokens[w%len(fx.tokens)], []byte(body))
 		}},
 	}
 	if only != "" {
@@ -192,6 +192,7 @@ func run(bin string, nProjects, nMembers, conns int, duration time.Duration, syn
 
 type fixture struct {
 	org      string
+	writeOrg string // where POST creates projects, so the read organisation keeps its size across rounds
 	projects []string
 	tokens   []string // members' tokens; their access comes through a role
 }
@@ -245,6 +246,26 @@ func seed(c *client, nProjects, nMembers, conns int) (*fixture, error) {
 			return nil, fmt.Errorf("assign role: %w", err)
 		}
 		fx.tokens = append(fx.tokens, tok)
+	}
+	// A second organisation for the POST load, where @everyone may create
+	// projects (access through a grant, as in the first).
+	var org2 struct{ ID string }
+	if err := c.expect(201, "POST", "/organisations", owner, map[string]any{"name": "Bench Writes"}, &org2); err != nil {
+		return nil, err
+	}
+	fx.writeOrg = org2.ID
+	if err := c.expect(200, "PUT", "/organisations/"+org2.ID+"/permissions/"+org2.ID, owner,
+		map[string]any{"permissions": map[string]string{"CREATE_PROJECTS": "allow"}}, nil); err != nil {
+		return nil, fmt.Errorf("allow @everyone: %w", err)
+	}
+	var invite2 struct{ Code string }
+	if err := c.expect(201, "POST", "/organisations/"+org2.ID+"/invites", owner, map[string]any{}, &invite2); err != nil {
+		return nil, fmt.Errorf("invite: %w", err)
+	}
+	for _, tok := range fx.tokens {
+		if err := c.expect(200, "POST", "/invites/"+invite2.Code, tok, nil, nil); err != nil {
+			return nil, fmt.Errorf("use invite: %w", err)
+		}
 	}
 	ids := make([]string, nProjects)
 	var next atomic.Int64
