@@ -457,3 +457,10 @@ CREATE TABLE integration_deliveries (
 );
 CREATE INDEX integration_deliveries_due ON integration_deliveries(status, next_attempt_at);
 CREATE INDEX integration_deliveries_integration ON integration_deliveries(integration_id, id);
+
+CREATE TABLE organisation_blobs (
+    organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+    hash TEXT NOT NULL REFERENCES blobs(hash),
+    refs INTEGER NOT NULL,
+    PRIMARY KEY (organisation_id, hash)
+) WITHOUT ROWID;

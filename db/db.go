@@ -54,6 +54,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.banPutStmt, err = db.PrepareContext(ctx, banPut); err != nil {
 		return nil, fmt.Errorf("error preparing query BanPut: %w", err)
 	}
+	if q.blobPutStmt, err = db.PrepareContext(ctx, blobPut); err != nil {
+		return nil, fmt.Errorf("error preparing query BlobPut: %w", err)
+	}
+	if q.blobSizeStmt, err = db.PrepareContext(ctx, blobSize); err != nil {
+		return nil, fmt.Errorf("error preparing query BlobSize: %w", err)
+	}
 	if q.counterNextStmt, err = db.PrepareContext(ctx, counterNext); err != nil {
 		return nil, fmt.Errorf("error preparing query CounterNext: %w", err)
 	}
@@ -233,6 +239,39 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.milestoneUpdateStmt, err = db.PrepareContext(ctx, milestoneUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query MilestoneUpdate: %w", err)
+	}
+	if q.orgBannerSetStmt, err = db.PrepareContext(ctx, orgBannerSet); err != nil {
+		return nil, fmt.Errorf("error preparing query OrgBannerSet: %w", err)
+	}
+	if q.orgBlobAttachStmt, err = db.PrepareContext(ctx, orgBlobAttach); err != nil {
+		return nil, fmt.Errorf("error preparing query OrgBlobAttach: %w", err)
+	}
+	if q.orgBlobDetachStmt, err = db.PrepareContext(ctx, orgBlobDetach); err != nil {
+		return nil, fmt.Errorf("error preparing query OrgBlobDetach: %w", err)
+	}
+	if q.orgBlobForgetStmt, err = db.PrepareContext(ctx, orgBlobForget); err != nil {
+		return nil, fmt.Errorf("error preparing query OrgBlobForget: %w", err)
+	}
+	if q.orgIconSetStmt, err = db.PrepareContext(ctx, orgIconSet); err != nil {
+		return nil, fmt.Errorf("error preparing query OrgIconSet: %w", err)
+	}
+	if q.orgImageBlobGetStmt, err = db.PrepareContext(ctx, orgImageBlobGet); err != nil {
+		return nil, fmt.Errorf("error preparing query OrgImageBlobGet: %w", err)
+	}
+	if q.orgLogoSetStmt, err = db.PrepareContext(ctx, orgLogoSet); err != nil {
+		return nil, fmt.Errorf("error preparing query OrgLogoSet: %w", err)
+	}
+	if q.orgProtectedSetStmt, err = db.PrepareContext(ctx, orgProtectedSet); err != nil {
+		return nil, fmt.Errorf("error preparing query OrgProtectedSet: %w", err)
+	}
+	if q.orgStorageAddStmt, err = db.PrepareContext(ctx, orgStorageAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query OrgStorageAdd: %w", err)
+	}
+	if q.orgStorageRecountStmt, err = db.PrepareContext(ctx, orgStorageRecount); err != nil {
+		return nil, fmt.Errorf("error preparing query OrgStorageRecount: %w", err)
+	}
+	if q.orgVerifiedRefreshStmt, err = db.PrepareContext(ctx, orgVerifiedRefresh); err != nil {
+		return nil, fmt.Errorf("error preparing query OrgVerifiedRefresh: %w", err)
 	}
 	if q.organisationCreateStmt, err = db.PrepareContext(ctx, organisationCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query OrganisationCreate: %w", err)
@@ -667,6 +706,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing banPutStmt: %w", cerr)
 		}
 	}
+	if q.blobPutStmt != nil {
+		if cerr := q.blobPutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing blobPutStmt: %w", cerr)
+		}
+	}
+	if q.blobSizeStmt != nil {
+		if cerr := q.blobSizeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing blobSizeStmt: %w", cerr)
+		}
+	}
 	if q.counterNextStmt != nil {
 		if cerr := q.counterNextStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing counterNextStmt: %w", cerr)
@@ -965,6 +1014,61 @@ func (q *Queries) Close() error {
 	if q.milestoneUpdateStmt != nil {
 		if cerr := q.milestoneUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing milestoneUpdateStmt: %w", cerr)
+		}
+	}
+	if q.orgBannerSetStmt != nil {
+		if cerr := q.orgBannerSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing orgBannerSetStmt: %w", cerr)
+		}
+	}
+	if q.orgBlobAttachStmt != nil {
+		if cerr := q.orgBlobAttachStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing orgBlobAttachStmt: %w", cerr)
+		}
+	}
+	if q.orgBlobDetachStmt != nil {
+		if cerr := q.orgBlobDetachStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing orgBlobDetachStmt: %w", cerr)
+		}
+	}
+	if q.orgBlobForgetStmt != nil {
+		if cerr := q.orgBlobForgetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing orgBlobForgetStmt: %w", cerr)
+		}
+	}
+	if q.orgIconSetStmt != nil {
+		if cerr := q.orgIconSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing orgIconSetStmt: %w", cerr)
+		}
+	}
+	if q.orgImageBlobGetStmt != nil {
+		if cerr := q.orgImageBlobGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing orgImageBlobGetStmt: %w", cerr)
+		}
+	}
+	if q.orgLogoSetStmt != nil {
+		if cerr := q.orgLogoSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing orgLogoSetStmt: %w", cerr)
+		}
+	}
+	if q.orgProtectedSetStmt != nil {
+		if cerr := q.orgProtectedSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing orgProtectedSetStmt: %w", cerr)
+		}
+	}
+	if q.orgStorageAddStmt != nil {
+		if cerr := q.orgStorageAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing orgStorageAddStmt: %w", cerr)
+		}
+	}
+	if q.orgStorageRecountStmt != nil {
+		if cerr := q.orgStorageRecountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing orgStorageRecountStmt: %w", cerr)
+		}
+	}
+	if q.orgVerifiedRefreshStmt != nil {
+		if cerr := q.orgVerifiedRefreshStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing orgVerifiedRefreshStmt: %w", cerr)
 		}
 	}
 	if q.organisationCreateStmt != nil {
@@ -1646,6 +1750,8 @@ type Queries struct {
 	banExistsStmt                             *sql.Stmt
 	banListStmt                               *sql.Stmt
 	banPutStmt                                *sql.Stmt
+	blobPutStmt                               *sql.Stmt
+	blobSizeStmt                              *sql.Stmt
 	counterNextStmt                           *sql.Stmt
 	deliveriesDueStmt                         *sql.Stmt
 	deliveryCreateStmt                        *sql.Stmt
@@ -1706,6 +1812,17 @@ type Queries struct {
 	milestoneListByIDsStmt                    *sql.Stmt
 	milestoneOpenCountStmt                    *sql.Stmt
 	milestoneUpdateStmt                       *sql.Stmt
+	orgBannerSetStmt                          *sql.Stmt
+	orgBlobAttachStmt                         *sql.Stmt
+	orgBlobDetachStmt                         *sql.Stmt
+	orgBlobForgetStmt                         *sql.Stmt
+	orgIconSetStmt                            *sql.Stmt
+	orgImageBlobGetStmt                       *sql.Stmt
+	orgLogoSetStmt                            *sql.Stmt
+	orgProtectedSetStmt                       *sql.Stmt
+	orgStorageAddStmt                         *sql.Stmt
+	orgStorageRecountStmt                     *sql.Stmt
+	orgVerifiedRefreshStmt                    *sql.Stmt
 	organisationCreateStmt                    *sql.Stmt
 	organisationGetStmt                       *sql.Stmt
 	organisationListForUserStmt               *sql.Stmt
@@ -1848,6 +1965,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		banExistsStmt:                             q.banExistsStmt,
 		banListStmt:                               q.banListStmt,
 		banPutStmt:                                q.banPutStmt,
+		blobPutStmt:                               q.blobPutStmt,
+		blobSizeStmt:                              q.blobSizeStmt,
 		counterNextStmt:                           q.counterNextStmt,
 		deliveriesDueStmt:                         q.deliveriesDueStmt,
 		deliveryCreateStmt:                        q.deliveryCreateStmt,
@@ -1908,6 +2027,17 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		milestoneListByIDsStmt:                    q.milestoneListByIDsStmt,
 		milestoneOpenCountStmt:                    q.milestoneOpenCountStmt,
 		milestoneUpdateStmt:                       q.milestoneUpdateStmt,
+		orgBannerSetStmt:                          q.orgBannerSetStmt,
+		orgBlobAttachStmt:                         q.orgBlobAttachStmt,
+		orgBlobDetachStmt:                         q.orgBlobDetachStmt,
+		orgBlobForgetStmt:                         q.orgBlobForgetStmt,
+		orgIconSetStmt:                            q.orgIconSetStmt,
+		orgImageBlobGetStmt:                       q.orgImageBlobGetStmt,
+		orgLogoSetStmt:                            q.orgLogoSetStmt,
+		orgProtectedSetStmt:                       q.orgProtectedSetStmt,
+		orgStorageAddStmt:                         q.orgStorageAddStmt,
+		orgStorageRecountStmt:                     q.orgStorageRecountStmt,
+		orgVerifiedRefreshStmt:                    q.orgVerifiedRefreshStmt,
 		organisationCreateStmt:                    q.organisationCreateStmt,
 		organisationGetStmt:                       q.organisationGetStmt,
 		organisationListForUserStmt:               q.organisationListForUserStmt,

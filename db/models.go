@@ -119,6 +119,12 @@ type OrganisationBan struct {
 	WasMember      bool
 }
 
+type OrganisationBlob struct {
+	OrganisationID int64
+	Hash           string
+	Refs           int64
+}
+
 type OrganisationCounter struct {
 	OrganisationID int64
 	Name           string

@@ -46,27 +46,32 @@ type avatarFile struct {
 	data        []byte
 }
 
-// checkAvatar validates an upload (JPEG or PNG, at least 640 x 480, within
-// the decoded-size bound) and normalises it. The header is read first: a
-// small file can declare a huge image, and decoding that would allocate
-// without bound.
+// checkAvatar validates an avatar upload (at least 640 x 480).
 func checkAvatar(data []byte) (avatarFile, error) {
+	return checkImage(data, "avatar", avatarMinWidth, avatarMinHeight)
+}
+
+// checkImage validates an uploaded image (JPEG or PNG by content, at least
+// minW x minH, within the decoded-size bound) and normalises it; problems
+// are 400 naming field. The header is read first: a small file can declare
+// a huge image, and decoding that would allocate without bound.
+func checkImage(data []byte, field string, minW, minH int) (avatarFile, error) {
 	if len(data) > avatarMaxBytes {
-		return avatarFile{}, fieldError("avatar", "must be at most 10 MiB")
+		return avatarFile{}, fieldError(field, "must be at most 10 MiB")
 	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil || (format != "jpeg" && format != "png") {
-		return avatarFile{}, fieldError("avatar", "must be a JPEG or PNG image")
+		return avatarFile{}, fieldError(field, "must be a JPEG or PNG image")
 	}
-	if cfg.Width < avatarMinWidth || cfg.Height < avatarMinHeight {
-		return avatarFile{}, fieldError("avatar", fmt.Sprintf("must be at least %d x %d pixels (got %d x %d)", avatarMinWidth, avatarMinHeight, cfg.Width, cfg.Height))
+	if cfg.Width < minW || cfg.Height < minH {
+		return avatarFile{}, fieldError(field, fmt.Sprintf("must be at least %d x %d pixels (got %d x %d)", minW, minH, cfg.Width, cfg.Height))
 	}
 	if cfg.Width > avatarMaxSide || cfg.Height > avatarMaxSide {
-		return avatarFile{}, fieldError("avatar", fmt.Sprintf("must be at most %d x %d pixels", avatarMaxSide, avatarMaxSide))
+		return avatarFile{}, fieldError(field, fmt.Sprintf("must be at most %d x %d pixels", avatarMaxSide, avatarMaxSide))
 	}
 	depth, eightBit := pixelBytes(cfg.ColorModel)
 	if int64(cfg.Width)*int64(cfg.Height)*depth > avatarMaxDecoded {
-		return avatarFile{}, fieldError("avatar", fmt.Sprintf("must decode to at most %d MiB (%d x %d pixels of %d bytes)", avatarMaxDecoded>>20, cfg.Width, cfg.Height, depth))
+		return avatarFile{}, fieldError(field, fmt.Sprintf("must decode to at most %d MiB (%d x %d pixels of %d bytes)", avatarMaxDecoded>>20, cfg.Width, cfg.Height, depth))
 	}
 	contentType := "image/" + format
 	err = imageQueue.run(func() error {
@@ -74,7 +79,7 @@ func checkAvatar(data []byte) (avatarFile, error) {
 		// later, at every resize; refuse it now.
 		src, _, err := image.Decode(bytes.NewReader(data))
 		if err != nil {
-			return fieldError("avatar", "must be a JPEG or PNG image")
+			return fieldError(field, "must be a JPEG or PNG image")
 		}
 		if eightBit && cfg.Width <= avatarNormalSide && cfg.Height <= avatarNormalSide {
 			return nil // already in normal form: stored as sent
@@ -183,9 +188,16 @@ func busy(rq *request, err error) error {
 // avatarGet serves an avatar without authentication. Only blobs that are a
 // live user's avatar are served, so the route cannot read other files.
 func (s *Server) avatarGet(rq *request) error {
+	return s.serveImage(rq, func(hash string) (db.Blob, error) { return s.store.R.UserAvatarBlobGet(rq.ctx, hash) }, "No such avatar.")
+}
+
+// serveImage answers GET .../{hash}?size= for an image blob that lookup
+// finds (only blobs in use as the route's kind of image): resized to fit in
+// size x size through the shared cache, with public cache headers.
+func (s *Server) serveImage(rq *request, lookup func(hash string) (db.Blob, error), absent string) error {
 	hash := rq.params.ByName("hash")
 	if !isSHA256Hex(hash) {
-		return notFound("No such avatar.")
+		return notFound("%s", absent)
 	}
 	size := 0
 	if v, ok := rq.r.URL.Query()["size"]; ok {
@@ -195,10 +207,10 @@ func (s *Server) avatarGet(rq *request) error {
 		}
 		size = n
 	}
-	b, err := s.store.R.UserAvatarBlobGet(rq.ctx, hash)
+	b, err := lookup(hash)
 	if err != nil {
 		if db.IsNotFound(err) {
-			return notFound("No such avatar.")
+			return notFound("%s", absent)
 		}
 		return err
 	}

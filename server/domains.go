@@ -147,7 +147,10 @@ func (s *Server) domainVerify(rq *request) error {
 			if db.IsNotFound(err) {
 				return notFound("The domain was not found.")
 			}
-			return err
+			if err != nil {
+				return err
+			}
+			return q.OrgVerifiedRefresh(rq.ctx, orgID)
 		})
 		if err != nil {
 			return err
@@ -236,6 +239,10 @@ func (s *Server) domainPatch(rq *request) error {
 			if err != nil {
 				return err
 			}
+			// is_verified follows: a verified and approved domain.
+			if err := q.OrgVerifiedRefresh(rq.ctx, orgID); err != nil {
+				return err
+			}
 		}
 		out = toDomain(d, false)
 		return nil
@@ -262,7 +269,10 @@ func (s *Server) domainDelete(rq *request) error {
 		if err := lastApproved(rq.ctx, q, orgID, d); err != nil {
 			return err
 		}
-		return q.DomainDelete(rq.ctx, db.DomainDeleteParams{ID: d.ID, OrganisationID: orgID})
+		if err := q.DomainDelete(rq.ctx, db.DomainDeleteParams{ID: d.ID, OrganisationID: orgID}); err != nil {
+			return err
+		}
+		return q.OrgVerifiedRefresh(rq.ctx, orgID)
 	})
 	if err != nil {
 		return err

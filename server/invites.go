@@ -507,7 +507,11 @@ func (s *Server) inviteUse(rq *request) error {
 		if err != nil {
 			return err
 		}
-		out = orgContext(a, toOrg(o, n), now, nil)
+		features, err := s.orgFeatures(rq.ctx, q, o.ID, n)
+		if err != nil {
+			return err
+		}
+		out = orgContext(a, toOrg(o, n), features, now, nil)
 		return nil
 	})
 	if err != nil {

@@ -286,6 +286,9 @@ func (s *Server) organisationDelete(rq *request) error {
 		if !a.Owner {
 			return forbidden("Only the owner may delete the organisation.")
 		}
+		if a.Org.IsProtected {
+			return badRequest("The organisation is protected; ask Staff to lift the protection first.")
+		}
 		by := rq.user.ID
 		return q.OrganisationSoftDelete(rq.ctx, db.OrganisationSoftDeleteParams{ID: orgID, DeletedAt: ptr(s.nowText()), DeletedBy: &by})
 	})
@@ -630,9 +633,9 @@ type orgUserJSON struct {
 }
 
 // orgContext builds the context form for one membership.
-func orgContext(a Access, o orgJSON, joinedAt string, notify *int64) orgContextJSON {
+func orgContext(a Access, o orgJSON, features map[string]any, joinedAt string, notify *int64) orgContextJSON {
 	out := orgContextJSON{
-		orgJSON: o, Features: map[string]any{}, Permissions: a.Permissions().Bools(AllPermissions),
+		orgJSON: o, Features: features, Permissions: a.Permissions().Bools(AllPermissions),
 		OrganisationUser: orgUserJSON{IsOwner: a.Owner, Pending: a.Pending, JoinedAt: joinedAt},
 	}
 	if notify != nil {
@@ -656,7 +659,11 @@ func (s *Server) myOrganisations(rq *request) error {
 		}
 		out = make([]orgContextJSON, len(rows))
 		for i, r := range rows {
-			out[i] = orgContext(access[r.Organisation.ID], toOrg(r.Organisation, r.MemberCount), r.JoinedAt, r.NotificationEmailID)
+			features, err := s.orgFeatures(rq.ctx, q, r.Organisation.ID, r.MemberCount)
+			if err != nil {
+				return err
+			}
+			out[i] = orgContext(access[r.Organisation.ID], toOrg(r.Organisation, r.MemberCount), features, r.JoinedAt, r.NotificationEmailID)
 		}
 		return nil
 	})

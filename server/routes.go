@@ -78,6 +78,14 @@ func (s *Server) routes() []route {
 		{"DELETE", "/organisations/:id/domains/:domain", authenticated, s.domainDelete},
 		{"POST", "/organisations/:id/domains/:domain/verify", authenticated, s.domainVerify},
 		{"GET", "/users/@me/organisations", authenticated, s.myOrganisations},
+		{"PUT", "/organisations/:id/icon", authenticated, s.orgImagePut("icon")},
+		{"DELETE", "/organisations/:id/icon", authenticated, s.orgImageDelete("icon")},
+		{"PUT", "/organisations/:id/banner", authenticated, s.orgImagePut("banner")},
+		{"DELETE", "/organisations/:id/banner", authenticated, s.orgImageDelete("banner")},
+		{"PUT", "/organisations/:id/logo", authenticated, s.orgImagePut("logo")},
+		{"DELETE", "/organisations/:id/logo", authenticated, s.orgImageDelete("logo")},
+		{"GET", orgImagesPath + ":hash", public, s.orgImageGet},
+		{"PATCH", "/admin/organisations/:id", authenticated, s.adminOrganisationPatch},
 
 		// Workgroups and teams
 		{"POST", "/organisations/:id/workgroups", authenticated, s.workgroupCreate},

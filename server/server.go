@@ -258,6 +258,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(sw).SetReadDeadline(time.Now().Add(s.bodyDeadline(r.ContentLength)))
 	}
 	rewriteUserPath(r)
+	rewriteOrgImagePath(r)
 	s.router.ServeHTTP(sw, r)
 }
 
