@@ -135,6 +135,33 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.identityGetStmt, err = db.PrepareContext(ctx, identityGet); err != nil {
 		return nil, fmt.Errorf("error preparing query IdentityGet: %w", err)
 	}
+	if q.inductionCreateStmt, err = db.PrepareContext(ctx, inductionCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionCreate: %w", err)
+	}
+	if q.inductionCurrentRevisionsStmt, err = db.PrepareContext(ctx, inductionCurrentRevisions); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionCurrentRevisions: %w", err)
+	}
+	if q.inductionGetStmt, err = db.PrepareContext(ctx, inductionGet); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionGet: %w", err)
+	}
+	if q.inductionListByIDsStmt, err = db.PrepareContext(ctx, inductionListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionListByIDs: %w", err)
+	}
+	if q.inductionRevisionByHashStmt, err = db.PrepareContext(ctx, inductionRevisionByHash); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionRevisionByHash: %w", err)
+	}
+	if q.inductionRevisionCreateStmt, err = db.PrepareContext(ctx, inductionRevisionCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionRevisionCreate: %w", err)
+	}
+	if q.inductionRevisionGetStmt, err = db.PrepareContext(ctx, inductionRevisionGet); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionRevisionGet: %w", err)
+	}
+	if q.inductionRevisionListStmt, err = db.PrepareContext(ctx, inductionRevisionList); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionRevisionList: %w", err)
+	}
+	if q.inductionSetRevisionStmt, err = db.PrepareContext(ctx, inductionSetRevision); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionSetRevision: %w", err)
+	}
 	if q.integrationCreateStmt, err = db.PrepareContext(ctx, integrationCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query IntegrationCreate: %w", err)
 	}
@@ -839,6 +866,51 @@ func (q *Queries) Close() error {
 	if q.identityGetStmt != nil {
 		if cerr := q.identityGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing identityGetStmt: %w", cerr)
+		}
+	}
+	if q.inductionCreateStmt != nil {
+		if cerr := q.inductionCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionCreateStmt: %w", cerr)
+		}
+	}
+	if q.inductionCurrentRevisionsStmt != nil {
+		if cerr := q.inductionCurrentRevisionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionCurrentRevisionsStmt: %w", cerr)
+		}
+	}
+	if q.inductionGetStmt != nil {
+		if cerr := q.inductionGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionGetStmt: %w", cerr)
+		}
+	}
+	if q.inductionListByIDsStmt != nil {
+		if cerr := q.inductionListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.inductionRevisionByHashStmt != nil {
+		if cerr := q.inductionRevisionByHashStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionRevisionByHashStmt: %w", cerr)
+		}
+	}
+	if q.inductionRevisionCreateStmt != nil {
+		if cerr := q.inductionRevisionCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionRevisionCreateStmt: %w", cerr)
+		}
+	}
+	if q.inductionRevisionGetStmt != nil {
+		if cerr := q.inductionRevisionGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionRevisionGetStmt: %w", cerr)
+		}
+	}
+	if q.inductionRevisionListStmt != nil {
+		if cerr := q.inductionRevisionListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionRevisionListStmt: %w", cerr)
+		}
+	}
+	if q.inductionSetRevisionStmt != nil {
+		if cerr := q.inductionSetRevisionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionSetRevisionStmt: %w", cerr)
 		}
 	}
 	if q.integrationCreateStmt != nil {
@@ -1777,6 +1849,15 @@ type Queries struct {
 	grantTargetLookupStmt                     *sql.Stmt
 	identityCreateStmt                        *sql.Stmt
 	identityGetStmt                           *sql.Stmt
+	inductionCreateStmt                       *sql.Stmt
+	inductionCurrentRevisionsStmt             *sql.Stmt
+	inductionGetStmt                          *sql.Stmt
+	inductionListByIDsStmt                    *sql.Stmt
+	inductionRevisionByHashStmt               *sql.Stmt
+	inductionRevisionCreateStmt               *sql.Stmt
+	inductionRevisionGetStmt                  *sql.Stmt
+	inductionRevisionListStmt                 *sql.Stmt
+	inductionSetRevisionStmt                  *sql.Stmt
 	integrationCreateStmt                     *sql.Stmt
 	integrationGetStmt                        *sql.Stmt
 	integrationListStmt                       *sql.Stmt
@@ -1992,6 +2073,15 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		grantTargetLookupStmt:                     q.grantTargetLookupStmt,
 		identityCreateStmt:                        q.identityCreateStmt,
 		identityGetStmt:                           q.identityGetStmt,
+		inductionCreateStmt:                       q.inductionCreateStmt,
+		inductionCurrentRevisionsStmt:             q.inductionCurrentRevisionsStmt,
+		inductionGetStmt:                          q.inductionGetStmt,
+		inductionListByIDsStmt:                    q.inductionListByIDsStmt,
+		inductionRevisionByHashStmt:               q.inductionRevisionByHashStmt,
+		inductionRevisionCreateStmt:               q.inductionRevisionCreateStmt,
+		inductionRevisionGetStmt:                  q.inductionRevisionGetStmt,
+		inductionRevisionListStmt:                 q.inductionRevisionListStmt,
+		inductionSetRevisionStmt:                  q.inductionSetRevisionStmt,
 		integrationCreateStmt:                     q.integrationCreateStmt,
 		integrationGetStmt:                        q.integrationGetStmt,
 		integrationListStmt:                       q.integrationListStmt,

@@ -22,6 +22,34 @@ type Discipline struct {
 	CreatedAt      string
 }
 
+type Induction struct {
+	ID             int64
+	OrganisationID int64
+	RevisionID     int64
+	CreatedAt      string
+	CreatedBy      int64
+	UpdatedAt      string
+	UpdatedBy      int64
+}
+
+type InductionRevision struct {
+	ID             int64
+	OrganisationID int64
+	InductionID    int64
+	Hash           string
+	Name           string
+	Revision       string
+	Description    string
+	ValidFor       int64
+	ContentType    *string
+	Length         *int64
+	FileName       *string
+	FileHash       *string
+	Questions      string
+	UpdatedAt      string
+	UpdatedBy      int64
+}
+
 type Integration struct {
 	ID             int64
 	OrganisationID int64

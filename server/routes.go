@@ -59,6 +59,12 @@ func (s *Server) routes() []route {
 		{"POST", "/users/@me/witness/:id/sign", authenticated, s.userWitnessSign},
 		{"GET", "/users/@me/inductions", authenticated, s.userEmptyList},
 		{"GET", "/users/@me/inductions/:id", authenticated, s.userInductionGet},
+		{"POST", "/organisations/:id/inductions", authenticated, s.inductionCreate},
+		{"GET", "/organisations/:id/inductions", authenticated, s.inductionList},
+		{"GET", "/inductions/:id", authenticated, s.inductionGet},
+		{"PATCH", "/inductions/:id", authenticated, s.inductionPatch},
+		{"GET", "/inductions/:id/revisions", authenticated, s.inductionRevisions},
+		{"GET", "/inductions/:id/revisions/:hash", authenticated, s.inductionRevision},
 
 		// Organisations, members, bans, domains
 		{"POST", "/organisations", authenticated, s.organisationCreate},
