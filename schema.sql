@@ -495,3 +495,15 @@ CREATE TABLE induction_revisions (
 );
 CREATE INDEX induction_revisions_induction ON induction_revisions(induction_id, id);
 CREATE INDEX induction_revisions_hash ON induction_revisions(induction_id, hash);
+
+CREATE TABLE user_inductions (
+    id INTEGER PRIMARY KEY,
+    organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+    induction_id INTEGER NOT NULL REFERENCES inductions(id),
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    due_at TEXT,
+    created_at TEXT NOT NULL,
+    created_by INTEGER NOT NULL REFERENCES users(id),
+    UNIQUE (induction_id, user_id)
+);
+CREATE INDEX user_inductions_user ON user_inductions(user_id);

@@ -54,6 +54,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.banPutStmt, err = db.PrepareContext(ctx, banPut); err != nil {
 		return nil, fmt.Errorf("error preparing query BanPut: %w", err)
 	}
+	if q.blobGetStmt, err = db.PrepareContext(ctx, blobGet); err != nil {
+		return nil, fmt.Errorf("error preparing query BlobGet: %w", err)
+	}
 	if q.blobPutStmt, err = db.PrepareContext(ctx, blobPut); err != nil {
 		return nil, fmt.Errorf("error preparing query BlobPut: %w", err)
 	}
@@ -146,6 +149,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.inductionListByIDsStmt, err = db.PrepareContext(ctx, inductionListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query InductionListByIDs: %w", err)
+	}
+	if q.inductionRevisionByFileHashStmt, err = db.PrepareContext(ctx, inductionRevisionByFileHash); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionRevisionByFileHash: %w", err)
 	}
 	if q.inductionRevisionByHashStmt, err = db.PrepareContext(ctx, inductionRevisionByHash); err != nil {
 		return nil, fmt.Errorf("error preparing query InductionRevisionByHash: %w", err)
@@ -591,6 +597,24 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.userIdentityDeleteForUserStmt, err = db.PrepareContext(ctx, userIdentityDeleteForUser); err != nil {
 		return nil, fmt.Errorf("error preparing query UserIdentityDeleteForUser: %w", err)
 	}
+	if q.userInductionCreateStmt, err = db.PrepareContext(ctx, userInductionCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query UserInductionCreate: %w", err)
+	}
+	if q.userInductionDeleteStmt, err = db.PrepareContext(ctx, userInductionDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query UserInductionDelete: %w", err)
+	}
+	if q.userInductionGetStmt, err = db.PrepareContext(ctx, userInductionGet); err != nil {
+		return nil, fmt.Errorf("error preparing query UserInductionGet: %w", err)
+	}
+	if q.userInductionListStmt, err = db.PrepareContext(ctx, userInductionList); err != nil {
+		return nil, fmt.Errorf("error preparing query UserInductionList: %w", err)
+	}
+	if q.userInductionsDeleteForUserStmt, err = db.PrepareContext(ctx, userInductionsDeleteForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query UserInductionsDeleteForUser: %w", err)
+	}
+	if q.userInductionsForUserStmt, err = db.PrepareContext(ctx, userInductionsForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query UserInductionsForUser: %w", err)
+	}
 	if q.userMembershipClearNotificationEmailsStmt, err = db.PrepareContext(ctx, userMembershipClearNotificationEmails); err != nil {
 		return nil, fmt.Errorf("error preparing query UserMembershipClearNotificationEmails: %w", err)
 	}
@@ -731,6 +755,11 @@ func (q *Queries) Close() error {
 	if q.banPutStmt != nil {
 		if cerr := q.banPutStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing banPutStmt: %w", cerr)
+		}
+	}
+	if q.blobGetStmt != nil {
+		if cerr := q.blobGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing blobGetStmt: %w", cerr)
 		}
 	}
 	if q.blobPutStmt != nil {
@@ -886,6 +915,11 @@ func (q *Queries) Close() error {
 	if q.inductionListByIDsStmt != nil {
 		if cerr := q.inductionListByIDsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing inductionListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.inductionRevisionByFileHashStmt != nil {
+		if cerr := q.inductionRevisionByFileHashStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionRevisionByFileHashStmt: %w", cerr)
 		}
 	}
 	if q.inductionRevisionByHashStmt != nil {
@@ -1628,6 +1662,36 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing userIdentityDeleteForUserStmt: %w", cerr)
 		}
 	}
+	if q.userInductionCreateStmt != nil {
+		if cerr := q.userInductionCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userInductionCreateStmt: %w", cerr)
+		}
+	}
+	if q.userInductionDeleteStmt != nil {
+		if cerr := q.userInductionDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userInductionDeleteStmt: %w", cerr)
+		}
+	}
+	if q.userInductionGetStmt != nil {
+		if cerr := q.userInductionGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userInductionGetStmt: %w", cerr)
+		}
+	}
+	if q.userInductionListStmt != nil {
+		if cerr := q.userInductionListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userInductionListStmt: %w", cerr)
+		}
+	}
+	if q.userInductionsDeleteForUserStmt != nil {
+		if cerr := q.userInductionsDeleteForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userInductionsDeleteForUserStmt: %w", cerr)
+		}
+	}
+	if q.userInductionsForUserStmt != nil {
+		if cerr := q.userInductionsForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userInductionsForUserStmt: %w", cerr)
+		}
+	}
 	if q.userMembershipClearNotificationEmailsStmt != nil {
 		if cerr := q.userMembershipClearNotificationEmailsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing userMembershipClearNotificationEmailsStmt: %w", cerr)
@@ -1822,6 +1886,7 @@ type Queries struct {
 	banExistsStmt                             *sql.Stmt
 	banListStmt                               *sql.Stmt
 	banPutStmt                                *sql.Stmt
+	blobGetStmt                               *sql.Stmt
 	blobPutStmt                               *sql.Stmt
 	blobSizeStmt                              *sql.Stmt
 	counterNextStmt                           *sql.Stmt
@@ -1853,6 +1918,7 @@ type Queries struct {
 	inductionCurrentRevisionsStmt             *sql.Stmt
 	inductionGetStmt                          *sql.Stmt
 	inductionListByIDsStmt                    *sql.Stmt
+	inductionRevisionByFileHashStmt           *sql.Stmt
 	inductionRevisionByHashStmt               *sql.Stmt
 	inductionRevisionCreateStmt               *sql.Stmt
 	inductionRevisionGetStmt                  *sql.Stmt
@@ -2001,6 +2067,12 @@ type Queries struct {
 	userGetByEmailStmt                        *sql.Stmt
 	userGetByVerifiedEmailStmt                *sql.Stmt
 	userIdentityDeleteForUserStmt             *sql.Stmt
+	userInductionCreateStmt                   *sql.Stmt
+	userInductionDeleteStmt                   *sql.Stmt
+	userInductionGetStmt                      *sql.Stmt
+	userInductionListStmt                     *sql.Stmt
+	userInductionsDeleteForUserStmt           *sql.Stmt
+	userInductionsForUserStmt                 *sql.Stmt
 	userMembershipClearNotificationEmailsStmt *sql.Stmt
 	userMembershipCountStmt                   *sql.Stmt
 	userMembershipGetStmt                     *sql.Stmt
@@ -2046,6 +2118,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		banExistsStmt:                             q.banExistsStmt,
 		banListStmt:                               q.banListStmt,
 		banPutStmt:                                q.banPutStmt,
+		blobGetStmt:                               q.blobGetStmt,
 		blobPutStmt:                               q.blobPutStmt,
 		blobSizeStmt:                              q.blobSizeStmt,
 		counterNextStmt:                           q.counterNextStmt,
@@ -2077,6 +2150,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		inductionCurrentRevisionsStmt:             q.inductionCurrentRevisionsStmt,
 		inductionGetStmt:                          q.inductionGetStmt,
 		inductionListByIDsStmt:                    q.inductionListByIDsStmt,
+		inductionRevisionByFileHashStmt:           q.inductionRevisionByFileHashStmt,
 		inductionRevisionByHashStmt:               q.inductionRevisionByHashStmt,
 		inductionRevisionCreateStmt:               q.inductionRevisionCreateStmt,
 		inductionRevisionGetStmt:                  q.inductionRevisionGetStmt,
@@ -2225,6 +2299,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		userGetByEmailStmt:                        q.userGetByEmailStmt,
 		userGetByVerifiedEmailStmt:                q.userGetByVerifiedEmailStmt,
 		userIdentityDeleteForUserStmt:             q.userIdentityDeleteForUserStmt,
+		userInductionCreateStmt:                   q.userInductionCreateStmt,
+		userInductionDeleteStmt:                   q.userInductionDeleteStmt,
+		userInductionGetStmt:                      q.userInductionGetStmt,
+		userInductionListStmt:                     q.userInductionListStmt,
+		userInductionsDeleteForUserStmt:           q.userInductionsDeleteForUserStmt,
+		userInductionsForUserStmt:                 q.userInductionsForUserStmt,
 		userMembershipClearNotificationEmailsStmt: q.userMembershipClearNotificationEmailsStmt,
 		userMembershipCountStmt:                   q.userMembershipCountStmt,
 		userMembershipGetStmt:                     q.userMembershipGetStmt,

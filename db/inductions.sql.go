@@ -9,6 +9,23 @@ import (
 	"context"
 )
 
+const blobGet = `-- name: BlobGet :one
+SELECT hash, content_type, size, data, created_at FROM blobs WHERE hash = ?1
+`
+
+func (q *Queries) BlobGet(ctx context.Context, hash string) (Blob, error) {
+	row := q.queryRow(ctx, q.blobGetStmt, blobGet, hash)
+	var i Blob
+	err := row.Scan(
+		&i.Hash,
+		&i.ContentType,
+		&i.Size,
+		&i.Data,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const inductionCreate = `-- name: InductionCreate :one
 INSERT INTO inductions(id, organisation_id, revision_id, created_at, created_by, updated_at, updated_by)
 VALUES (?1, ?2, ?3, ?4, ?5, ?4, ?5)
@@ -142,6 +159,40 @@ func (q *Queries) InductionListByIDs(ctx context.Context, idsJson interface{}) (
 		return nil, err
 	}
 	return items, nil
+}
+
+const inductionRevisionByFileHash = `-- name: InductionRevisionByFileHash :one
+SELECT id, organisation_id, induction_id, hash, name, revision, description, valid_for, content_type, length, file_name, file_hash, questions, updated_at, updated_by FROM induction_revisions WHERE induction_id = ?1 AND file_hash = ?2
+ORDER BY id DESC LIMIT 1
+`
+
+type InductionRevisionByFileHashParams struct {
+	InductionID int64
+	FileHash    *string
+}
+
+// The newest revision carrying this PDF.
+func (q *Queries) InductionRevisionByFileHash(ctx context.Context, arg InductionRevisionByFileHashParams) (InductionRevision, error) {
+	row := q.queryRow(ctx, q.inductionRevisionByFileHashStmt, inductionRevisionByFileHash, arg.InductionID, arg.FileHash)
+	var i InductionRevision
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.InductionID,
+		&i.Hash,
+		&i.Name,
+		&i.Revision,
+		&i.Description,
+		&i.ValidFor,
+		&i.ContentType,
+		&i.Length,
+		&i.FileName,
+		&i.FileHash,
+		&i.Questions,
+		&i.UpdatedAt,
+		&i.UpdatedBy,
+	)
+	return i, err
 }
 
 const inductionRevisionByHash = `-- name: InductionRevisionByHash :one
@@ -335,4 +386,174 @@ func (q *Queries) InductionSetRevision(ctx context.Context, arg InductionSetRevi
 		arg.OrganisationID,
 	)
 	return err
+}
+
+const userInductionCreate = `-- name: UserInductionCreate :one
+INSERT INTO user_inductions(id, organisation_id, induction_id, user_id, due_at, created_at, created_by)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+RETURNING id, organisation_id, induction_id, user_id, due_at, created_at, created_by
+`
+
+type UserInductionCreateParams struct {
+	ID             int64
+	OrganisationID int64
+	InductionID    int64
+	UserID         int64
+	DueAt          *string
+	CreatedAt      string
+	CreatedBy      int64
+}
+
+func (q *Queries) UserInductionCreate(ctx context.Context, arg UserInductionCreateParams) (UserInduction, error) {
+	row := q.queryRow(ctx, q.userInductionCreateStmt, userInductionCreate,
+		arg.ID,
+		arg.OrganisationID,
+		arg.InductionID,
+		arg.UserID,
+		arg.DueAt,
+		arg.CreatedAt,
+		arg.CreatedBy,
+	)
+	var i UserInduction
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.InductionID,
+		&i.UserID,
+		&i.DueAt,
+		&i.CreatedAt,
+		&i.CreatedBy,
+	)
+	return i, err
+}
+
+const userInductionDelete = `-- name: UserInductionDelete :execrows
+DELETE FROM user_inductions WHERE induction_id = ?1 AND user_id = ?2
+`
+
+type UserInductionDeleteParams struct {
+	InductionID int64
+	UserID      int64
+}
+
+func (q *Queries) UserInductionDelete(ctx context.Context, arg UserInductionDeleteParams) (int64, error) {
+	result, err := q.exec(ctx, q.userInductionDeleteStmt, userInductionDelete, arg.InductionID, arg.UserID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const userInductionGet = `-- name: UserInductionGet :one
+SELECT id, organisation_id, induction_id, user_id, due_at, created_at, created_by FROM user_inductions WHERE induction_id = ?1 AND user_id = ?2
+`
+
+type UserInductionGetParams struct {
+	InductionID int64
+	UserID      int64
+}
+
+func (q *Queries) UserInductionGet(ctx context.Context, arg UserInductionGetParams) (UserInduction, error) {
+	row := q.queryRow(ctx, q.userInductionGetStmt, userInductionGet, arg.InductionID, arg.UserID)
+	var i UserInduction
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.InductionID,
+		&i.UserID,
+		&i.DueAt,
+		&i.CreatedAt,
+		&i.CreatedBy,
+	)
+	return i, err
+}
+
+const userInductionList = `-- name: UserInductionList :many
+SELECT id, organisation_id, induction_id, user_id, due_at, created_at, created_by FROM user_inductions WHERE induction_id = ?1 ORDER BY created_at, id
+`
+
+func (q *Queries) UserInductionList(ctx context.Context, inductionID int64) ([]UserInduction, error) {
+	rows, err := q.query(ctx, q.userInductionListStmt, userInductionList, inductionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []UserInduction
+	for rows.Next() {
+		var i UserInduction
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.InductionID,
+			&i.UserID,
+			&i.DueAt,
+			&i.CreatedAt,
+			&i.CreatedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const userInductionsDeleteForUser = `-- name: UserInductionsDeleteForUser :exec
+DELETE FROM user_inductions WHERE organisation_id = ?1 AND user_id = ?2
+`
+
+type UserInductionsDeleteForUserParams struct {
+	OrganisationID int64
+	UserID         int64
+}
+
+// Leaving or being removed from the organisation ends the assignments.
+func (q *Queries) UserInductionsDeleteForUser(ctx context.Context, arg UserInductionsDeleteForUserParams) error {
+	_, err := q.exec(ctx, q.userInductionsDeleteForUserStmt, userInductionsDeleteForUser, arg.OrganisationID, arg.UserID)
+	return err
+}
+
+const userInductionsForUser = `-- name: UserInductionsForUser :many
+SELECT ui.id, ui.organisation_id, ui.induction_id, ui.user_id, ui.due_at, ui.created_at, ui.created_by FROM user_inductions ui
+JOIN organisation_members m ON m.organisation_id = ui.organisation_id AND m.user_id = ui.user_id AND NOT m.pending
+JOIN organisations o ON o.id = ui.organisation_id AND o.deleted_at IS NULL
+WHERE ui.user_id = ?1
+ORDER BY ui.created_at, ui.id
+`
+
+// The caller's assignments in organisations where they are a member.
+func (q *Queries) UserInductionsForUser(ctx context.Context, userID int64) ([]UserInduction, error) {
+	rows, err := q.query(ctx, q.userInductionsForUserStmt, userInductionsForUser, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []UserInduction
+	for rows.Next() {
+		var i UserInduction
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.InductionID,
+			&i.UserID,
+			&i.DueAt,
+			&i.CreatedAt,
+			&i.CreatedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

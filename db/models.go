@@ -374,6 +374,16 @@ type UserIdentity struct {
 	CreatedAt string
 }
 
+type UserInduction struct {
+	ID             int64
+	OrganisationID int64
+	InductionID    int64
+	UserID         int64
+	DueAt          *string
+	CreatedAt      string
+	CreatedBy      int64
+}
+
 type UserToken struct {
 	UserID    int64
 	Purpose   string

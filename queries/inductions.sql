@@ -36,3 +36,37 @@ SELECT * FROM induction_revisions WHERE induction_id = @induction_id ORDER BY id
 -- name: InductionCurrentRevisions :many
 SELECT r.* FROM json_each(@ids_json) j JOIN inductions i ON i.id = j.value
 JOIN induction_revisions r ON r.id = i.revision_id;
+
+-- The newest revision carrying this PDF.
+-- name: InductionRevisionByFileHash :one
+SELECT * FROM induction_revisions WHERE induction_id = @induction_id AND file_hash = @file_hash
+ORDER BY id DESC LIMIT 1;
+
+-- name: BlobGet :one
+SELECT * FROM blobs WHERE hash = @hash;
+
+-- name: UserInductionGet :one
+SELECT * FROM user_inductions WHERE induction_id = @induction_id AND user_id = @user_id;
+
+-- name: UserInductionCreate :one
+INSERT INTO user_inductions(id, organisation_id, induction_id, user_id, due_at, created_at, created_by)
+VALUES (@id, @organisation_id, @induction_id, @user_id, @due_at, @created_at, @created_by)
+RETURNING *;
+
+-- name: UserInductionDelete :execrows
+DELETE FROM user_inductions WHERE induction_id = @induction_id AND user_id = @user_id;
+
+-- name: UserInductionList :many
+SELECT * FROM user_inductions WHERE induction_id = @induction_id ORDER BY created_at, id;
+
+-- The caller's assignments in organisations where they are a member.
+-- name: UserInductionsForUser :many
+SELECT ui.* FROM user_inductions ui
+JOIN organisation_members m ON m.organisation_id = ui.organisation_id AND m.user_id = ui.user_id AND NOT m.pending
+JOIN organisations o ON o.id = ui.organisation_id AND o.deleted_at IS NULL
+WHERE ui.user_id = @user_id
+ORDER BY ui.created_at, ui.id;
+
+-- Leaving or being removed from the organisation ends the assignments.
+-- name: UserInductionsDeleteForUser :exec
+DELETE FROM user_inductions WHERE organisation_id = @organisation_id AND user_id = @user_id;

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"mime"
 	"net/http"
 	"strings"
 
@@ -349,9 +350,21 @@ func (s *Server) buildQuestions(entries []questionEntry, current []inductionQues
 
 // newRevision stores a revision of an induction from base with the body's
 // changes applied.
-func (s *Server) newRevision(ctx context.Context, q *db.Queries, base db.InductionRevision, b inductionBody, inductionID, orgID, userID int64) (db.InductionRevision, error) {
+func (s *Server) newRevision(ctx context.Context, q *db.Queries, base db.InductionRevision, b inductionBody, pdf *pdfFile, inductionID, orgID, userID int64) (db.InductionRevision, error) {
 	now := s.nowText()
 	r := base
+	if pdf != nil {
+		// A new PDF replaces the old one in this revision; older revisions
+		// keep theirs. The organisation's storage counts it once.
+		if err := q.BlobPut(ctx, db.BlobPutParams{Hash: pdf.hash, ContentType: pdfContentType, Size: int64(len(pdf.data)), Data: pdf.data, CreatedAt: now}); err != nil {
+			return r, err
+		}
+		if err := holdBlob(ctx, q, orgID, pdf.hash); err != nil {
+			return r, err
+		}
+		ct, n := pdfContentType, int64(len(pdf.data))
+		r.ContentType, r.Length, r.FileName, r.FileHash = &ct, &n, &pdf.name, &pdf.hash
+	}
 	r.ID, r.InductionID, r.OrganisationID, r.UpdatedAt, r.UpdatedBy = s.store.IDs.Next(), inductionID, orgID, now, userID
 	r.Name, r.Revision, r.Description = orDefault(b.Name, r.Name), orDefault(b.Revision, r.Revision), orDefault(b.Description, r.Description)
 	if b.ValidFor != nil {
@@ -409,7 +422,7 @@ func (s *Server) inductionCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
-		r, err := s.newRevision(rq.ctx, q, db.InductionRevision{Questions: "[]"}, b, i.ID, orgID, rq.user.ID)
+		r, err := s.newRevision(rq.ctx, q, db.InductionRevision{Questions: "[]"}, b, nil, i.ID, orgID, rq.user.ID)
 		if err != nil {
 			return err
 		}
@@ -499,15 +512,21 @@ func (s *Server) inductionGet(rq *request) error {
 }
 
 // inductionPatch makes a new revision from the current one with the
-// changes (JSON; the multipart form with a PDF comes with attachments).
+// changes, sent as JSON or as multipart/form-data (which may carry the PDF
+// as "attachment"; without one the current PDF is kept).
 func (s *Server) inductionPatch(rq *request) error {
 	id, err := rq.pathID("id")
 	if err != nil {
 		return err
 	}
 	var b inductionBody
-	ro, err := rq.decodePatch(&b, inductionReadOnly...)
-	if err != nil {
+	var pdf *pdfFile
+	ro := readOnlySet{}
+	if mt, _, _ := mime.ParseMediaType(rq.r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		if b, pdf, err = readInductionMultipart(rq.r); err != nil {
+			return err
+		}
+	} else if ro, err = rq.decodePatch(&b, inductionReadOnly...); err != nil {
 		return err
 	}
 	if err := b.validate(); err != nil {
@@ -525,7 +544,7 @@ func (s *Server) inductionPatch(rq *request) error {
 		if err := ro.checkLoaded(func() (any, error) { return toInduction(i, cur, true) }); err != nil {
 			return err
 		}
-		r, err := s.newRevision(rq.ctx, q, cur, b, i.ID, i.OrganisationID, rq.user.ID)
+		r, err := s.newRevision(rq.ctx, q, cur, b, pdf, i.ID, i.OrganisationID, rq.user.ID)
 		if err != nil {
 			return err
 		}
@@ -612,13 +631,4 @@ func (s *Server) inductionRevision(rq *request) error {
 		return err
 	}
 	return rq.json(http.StatusOK, out)
-}
-
-// Until assignment and completion records land, no induction is assigned to
-// anyone: after the row's own input checks, lookups by id are 404.
-func (s *Server) userInductionGet(rq *request) error {
-	if _, err := rq.pathID("id"); err != nil {
-		return err
-	}
-	return notFound("No such induction assigned to you.")
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -114,4 +115,115 @@ func TestInductions(t *testing.T) {
 		{"not a hash", f.alice, "GET", path + "/revisions/abc", nil, 404, nil},
 		{"other organisation cannot read a revision", f.mallory, "GET", path + "/revisions/" + first, nil, 403, nil},
 	})
+}
+
+func minimalPDF(body string) []byte {
+	return []byte("%PDF-1.4\n" + body + "\ntrailer\n%%EOF\n")
+}
+
+// TestInductionAttachments: the multipart PATCH takes only a real PDF,
+// keeps it across later revisions and serves it with its file name.
+func TestInductionAttachments(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	path := "/inductions/" + e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Site"}).obj(t)["id"].(string)
+	patch := func(u *testUser, fields map[string]string, files map[string][]byte) *testResponse {
+		return e.serve(multipartReq(t, u, "PATCH", path, fields, files))
+	}
+	if r := patch(f.alice, nil, map[string][]byte{"attachment": []byte("<html>not a pdf</html>")}); r.Status != 400 {
+		t.Fatalf("HTML as attachment: %d", r.Status)
+	}
+	if r := patch(f.alice, nil, map[string][]byte{"attachment": []byte("%PDF-1.4 truncated")}); r.Status != 400 {
+		t.Fatalf("PDF without end: %d", r.Status)
+	}
+	if r := patch(f.bob, map[string]string{"name": "X"}, nil); r.Status != 403 {
+		t.Fatalf("member: %d", r.Status)
+	}
+	if r := patch(f.alice, map[string]string{"valid_for": "soon"}, nil); r.Status != 400 {
+		t.Fatalf("valid_for not a number: %d", r.Status)
+	}
+	pdf := minimalPDF("1 0 obj << >> endobj")
+	r := patch(f.alice, map[string]string{"name": "Site rules", "valid_for": "3600", "questions": `[{"question": "Read the rules?", "type": "boolean"}]`},
+		map[string][]byte{"attachment": pdf})
+	if r.Status != 200 {
+		t.Fatalf("multipart patch: %d %s", r.Status, r.Body)
+	}
+	o := r.obj(t)
+	hash, _ := o["file_hash"].(string)
+	if !isSHA256Hex(hash) || o["name"] != "Site rules" || o["valid_for"] != float64(3600) || len(o["questions"].([]any)) != 1 {
+		t.Fatalf("got %v", o)
+	}
+	// A later JSON patch keeps the PDF.
+	if o := e.must(200, f.alice, "PATCH", path, map[string]any{"description": "new"}).obj(t); o["file_hash"] != hash {
+		t.Fatalf("the PDF was lost: %v", o["file_hash"])
+	}
+	got := e.must(200, f.bob, "GET", path+"/attachments/"+hash, nil)
+	if !bytes.Equal(got.Body, pdf) || got.Header.Get("Content-Type") != "application/pdf" ||
+		!strings.Contains(got.Header.Get("Content-Disposition"), "attachment") {
+		t.Fatalf("download: %d bytes, headers %v", len(got.Body), got.Header)
+	}
+	e.run(t, []scenario{
+		{"unknown attachment", f.bob, "GET", path + "/attachments/" + strings.Repeat("0", 64), nil, 404, nil},
+		{"other organisation cannot download", f.mallory, "GET", path + "/attachments/" + hash, nil, 403, nil},
+	})
+	// The organisation's storage counts the PDF once.
+	if usage := e.must(200, f.alice, "GET", acme, nil).obj(t)["storage_usage"]; usage != float64(len(pdf)) {
+		t.Fatalf("storage_usage %v, want %d", usage, len(pdf))
+	}
+}
+
+func TestContentDisposition(t *testing.T) {
+	for name, want := range map[string]string{
+		"rules.pdf":            `attachment; filename=rules.pdf; filename*=UTF-8''rules.pdf`,
+		"two words.pdf":        `attachment; filename="two words.pdf"; filename*=UTF-8''two%20words.pdf`,
+		`we"ird\name%.pdf`:     `attachment; filename=we_ird_name_.pdf; filename*=UTF-8''we%22ird%5Cname%25.pdf`,
+		"Sicherheitsübung.pdf": `attachment; filename=Sicherheits_bung.pdf; filename*=UTF-8''Sicherheits%C3%BCbung.pdf`,
+	} {
+		if got := contentDisposition(name); got != want {
+			t.Errorf("%q: got %s, want %s", name, got, want)
+		}
+	}
+	for in, want := range map[string]string{"../../etc/passwd": "passwd", `C:\x\a.pdf`: "a.pdf", "": "induction.pdf", "a\x00b.pdf": "ab.pdf"} {
+		if got := cleanFileName(in); got != want {
+			t.Errorf("cleanFileName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestInductionAssignments(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	id := e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Site"}).obj(t)["id"].(string)
+	path := "/inductions/" + id
+	carol := e.user("carol")
+	e.addMember(f.acme, carol)
+	e.run(t, []scenario{
+		{"a member assigns themself", f.bob, "POST", path + "/users/" + f.bob.ID, map[string]any{"due_at": 1800000000}, 201, func(t *testing.T, r *testResponse) {
+			o := r.obj(t)
+			if o["due_at"] != "2027-01-15T08:00:00.000Z" || o["user"].(map[string]any)["id"] != f.bob.ID || o["record"] != nil {
+				t.Errorf("got %v", o)
+			}
+		}},
+		{"again: the same assignment", f.bob, "POST", path + "/users/" + f.bob.ID, nil, 200, nil},
+		{"a member cannot assign another", f.bob, "POST", path + "/users/" + carol.ID, nil, 403, nil},
+		{"the manager assigns", f.alice, "POST", path + "/users/" + carol.ID, nil, 201, nil},
+		{"not a member", f.alice, "POST", path + "/users/" + f.nobody.ID, nil, 400, wantField("user")},
+		{"pending member", f.alice, "POST", path + "/users/" + f.pen.ID, nil, 400, wantField("user")},
+		{"other organisation cannot assign", f.mallory, "POST", path + "/users/" + f.mallory.ID, nil, 403, nil},
+		{"bad due_at", f.alice, "POST", path + "/users/" + carol.ID, map[string]any{"due_at": "tomorrow"}, 400, wantField("due_at")},
+		{"manager lists assignments", f.alice, "GET", path + "/users", nil, 200, wantLen(2)},
+		{"member cannot list assignments", f.bob, "GET", path + "/users", nil, 403, nil},
+		{"manager reads one", f.alice, "GET", path + "/users/" + carol.ID, nil, 200, nil},
+		{"absent assignment", f.alice, "GET", path + "/users/" + f.pen.ID, nil, 404, nil},
+		{"my inductions", f.bob, "GET", "/users/@me/inductions", nil, 200, wantLen(1)},
+		{"my induction", f.bob, "GET", "/users/@me/inductions/" + id, nil, 200, wantKey("induction_id", id)},
+		{"not mine", f.alice, "GET", "/users/@me/inductions/" + id, nil, 404, nil},
+		{"a member cannot unassign another", f.bob, "DELETE", path + "/users/" + carol.ID, nil, 403, nil},
+		{"self unassigns", f.bob, "DELETE", path + "/users/" + f.bob.ID, nil, 200, wantKey("removed", true)},
+		{"again: still 200", f.bob, "DELETE", path + "/users/" + f.bob.ID, nil, 200, wantKey("removed", false)},
+		{"gone from my list", f.bob, "GET", "/users/@me/inductions", nil, 200, wantLen(0)},
+	})
+	// Leaving the organisation ends the assignment.
+	e.must(204, carol, "DELETE", "/users/@me/organisations/"+f.acme, nil)
+	e.must(404, carol, "GET", "/users/@me/inductions/"+id, nil)
 }

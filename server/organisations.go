@@ -468,6 +468,9 @@ func removeMember(ctx context.Context, q *db.Queries, orgID, userID int64) (bool
 	if err := q.TeamMembersDeleteForUser(ctx, db.TeamMembersDeleteForUserParams{OrganisationID: orgID, UserID: userID}); err != nil {
 		return false, err
 	}
+	if err := q.UserInductionsDeleteForUser(ctx, db.UserInductionsDeleteForUserParams{OrganisationID: orgID, UserID: userID}); err != nil {
+		return false, err
+	}
 	return n > 0, nil
 }
 

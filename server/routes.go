@@ -57,7 +57,7 @@ func (s *Server) routes() []route {
 		{"POST", "/users/@me/toolboxes/:id/sign", authenticated, s.userToolboxSign},
 		{"GET", "/users/@me/witness/:id", authenticated, s.userWitnessGet},
 		{"POST", "/users/@me/witness/:id/sign", authenticated, s.userWitnessSign},
-		{"GET", "/users/@me/inductions", authenticated, s.userEmptyList},
+		{"GET", "/users/@me/inductions", authenticated, s.userInductions},
 		{"GET", "/users/@me/inductions/:id", authenticated, s.userInductionGet},
 		{"POST", "/organisations/:id/inductions", authenticated, s.inductionCreate},
 		{"GET", "/organisations/:id/inductions", authenticated, s.inductionList},
@@ -65,6 +65,11 @@ func (s *Server) routes() []route {
 		{"PATCH", "/inductions/:id", authenticated, s.inductionPatch},
 		{"GET", "/inductions/:id/revisions", authenticated, s.inductionRevisions},
 		{"GET", "/inductions/:id/revisions/:hash", authenticated, s.inductionRevision},
+		{"GET", "/inductions/:id/attachments/:hash", authenticated, s.inductionAttachment},
+		{"POST", "/inductions/:id/users/:user", authenticated, s.inductionAssign},
+		{"DELETE", "/inductions/:id/users/:user", authenticated, s.inductionUnassign},
+		{"GET", "/inductions/:id/users/:user", authenticated, s.inductionUser},
+		{"GET", "/inductions/:id/users", authenticated, s.inductionUsers},
 
 		// Organisations, members, bans, domains
 		{"POST", "/organisations", authenticated, s.organisationCreate},
