@@ -150,6 +150,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.inductionListByIDsStmt, err = db.PrepareContext(ctx, inductionListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query InductionListByIDs: %w", err)
 	}
+	if q.inductionRecordCreateStmt, err = db.PrepareContext(ctx, inductionRecordCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionRecordCreate: %w", err)
+	}
+	if q.inductionRecordGetStmt, err = db.PrepareContext(ctx, inductionRecordGet); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionRecordGet: %w", err)
+	}
+	if q.inductionRecordLatestStmt, err = db.PrepareContext(ctx, inductionRecordLatest); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionRecordLatest: %w", err)
+	}
+	if q.inductionRecordsForRevisionStmt, err = db.PrepareContext(ctx, inductionRecordsForRevision); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionRecordsForRevision: %w", err)
+	}
 	if q.inductionRevisionByFileHashStmt, err = db.PrepareContext(ctx, inductionRevisionByFileHash); err != nil {
 		return nil, fmt.Errorf("error preparing query InductionRevisionByFileHash: %w", err)
 	}
@@ -915,6 +927,26 @@ func (q *Queries) Close() error {
 	if q.inductionListByIDsStmt != nil {
 		if cerr := q.inductionListByIDsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing inductionListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.inductionRecordCreateStmt != nil {
+		if cerr := q.inductionRecordCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionRecordCreateStmt: %w", cerr)
+		}
+	}
+	if q.inductionRecordGetStmt != nil {
+		if cerr := q.inductionRecordGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionRecordGetStmt: %w", cerr)
+		}
+	}
+	if q.inductionRecordLatestStmt != nil {
+		if cerr := q.inductionRecordLatestStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionRecordLatestStmt: %w", cerr)
+		}
+	}
+	if q.inductionRecordsForRevisionStmt != nil {
+		if cerr := q.inductionRecordsForRevisionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionRecordsForRevisionStmt: %w", cerr)
 		}
 	}
 	if q.inductionRevisionByFileHashStmt != nil {
@@ -1918,6 +1950,10 @@ type Queries struct {
 	inductionCurrentRevisionsStmt             *sql.Stmt
 	inductionGetStmt                          *sql.Stmt
 	inductionListByIDsStmt                    *sql.Stmt
+	inductionRecordCreateStmt                 *sql.Stmt
+	inductionRecordGetStmt                    *sql.Stmt
+	inductionRecordLatestStmt                 *sql.Stmt
+	inductionRecordsForRevisionStmt           *sql.Stmt
 	inductionRevisionByFileHashStmt           *sql.Stmt
 	inductionRevisionByHashStmt               *sql.Stmt
 	inductionRevisionCreateStmt               *sql.Stmt
@@ -2150,6 +2186,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		inductionCurrentRevisionsStmt:             q.inductionCurrentRevisionsStmt,
 		inductionGetStmt:                          q.inductionGetStmt,
 		inductionListByIDsStmt:                    q.inductionListByIDsStmt,
+		inductionRecordCreateStmt:                 q.inductionRecordCreateStmt,
+		inductionRecordGetStmt:                    q.inductionRecordGetStmt,
+		inductionRecordLatestStmt:                 q.inductionRecordLatestStmt,
+		inductionRecordsForRevisionStmt:           q.inductionRecordsForRevisionStmt,
 		inductionRevisionByFileHashStmt:           q.inductionRevisionByFileHashStmt,
 		inductionRevisionByHashStmt:               q.inductionRevisionByHashStmt,
 		inductionRevisionCreateStmt:               q.inductionRevisionCreateStmt,

@@ -161,6 +161,175 @@ func (q *Queries) InductionListByIDs(ctx context.Context, idsJson interface{}) (
 	return items, nil
 }
 
+const inductionRecordCreate = `-- name: InductionRecordCreate :one
+INSERT INTO induction_records(id, organisation_id, induction_id, revision_id, induction_hash, user_id, email,
+    first_name, last_name, position, company, inducted_at, expires_at, answers)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+    ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+RETURNING id, organisation_id, induction_id, revision_id, induction_hash, user_id, email, first_name, last_name, position, company, inducted_at, expires_at, answers
+`
+
+type InductionRecordCreateParams struct {
+	ID             int64
+	OrganisationID int64
+	InductionID    int64
+	RevisionID     int64
+	InductionHash  string
+	UserID         int64
+	Email          string
+	FirstName      string
+	LastName       string
+	Position       string
+	Company        string
+	InductedAt     string
+	ExpiresAt      *string
+	Answers        string
+}
+
+func (q *Queries) InductionRecordCreate(ctx context.Context, arg InductionRecordCreateParams) (InductionRecord, error) {
+	row := q.queryRow(ctx, q.inductionRecordCreateStmt, inductionRecordCreate,
+		arg.ID,
+		arg.OrganisationID,
+		arg.InductionID,
+		arg.RevisionID,
+		arg.InductionHash,
+		arg.UserID,
+		arg.Email,
+		arg.FirstName,
+		arg.LastName,
+		arg.Position,
+		arg.Company,
+		arg.InductedAt,
+		arg.ExpiresAt,
+		arg.Answers,
+	)
+	var i InductionRecord
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.InductionID,
+		&i.RevisionID,
+		&i.InductionHash,
+		&i.UserID,
+		&i.Email,
+		&i.FirstName,
+		&i.LastName,
+		&i.Position,
+		&i.Company,
+		&i.InductedAt,
+		&i.ExpiresAt,
+		&i.Answers,
+	)
+	return i, err
+}
+
+const inductionRecordGet = `-- name: InductionRecordGet :one
+SELECT id, organisation_id, induction_id, revision_id, induction_hash, user_id, email, first_name, last_name, position, company, inducted_at, expires_at, answers FROM induction_records WHERE id = ?1
+`
+
+func (q *Queries) InductionRecordGet(ctx context.Context, id int64) (InductionRecord, error) {
+	row := q.queryRow(ctx, q.inductionRecordGetStmt, inductionRecordGet, id)
+	var i InductionRecord
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.InductionID,
+		&i.RevisionID,
+		&i.InductionHash,
+		&i.UserID,
+		&i.Email,
+		&i.FirstName,
+		&i.LastName,
+		&i.Position,
+		&i.Company,
+		&i.InductedAt,
+		&i.ExpiresAt,
+		&i.Answers,
+	)
+	return i, err
+}
+
+const inductionRecordLatest = `-- name: InductionRecordLatest :one
+SELECT id, organisation_id, induction_id, revision_id, induction_hash, user_id, email, first_name, last_name, position, company, inducted_at, expires_at, answers FROM induction_records WHERE induction_id = ?1 AND user_id = ?2
+ORDER BY inducted_at DESC, id DESC LIMIT 1
+`
+
+type InductionRecordLatestParams struct {
+	InductionID int64
+	UserID      int64
+}
+
+// The user's newest record of an induction.
+func (q *Queries) InductionRecordLatest(ctx context.Context, arg InductionRecordLatestParams) (InductionRecord, error) {
+	row := q.queryRow(ctx, q.inductionRecordLatestStmt, inductionRecordLatest, arg.InductionID, arg.UserID)
+	var i InductionRecord
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.InductionID,
+		&i.RevisionID,
+		&i.InductionHash,
+		&i.UserID,
+		&i.Email,
+		&i.FirstName,
+		&i.LastName,
+		&i.Position,
+		&i.Company,
+		&i.InductedAt,
+		&i.ExpiresAt,
+		&i.Answers,
+	)
+	return i, err
+}
+
+const inductionRecordsForRevision = `-- name: InductionRecordsForRevision :many
+SELECT id, organisation_id, induction_id, revision_id, induction_hash, user_id, email, first_name, last_name, position, company, inducted_at, expires_at, answers FROM induction_records WHERE induction_id = ?1 AND induction_hash = ?2
+ORDER BY inducted_at, id
+`
+
+type InductionRecordsForRevisionParams struct {
+	InductionID   int64
+	InductionHash string
+}
+
+func (q *Queries) InductionRecordsForRevision(ctx context.Context, arg InductionRecordsForRevisionParams) ([]InductionRecord, error) {
+	rows, err := q.query(ctx, q.inductionRecordsForRevisionStmt, inductionRecordsForRevision, arg.InductionID, arg.InductionHash)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []InductionRecord
+	for rows.Next() {
+		var i InductionRecord
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.InductionID,
+			&i.RevisionID,
+			&i.InductionHash,
+			&i.UserID,
+			&i.Email,
+			&i.FirstName,
+			&i.LastName,
+			&i.Position,
+			&i.Company,
+			&i.InductedAt,
+			&i.ExpiresAt,
+			&i.Answers,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const inductionRevisionByFileHash = `-- name: InductionRevisionByFileHash :one
 SELECT id, organisation_id, induction_id, hash, name, revision, description, valid_for, content_type, length, file_name, file_hash, questions, updated_at, updated_by FROM induction_revisions WHERE induction_id = ?1 AND file_hash = ?2
 ORDER BY id DESC LIMIT 1

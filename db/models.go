@@ -32,6 +32,23 @@ type Induction struct {
 	UpdatedBy      int64
 }
 
+type InductionRecord struct {
+	ID             int64
+	OrganisationID int64
+	InductionID    int64
+	RevisionID     int64
+	InductionHash  string
+	UserID         int64
+	Email          string
+	FirstName      string
+	LastName       string
+	Position       string
+	Company        string
+	InductedAt     string
+	ExpiresAt      *string
+	Answers        string
+}
+
 type InductionRevision struct {
 	ID             int64
 	OrganisationID int64

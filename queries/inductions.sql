@@ -70,3 +70,22 @@ ORDER BY ui.created_at, ui.id;
 -- Leaving or being removed from the organisation ends the assignments.
 -- name: UserInductionsDeleteForUser :exec
 DELETE FROM user_inductions WHERE organisation_id = @organisation_id AND user_id = @user_id;
+
+-- name: InductionRecordCreate :one
+INSERT INTO induction_records(id, organisation_id, induction_id, revision_id, induction_hash, user_id, email,
+    first_name, last_name, position, company, inducted_at, expires_at, answers)
+VALUES (@id, @organisation_id, @induction_id, @revision_id, @induction_hash, @user_id, @email,
+    @first_name, @last_name, @position, @company, @inducted_at, @expires_at, @answers)
+RETURNING *;
+
+-- name: InductionRecordGet :one
+SELECT * FROM induction_records WHERE id = @id;
+
+-- name: InductionRecordsForRevision :many
+SELECT * FROM induction_records WHERE induction_id = @induction_id AND induction_hash = @induction_hash
+ORDER BY inducted_at, id;
+
+-- The user's newest record of an induction.
+-- name: InductionRecordLatest :one
+SELECT * FROM induction_records WHERE induction_id = @induction_id AND user_id = @user_id
+ORDER BY inducted_at DESC, id DESC LIMIT 1;

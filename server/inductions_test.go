@@ -2,8 +2,15 @@ package server
 
 import (
 	"bytes"
+	"encoding/csv"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/xuri/excelize/v2"
+
+	"workspace/db"
 )
 
 func TestInductions(t *testing.T) {
@@ -226,4 +233,104 @@ func TestInductionAssignments(t *testing.T) {
 	// Leaving the organisation ends the assignment.
 	e.must(204, carol, "DELETE", "/users/@me/organisations/"+f.acme, nil)
 	e.must(404, carol, "GET", "/users/@me/inductions/"+id, nil)
+}
+
+// TestInductionRecords: completion validated by question type, the record
+// captures the user's details, completes the assignment for the current
+// revision until it expires, and exports as CSV and XLSX with the same rows.
+func TestInductionRecords(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	ind := e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Site", "valid_for": 3600}).obj(t)
+	id := ind["id"].(string)
+	path := "/inductions/" + id
+	r := e.must(200, f.alice, "PATCH", path, map[string]any{"questions": []any{
+		map[string]any{"question": "Supervisor?", "type": "string"},
+		map[string]any{"question": "Fit?", "type": "boolean"},
+		map[string]any{"question": "Role?", "type": "enum", "values": []any{map[string]any{"value": "Worker"}, map[string]any{"value": "Visitor"}}},
+	}}).obj(t)
+	hash := r["revision_hash"].(string)
+	qs := r["questions"].([]any)
+	qid := func(i int) string { return qs[i].(map[string]any)["id"].(string) }
+	visitor := qs[2].(map[string]any)["enum_values"].([]any)[1].(map[string]any)["id"].(string)
+	e.must(200, f.alice, "PATCH", "/users/@me", map[string]any{"timezone_code": "Asia/Tokyo"})
+	e.must(200, f.bob, "PATCH", "/users/@me", map[string]any{"first_name": "=HYPERLINK(\"x\")", "company": "Acme"})
+	e.must(201, f.bob, "POST", path+"/users/"+f.bob.ID, nil)
+	answers := func(a ...any) map[string]any { return map[string]any{"answers": a} }
+	good := answers(
+		map[string]any{"question_id": qid(0), "value": "Dana"},
+		map[string]any{"question_id": qid(1), "value": true},
+		map[string]any{"question_id": qid(2), "enum_id": visitor},
+	)
+	rec := "/users/@me/inductions/" + id + "/records"
+	e.run(t, []scenario{
+		{"not assigned", f.alice, "POST", rec, good, 404, nil},
+		{"missing answer", f.bob, "POST", rec, answers(map[string]any{"question_id": qid(0), "value": "Dana"}), 400, wantField("answers." + qid(1))},
+		{"boolean answered with text", f.bob, "POST", rec, answers(
+			map[string]any{"question_id": qid(0), "value": "Dana"}, map[string]any{"question_id": qid(1), "value": "yes"},
+			map[string]any{"question_id": qid(2), "enum_id": visitor}), 400, wantField("answers." + qid(1))},
+		{"enum value of nothing", f.bob, "POST", rec, answers(
+			map[string]any{"question_id": qid(0), "value": "Dana"}, map[string]any{"question_id": qid(1), "value": true},
+			map[string]any{"question_id": qid(2), "enum_id": "123"}), 400, wantField("answers." + qid(2))},
+		{"assigned and open", f.bob, "GET", "/users/@me/inductions", nil, 200, wantLen(1)},
+		{"complete", f.bob, "POST", rec, good, 201, func(t *testing.T, r *testResponse) {
+			o := r.obj(t)
+			if o["induction_hash"] != hash || o["first_name"] != "=HYPERLINK(\"x\")" || o["company"] != "Acme" ||
+				o["expires_at"] != "2026-11-21T10:30:00.000Z" || len(o["questions"].([]any)) != 3 {
+				t.Errorf("record %v", o)
+			}
+		}},
+		{"completed: not listed", f.bob, "GET", "/users/@me/inductions", nil, 200, wantLen(0)},
+		{"completed: 404", f.bob, "GET", "/users/@me/inductions/" + id, nil, 404, nil},
+		{"records of the revision", f.alice, "GET", path + "/revisions/" + hash + "/records", nil, 200, wantLen(1)},
+		{"member cannot list records", f.bob, "GET", path + "/revisions/" + hash + "/records", nil, 403, nil},
+		{"other organisation cannot list records", f.mallory, "GET", path + "/revisions/" + hash + "/records", nil, 403, nil},
+		{"unknown revision", f.alice, "GET", path + "/revisions/" + strings.Repeat("0", 64) + "/records", nil, 404, nil},
+		{"the assignment shows its record", f.alice, "GET", path + "/users/" + f.bob.ID, nil, 200, func(t *testing.T, r *testResponse) {
+			if r.obj(t)["record"] == nil {
+				t.Error("no record")
+			}
+		}},
+	})
+	recID := e.must(200, f.alice, "GET", path+"/revisions/"+hash+"/records", nil).arr(t)[0]["id"].(string)
+	e.run(t, []scenario{
+		{"a record with its answers", f.alice, "GET", "/induction-records/" + recID, nil, 200, func(t *testing.T, r *testResponse) {
+			qs := r.obj(t)["questions"].([]any)
+			if a := qs[2].(map[string]any)["answer"].(map[string]any); a["enum_id"] != visitor || a["value"] != "Visitor" {
+				t.Errorf("answer %v", a)
+			}
+		}},
+		{"member cannot read a record", f.bob, "GET", "/induction-records/" + recID, nil, 403, nil},
+		{"other organisation cannot read a record", f.mallory, "GET", "/induction-records/" + recID, nil, 403, nil},
+		{"absent record", f.alice, "GET", "/induction-records/123456789", nil, 404, nil},
+		{"member cannot export", f.bob, "GET", path + "/revisions/" + hash + "/records/export-csv", nil, 403, nil},
+	})
+	// CSV: parses, formulas escaped, times in the caller's zone (Tokyo).
+	csvResp := e.must(200, f.alice, "GET", path+"/revisions/"+hash+"/records/export-csv", nil)
+	rows, err := csv.NewReader(bytes.NewReader(csvResp.Body)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{exportHeader, {"'=HYPERLINK(\"x\")", "Tester", "", "Acme", "2026-11-21 18:30:00 JST", "2026-11-21 19:30:00 JST"}}
+	if !reflect.DeepEqual(rows, want) {
+		t.Fatalf("csv %q, want %q", rows, want)
+	}
+	// XLSX: the same rows.
+	x := e.must(200, f.alice, "GET", path+"/revisions/"+hash+"/records/export-xlsx", nil)
+	book, err := excelize.OpenReader(bytes.NewReader(x.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sheet, err := book.GetRows("Sheet1")
+	if err != nil || !reflect.DeepEqual(sheet, want) {
+		t.Fatalf("xlsx %q (%v), want %q", sheet, err, want)
+	}
+	// A new revision needs a new record; an expired record no longer counts.
+	e.must(200, f.alice, "PATCH", path, map[string]any{"description": "changed"})
+	e.must(200, f.bob, "GET", "/users/@me/inductions/"+id, nil)
+	e.must(200, f.alice, "PATCH", path, map[string]any{"description": ""}) // the same content as the record's revision
+	e.must(404, f.bob, "GET", "/users/@me/inductions/"+id, nil)
+	e.clock.Advance(2 * time.Hour)
+	bob := e.tokenFor(db.User{ID: f.bob.id, Email: f.bob.Email})
+	e.must(200, bob, "GET", "/users/@me/inductions/"+id, nil)
 }

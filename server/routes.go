@@ -70,6 +70,11 @@ func (s *Server) routes() []route {
 		{"DELETE", "/inductions/:id/users/:user", authenticated, s.inductionUnassign},
 		{"GET", "/inductions/:id/users/:user", authenticated, s.inductionUser},
 		{"GET", "/inductions/:id/users", authenticated, s.inductionUsers},
+		{"POST", "/users/@me/inductions/:id/records", authenticated, s.userInductionComplete},
+		{"GET", "/inductions/:id/revisions/:hash/records", authenticated, s.inductionRecords},
+		{"GET", "/inductions/:id/revisions/:hash/records/export-csv", authenticated, s.inductionRecordsCSV},
+		{"GET", "/inductions/:id/revisions/:hash/records/export-xlsx", authenticated, s.inductionRecordsXLSX},
+		{"GET", "/induction-records/:id", authenticated, s.inductionRecordGet},
 
 		// Organisations, members, bans, domains
 		{"POST", "/organisations", authenticated, s.organisationCreate},

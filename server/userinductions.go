@@ -9,8 +9,7 @@ import (
 )
 
 // Induction assignments (spec: the induction user rows and the Users
-// table's induction rows). Completion records come next (issue 11); until
-// then no assignment is completed.
+// table's induction rows); completion records in inductionrecords.go.
 
 type userInductionJSON struct {
 	ID            db.ID         `json:"id"`
@@ -22,6 +21,7 @@ type userInductionJSON struct {
 	CreatedAt     string        `json:"created_at"`
 	Induction     inductionJSON `json:"induction"`
 	Record        any           `json:"record"`
+	completed     bool          // a valid, unexpired record on the current revision
 }
 
 func (s *Server) toUserInduction(ctx context.Context, q *db.Queries, ui db.UserInduction, viewerID int64) (userInductionJSON, error) {
@@ -41,8 +41,18 @@ func (s *Server) toUserInduction(ctx context.Context, q *db.Queries, ui db.UserI
 	if err != nil {
 		return userInductionJSON{}, err
 	}
-	return userInductionJSON{ID: db.ID(ui.ID), InductionID: db.ID(ui.InductionID), InductionHash: r.Hash, User: u,
-		DueAt: ui.DueAt, CreatedBy: idJSON{db.ID(ui.CreatedBy)}, CreatedAt: ui.CreatedAt, Induction: ij}, nil
+	out := userInductionJSON{ID: db.ID(ui.ID), InductionID: db.ID(ui.InductionID), InductionHash: r.Hash, User: u,
+		DueAt: ui.DueAt, CreatedBy: idJSON{db.ID(ui.CreatedBy)}, CreatedAt: ui.CreatedAt, Induction: ij}
+	rec, err := q.InductionRecordLatest(ctx, db.InductionRecordLatestParams{InductionID: ui.InductionID, UserID: ui.UserID})
+	if db.IsNotFound(err) {
+		return out, nil
+	} else if err != nil {
+		return out, err
+	}
+	rj, err := s.toRecord(ctx, q, rec, viewerID, false)
+	out.Record = rj
+	out.completed = s.validRecord(rec, r.Hash)
+	return out, err
 }
 
 type assignBody struct {
@@ -207,7 +217,8 @@ func (s *Server) inductionUsers(rq *request) error {
 }
 
 // userInductions lists the caller's assignments in organisations where they
-// are a member (none is completed until records exist).
+// are a member that are not completed (no valid, unexpired record on the
+// current revision).
 func (s *Server) userInductions(rq *request) error {
 	out := []userInductionJSON{}
 	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
@@ -220,7 +231,9 @@ func (s *Server) userInductions(rq *request) error {
 			if err != nil {
 				return err
 			}
-			out = append(out, uj)
+			if !uj.completed {
+				out = append(out, uj)
+			}
 		}
 		return nil
 	})
@@ -232,7 +245,7 @@ func (s *Server) userInductions(rq *request) error {
 }
 
 // userInductionGet is the caller's assignment of one induction; 404 when
-// there is none (or, once records exist, when it is completed).
+// there is none or it is completed.
 func (s *Server) userInductionGet(rq *request) error {
 	id, err := rq.pathID("id")
 	if err != nil {
@@ -254,6 +267,9 @@ func (s *Server) userInductionGet(rq *request) error {
 			return err
 		}
 		out, err = s.toUserInduction(rq.ctx, q, ui, rq.user.ID)
+		if err == nil && out.completed {
+			return notFound("The induction is completed.")
+		}
 		return err
 	})
 	if err != nil {
