@@ -100,7 +100,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			}
 			h, err := server.New(ctx, store, server.Config{
 				Issuer: issuerURL, Audience: audience, Registration: registration, MaxBody: maxBody,
-				WebhookPoll: time.Second, AllowPrivateEgress: allowPrivateEgress,
+				WebhookPoll: time.Second, AllowPrivateEgress: allowPrivateEgress, Reminders: true,
 				MaxJSONBody: maxJSONBody, InFlightBody: inFlightBody,
 				MaxProjectsPerOrg: maxProjects, MaxMembersPerOrg: maxMembers, ExternalIssuers: ext,
 				SMTPURL: smtpURL, Logger: logger, AccountAttempts: accountAttempts, AddressAttempts: addressAttempts,

@@ -526,3 +526,10 @@ CREATE TABLE induction_records (
 );
 CREATE INDEX induction_records_revision ON induction_records(induction_id, induction_hash, inducted_at);
 CREATE INDEX induction_records_user ON induction_records(user_id, induction_id);
+
+CREATE TABLE induction_reminders (
+    user_induction_id INTEGER NOT NULL REFERENCES user_inductions(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    day TEXT NOT NULL,
+    PRIMARY KEY (user_induction_id, kind, day)
+) WITHOUT ROWID;

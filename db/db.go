@@ -162,6 +162,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.inductionRecordsForRevisionStmt, err = db.PrepareContext(ctx, inductionRecordsForRevision); err != nil {
 		return nil, fmt.Errorf("error preparing query InductionRecordsForRevision: %w", err)
 	}
+	if q.inductionReminderCandidatesStmt, err = db.PrepareContext(ctx, inductionReminderCandidates); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionReminderCandidates: %w", err)
+	}
+	if q.inductionReminderMarkStmt, err = db.PrepareContext(ctx, inductionReminderMark); err != nil {
+		return nil, fmt.Errorf("error preparing query InductionReminderMark: %w", err)
+	}
 	if q.inductionRevisionByFileHashStmt, err = db.PrepareContext(ctx, inductionRevisionByFileHash); err != nil {
 		return nil, fmt.Errorf("error preparing query InductionRevisionByFileHash: %w", err)
 	}
@@ -947,6 +953,16 @@ func (q *Queries) Close() error {
 	if q.inductionRecordsForRevisionStmt != nil {
 		if cerr := q.inductionRecordsForRevisionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing inductionRecordsForRevisionStmt: %w", cerr)
+		}
+	}
+	if q.inductionReminderCandidatesStmt != nil {
+		if cerr := q.inductionReminderCandidatesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionReminderCandidatesStmt: %w", cerr)
+		}
+	}
+	if q.inductionReminderMarkStmt != nil {
+		if cerr := q.inductionReminderMarkStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing inductionReminderMarkStmt: %w", cerr)
 		}
 	}
 	if q.inductionRevisionByFileHashStmt != nil {
@@ -1954,6 +1970,8 @@ type Queries struct {
 	inductionRecordGetStmt                    *sql.Stmt
 	inductionRecordLatestStmt                 *sql.Stmt
 	inductionRecordsForRevisionStmt           *sql.Stmt
+	inductionReminderCandidatesStmt           *sql.Stmt
+	inductionReminderMarkStmt                 *sql.Stmt
 	inductionRevisionByFileHashStmt           *sql.Stmt
 	inductionRevisionByHashStmt               *sql.Stmt
 	inductionRevisionCreateStmt               *sql.Stmt
@@ -2190,6 +2208,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		inductionRecordGetStmt:                    q.inductionRecordGetStmt,
 		inductionRecordLatestStmt:                 q.inductionRecordLatestStmt,
 		inductionRecordsForRevisionStmt:           q.inductionRecordsForRevisionStmt,
+		inductionReminderCandidatesStmt:           q.inductionReminderCandidatesStmt,
+		inductionReminderMarkStmt:                 q.inductionReminderMarkStmt,
 		inductionRevisionByFileHashStmt:           q.inductionRevisionByFileHashStmt,
 		inductionRevisionByHashStmt:               q.inductionRevisionByHashStmt,
 		inductionRevisionCreateStmt:               q.inductionRevisionCreateStmt,

@@ -330,6 +330,85 @@ func (q *Queries) InductionRecordsForRevision(ctx context.Context, arg Induction
 	return items, nil
 }
 
+const inductionReminderCandidates = `-- name: InductionReminderCandidates :many
+SELECT ui.id, ui.due_at, u.email, r.name, r.hash,
+       CAST(coalesce((SELECT rec.induction_hash FROM induction_records rec
+                      WHERE rec.induction_id = ui.induction_id AND rec.user_id = ui.user_id
+                      ORDER BY rec.inducted_at DESC, rec.id DESC LIMIT 1), '') AS TEXT) AS record_hash,
+       (SELECT rec.expires_at FROM induction_records rec
+        WHERE rec.induction_id = ui.induction_id AND rec.user_id = ui.user_id
+        ORDER BY rec.inducted_at DESC, rec.id DESC LIMIT 1) AS record_expires_at
+FROM user_inductions ui
+JOIN users u ON u.id = ui.user_id AND u.deleted_at IS NULL
+JOIN inductions i ON i.id = ui.induction_id
+JOIN induction_revisions r ON r.id = i.revision_id
+JOIN organisations o ON o.id = ui.organisation_id AND o.deleted_at IS NULL
+ORDER BY ui.id
+`
+
+type InductionReminderCandidatesRow struct {
+	ID              int64
+	DueAt           *string
+	Email           string
+	Name            string
+	Hash            string
+	RecordHash      string
+	RecordExpiresAt *string
+}
+
+// Assignments with what a reminder needs: the user's address, the
+// induction's current revision, and the user's newest record, if any.
+func (q *Queries) InductionReminderCandidates(ctx context.Context) ([]InductionReminderCandidatesRow, error) {
+	rows, err := q.query(ctx, q.inductionReminderCandidatesStmt, inductionReminderCandidates)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []InductionReminderCandidatesRow
+	for rows.Next() {
+		var i InductionReminderCandidatesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.DueAt,
+			&i.Email,
+			&i.Name,
+			&i.Hash,
+			&i.RecordHash,
+			&i.RecordExpiresAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const inductionReminderMark = `-- name: InductionReminderMark :execrows
+INSERT INTO induction_reminders(user_induction_id, kind, day) VALUES (?1, ?2, ?3)
+ON CONFLICT DO NOTHING
+`
+
+type InductionReminderMarkParams struct {
+	UserInductionID int64
+	Kind            string
+	Day             string
+}
+
+// Records a reminder; 0 rows when it was already sent that day.
+func (q *Queries) InductionReminderMark(ctx context.Context, arg InductionReminderMarkParams) (int64, error) {
+	result, err := q.exec(ctx, q.inductionReminderMarkStmt, inductionReminderMark, arg.UserInductionID, arg.Kind, arg.Day)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const inductionRevisionByFileHash = `-- name: InductionRevisionByFileHash :one
 SELECT id, organisation_id, induction_id, hash, name, revision, description, valid_for, content_type, length, file_name, file_hash, questions, updated_at, updated_by FROM induction_revisions WHERE induction_id = ?1 AND file_hash = ?2
 ORDER BY id DESC LIMIT 1

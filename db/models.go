@@ -49,6 +49,12 @@ type InductionRecord struct {
 	Answers        string
 }
 
+type InductionReminder struct {
+	UserInductionID int64
+	Kind            string
+	Day             string
+}
+
 type InductionRevision struct {
 	ID             int64
 	OrganisationID int64

@@ -89,3 +89,25 @@ ORDER BY inducted_at, id;
 -- name: InductionRecordLatest :one
 SELECT * FROM induction_records WHERE induction_id = @induction_id AND user_id = @user_id
 ORDER BY inducted_at DESC, id DESC LIMIT 1;
+
+-- Assignments with what a reminder needs: the user's address, the
+-- induction's current revision, and the user's newest record, if any.
+-- name: InductionReminderCandidates :many
+SELECT ui.id, ui.due_at, u.email, r.name, r.hash,
+       CAST(coalesce((SELECT rec.induction_hash FROM induction_records rec
+                      WHERE rec.induction_id = ui.induction_id AND rec.user_id = ui.user_id
+                      ORDER BY rec.inducted_at DESC, rec.id DESC LIMIT 1), '') AS TEXT) AS record_hash,
+       (SELECT rec.expires_at FROM induction_records rec
+        WHERE rec.induction_id = ui.induction_id AND rec.user_id = ui.user_id
+        ORDER BY rec.inducted_at DESC, rec.id DESC LIMIT 1) AS record_expires_at
+FROM user_inductions ui
+JOIN users u ON u.id = ui.user_id AND u.deleted_at IS NULL
+JOIN inductions i ON i.id = ui.induction_id
+JOIN induction_revisions r ON r.id = i.revision_id
+JOIN organisations o ON o.id = ui.organisation_id AND o.deleted_at IS NULL
+ORDER BY ui.id;
+
+-- Records a reminder; 0 rows when it was already sent that day.
+-- name: InductionReminderMark :execrows
+INSERT INTO induction_reminders(user_induction_id, kind, day) VALUES (@user_induction_id, @kind, @day)
+ON CONFLICT DO NOTHING;

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"reflect"
 	"strings"
@@ -333,4 +334,57 @@ func TestInductionRecords(t *testing.T) {
 	e.clock.Advance(2 * time.Hour)
 	bob := e.tokenFor(db.User{ID: f.bob.id, Email: f.bob.Email})
 	e.must(200, bob, "GET", "/users/@me/inductions/"+id, nil)
+}
+
+// TestInductionReminders: due within 7 days, overdue and expiring within
+// 30 days are mailed to the assigned user, each once a day.
+func TestInductionReminders(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	carol := e.user("carol")
+	e.addMember(f.acme, carol)
+	ind := e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Site", "valid_for": 40 * 24 * 3600}).obj(t)
+	path := "/inductions/" + ind["id"].(string)
+	now := e.clock.Now()
+	e.must(201, f.alice, "POST", path+"/users/"+f.bob.ID, map[string]any{"due_at": now.Add(3 * 24 * time.Hour).Unix()})
+	e.must(201, f.alice, "POST", path+"/users/"+carol.ID, map[string]any{"due_at": now.Add(-24 * time.Hour).Unix()})
+	e.must(201, f.alice, "POST", path+"/users/"+f.alice.ID, map[string]any{"due_at": now.Add(60 * 24 * time.Hour).Unix()})
+	subjects := func(to string) []string {
+		rows, err := e.store.R.OutboxList(context.Background(), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range rows {
+			if r.Recipient == to && strings.Contains(r.Subject, "induction") {
+				out = append(out, r.Subject)
+			}
+		}
+		return out
+	}
+	sent, err := e.srv.remindInductions(context.Background(), now)
+	if err != nil || sent != 2 {
+		t.Fatalf("sent %d (%v), want 2", sent, err)
+	}
+	if got := subjects(f.bob.Email); len(got) != 1 || !strings.Contains(got[0], "due soon") {
+		t.Errorf("bob: %v", got)
+	}
+	if got := subjects(carol.Email); len(got) != 1 || !strings.Contains(got[0], "overdue") {
+		t.Errorf("carol: %v", got)
+	}
+	if got := subjects(f.alice.Email); len(got) != 0 {
+		t.Errorf("alice, due in 60 days: %v", got)
+	}
+	if sent, _ := e.srv.remindInductions(context.Background(), now.Add(time.Hour)); sent != 0 {
+		t.Errorf("the same day mailed %d again", sent)
+	}
+	// Alice completes; 15 days later her record (valid 40 days) expires
+	// within 30 days.
+	e.must(201, f.alice, "POST", "/users/@me/inductions/"+ind["id"].(string)+"/records", map[string]any{"answers": []any{}})
+	if sent, _ := e.srv.remindInductions(context.Background(), now.Add(15*24*time.Hour)); sent != 3 {
+		t.Errorf("day 15: sent %d, want 3 (two overdue, one expiring)", sent)
+	}
+	if got := subjects(f.alice.Email); len(got) != 1 || !strings.Contains(got[0], "expires soon") {
+		t.Errorf("alice: %v", got)
+	}
 }

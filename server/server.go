@@ -50,6 +50,8 @@ type Config struct {
 	// lets deliveries reach loopback and private addresses (tests, labs).
 	WebhookPoll        time.Duration
 	AllowPrivateEgress bool
+	// Reminders runs the daily induction reminder mail (serve sets it).
+	Reminders bool
 	// MaxJSONBody is the largest body of any request but an upload
 	// (multipart), 0: 1 MiB. InFlightBody bounds the body bytes of all
 	// requests at once (503 with Retry-After beyond), 0: 128 MiB.
@@ -142,6 +144,9 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 	if cfg.WebhookPoll > 0 {
 		// Runs for the server's lifetime (ctx): the queue is in the table.
 		go s.deliverWebhooks(ctx, cfg.WebhookPoll)
+	}
+	if cfg.Reminders {
+		go s.remindDaily(ctx)
 	}
 	return s, nil
 }

@@ -1,0 +1,100 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"workspace/db"
+)
+
+// Daily induction reminders (issue 11): an assigned user is mailed when the
+// induction is due within 7 days, when it is overdue, and when their record
+// expires within 30 days. Each kind goes to each assignment at most once a
+// day (induction_reminders), however often the job runs.
+
+const (
+	remindDueWithin    = 7 * 24 * time.Hour
+	remindExpiryWithin = 30 * 24 * time.Hour
+)
+
+// remindInductions mails the reminders due at now; it returns how many it
+// sent.
+func (s *Server) remindInductions(ctx context.Context, now time.Time) (int, error) {
+	sent := 0
+	day := now.UTC().Format("2006-01-02")
+	err := s.store.InTx(ctx, func(q *db.Queries) error {
+		rows, err := q.InductionReminderCandidates(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			kind, subject, body := reminderFor(r, now)
+			if kind == "" {
+				continue
+			}
+			n, err := q.InductionReminderMark(ctx, db.InductionReminderMarkParams{UserInductionID: r.ID, Kind: kind, Day: day})
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				continue // already mailed today
+			}
+			if err := s.mailer.send(ctx, q, message{Kind: "email", Recipient: r.Email, Subject: subject, Body: body}); err != nil {
+				return err
+			}
+			sent++
+		}
+		return nil
+	})
+	return sent, err
+}
+
+// reminderFor picks the one reminder an assignment gets now, if any.
+func reminderFor(r db.InductionReminderCandidatesRow, now time.Time) (kind, subject, body string) {
+	parse := func(s *string) (time.Time, bool) {
+		if s == nil {
+			return time.Time{}, false
+		}
+		t, err := db.ParseTime(*s)
+		return t, err == nil
+	}
+	completed := r.RecordHash == r.Hash
+	expires, expiring := parse(r.RecordExpiresAt)
+	if completed && expiring && !expires.After(now) {
+		completed = false // the record has expired: due again
+	}
+	if completed {
+		if expiring && expires.Sub(now) <= remindExpiryWithin {
+			return "expiring", "Your induction expires soon: " + r.Name,
+				fmt.Sprintf("Your induction %q expires on %s. Complete it again before then.\n", r.Name, expires.Format("2006-01-02"))
+		}
+		return "", "", ""
+	}
+	due, hasDue := parse(r.DueAt)
+	switch {
+	case hasDue && due.Before(now):
+		return "overdue", "Your induction is overdue: " + r.Name,
+			fmt.Sprintf("Your induction %q was due on %s. Please complete it now.\n", r.Name, due.Format("2006-01-02"))
+	case hasDue && due.Sub(now) <= remindDueWithin:
+		return "due", "Your induction is due soon: " + r.Name,
+			fmt.Sprintf("Your induction %q is due on %s.\n", r.Name, due.Format("2006-01-02"))
+	}
+	return "", "", ""
+}
+
+// remindDaily runs remindInductions once a day until ctx ends (serve).
+func (s *Server) remindDaily(ctx context.Context) {
+	t := time.NewTicker(time.Hour) // hourly checks; each kind still once a day
+	defer t.Stop()
+	for {
+		if _, err := s.remindInductions(ctx, s.clock()); err != nil && ctx.Err() == nil {
+			s.log.Error("induction reminders", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
