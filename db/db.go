@@ -696,6 +696,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.userUpdateProfileStmt, err = db.PrepareContext(ctx, userUpdateProfile); err != nil {
 		return nil, fmt.Errorf("error preparing query UserUpdateProfile: %w", err)
 	}
+	if q.workItemTypeCreateStmt, err = db.PrepareContext(ctx, workItemTypeCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemTypeCreate: %w", err)
+	}
+	if q.workItemTypeGetStmt, err = db.PrepareContext(ctx, workItemTypeGet); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemTypeGet: %w", err)
+	}
+	if q.workItemTypeListByIDsStmt, err = db.PrepareContext(ctx, workItemTypeListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemTypeListByIDs: %w", err)
+	}
+	if q.workItemTypeUpdateStmt, err = db.PrepareContext(ctx, workItemTypeUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemTypeUpdate: %w", err)
+	}
 	if q.workgroupCreateStmt, err = db.PrepareContext(ctx, workgroupCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkgroupCreate: %w", err)
 	}
@@ -1845,6 +1857,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing userUpdateProfileStmt: %w", cerr)
 		}
 	}
+	if q.workItemTypeCreateStmt != nil {
+		if cerr := q.workItemTypeCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemTypeCreateStmt: %w", cerr)
+		}
+	}
+	if q.workItemTypeGetStmt != nil {
+		if cerr := q.workItemTypeGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemTypeGetStmt: %w", cerr)
+		}
+	}
+	if q.workItemTypeListByIDsStmt != nil {
+		if cerr := q.workItemTypeListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemTypeListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.workItemTypeUpdateStmt != nil {
+		if cerr := q.workItemTypeUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemTypeUpdateStmt: %w", cerr)
+		}
+	}
 	if q.workgroupCreateStmt != nil {
 		if cerr := q.workgroupCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workgroupCreateStmt: %w", cerr)
@@ -2148,6 +2180,10 @@ type Queries struct {
 	userTotpGetStmt                           *sql.Stmt
 	userTotpPutStmt                           *sql.Stmt
 	userUpdateProfileStmt                     *sql.Stmt
+	workItemTypeCreateStmt                    *sql.Stmt
+	workItemTypeGetStmt                       *sql.Stmt
+	workItemTypeListByIDsStmt                 *sql.Stmt
+	workItemTypeUpdateStmt                    *sql.Stmt
 	workgroupCreateStmt                       *sql.Stmt
 	workgroupDeleteStmt                       *sql.Stmt
 	workgroupGetStmt                          *sql.Stmt
@@ -2386,6 +2422,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		userTotpGetStmt:                           q.userTotpGetStmt,
 		userTotpPutStmt:                           q.userTotpPutStmt,
 		userUpdateProfileStmt:                     q.userUpdateProfileStmt,
+		workItemTypeCreateStmt:                    q.workItemTypeCreateStmt,
+		workItemTypeGetStmt:                       q.workItemTypeGetStmt,
+		workItemTypeListByIDsStmt:                 q.workItemTypeListByIDsStmt,
+		workItemTypeUpdateStmt:                    q.workItemTypeUpdateStmt,
 		workgroupCreateStmt:                       q.workgroupCreateStmt,
 		workgroupDeleteStmt:                       q.workgroupDeleteStmt,
 		workgroupGetStmt:                          q.workgroupGetStmt,

@@ -424,6 +424,17 @@ type UserTotpSecret struct {
 	ExpiresAt string
 }
 
+type WorkItemType struct {
+	ID             int64
+	OrganisationID int64
+	Name           string
+	Description    string
+	Colour         string
+	PrefixID       *int64
+	Enabled        bool
+	CreatedAt      string
+}
+
 type Workgroup struct {
 	ID             int64
 	OrganisationID int64

@@ -143,6 +143,12 @@ func (s *Server) routes() []route {
 		{"GET", "/api/disciplines/:id", authenticated, s.disciplineGet},
 		{"PATCH", "/api/disciplines/:id", authenticated, s.disciplinePatch},
 
+		// Work item types and work items
+		{"POST", "/organisations/:id/work-item-types", authenticated, s.workItemTypeCreate},
+		{"GET", "/organisations/:id/work-item-types", authenticated, s.workItemTypeList},
+		{"GET", "/work-item-types/:id", authenticated, s.workItemTypeGet},
+		{"PATCH", "/work-item-types/:id", authenticated, s.workItemTypePatch},
+
 		// Integrations and their webhook deliveries
 		{"POST", "/organisations/:id/integrations", authenticated, s.integrationCreate},
 		{"GET", "/organisations/:id/integrations", authenticated, s.integrationList},
