@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -51,7 +52,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 		nodeID, maxBody, maxJSONBody, inFlightBody                                 int64
 		maxProjects, maxMembers, accountAttempts, addressAttempts, connsPerAddress int
 		registration, allowPrivateEgress                                           bool
-		oidcIssuers, oidcAudiences                                                 []string
+		oidcIssuers, oidcAudiences, oauthClients                                   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -65,6 +66,10 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 				if p, err := url.Parse(u); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
 					return fmt.Errorf("--oidc-issuer %q is not an http(s) URL", u)
 				}
+			}
+			clients, err := parseOAuthClients(oauthClients, getenv)
+			if err != nil {
+				return err
 			}
 			if nodeID < -1 || nodeID > 1023 {
 				return errors.New("--node-id must be 0-1023")
@@ -104,6 +109,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 				MaxJSONBody: maxJSONBody, InFlightBody: inFlightBody,
 				MaxProjectsPerOrg: maxProjects, MaxMembersPerOrg: maxMembers, ExternalIssuers: ext,
 				SMTPURL: smtpURL, Logger: logger, AccountAttempts: accountAttempts, AddressAttempts: addressAttempts,
+				OAuthClients: clients,
 			})
 			if err != nil {
 				return err
@@ -149,10 +155,39 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 	f.IntVar(&addressAttempts, "address-attempts", 50, "failed guesses and registrations one client address may make before 429; refills in 5 minutes")
 	f.StringArrayVar(&oidcIssuers, "oidc-issuer", nil, "external OpenID issuer URL to trust (repeatable)")
 	f.StringArrayVar(&oidcAudiences, "oidc-audience", nil, "audience expected from the matching --oidc-issuer (repeatable)")
+	f.StringArrayVar(&oauthClients, "oauth-client", nil, "client of /oauth/authorize as ID=REDIRECT_URI[,REDIRECT_URI...] (repeatable); public unless WORKSPACE_OAUTH_SECRET_<ID> holds its secret")
 	f.StringVar(&smtpURL, "smtp-url", "", "send mail through smtp://user:pass@host:port?from=addr (default: log and outbox)")
 	f.StringVar(&issuerURL, "issuer-url", "", "public base URL named in tokens (default: http://<addr>)")
 	f.StringVar(&audience, "audience", "workspace", "audience of the server's own access tokens")
 	return cmd
+}
+
+// parseOAuthClients reads --oauth-client values. A secret never goes on the
+// command line (ps shows it): it comes from WORKSPACE_OAUTH_SECRET_<ID>, the
+// id upper-cased with other characters than letters and digits as '_'.
+func parseOAuthClients(vals []string, getenv func(string) string) ([]server.OAuthClient, error) {
+	var out []server.OAuthClient
+	for _, v := range vals {
+		id, uris, ok := strings.Cut(v, "=")
+		if !ok || id == server.WebClientID {
+			return nil, fmt.Errorf("--oauth-client %q: want ID=REDIRECT_URI[,REDIRECT_URI...] (%s is built in)", v, server.WebClientID)
+		}
+		env := "WORKSPACE_OAUTH_SECRET_" + strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' {
+				return r - 'a' + 'A'
+			}
+			if r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+				return r
+			}
+			return '_'
+		}, id)
+		c := server.OAuthClient{ID: id, RedirectURIs: strings.Split(uris, ","), Secret: getenv(env)}
+		if err := server.ValidateOAuthClient(c); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 func migrateCmd(ctx context.Context, stdout io.Writer) *cobra.Command {

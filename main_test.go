@@ -447,3 +447,33 @@ func TestCommands(t *testing.T) {
 		})
 	}
 }
+
+func TestParseOAuthClients(t *testing.T) {
+	env := func(k string) string {
+		if k == "WORKSPACE_OAUTH_SECRET_MY_PROXY" {
+			return "s3cret"
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		vals   []string
+		ok     bool
+		secret string
+		uris   int
+	}{
+		{[]string{"my-proxy=https://p.example/cb,https://p.example/cb2"}, true, "s3cret", 2},
+		{[]string{"mobile=com.example.app:/cb"}, true, "", 1},
+		{[]string{"no-uri"}, false, "", 0},
+		{[]string{"workspace-web=https://x.example/cb"}, false, "", 0},
+		{[]string{"app=/relative"}, false, "", 0},
+	} {
+		got, err := parseOAuthClients(tc.vals, env)
+		if (err == nil) != tc.ok {
+			t.Errorf("%v: err %v, want ok=%v", tc.vals, err, tc.ok)
+			continue
+		}
+		if tc.ok && (got[0].Secret != tc.secret || len(got[0].RedirectURIs) != tc.uris) {
+			t.Errorf("%v: got %+v", tc.vals, got)
+		}
+	}
+}

@@ -550,3 +550,17 @@ CREATE TABLE work_item_types (
     created_at TEXT NOT NULL
 );
 CREATE INDEX work_item_types_organisation ON work_item_types(organisation_id);
+
+CREATE TABLE oauth_codes (
+    code_hash TEXT PRIMARY KEY,
+    client_id TEXT NOT NULL,
+    redirect_uri TEXT NOT NULL,
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    code_challenge TEXT NOT NULL,
+    nonce TEXT NOT NULL,
+    family_id INTEGER NOT NULL,
+    expires_at TEXT NOT NULL,
+    used_at TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX oauth_codes_expires ON oauth_codes(expires_at);

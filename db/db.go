@@ -291,6 +291,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.milestoneUpdateStmt, err = db.PrepareContext(ctx, milestoneUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query MilestoneUpdate: %w", err)
 	}
+	if q.oAuthCodeCreateStmt, err = db.PrepareContext(ctx, oAuthCodeCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query OAuthCodeCreate: %w", err)
+	}
+	if q.oAuthCodeDeleteExpiredStmt, err = db.PrepareContext(ctx, oAuthCodeDeleteExpired); err != nil {
+		return nil, fmt.Errorf("error preparing query OAuthCodeDeleteExpired: %w", err)
+	}
+	if q.oAuthCodeGetStmt, err = db.PrepareContext(ctx, oAuthCodeGet); err != nil {
+		return nil, fmt.Errorf("error preparing query OAuthCodeGet: %w", err)
+	}
+	if q.oAuthCodeUseStmt, err = db.PrepareContext(ctx, oAuthCodeUse); err != nil {
+		return nil, fmt.Errorf("error preparing query OAuthCodeUse: %w", err)
+	}
 	if q.orgBannerSetStmt, err = db.PrepareContext(ctx, orgBannerSet); err != nil {
 		return nil, fmt.Errorf("error preparing query OrgBannerSet: %w", err)
 	}
@@ -1182,6 +1194,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing milestoneUpdateStmt: %w", cerr)
 		}
 	}
+	if q.oAuthCodeCreateStmt != nil {
+		if cerr := q.oAuthCodeCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing oAuthCodeCreateStmt: %w", cerr)
+		}
+	}
+	if q.oAuthCodeDeleteExpiredStmt != nil {
+		if cerr := q.oAuthCodeDeleteExpiredStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing oAuthCodeDeleteExpiredStmt: %w", cerr)
+		}
+	}
+	if q.oAuthCodeGetStmt != nil {
+		if cerr := q.oAuthCodeGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing oAuthCodeGetStmt: %w", cerr)
+		}
+	}
+	if q.oAuthCodeUseStmt != nil {
+		if cerr := q.oAuthCodeUseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing oAuthCodeUseStmt: %w", cerr)
+		}
+	}
 	if q.orgBannerSetStmt != nil {
 		if cerr := q.orgBannerSetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing orgBannerSetStmt: %w", cerr)
@@ -2045,6 +2077,10 @@ type Queries struct {
 	milestoneListByIDsStmt                    *sql.Stmt
 	milestoneOpenCountStmt                    *sql.Stmt
 	milestoneUpdateStmt                       *sql.Stmt
+	oAuthCodeCreateStmt                       *sql.Stmt
+	oAuthCodeDeleteExpiredStmt                *sql.Stmt
+	oAuthCodeGetStmt                          *sql.Stmt
+	oAuthCodeUseStmt                          *sql.Stmt
 	orgBannerSetStmt                          *sql.Stmt
 	orgBlobAttachStmt                         *sql.Stmt
 	orgBlobDetachStmt                         *sql.Stmt
@@ -2287,6 +2323,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		milestoneListByIDsStmt:                    q.milestoneListByIDsStmt,
 		milestoneOpenCountStmt:                    q.milestoneOpenCountStmt,
 		milestoneUpdateStmt:                       q.milestoneUpdateStmt,
+		oAuthCodeCreateStmt:                       q.oAuthCodeCreateStmt,
+		oAuthCodeDeleteExpiredStmt:                q.oAuthCodeDeleteExpiredStmt,
+		oAuthCodeGetStmt:                          q.oAuthCodeGetStmt,
+		oAuthCodeUseStmt:                          q.oAuthCodeUseStmt,
 		orgBannerSetStmt:                          q.orgBannerSetStmt,
 		orgBlobAttachStmt:                         q.orgBlobAttachStmt,
 		orgBlobDetachStmt:                         q.orgBlobDetachStmt,

@@ -140,6 +140,19 @@ type Meta struct {
 	Value string
 }
 
+type OauthCode struct {
+	CodeHash      string
+	ClientID      string
+	RedirectUri   string
+	UserID        int64
+	CodeChallenge string
+	Nonce         string
+	FamilyID      int64
+	ExpiresAt     string
+	UsedAt        *string
+	CreatedAt     string
+}
+
 type Organisation struct {
 	ID                  int64
 	Name                string

@@ -105,6 +105,7 @@ type claims struct {
 	GivenName     string    `json:"given_name,omitempty"`
 	FamilyName    string    `json:"family_name,omitempty"`
 	Name          string    `json:"name,omitempty"`
+	Nonce         string    `json:"nonce,omitempty"` // ID tokens of the code flow
 
 	// For a verified external token: its issuer and key, so a cached
 	// verification can be dropped when the issuer removes that key.

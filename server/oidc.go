@@ -48,17 +48,7 @@ func (s *Server) register(rq *request) error {
 	if err := rq.decode(&b); err != nil {
 		return err
 	}
-	b.Email = strings.TrimSpace(b.Email)
-	p := problems{}
-	if !validEmail(b.Email) {
-		p.add("email", "must be a valid e-mail address")
-	}
-	if problem := passwordProblem(b.Password); problem != "" {
-		p.add("password", problem)
-	}
-	p.length("first_name", b.FirstName, 0, 100)
-	p.length("last_name", b.LastName, 0, 100)
-	if err := p.err(); err != nil {
+	if err := validateRegistration(&b); err != nil {
 		return err
 	}
 	hash, err := hashPassword(b.Password)
@@ -70,6 +60,22 @@ func (s *Server) register(rq *request) error {
 		return err
 	}
 	return rq.json(http.StatusCreated, s.extendedUser(u))
+}
+
+// validateRegistration checks a new account's fields (also used by the
+// sign-in page's registration form); it trims the address.
+func validateRegistration(b *registerBody) error {
+	b.Email = strings.TrimSpace(b.Email)
+	p := problems{}
+	if !validEmail(b.Email) {
+		p.add("email", "must be a valid e-mail address")
+	}
+	if problem := passwordProblem(b.Password); problem != "" {
+		p.add("password", problem)
+	}
+	p.length("first_name", b.FirstName, 0, 100)
+	p.length("last_name", b.LastName, 0, 100)
+	return p.err()
 }
 
 // createUser makes an account with its primary e-mail address. The address is
@@ -201,10 +207,25 @@ func (s *Server) token(rq *request) error {
 		if refused != "" {
 			return fail("invalid_grant", refused)
 		}
+	case "authorization_code":
+		var code, desc string
+		var err error
+		resp, code, desc, err = s.codeGrant(rq.ctx, rq.r, form)
+		if err != nil {
+			return err
+		}
+		if code == "invalid_client" {
+			// RFC 6749 5.2: a failed client authentication is 401.
+			rq.w.Header().Set("Cache-Control", "no-store")
+			return rq.json(http.StatusUnauthorized, tokenError{Error: code, Description: desc})
+		}
+		if code != "" {
+			return fail(code, desc)
+		}
 	case "":
 		return fail("invalid_request", "grant_type is required.")
 	default:
-		return fail("unsupported_grant_type", "Only the password and refresh_token grants are supported.")
+		return fail("unsupported_grant_type", "Only the authorization_code, password and refresh_token grants are supported.")
 	}
 	rq.w.Header().Set("Cache-Control", "no-store")
 	return rq.json(http.StatusOK, resp)
@@ -292,17 +313,33 @@ func (s *Server) issueTokens(ctx context.Context, q *db.Queries, u db.User) (tok
 
 // issueTokensIn is issueTokens with the refresh token joining chain family.
 func (s *Server) issueTokensIn(ctx context.Context, q *db.Queries, u db.User, family int64) (tokenResponse, error) {
+	return s.issueTokensFor(ctx, q, u, family, idTokenFor{})
+}
+
+// idTokenFor is who an ID token is for: in the code flow the client (its
+// audience) and the nonce it sent; otherwise the API's audience.
+type idTokenFor struct {
+	clientID string
+	nonce    string
+}
+
+func (s *Server) issueTokensFor(ctx context.Context, q *db.Queries, u db.User, family int64, forc idTokenFor) (tokenResponse, error) {
 	now := s.clock()
+	aud := s.cfg.Audience
+	if forc.clientID != "" {
+		aud = forc.clientID
+	}
 	access, err := s.auth.accessToken(u, now)
 	if err != nil {
 		return tokenResponse{}, err
 	}
 	id, err := s.auth.sign(claims{
 		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer: s.cfg.Issuer, Subject: db.ID(u.ID).String(), Audience: jwt.ClaimStrings{s.cfg.Audience},
+			Issuer: s.cfg.Issuer, Subject: db.ID(u.ID).String(), Audience: jwt.ClaimStrings{aud},
 			ExpiresAt: jwt.NewNumericDate(now.Add(accessTokenTTL)), IssuedAt: jwt.NewNumericDate(now),
 		},
 		Email: u.Email, GivenName: u.FirstName, FamilyName: u.LastName, Name: strings.TrimSpace(u.FirstName + " " + u.LastName),
+		Nonce: forc.nonce,
 	}, "JWT")
 	if err != nil {
 		return tokenResponse{}, err
@@ -327,19 +364,22 @@ func (s *Server) discovery(rq *request) error {
 	iss := s.cfg.Issuer
 	return rq.json(http.StatusOK, map[string]any{
 		"issuer":                                     iss,
+		"authorization_endpoint":                     iss + "/oauth/authorize",
 		"token_endpoint":                             iss + "/oauth/token",
 		"revocation_endpoint":                        iss + "/oauth/revoke",
 		"userinfo_endpoint":                          iss + "/oauth/userinfo",
 		"jwks_uri":                                   iss + "/.well-known/jwks.json",
 		"registration_endpoint":                      iss + "/auth/register",
-		"grant_types_supported":                      []string{"password", "refresh_token"},
-		"response_types_supported":                   []string{"token"},
+		"grant_types_supported":                      []string{"authorization_code", "password", "refresh_token"},
+		"response_types_supported":                   []string{"code"},
+		"response_modes_supported":                   []string{"query"},
+		"code_challenge_methods_supported":           []string{"S256"},
 		"subject_types_supported":                    []string{"public"},
 		"id_token_signing_alg_values_supported":      []string{"RS256"},
-		"token_endpoint_auth_methods_supported":      []string{"none"},
+		"token_endpoint_auth_methods_supported":      []string{"none", "client_secret_post", "client_secret_basic"},
 		"revocation_endpoint_auth_methods_supported": []string{"none"},
 		"scopes_supported":                           []string{"openid", "email", "profile"},
-		"claims_supported":                           []string{"iss", "sub", "aud", "exp", "iat", "jti", "email", "given_name", "family_name", "name"},
+		"claims_supported":                           []string{"iss", "sub", "aud", "exp", "iat", "jti", "email", "given_name", "family_name", "name", "nonce"},
 	})
 }
 

@@ -21,6 +21,8 @@ func (s *Server) routes() []route {
 
 		// Sign-in: the server is its own OpenID provider.
 		{"POST", "/auth/register", public, s.register},
+		{"GET", "/oauth/authorize", public, s.authorizeGet},
+		{"POST", "/oauth/authorize", public, s.authorizePost},
 		{"POST", "/oauth/token", public, s.token},
 		{"POST", "/oauth/revoke", public, s.revoke},
 		{"GET", "/.well-known/openid-configuration", public, s.discovery},

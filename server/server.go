@@ -31,6 +31,9 @@ type Config struct {
 	MaxProjectsPerOrg int
 	MaxMembersPerOrg  int
 	ExternalIssuers   []ExternalIssuer
+	// OAuthClients may use /oauth/authorize besides the built-in web
+	// client (WebClientID).
+	OAuthClients []OAuthClient
 	// SMTPURL sends mail through smtp://user:pass@host:port?from=addr when set.
 	SMTPURL string
 	Logger  *slog.Logger
