@@ -42,6 +42,90 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.accessScopeGrantsStmt, err = db.PrepareContext(ctx, accessScopeGrants); err != nil {
 		return nil, fmt.Errorf("error preparing query AccessScopeGrants: %w", err)
 	}
+	if q.assetEnumValueInUseStmt, err = db.PrepareContext(ctx, assetEnumValueInUse); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetEnumValueInUse: %w", err)
+	}
+	if q.assetFieldCreateStmt, err = db.PrepareContext(ctx, assetFieldCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldCreate: %w", err)
+	}
+	if q.assetFieldEnumValueCreateStmt, err = db.PrepareContext(ctx, assetFieldEnumValueCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldEnumValueCreate: %w", err)
+	}
+	if q.assetFieldEnumValueDeleteStmt, err = db.PrepareContext(ctx, assetFieldEnumValueDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldEnumValueDelete: %w", err)
+	}
+	if q.assetFieldEnumValueMoveStmt, err = db.PrepareContext(ctx, assetFieldEnumValueMove); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldEnumValueMove: %w", err)
+	}
+	if q.assetFieldEnumValuesForStmt, err = db.PrepareContext(ctx, assetFieldEnumValuesFor); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldEnumValuesFor: %w", err)
+	}
+	if q.assetFieldGetStmt, err = db.PrepareContext(ctx, assetFieldGet); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldGet: %w", err)
+	}
+	if q.assetFieldInUseStmt, err = db.PrepareContext(ctx, assetFieldInUse); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldInUse: %w", err)
+	}
+	if q.assetFieldListByIDsStmt, err = db.PrepareContext(ctx, assetFieldListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldListByIDs: %w", err)
+	}
+	if q.assetFieldUpdateStmt, err = db.PrepareContext(ctx, assetFieldUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldUpdate: %w", err)
+	}
+	if q.assetStatusCreateStmt, err = db.PrepareContext(ctx, assetStatusCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetStatusCreate: %w", err)
+	}
+	if q.assetStatusGetStmt, err = db.PrepareContext(ctx, assetStatusGet); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetStatusGet: %w", err)
+	}
+	if q.assetStatusListByIDsStmt, err = db.PrepareContext(ctx, assetStatusListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetStatusListByIDs: %w", err)
+	}
+	if q.assetStatusUpdateStmt, err = db.PrepareContext(ctx, assetStatusUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetStatusUpdate: %w", err)
+	}
+	if q.assetTypeCreateStmt, err = db.PrepareContext(ctx, assetTypeCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeCreate: %w", err)
+	}
+	if q.assetTypeFieldAttachStmt, err = db.PrepareContext(ctx, assetTypeFieldAttach); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeFieldAttach: %w", err)
+	}
+	if q.assetTypeFieldDetachStmt, err = db.PrepareContext(ctx, assetTypeFieldDetach); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeFieldDetach: %w", err)
+	}
+	if q.assetTypeFieldsForStmt, err = db.PrepareContext(ctx, assetTypeFieldsFor); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeFieldsFor: %w", err)
+	}
+	if q.assetTypeGetStmt, err = db.PrepareContext(ctx, assetTypeGet); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeGet: %w", err)
+	}
+	if q.assetTypeListByIDsStmt, err = db.PrepareContext(ctx, assetTypeListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeListByIDs: %w", err)
+	}
+	if q.assetTypeUpdateStmt, err = db.PrepareContext(ctx, assetTypeUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeUpdate: %w", err)
+	}
+	if q.assetTypeZoneAttachStmt, err = db.PrepareContext(ctx, assetTypeZoneAttach); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeZoneAttach: %w", err)
+	}
+	if q.assetTypeZoneDetachStmt, err = db.PrepareContext(ctx, assetTypeZoneDetach); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeZoneDetach: %w", err)
+	}
+	if q.assetTypeZonesForStmt, err = db.PrepareContext(ctx, assetTypeZonesFor); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeZonesFor: %w", err)
+	}
+	if q.assetZoneCreateStmt, err = db.PrepareContext(ctx, assetZoneCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetZoneCreate: %w", err)
+	}
+	if q.assetZoneGetStmt, err = db.PrepareContext(ctx, assetZoneGet); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetZoneGet: %w", err)
+	}
+	if q.assetZoneListByIDsStmt, err = db.PrepareContext(ctx, assetZoneListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetZoneListByIDs: %w", err)
+	}
+	if q.assetZoneUpdateStmt, err = db.PrepareContext(ctx, assetZoneUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetZoneUpdate: %w", err)
+	}
 	if q.banDeleteStmt, err = db.PrepareContext(ctx, banDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query BanDelete: %w", err)
 	}
@@ -113,6 +197,27 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.domainVerifiedCountStmt, err = db.PrepareContext(ctx, domainVerifiedCount); err != nil {
 		return nil, fmt.Errorf("error preparing query DomainVerifiedCount: %w", err)
+	}
+	if q.fleetCreateStmt, err = db.PrepareContext(ctx, fleetCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetCreate: %w", err)
+	}
+	if q.fleetDeleteStmt, err = db.PrepareContext(ctx, fleetDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetDelete: %w", err)
+	}
+	if q.fleetGetStmt, err = db.PrepareContext(ctx, fleetGet); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetGet: %w", err)
+	}
+	if q.fleetGrantsDeleteStmt, err = db.PrepareContext(ctx, fleetGrantsDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetGrantsDelete: %w", err)
+	}
+	if q.fleetInUseStmt, err = db.PrepareContext(ctx, fleetInUse); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetInUse: %w", err)
+	}
+	if q.fleetListByIDsStmt, err = db.PrepareContext(ctx, fleetListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetListByIDs: %w", err)
+	}
+	if q.fleetUpdateStmt, err = db.PrepareContext(ctx, fleetUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetUpdate: %w", err)
 	}
 	if q.grantDeleteStmt, err = db.PrepareContext(ctx, grantDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query GrantDelete: %w", err)
@@ -389,6 +494,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.prefixListByIDsStmt, err = db.PrepareContext(ctx, prefixListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query PrefixListByIDs: %w", err)
+	}
+	if q.prefixOfOrganisationStmt, err = db.PrepareContext(ctx, prefixOfOrganisation); err != nil {
+		return nil, fmt.Errorf("error preparing query PrefixOfOrganisation: %w", err)
 	}
 	if q.prefixUpdateStmt, err = db.PrepareContext(ctx, prefixUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query PrefixUpdate: %w", err)
@@ -779,6 +887,146 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing accessScopeGrantsStmt: %w", cerr)
 		}
 	}
+	if q.assetEnumValueInUseStmt != nil {
+		if cerr := q.assetEnumValueInUseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetEnumValueInUseStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldCreateStmt != nil {
+		if cerr := q.assetFieldCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldCreateStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldEnumValueCreateStmt != nil {
+		if cerr := q.assetFieldEnumValueCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldEnumValueCreateStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldEnumValueDeleteStmt != nil {
+		if cerr := q.assetFieldEnumValueDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldEnumValueDeleteStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldEnumValueMoveStmt != nil {
+		if cerr := q.assetFieldEnumValueMoveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldEnumValueMoveStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldEnumValuesForStmt != nil {
+		if cerr := q.assetFieldEnumValuesForStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldEnumValuesForStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldGetStmt != nil {
+		if cerr := q.assetFieldGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldGetStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldInUseStmt != nil {
+		if cerr := q.assetFieldInUseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldInUseStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldListByIDsStmt != nil {
+		if cerr := q.assetFieldListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldUpdateStmt != nil {
+		if cerr := q.assetFieldUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldUpdateStmt: %w", cerr)
+		}
+	}
+	if q.assetStatusCreateStmt != nil {
+		if cerr := q.assetStatusCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetStatusCreateStmt: %w", cerr)
+		}
+	}
+	if q.assetStatusGetStmt != nil {
+		if cerr := q.assetStatusGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetStatusGetStmt: %w", cerr)
+		}
+	}
+	if q.assetStatusListByIDsStmt != nil {
+		if cerr := q.assetStatusListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetStatusListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.assetStatusUpdateStmt != nil {
+		if cerr := q.assetStatusUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetStatusUpdateStmt: %w", cerr)
+		}
+	}
+	if q.assetTypeCreateStmt != nil {
+		if cerr := q.assetTypeCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeCreateStmt: %w", cerr)
+		}
+	}
+	if q.assetTypeFieldAttachStmt != nil {
+		if cerr := q.assetTypeFieldAttachStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeFieldAttachStmt: %w", cerr)
+		}
+	}
+	if q.assetTypeFieldDetachStmt != nil {
+		if cerr := q.assetTypeFieldDetachStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeFieldDetachStmt: %w", cerr)
+		}
+	}
+	if q.assetTypeFieldsForStmt != nil {
+		if cerr := q.assetTypeFieldsForStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeFieldsForStmt: %w", cerr)
+		}
+	}
+	if q.assetTypeGetStmt != nil {
+		if cerr := q.assetTypeGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeGetStmt: %w", cerr)
+		}
+	}
+	if q.assetTypeListByIDsStmt != nil {
+		if cerr := q.assetTypeListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.assetTypeUpdateStmt != nil {
+		if cerr := q.assetTypeUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeUpdateStmt: %w", cerr)
+		}
+	}
+	if q.assetTypeZoneAttachStmt != nil {
+		if cerr := q.assetTypeZoneAttachStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeZoneAttachStmt: %w", cerr)
+		}
+	}
+	if q.assetTypeZoneDetachStmt != nil {
+		if cerr := q.assetTypeZoneDetachStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeZoneDetachStmt: %w", cerr)
+		}
+	}
+	if q.assetTypeZonesForStmt != nil {
+		if cerr := q.assetTypeZonesForStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeZonesForStmt: %w", cerr)
+		}
+	}
+	if q.assetZoneCreateStmt != nil {
+		if cerr := q.assetZoneCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetZoneCreateStmt: %w", cerr)
+		}
+	}
+	if q.assetZoneGetStmt != nil {
+		if cerr := q.assetZoneGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetZoneGetStmt: %w", cerr)
+		}
+	}
+	if q.assetZoneListByIDsStmt != nil {
+		if cerr := q.assetZoneListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetZoneListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.assetZoneUpdateStmt != nil {
+		if cerr := q.assetZoneUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetZoneUpdateStmt: %w", cerr)
+		}
+	}
 	if q.banDeleteStmt != nil {
 		if cerr := q.banDeleteStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing banDeleteStmt: %w", cerr)
@@ -897,6 +1145,41 @@ func (q *Queries) Close() error {
 	if q.domainVerifiedCountStmt != nil {
 		if cerr := q.domainVerifiedCountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing domainVerifiedCountStmt: %w", cerr)
+		}
+	}
+	if q.fleetCreateStmt != nil {
+		if cerr := q.fleetCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetCreateStmt: %w", cerr)
+		}
+	}
+	if q.fleetDeleteStmt != nil {
+		if cerr := q.fleetDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetDeleteStmt: %w", cerr)
+		}
+	}
+	if q.fleetGetStmt != nil {
+		if cerr := q.fleetGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetGetStmt: %w", cerr)
+		}
+	}
+	if q.fleetGrantsDeleteStmt != nil {
+		if cerr := q.fleetGrantsDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetGrantsDeleteStmt: %w", cerr)
+		}
+	}
+	if q.fleetInUseStmt != nil {
+		if cerr := q.fleetInUseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetInUseStmt: %w", cerr)
+		}
+	}
+	if q.fleetListByIDsStmt != nil {
+		if cerr := q.fleetListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.fleetUpdateStmt != nil {
+		if cerr := q.fleetUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetUpdateStmt: %w", cerr)
 		}
 	}
 	if q.grantDeleteStmt != nil {
@@ -1357,6 +1640,11 @@ func (q *Queries) Close() error {
 	if q.prefixListByIDsStmt != nil {
 		if cerr := q.prefixListByIDsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing prefixListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.prefixOfOrganisationStmt != nil {
+		if cerr := q.prefixOfOrganisationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing prefixOfOrganisationStmt: %w", cerr)
 		}
 	}
 	if q.prefixUpdateStmt != nil {
@@ -1994,6 +2282,34 @@ type Queries struct {
 	accessMembershipStmt                      *sql.Stmt
 	accessMembershipsForUserStmt              *sql.Stmt
 	accessScopeGrantsStmt                     *sql.Stmt
+	assetEnumValueInUseStmt                   *sql.Stmt
+	assetFieldCreateStmt                      *sql.Stmt
+	assetFieldEnumValueCreateStmt             *sql.Stmt
+	assetFieldEnumValueDeleteStmt             *sql.Stmt
+	assetFieldEnumValueMoveStmt               *sql.Stmt
+	assetFieldEnumValuesForStmt               *sql.Stmt
+	assetFieldGetStmt                         *sql.Stmt
+	assetFieldInUseStmt                       *sql.Stmt
+	assetFieldListByIDsStmt                   *sql.Stmt
+	assetFieldUpdateStmt                      *sql.Stmt
+	assetStatusCreateStmt                     *sql.Stmt
+	assetStatusGetStmt                        *sql.Stmt
+	assetStatusListByIDsStmt                  *sql.Stmt
+	assetStatusUpdateStmt                     *sql.Stmt
+	assetTypeCreateStmt                       *sql.Stmt
+	assetTypeFieldAttachStmt                  *sql.Stmt
+	assetTypeFieldDetachStmt                  *sql.Stmt
+	assetTypeFieldsForStmt                    *sql.Stmt
+	assetTypeGetStmt                          *sql.Stmt
+	assetTypeListByIDsStmt                    *sql.Stmt
+	assetTypeUpdateStmt                       *sql.Stmt
+	assetTypeZoneAttachStmt                   *sql.Stmt
+	assetTypeZoneDetachStmt                   *sql.Stmt
+	assetTypeZonesForStmt                     *sql.Stmt
+	assetZoneCreateStmt                       *sql.Stmt
+	assetZoneGetStmt                          *sql.Stmt
+	assetZoneListByIDsStmt                    *sql.Stmt
+	assetZoneUpdateStmt                       *sql.Stmt
 	banDeleteStmt                             *sql.Stmt
 	banExistsStmt                             *sql.Stmt
 	banListStmt                               *sql.Stmt
@@ -2018,6 +2334,13 @@ type Queries struct {
 	domainSetApprovedStmt                     *sql.Stmt
 	domainSetVerifiedStmt                     *sql.Stmt
 	domainVerifiedCountStmt                   *sql.Stmt
+	fleetCreateStmt                           *sql.Stmt
+	fleetDeleteStmt                           *sql.Stmt
+	fleetGetStmt                              *sql.Stmt
+	fleetGrantsDeleteStmt                     *sql.Stmt
+	fleetInUseStmt                            *sql.Stmt
+	fleetListByIDsStmt                        *sql.Stmt
+	fleetUpdateStmt                           *sql.Stmt
 	grantDeleteStmt                           *sql.Stmt
 	grantDeleteForTargetStmt                  *sql.Stmt
 	grantGetStmt                              *sql.Stmt
@@ -2110,6 +2433,7 @@ type Queries struct {
 	prefixDrawStmt                            *sql.Stmt
 	prefixGetStmt                             *sql.Stmt
 	prefixListByIDsStmt                       *sql.Stmt
+	prefixOfOrganisationStmt                  *sql.Stmt
 	prefixUpdateStmt                          *sql.Stmt
 	projectCreateStmt                         *sql.Stmt
 	projectGetStmt                            *sql.Stmt
@@ -2240,6 +2564,34 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		accessMembershipStmt:                      q.accessMembershipStmt,
 		accessMembershipsForUserStmt:              q.accessMembershipsForUserStmt,
 		accessScopeGrantsStmt:                     q.accessScopeGrantsStmt,
+		assetEnumValueInUseStmt:                   q.assetEnumValueInUseStmt,
+		assetFieldCreateStmt:                      q.assetFieldCreateStmt,
+		assetFieldEnumValueCreateStmt:             q.assetFieldEnumValueCreateStmt,
+		assetFieldEnumValueDeleteStmt:             q.assetFieldEnumValueDeleteStmt,
+		assetFieldEnumValueMoveStmt:               q.assetFieldEnumValueMoveStmt,
+		assetFieldEnumValuesForStmt:               q.assetFieldEnumValuesForStmt,
+		assetFieldGetStmt:                         q.assetFieldGetStmt,
+		assetFieldInUseStmt:                       q.assetFieldInUseStmt,
+		assetFieldListByIDsStmt:                   q.assetFieldListByIDsStmt,
+		assetFieldUpdateStmt:                      q.assetFieldUpdateStmt,
+		assetStatusCreateStmt:                     q.assetStatusCreateStmt,
+		assetStatusGetStmt:                        q.assetStatusGetStmt,
+		assetStatusListByIDsStmt:                  q.assetStatusListByIDsStmt,
+		assetStatusUpdateStmt:                     q.assetStatusUpdateStmt,
+		assetTypeCreateStmt:                       q.assetTypeCreateStmt,
+		assetTypeFieldAttachStmt:                  q.assetTypeFieldAttachStmt,
+		assetTypeFieldDetachStmt:                  q.assetTypeFieldDetachStmt,
+		assetTypeFieldsForStmt:                    q.assetTypeFieldsForStmt,
+		assetTypeGetStmt:                          q.assetTypeGetStmt,
+		assetTypeListByIDsStmt:                    q.assetTypeListByIDsStmt,
+		assetTypeUpdateStmt:                       q.assetTypeUpdateStmt,
+		assetTypeZoneAttachStmt:                   q.assetTypeZoneAttachStmt,
+		assetTypeZoneDetachStmt:                   q.assetTypeZoneDetachStmt,
+		assetTypeZonesForStmt:                     q.assetTypeZonesForStmt,
+		assetZoneCreateStmt:                       q.assetZoneCreateStmt,
+		assetZoneGetStmt:                          q.assetZoneGetStmt,
+		assetZoneListByIDsStmt:                    q.assetZoneListByIDsStmt,
+		assetZoneUpdateStmt:                       q.assetZoneUpdateStmt,
 		banDeleteStmt:                             q.banDeleteStmt,
 		banExistsStmt:                             q.banExistsStmt,
 		banListStmt:                               q.banListStmt,
@@ -2264,6 +2616,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		domainSetApprovedStmt:                     q.domainSetApprovedStmt,
 		domainSetVerifiedStmt:                     q.domainSetVerifiedStmt,
 		domainVerifiedCountStmt:                   q.domainVerifiedCountStmt,
+		fleetCreateStmt:                           q.fleetCreateStmt,
+		fleetDeleteStmt:                           q.fleetDeleteStmt,
+		fleetGetStmt:                              q.fleetGetStmt,
+		fleetGrantsDeleteStmt:                     q.fleetGrantsDeleteStmt,
+		fleetInUseStmt:                            q.fleetInUseStmt,
+		fleetListByIDsStmt:                        q.fleetListByIDsStmt,
+		fleetUpdateStmt:                           q.fleetUpdateStmt,
 		grantDeleteStmt:                           q.grantDeleteStmt,
 		grantDeleteForTargetStmt:                  q.grantDeleteForTargetStmt,
 		grantGetStmt:                              q.grantGetStmt,
@@ -2356,6 +2715,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		prefixDrawStmt:                            q.prefixDrawStmt,
 		prefixGetStmt:                             q.prefixGetStmt,
 		prefixListByIDsStmt:                       q.prefixListByIDsStmt,
+		prefixOfOrganisationStmt:                  q.prefixOfOrganisationStmt,
 		prefixUpdateStmt:                          q.prefixUpdateStmt,
 		projectCreateStmt:                         q.projectCreateStmt,
 		projectGetStmt:                            q.projectGetStmt,

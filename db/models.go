@@ -4,6 +4,135 @@
 
 package db
 
+type AssetField struct {
+	ID             int64
+	OrganisationID int64
+	Name           string
+	Description    string
+	Type           int64
+	Units          *string
+	CreatedAt      string
+}
+
+type AssetFieldEnumValue struct {
+	ID             int64
+	OrganisationID int64
+	AssetFieldID   int64
+	Value          string
+	Position       int64
+}
+
+type AssetFieldValue struct {
+	GroupID        int64
+	FieldID        int64
+	OrganisationID int64
+	Value          string
+	Units          *string
+}
+
+type AssetGroup struct {
+	ID                  int64
+	OrganisationID      int64
+	TypeID              int64
+	Ephemerality        int64
+	FleetID             *int64
+	StatusID            *int64
+	LocationID          *int64
+	SubLocationID       *int64
+	SubscriptionID      *int64
+	PrefixID            *int64
+	Number              *int64
+	FormattedNumber     *string
+	Name                string
+	NormalisedName      string
+	Description         string
+	Active              bool
+	OpenWorkItemCount   int64
+	ClosedWorkItemCount int64
+	CreatedAt           string
+	CreatedBy           int64
+	UpdatedAt           string
+	UpdatedBy           int64
+}
+
+type AssetGroupMember struct {
+	GroupID        int64
+	AssetID        int64
+	OrganisationID int64
+	Position       int64
+}
+
+type AssetLog struct {
+	ID             int64
+	OrganisationID int64
+	AssetGroupID   int64
+	Type           string
+	Log            string
+	LogHash        string
+	Embed          *string
+	Duration       *int64
+	Latitude       *float64
+	Longitude      *float64
+	LoggedAt       string
+	AttachmentID   *int64
+	AttachmentHash *string
+	AttachmentName *string
+	CreatedAt      string
+	CreatedBy      int64
+	UpdatedAt      string
+	UpdatedBy      int64
+}
+
+type AssetStatus struct {
+	ID             int64
+	OrganisationID int64
+	Name           string
+	Description    string
+	Active         bool
+	CreatedAt      string
+}
+
+type AssetSubscription struct {
+	ID             int64
+	OrganisationID int64
+	Name           string
+	Capacity       int64
+	Allocated      int64
+	CreatedAt      string
+}
+
+type AssetType struct {
+	ID             int64
+	OrganisationID int64
+	FleetID        *int64
+	PrefixID       *int64
+	Ephemerality   int64
+	Name           string
+	Description    string
+	CreatedAt      string
+}
+
+type AssetTypeField struct {
+	TypeID         int64
+	FieldID        int64
+	OrganisationID int64
+}
+
+type AssetTypeZone struct {
+	TypeID         int64
+	ZoneID         int64
+	OrganisationID int64
+}
+
+type AssetZone struct {
+	ID             int64
+	OrganisationID int64
+	Name           string
+	Code           string
+	Description    string
+	CreatedAt      string
+}
+
 type Blob struct {
 	Hash        string
 	ContentType string
@@ -19,6 +148,39 @@ type Discipline struct {
 	Name           string
 	Description    string
 	Enabled        bool
+	CreatedAt      string
+}
+
+type Fleet struct {
+	ID             int64
+	OrganisationID int64
+	Name           string
+	Description    string
+	PrefixID       *int64
+	CreatedAt      string
+	CreatedBy      int64
+}
+
+type FleetShare struct {
+	ID                      int64
+	OrganisationID          int64
+	FleetID                 int64
+	RecipientOrganisationID *int64
+	RecipientUserID         *int64
+	WorkItemTypeID          *int64
+	Status                  int64
+	SharedBy                int64
+	CreatedAt               string
+	RespondedAt             *string
+	RespondedBy             *int64
+}
+
+type FleetSubscription struct {
+	ID             int64
+	UserID         int64
+	FleetID        int64
+	LocationID     *int64
+	WorkItemTypeID *int64
 	CreatedAt      string
 }
 

@@ -104,6 +104,9 @@ type Scope int
 const (
 	ScopePackage Scope = iota
 	ScopeProject
+	// ScopeFleet: grants on one fleet (docs/assets.md); a request acts in a
+	// fleet or in a project, never both, so its place among them is moot.
+	ScopeFleet
 	ScopeOrganisation
 )
 
@@ -111,7 +114,7 @@ const (
 // permission_grants but missing here makes grantOf fail, so a new layer
 // cannot be silently read as the organisation's (fail closed).
 var scopeNames = map[string]Scope{
-	"package": ScopePackage, "project": ScopeProject, "organisation": ScopeOrganisation,
+	"package": ScopePackage, "project": ScopeProject, "fleet": ScopeFleet, "organisation": ScopeOrganisation,
 }
 
 // Target is who a grant is for, in the order a layer consults them.
@@ -186,12 +189,13 @@ const noRoles = math.MaxInt64
 type Scopes struct {
 	Project int64
 	Package int64
+	Fleet   int64
 }
 
 // ids are the scope ids whose grants apply, the organisation's included.
 func (sc Scopes) ids(orgID int64) []int64 {
 	ids := []int64{orgID}
-	for _, id := range []int64{sc.Project, sc.Package} {
+	for _, id := range []int64{sc.Project, sc.Package, sc.Fleet} {
 		if id != 0 {
 			ids = append(ids, id)
 		}
@@ -206,6 +210,8 @@ func (sc Scopes) where() string {
 		return "on this package"
 	case sc.Project != 0:
 		return "on this project"
+	case sc.Fleet != 0:
+		return "on this fleet"
 	}
 	return "in this organisation"
 }
