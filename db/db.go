@@ -495,9 +495,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.prefixListByIDsStmt, err = db.PrepareContext(ctx, prefixListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query PrefixListByIDs: %w", err)
 	}
-	if q.prefixOfOrganisationStmt, err = db.PrepareContext(ctx, prefixOfOrganisation); err != nil {
-		return nil, fmt.Errorf("error preparing query PrefixOfOrganisation: %w", err)
-	}
 	if q.prefixUpdateStmt, err = db.PrepareContext(ctx, prefixUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query PrefixUpdate: %w", err)
 	}
@@ -1642,11 +1639,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing prefixListByIDsStmt: %w", cerr)
 		}
 	}
-	if q.prefixOfOrganisationStmt != nil {
-		if cerr := q.prefixOfOrganisationStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing prefixOfOrganisationStmt: %w", cerr)
-		}
-	}
 	if q.prefixUpdateStmt != nil {
 		if cerr := q.prefixUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing prefixUpdateStmt: %w", cerr)
@@ -2433,7 +2425,6 @@ type Queries struct {
 	prefixDrawStmt                            *sql.Stmt
 	prefixGetStmt                             *sql.Stmt
 	prefixListByIDsStmt                       *sql.Stmt
-	prefixOfOrganisationStmt                  *sql.Stmt
 	prefixUpdateStmt                          *sql.Stmt
 	projectCreateStmt                         *sql.Stmt
 	projectGetStmt                            *sql.Stmt
@@ -2715,7 +2706,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		prefixDrawStmt:                            q.prefixDrawStmt,
 		prefixGetStmt:                             q.prefixGetStmt,
 		prefixListByIDsStmt:                       q.prefixListByIDsStmt,
-		prefixOfOrganisationStmt:                  q.prefixOfOrganisationStmt,
 		prefixUpdateStmt:                          q.prefixUpdateStmt,
 		projectCreateStmt:                         q.projectCreateStmt,
 		projectGetStmt:                            q.projectGetStmt,

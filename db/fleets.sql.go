@@ -180,19 +180,3 @@ func (q *Queries) FleetUpdate(ctx context.Context, arg FleetUpdateParams) (Fleet
 	)
 	return i, err
 }
-
-const prefixOfOrganisation = `-- name: PrefixOfOrganisation :one
-SELECT EXISTS (SELECT 1 FROM prefixes WHERE id = ?1 AND organisation_id = ?2) AS found
-`
-
-type PrefixOfOrganisationParams struct {
-	ID             int64
-	OrganisationID int64
-}
-
-func (q *Queries) PrefixOfOrganisation(ctx context.Context, arg PrefixOfOrganisationParams) (bool, error) {
-	row := q.queryRow(ctx, q.prefixOfOrganisationStmt, prefixOfOrganisation, arg.ID, arg.OrganisationID)
-	var found bool
-	err := row.Scan(&found)
-	return found, err
-}

@@ -27,6 +27,3 @@ DELETE FROM fleets WHERE id = @id AND organisation_id = @organisation_id;
 
 -- name: FleetGrantsDelete :exec
 DELETE FROM permission_grants WHERE scope_id = @scope_id AND organisation_id = @organisation_id AND scope_type = 'fleet';
-
--- name: PrefixOfOrganisation :one
-SELECT EXISTS (SELECT 1 FROM prefixes WHERE id = @id AND organisation_id = @organisation_id) AS found;

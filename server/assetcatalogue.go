@@ -756,7 +756,7 @@ func (s *Server) assetTypeCreate(rq *request) error {
 		if err := fleetInOrg(rq.ctx, q, orgID, "fleet_id", b.FleetID); err != nil {
 			return err
 		}
-		if err := checkPrefix(rq.ctx, q, orgID, b.PrefixID); err != nil {
+		if err := checkPrefix(rq.ctx, q, orgID, b.PrefixID.ptr()); err != nil {
 			return err
 		}
 		t, err := q.AssetTypeCreate(rq.ctx, db.AssetTypeCreateParams{ID: s.store.IDs.Next(), OrganisationID: orgID,
@@ -855,7 +855,7 @@ func (s *Server) assetTypePatch(rq *request) error {
 			t.FleetID = b.FleetID.ptr()
 		}
 		if b.PrefixID.Set {
-			if err := checkPrefix(rq.ctx, q, t.OrganisationID, b.PrefixID); err != nil {
+			if err := checkPrefix(rq.ctx, q, t.OrganisationID, b.PrefixID.ptr()); err != nil {
 				return err
 			}
 			t.PrefixID = b.PrefixID.ptr()

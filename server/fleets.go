@@ -101,21 +101,6 @@ func (b *fleetBody) validate(create bool) error {
 	return p.err()
 }
 
-// checkPrefix: a prefix reference must name a prefix of the organisation.
-func checkPrefix(ctx context.Context, q *db.Queries, orgID int64, r refID) error {
-	if r.ID == 0 {
-		return nil
-	}
-	ok, err := q.PrefixOfOrganisation(ctx, db.PrefixOfOrganisationParams{ID: r.ID, OrganisationID: orgID})
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fieldError("prefix_id", "names no prefix of this organisation")
-	}
-	return nil
-}
-
 // fleetAccess loads a fleet and the caller's access in it.
 func fleetAccess(ctx context.Context, q *db.Queries, userID, id int64, absent int) (db.Fleet, Access, error) {
 	f, err := q.FleetGet(ctx, id)
@@ -162,7 +147,7 @@ func (s *Server) fleetCreate(rq *request) error {
 		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, ManageFleets); err != nil {
 			return err
 		}
-		if err := checkPrefix(rq.ctx, q, orgID, b.PrefixID); err != nil {
+		if err := checkPrefix(rq.ctx, q, orgID, b.PrefixID.ptr()); err != nil {
 			return err
 		}
 		f, err := q.FleetCreate(rq.ctx, db.FleetCreateParams{
@@ -253,7 +238,7 @@ func (s *Server) fleetPatch(rq *request) error {
 		}
 		prefix := f.PrefixID
 		if b.PrefixID.Set {
-			if err := checkPrefix(rq.ctx, q, f.OrganisationID, b.PrefixID); err != nil {
+			if err := checkPrefix(rq.ctx, q, f.OrganisationID, b.PrefixID.ptr()); err != nil {
 				return err
 			}
 			prefix = b.PrefixID.ptr()
