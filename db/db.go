@@ -576,6 +576,51 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.roleUpdateStmt, err = db.PrepareContext(ctx, roleUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query RoleUpdate: %w", err)
 	}
+	if q.scheduleCreateStmt, err = db.PrepareContext(ctx, scheduleCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleCreate: %w", err)
+	}
+	if q.scheduleDeleteStmt, err = db.PrepareContext(ctx, scheduleDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleDelete: %w", err)
+	}
+	if q.scheduleGetStmt, err = db.PrepareContext(ctx, scheduleGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleGet: %w", err)
+	}
+	if q.scheduleInvitedToToolboxStmt, err = db.PrepareContext(ctx, scheduleInvitedToToolbox); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleInvitedToToolbox: %w", err)
+	}
+	if q.scheduleInviteeDeleteStmt, err = db.PrepareContext(ctx, scheduleInviteeDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleInviteeDelete: %w", err)
+	}
+	if q.scheduleInviteeGetStmt, err = db.PrepareContext(ctx, scheduleInviteeGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleInviteeGet: %w", err)
+	}
+	if q.scheduleInviteeListStmt, err = db.PrepareContext(ctx, scheduleInviteeList); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleInviteeList: %w", err)
+	}
+	if q.scheduleInviteeListForSchedulesStmt, err = db.PrepareContext(ctx, scheduleInviteeListForSchedules); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleInviteeListForSchedules: %w", err)
+	}
+	if q.scheduleInviteePutStmt, err = db.PrepareContext(ctx, scheduleInviteePut); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleInviteePut: %w", err)
+	}
+	if q.scheduleInviteeSetStatusStmt, err = db.PrepareContext(ctx, scheduleInviteeSetStatus); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleInviteeSetStatus: %w", err)
+	}
+	if q.scheduleListByIDsStmt, err = db.PrepareContext(ctx, scheduleListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleListByIDs: %w", err)
+	}
+	if q.scheduleListByToolboxStmt, err = db.PrepareContext(ctx, scheduleListByToolbox); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleListByToolbox: %w", err)
+	}
+	if q.scheduleListByWorkItemStmt, err = db.PrepareContext(ctx, scheduleListByWorkItem); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleListByWorkItem: %w", err)
+	}
+	if q.scheduleSetToolboxStmt, err = db.PrepareContext(ctx, scheduleSetToolbox); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleSetToolbox: %w", err)
+	}
+	if q.scheduleUpdateStmt, err = db.PrepareContext(ctx, scheduleUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleUpdate: %w", err)
+	}
 	if q.scopeGrantAllowingIDsStmt, err = db.PrepareContext(ctx, scopeGrantAllowingIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query ScopeGrantAllowingIDs: %w", err)
 	}
@@ -584,6 +629,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.scopeGrantsForUserStmt, err = db.PrepareContext(ctx, scopeGrantsForUser); err != nil {
 		return nil, fmt.Errorf("error preparing query ScopeGrantsForUser: %w", err)
+	}
+	if q.signingCodeSweepStmt, err = db.PrepareContext(ctx, signingCodeSweep); err != nil {
+		return nil, fmt.Errorf("error preparing query SigningCodeSweep: %w", err)
+	}
+	if q.signingCodeUseStmt, err = db.PrepareContext(ctx, signingCodeUse); err != nil {
+		return nil, fmt.Errorf("error preparing query SigningCodeUse: %w", err)
 	}
 	if q.signingKeyCreateStmt, err = db.PrepareContext(ctx, signingKeyCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SigningKeyCreate: %w", err)
@@ -653,6 +704,84 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.teamUpdateStmt, err = db.PrepareContext(ctx, teamUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query TeamUpdate: %w", err)
+	}
+	if q.toolboxArchiveStmt, err = db.PrepareContext(ctx, toolboxArchive); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxArchive: %w", err)
+	}
+	if q.toolboxConductStmt, err = db.PrepareContext(ctx, toolboxConduct); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxConduct: %w", err)
+	}
+	if q.toolboxCreateStmt, err = db.PrepareContext(ctx, toolboxCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxCreate: %w", err)
+	}
+	if q.toolboxGetStmt, err = db.PrepareContext(ctx, toolboxGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxGet: %w", err)
+	}
+	if q.toolboxListByIDsStmt, err = db.PrepareContext(ctx, toolboxListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxListByIDs: %w", err)
+	}
+	if q.toolboxSectionCountStmt, err = db.PrepareContext(ctx, toolboxSectionCount); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxSectionCount: %w", err)
+	}
+	if q.toolboxSectionCreateStmt, err = db.PrepareContext(ctx, toolboxSectionCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxSectionCreate: %w", err)
+	}
+	if q.toolboxSectionDeleteStmt, err = db.PrepareContext(ctx, toolboxSectionDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxSectionDelete: %w", err)
+	}
+	if q.toolboxSectionGetStmt, err = db.PrepareContext(ctx, toolboxSectionGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxSectionGet: %w", err)
+	}
+	if q.toolboxSectionListStmt, err = db.PrepareContext(ctx, toolboxSectionList); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxSectionList: %w", err)
+	}
+	if q.toolboxSectionShiftStmt, err = db.PrepareContext(ctx, toolboxSectionShift); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxSectionShift: %w", err)
+	}
+	if q.toolboxSectionUpdateStmt, err = db.PrepareContext(ctx, toolboxSectionUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxSectionUpdate: %w", err)
+	}
+	if q.toolboxTopicCountStmt, err = db.PrepareContext(ctx, toolboxTopicCount); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxTopicCount: %w", err)
+	}
+	if q.toolboxTopicCreateStmt, err = db.PrepareContext(ctx, toolboxTopicCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxTopicCreate: %w", err)
+	}
+	if q.toolboxTopicDeleteStmt, err = db.PrepareContext(ctx, toolboxTopicDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxTopicDelete: %w", err)
+	}
+	if q.toolboxTopicGetStmt, err = db.PrepareContext(ctx, toolboxTopicGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxTopicGet: %w", err)
+	}
+	if q.toolboxTopicListStmt, err = db.PrepareContext(ctx, toolboxTopicList); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxTopicList: %w", err)
+	}
+	if q.toolboxTopicShiftStmt, err = db.PrepareContext(ctx, toolboxTopicShift); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxTopicShift: %w", err)
+	}
+	if q.toolboxTopicUpdateStmt, err = db.PrepareContext(ctx, toolboxTopicUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxTopicUpdate: %w", err)
+	}
+	if q.toolboxTouchStmt, err = db.PrepareContext(ctx, toolboxTouch); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxTouch: %w", err)
+	}
+	if q.toolboxUpdateStmt, err = db.PrepareContext(ctx, toolboxUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxUpdate: %w", err)
+	}
+	if q.toolboxUserByUserStmt, err = db.PrepareContext(ctx, toolboxUserByUser); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxUserByUser: %w", err)
+	}
+	if q.toolboxUserCreateStmt, err = db.PrepareContext(ctx, toolboxUserCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxUserCreate: %w", err)
+	}
+	if q.toolboxUserListStmt, err = db.PrepareContext(ctx, toolboxUserList); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxUserList: %w", err)
+	}
+	if q.toolboxUserUnlinkScheduleStmt, err = db.PrepareContext(ctx, toolboxUserUnlinkSchedule); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxUserUnlinkSchedule: %w", err)
+	}
+	if q.toolboxesClearWorkgroupStmt, err = db.PrepareContext(ctx, toolboxesClearWorkgroup); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxesClearWorkgroup: %w", err)
 	}
 	if q.userAvatarBlobGetStmt, err = db.PrepareContext(ctx, userAvatarBlobGet); err != nil {
 		return nil, fmt.Errorf("error preparing query UserAvatarBlobGet: %w", err)
@@ -1774,6 +1903,81 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing roleUpdateStmt: %w", cerr)
 		}
 	}
+	if q.scheduleCreateStmt != nil {
+		if cerr := q.scheduleCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleCreateStmt: %w", cerr)
+		}
+	}
+	if q.scheduleDeleteStmt != nil {
+		if cerr := q.scheduleDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleDeleteStmt: %w", cerr)
+		}
+	}
+	if q.scheduleGetStmt != nil {
+		if cerr := q.scheduleGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleGetStmt: %w", cerr)
+		}
+	}
+	if q.scheduleInvitedToToolboxStmt != nil {
+		if cerr := q.scheduleInvitedToToolboxStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleInvitedToToolboxStmt: %w", cerr)
+		}
+	}
+	if q.scheduleInviteeDeleteStmt != nil {
+		if cerr := q.scheduleInviteeDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleInviteeDeleteStmt: %w", cerr)
+		}
+	}
+	if q.scheduleInviteeGetStmt != nil {
+		if cerr := q.scheduleInviteeGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleInviteeGetStmt: %w", cerr)
+		}
+	}
+	if q.scheduleInviteeListStmt != nil {
+		if cerr := q.scheduleInviteeListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleInviteeListStmt: %w", cerr)
+		}
+	}
+	if q.scheduleInviteeListForSchedulesStmt != nil {
+		if cerr := q.scheduleInviteeListForSchedulesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleInviteeListForSchedulesStmt: %w", cerr)
+		}
+	}
+	if q.scheduleInviteePutStmt != nil {
+		if cerr := q.scheduleInviteePutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleInviteePutStmt: %w", cerr)
+		}
+	}
+	if q.scheduleInviteeSetStatusStmt != nil {
+		if cerr := q.scheduleInviteeSetStatusStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleInviteeSetStatusStmt: %w", cerr)
+		}
+	}
+	if q.scheduleListByIDsStmt != nil {
+		if cerr := q.scheduleListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.scheduleListByToolboxStmt != nil {
+		if cerr := q.scheduleListByToolboxStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleListByToolboxStmt: %w", cerr)
+		}
+	}
+	if q.scheduleListByWorkItemStmt != nil {
+		if cerr := q.scheduleListByWorkItemStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleListByWorkItemStmt: %w", cerr)
+		}
+	}
+	if q.scheduleSetToolboxStmt != nil {
+		if cerr := q.scheduleSetToolboxStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleSetToolboxStmt: %w", cerr)
+		}
+	}
+	if q.scheduleUpdateStmt != nil {
+		if cerr := q.scheduleUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleUpdateStmt: %w", cerr)
+		}
+	}
 	if q.scopeGrantAllowingIDsStmt != nil {
 		if cerr := q.scopeGrantAllowingIDsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing scopeGrantAllowingIDsStmt: %w", cerr)
@@ -1787,6 +1991,16 @@ func (q *Queries) Close() error {
 	if q.scopeGrantsForUserStmt != nil {
 		if cerr := q.scopeGrantsForUserStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing scopeGrantsForUserStmt: %w", cerr)
+		}
+	}
+	if q.signingCodeSweepStmt != nil {
+		if cerr := q.signingCodeSweepStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing signingCodeSweepStmt: %w", cerr)
+		}
+	}
+	if q.signingCodeUseStmt != nil {
+		if cerr := q.signingCodeUseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing signingCodeUseStmt: %w", cerr)
 		}
 	}
 	if q.signingKeyCreateStmt != nil {
@@ -1902,6 +2116,136 @@ func (q *Queries) Close() error {
 	if q.teamUpdateStmt != nil {
 		if cerr := q.teamUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing teamUpdateStmt: %w", cerr)
+		}
+	}
+	if q.toolboxArchiveStmt != nil {
+		if cerr := q.toolboxArchiveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxArchiveStmt: %w", cerr)
+		}
+	}
+	if q.toolboxConductStmt != nil {
+		if cerr := q.toolboxConductStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxConductStmt: %w", cerr)
+		}
+	}
+	if q.toolboxCreateStmt != nil {
+		if cerr := q.toolboxCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxCreateStmt: %w", cerr)
+		}
+	}
+	if q.toolboxGetStmt != nil {
+		if cerr := q.toolboxGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxGetStmt: %w", cerr)
+		}
+	}
+	if q.toolboxListByIDsStmt != nil {
+		if cerr := q.toolboxListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.toolboxSectionCountStmt != nil {
+		if cerr := q.toolboxSectionCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxSectionCountStmt: %w", cerr)
+		}
+	}
+	if q.toolboxSectionCreateStmt != nil {
+		if cerr := q.toolboxSectionCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxSectionCreateStmt: %w", cerr)
+		}
+	}
+	if q.toolboxSectionDeleteStmt != nil {
+		if cerr := q.toolboxSectionDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxSectionDeleteStmt: %w", cerr)
+		}
+	}
+	if q.toolboxSectionGetStmt != nil {
+		if cerr := q.toolboxSectionGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxSectionGetStmt: %w", cerr)
+		}
+	}
+	if q.toolboxSectionListStmt != nil {
+		if cerr := q.toolboxSectionListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxSectionListStmt: %w", cerr)
+		}
+	}
+	if q.toolboxSectionShiftStmt != nil {
+		if cerr := q.toolboxSectionShiftStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxSectionShiftStmt: %w", cerr)
+		}
+	}
+	if q.toolboxSectionUpdateStmt != nil {
+		if cerr := q.toolboxSectionUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxSectionUpdateStmt: %w", cerr)
+		}
+	}
+	if q.toolboxTopicCountStmt != nil {
+		if cerr := q.toolboxTopicCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxTopicCountStmt: %w", cerr)
+		}
+	}
+	if q.toolboxTopicCreateStmt != nil {
+		if cerr := q.toolboxTopicCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxTopicCreateStmt: %w", cerr)
+		}
+	}
+	if q.toolboxTopicDeleteStmt != nil {
+		if cerr := q.toolboxTopicDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxTopicDeleteStmt: %w", cerr)
+		}
+	}
+	if q.toolboxTopicGetStmt != nil {
+		if cerr := q.toolboxTopicGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxTopicGetStmt: %w", cerr)
+		}
+	}
+	if q.toolboxTopicListStmt != nil {
+		if cerr := q.toolboxTopicListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxTopicListStmt: %w", cerr)
+		}
+	}
+	if q.toolboxTopicShiftStmt != nil {
+		if cerr := q.toolboxTopicShiftStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxTopicShiftStmt: %w", cerr)
+		}
+	}
+	if q.toolboxTopicUpdateStmt != nil {
+		if cerr := q.toolboxTopicUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxTopicUpdateStmt: %w", cerr)
+		}
+	}
+	if q.toolboxTouchStmt != nil {
+		if cerr := q.toolboxTouchStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxTouchStmt: %w", cerr)
+		}
+	}
+	if q.toolboxUpdateStmt != nil {
+		if cerr := q.toolboxUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxUpdateStmt: %w", cerr)
+		}
+	}
+	if q.toolboxUserByUserStmt != nil {
+		if cerr := q.toolboxUserByUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxUserByUserStmt: %w", cerr)
+		}
+	}
+	if q.toolboxUserCreateStmt != nil {
+		if cerr := q.toolboxUserCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxUserCreateStmt: %w", cerr)
+		}
+	}
+	if q.toolboxUserListStmt != nil {
+		if cerr := q.toolboxUserListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxUserListStmt: %w", cerr)
+		}
+	}
+	if q.toolboxUserUnlinkScheduleStmt != nil {
+		if cerr := q.toolboxUserUnlinkScheduleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxUserUnlinkScheduleStmt: %w", cerr)
+		}
+	}
+	if q.toolboxesClearWorkgroupStmt != nil {
+		if cerr := q.toolboxesClearWorkgroupStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxesClearWorkgroupStmt: %w", cerr)
 		}
 	}
 	if q.userAvatarBlobGetStmt != nil {
@@ -2452,9 +2796,26 @@ type Queries struct {
 	roleSetOrderStmt                          *sql.Stmt
 	roleShiftStmt                             *sql.Stmt
 	roleUpdateStmt                            *sql.Stmt
+	scheduleCreateStmt                        *sql.Stmt
+	scheduleDeleteStmt                        *sql.Stmt
+	scheduleGetStmt                           *sql.Stmt
+	scheduleInvitedToToolboxStmt              *sql.Stmt
+	scheduleInviteeDeleteStmt                 *sql.Stmt
+	scheduleInviteeGetStmt                    *sql.Stmt
+	scheduleInviteeListStmt                   *sql.Stmt
+	scheduleInviteeListForSchedulesStmt       *sql.Stmt
+	scheduleInviteePutStmt                    *sql.Stmt
+	scheduleInviteeSetStatusStmt              *sql.Stmt
+	scheduleListByIDsStmt                     *sql.Stmt
+	scheduleListByToolboxStmt                 *sql.Stmt
+	scheduleListByWorkItemStmt                *sql.Stmt
+	scheduleSetToolboxStmt                    *sql.Stmt
+	scheduleUpdateStmt                        *sql.Stmt
 	scopeGrantAllowingIDsStmt                 *sql.Stmt
 	scopeGrantDenyingIDsStmt                  *sql.Stmt
 	scopeGrantsForUserStmt                    *sql.Stmt
+	signingCodeSweepStmt                      *sql.Stmt
+	signingCodeUseStmt                        *sql.Stmt
 	signingKeyCreateStmt                      *sql.Stmt
 	signingKeyListStmt                        *sql.Stmt
 	subLocationCreateStmt                     *sql.Stmt
@@ -2478,6 +2839,32 @@ type Queries struct {
 	teamMembersDeleteStmt                     *sql.Stmt
 	teamMembersDeleteForUserStmt              *sql.Stmt
 	teamUpdateStmt                            *sql.Stmt
+	toolboxArchiveStmt                        *sql.Stmt
+	toolboxConductStmt                        *sql.Stmt
+	toolboxCreateStmt                         *sql.Stmt
+	toolboxGetStmt                            *sql.Stmt
+	toolboxListByIDsStmt                      *sql.Stmt
+	toolboxSectionCountStmt                   *sql.Stmt
+	toolboxSectionCreateStmt                  *sql.Stmt
+	toolboxSectionDeleteStmt                  *sql.Stmt
+	toolboxSectionGetStmt                     *sql.Stmt
+	toolboxSectionListStmt                    *sql.Stmt
+	toolboxSectionShiftStmt                   *sql.Stmt
+	toolboxSectionUpdateStmt                  *sql.Stmt
+	toolboxTopicCountStmt                     *sql.Stmt
+	toolboxTopicCreateStmt                    *sql.Stmt
+	toolboxTopicDeleteStmt                    *sql.Stmt
+	toolboxTopicGetStmt                       *sql.Stmt
+	toolboxTopicListStmt                      *sql.Stmt
+	toolboxTopicShiftStmt                     *sql.Stmt
+	toolboxTopicUpdateStmt                    *sql.Stmt
+	toolboxTouchStmt                          *sql.Stmt
+	toolboxUpdateStmt                         *sql.Stmt
+	toolboxUserByUserStmt                     *sql.Stmt
+	toolboxUserCreateStmt                     *sql.Stmt
+	toolboxUserListStmt                       *sql.Stmt
+	toolboxUserUnlinkScheduleStmt             *sql.Stmt
+	toolboxesClearWorkgroupStmt               *sql.Stmt
 	userAvatarBlobGetStmt                     *sql.Stmt
 	userAvatarBlobPutStmt                     *sql.Stmt
 	userCreateStmt                            *sql.Stmt
@@ -2733,9 +3120,26 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		roleSetOrderStmt:                          q.roleSetOrderStmt,
 		roleShiftStmt:                             q.roleShiftStmt,
 		roleUpdateStmt:                            q.roleUpdateStmt,
+		scheduleCreateStmt:                        q.scheduleCreateStmt,
+		scheduleDeleteStmt:                        q.scheduleDeleteStmt,
+		scheduleGetStmt:                           q.scheduleGetStmt,
+		scheduleInvitedToToolboxStmt:              q.scheduleInvitedToToolboxStmt,
+		scheduleInviteeDeleteStmt:                 q.scheduleInviteeDeleteStmt,
+		scheduleInviteeGetStmt:                    q.scheduleInviteeGetStmt,
+		scheduleInviteeListStmt:                   q.scheduleInviteeListStmt,
+		scheduleInviteeListForSchedulesStmt:       q.scheduleInviteeListForSchedulesStmt,
+		scheduleInviteePutStmt:                    q.scheduleInviteePutStmt,
+		scheduleInviteeSetStatusStmt:              q.scheduleInviteeSetStatusStmt,
+		scheduleListByIDsStmt:                     q.scheduleListByIDsStmt,
+		scheduleListByToolboxStmt:                 q.scheduleListByToolboxStmt,
+		scheduleListByWorkItemStmt:                q.scheduleListByWorkItemStmt,
+		scheduleSetToolboxStmt:                    q.scheduleSetToolboxStmt,
+		scheduleUpdateStmt:                        q.scheduleUpdateStmt,
 		scopeGrantAllowingIDsStmt:                 q.scopeGrantAllowingIDsStmt,
 		scopeGrantDenyingIDsStmt:                  q.scopeGrantDenyingIDsStmt,
 		scopeGrantsForUserStmt:                    q.scopeGrantsForUserStmt,
+		signingCodeSweepStmt:                      q.signingCodeSweepStmt,
+		signingCodeUseStmt:                        q.signingCodeUseStmt,
 		signingKeyCreateStmt:                      q.signingKeyCreateStmt,
 		signingKeyListStmt:                        q.signingKeyListStmt,
 		subLocationCreateStmt:                     q.subLocationCreateStmt,
@@ -2759,6 +3163,32 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		teamMembersDeleteStmt:                     q.teamMembersDeleteStmt,
 		teamMembersDeleteForUserStmt:              q.teamMembersDeleteForUserStmt,
 		teamUpdateStmt:                            q.teamUpdateStmt,
+		toolboxArchiveStmt:                        q.toolboxArchiveStmt,
+		toolboxConductStmt:                        q.toolboxConductStmt,
+		toolboxCreateStmt:                         q.toolboxCreateStmt,
+		toolboxGetStmt:                            q.toolboxGetStmt,
+		toolboxListByIDsStmt:                      q.toolboxListByIDsStmt,
+		toolboxSectionCountStmt:                   q.toolboxSectionCountStmt,
+		toolboxSectionCreateStmt:                  q.toolboxSectionCreateStmt,
+		toolboxSectionDeleteStmt:                  q.toolboxSectionDeleteStmt,
+		toolboxSectionGetStmt:                     q.toolboxSectionGetStmt,
+		toolboxSectionListStmt:                    q.toolboxSectionListStmt,
+		toolboxSectionShiftStmt:                   q.toolboxSectionShiftStmt,
+		toolboxSectionUpdateStmt:                  q.toolboxSectionUpdateStmt,
+		toolboxTopicCountStmt:                     q.toolboxTopicCountStmt,
+		toolboxTopicCreateStmt:                    q.toolboxTopicCreateStmt,
+		toolboxTopicDeleteStmt:                    q.toolboxTopicDeleteStmt,
+		toolboxTopicGetStmt:                       q.toolboxTopicGetStmt,
+		toolboxTopicListStmt:                      q.toolboxTopicListStmt,
+		toolboxTopicShiftStmt:                     q.toolboxTopicShiftStmt,
+		toolboxTopicUpdateStmt:                    q.toolboxTopicUpdateStmt,
+		toolboxTouchStmt:                          q.toolboxTouchStmt,
+		toolboxUpdateStmt:                         q.toolboxUpdateStmt,
+		toolboxUserByUserStmt:                     q.toolboxUserByUserStmt,
+		toolboxUserCreateStmt:                     q.toolboxUserCreateStmt,
+		toolboxUserListStmt:                       q.toolboxUserListStmt,
+		toolboxUserUnlinkScheduleStmt:             q.toolboxUserUnlinkScheduleStmt,
+		toolboxesClearWorkgroupStmt:               q.toolboxesClearWorkgroupStmt,
 		userAvatarBlobGetStmt:                     q.userAvatarBlobGetStmt,
 		userAvatarBlobPutStmt:                     q.userAvatarBlobPutStmt,
 		userCreateStmt:                            q.userCreateStmt,

@@ -477,6 +477,35 @@ type Role struct {
 	CreatedAt      string
 }
 
+type Schedule struct {
+	ID                int64
+	OrganisationID    int64
+	WorkItemID        *int64
+	ToolboxID         *int64
+	ScheduledStartAt  string
+	ScheduledFinishAt string
+	ActualStartAt     *string
+	ActualFinishAt    *string
+	CreatedAt         string
+	CreatedBy         int64
+	UpdatedAt         string
+	UpdatedBy         int64
+}
+
+type ScheduleInvitee struct {
+	ScheduleID int64
+	UserID     int64
+	Status     string
+	Latitude   *float64
+	Longitude  *float64
+	UpdatedAt  string
+}
+
+type SigningCodeUse struct {
+	Key    string
+	UsedAt string
+}
+
 type SigningKey struct {
 	Kid           string
 	PrivateKeyPem string
@@ -525,6 +554,74 @@ type TeamMember struct {
 	OrganisationID int64
 	IsLeader       bool
 	JoinedAt       string
+}
+
+type Toolbox struct {
+	ID             int64
+	OrganisationID int64
+	WorkgroupID    *int64
+	LocationID     *int64
+	Title          string
+	IsTemplate     bool
+	TotpSecret     string
+	Latitude       *float64
+	Longitude      *float64
+	WithinGeofence *bool
+	ConductedAt    *string
+	ConductedBy    *int64
+	ArchivedAt     *string
+	ArchivedBy     *int64
+	CreatedAt      string
+	CreatedBy      int64
+	UpdatedAt      string
+	UpdatedBy      int64
+}
+
+type ToolboxSection struct {
+	ID             int64
+	OrganisationID int64
+	ToolboxID      int64
+	Title          string
+	Position       int64
+	CreatedAt      string
+	CreatedBy      int64
+	UpdatedAt      string
+	UpdatedBy      int64
+}
+
+type ToolboxTopic struct {
+	ID             int64
+	OrganisationID int64
+	ToolboxID      int64
+	SectionID      *int64
+	Body           string
+	Comments       string
+	ReviewResponse *bool
+	Position       int64
+	ReviewedAt     *string
+	ReviewedBy     *int64
+	CreatedAt      string
+	CreatedBy      int64
+	UpdatedAt      string
+	UpdatedBy      int64
+}
+
+type ToolboxUser struct {
+	ID             int64
+	OrganisationID int64
+	ToolboxID      int64
+	ScheduleID     *int64
+	UserID         *int64
+	FirstName      string
+	LastName       string
+	Email          string
+	PhoneNumber    *string
+	Company        string
+	Position       string
+	Signature      *string
+	SignedAt       string
+	SignedMethod   string
+	SignedBy       *int64
 }
 
 type User struct {

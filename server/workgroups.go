@@ -252,6 +252,10 @@ func (s *Server) workgroupDelete(rq *request) error {
 		if err := q.WorkgroupTeamsDelete(rq.ctx, w.ID); err != nil {
 			return err
 		}
+		// Toolboxes outlive their workgroup: they stay in the organisation.
+		if err := q.ToolboxesClearWorkgroup(rq.ctx, &w.ID); err != nil {
+			return err
+		}
 		return q.WorkgroupDelete(rq.ctx, db.WorkgroupDeleteParams{ID: w.ID, OrganisationID: w.OrganisationID})
 	})
 	if err != nil {

@@ -1,0 +1,664 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
+
+	"workspace/db"
+)
+
+// Signing a toolbox (spec: POST /toolboxes/{id}/sign and the user's
+// /users/@me/toolboxes rows; decisions.md, Signing flows). Decisions in
+// docs/toolboxes.md.
+
+const (
+	signTokenType = "sign+jwt"
+	signTokenTTL  = 30 * time.Minute
+	qrScanWindow  = 24 * time.Hour
+	totpPeriod    = 30
+
+	methodDeclaration = "declaration"
+	methodSignature   = "signature"
+	methodToolboxQR   = "toolbox_qr"
+	methodUserQR      = "user_qr"
+	methodApp         = "app"
+
+	codeSigned           = "toolbox_signed"
+	codeConfirmDetails   = "confirm_details"
+	codeMissingDecl      = "missing_declaration"
+	codeUserNotInvited   = "user_not_invited"
+	codeUserNotCheckedIn = "user_not_checked_in"
+)
+
+// signerBody is the signer's details on the user's toolbox and witness sign rows.
+type signerBody struct {
+	JWT         *string `json:"jwt"`
+	ScheduleID  *db.ID  `json:"schedule_id"`
+	FirstName   *string `json:"first_name"`
+	LastName    *string `json:"last_name"`
+	Company     *string `json:"company"`
+	Position    *string `json:"position"`
+	PhoneNumber *string `json:"phone_number"`
+}
+
+func (b signerBody) validate(jwtRequired bool) error {
+	p := problems{}
+	if (b.JWT == nil || strings.TrimSpace(*b.JWT) == "") && jwtRequired {
+		p.add("jwt", "is required")
+	}
+	validateDetails(p, b.FirstName, b.LastName, b.Company, b.Position, b.PhoneNumber, nil)
+	return p.err()
+}
+
+// validateDetails checks a signer's captured details: names up to 100,
+// company and position up to 200, a phone number, an e-mail address.
+func validateDetails(p problems, first, last, company, position, phone, email *string) {
+	for name, v := range map[string]*string{"first_name": first, "last_name": last} {
+		if v != nil {
+			p.length(name, *v, 0, 100)
+		}
+	}
+	for name, v := range map[string]*string{"company": company, "position": position} {
+		if v != nil {
+			p.length(name, *v, 0, 200)
+		}
+	}
+	if phone != nil && *phone != "" {
+		if _, ok := normalisePhone(*phone); !ok {
+			p.add("phone_number", "must be a phone number of 5-15 digits, optionally starting with +")
+		}
+	}
+	if email != nil && *email != "" && !validEmail(*email) {
+		p.add("email", "must be an e-mail address")
+	}
+}
+
+// signResponse is the spec's toolbox user response. A refusal carries the
+// same shape with status 400 (and errors naming fields where there are any).
+type signResponse struct {
+	ResponseCode string            `json:"response_code"`
+	Message      string            `json:"message"`
+	ToolboxID    *db.ID            `json:"toolbox_id"`
+	ScheduleID   *db.ID            `json:"schedule_id"`
+	UserID       *db.ID            `json:"user_id"`
+	Email        *string           `json:"email"`
+	PhoneNumber  *string           `json:"phone_number"`
+	FirstName    string            `json:"first_name"`
+	LastName     string            `json:"last_name"`
+	Company      *string           `json:"company"`
+	Position     *string           `json:"position"`
+	SignedAt     *string           `json:"signed_at"`
+	SignedMethod *string           `json:"signed_method"`
+	Errors       map[string]string `json:"errors,omitempty"`
+}
+
+// signRefusal ends a sign transaction (rolling back anything it did, such
+// as spending a QR code) with a toolbox user response and a status.
+type signRefusal struct {
+	status int
+	body   signResponse
+}
+
+func (r *signRefusal) Error() string { return r.body.ResponseCode }
+
+// refusalBody is a refusal as the error body ({code, message, errors}) that
+// also carries the toolbox user response's fields.
+type refusalBody struct {
+	Code int `json:"code"`
+	signResponse
+}
+
+// signer is who signs and with what details.
+type signer struct {
+	userID                             *int64
+	first, last, email, company, posit string
+	phone                              *string
+	signature                          *string
+}
+
+func (sg signer) response(code, message string, toolboxID int64, scheduleID *int64) signResponse {
+	r := signResponse{ResponseCode: code, Message: message, ToolboxID: optID(&toolboxID), ScheduleID: optID(scheduleID),
+		UserID: optID(sg.userID), FirstName: sg.first, LastName: sg.last, PhoneNumber: sg.phone}
+	if sg.email != "" {
+		r.Email = &sg.email
+	}
+	if sg.company != "" {
+		r.Company = &sg.company
+	}
+	if sg.posit != "" {
+		r.Position = &sg.posit
+	}
+	return r
+}
+
+// fromUser fills the signer from a user's profile; the profile's phone
+// number only when confirmed.
+func signerFromUser(u db.User) signer {
+	sg := signer{userID: &u.ID, first: u.FirstName, last: u.LastName, email: u.Email, company: u.Company, posit: u.Position}
+	if u.PhoneNumberConfirmed && u.PhoneNumber != "" {
+		phone := u.PhoneNumber
+		sg.phone = &phone
+	}
+	if u.Signature != "" {
+		sig := u.Signature
+		sg.signature = &sig
+	}
+	return sg
+}
+
+// override writes details given in the request over the signer's.
+func (sg *signer) override(first, last, company, position *string) {
+	for _, f := range []struct {
+		v   *string
+		dst *string
+	}{{first, &sg.first}, {last, &sg.last}, {company, &sg.company}, {position, &sg.posit}} {
+		if f.v != nil {
+			*f.dst = strings.TrimSpace(*f.v)
+		}
+	}
+}
+
+func (sg signer) missingDetails() bool { return sg.first == "" || sg.last == "" }
+
+// signToken is a 30-minute proof that a user may sign one object, and how
+// they came by it (the signed method it records).
+type signClaims struct {
+	jwt.RegisteredClaims
+	Object string `json:"obj"`
+	Method string `json:"mth"`
+}
+
+func signObject(kind string, id int64) string { return kind + ":" + db.ID(id).String() }
+
+func (s *Server) issueSignToken(userID int64, object, method string) (string, error) {
+	now := s.now()
+	return s.auth.sign(signClaims{
+		RegisteredClaims: jwt.RegisteredClaims{Issuer: s.auth.issuer, Subject: db.ID(userID).String(),
+			Audience: jwt.ClaimStrings{s.auth.audience}, ExpiresAt: jwt.NewNumericDate(now.Add(signTokenTTL)),
+			IssuedAt: jwt.NewNumericDate(now), ID: randomToken(16)},
+		Object: object, Method: method,
+	}, signTokenType)
+}
+
+// checkSignToken verifies a signing token for this user and object; any
+// mismatch or expiry is a 404 (the spec's rows).
+func (s *Server) checkSignToken(raw string, userID int64, object string) (signClaims, error) {
+	var c signClaims
+	_, err := s.auth.parser.ParseWithClaims(raw, &c, func(t *jwt.Token) (any, error) {
+		if typ, _ := t.Header["typ"].(string); typ != signTokenType {
+			return nil, errors.New("not a signing token")
+		}
+		if kid, _ := t.Header["kid"].(string); kid != s.auth.key.kid {
+			return nil, errors.New("unknown key id")
+		}
+		return &s.auth.key.priv.PublicKey, nil
+	})
+	if err != nil || c.Issuer != s.auth.issuer || c.Subject != db.ID(userID).String() || c.Object != object ||
+		!slices.Contains(c.Audience, s.auth.audience) {
+		return c, notFound("The signing token is invalid, expired or for another object.")
+	}
+	return c, nil
+}
+
+// totpStep finds the time step at which code is valid for secret around at
+// (one step of skew), or false.
+func totpStep(secret, code string, at time.Time) (int64, bool) {
+	if len(code) != 6 {
+		return 0, false
+	}
+	for _, skew := range []int64{0, -1, 1} {
+		t := at.Add(time.Duration(skew*totpPeriod) * time.Second)
+		want, err := totp.GenerateCodeCustom(secret, t, totp.ValidateOpts{Period: totpPeriod, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
+		if err == nil && subtle.ConstantTimeCompare([]byte(want), []byte(code)) == 1 {
+			return t.Unix() / totpPeriod, true
+		}
+	}
+	return 0, false
+}
+
+// spendCode accepts a code once: key names the secret's owner (and, for a
+// toolbox's code shown to a room, the user), step the time step. False when
+// it was used before.
+func (s *Server) spendCode(ctx context.Context, q *db.Queries, key string, step int64) (bool, error) {
+	now := s.now()
+	if err := q.SigningCodeSweep(ctx, db.FormatTime(now.Add(-qrScanWindow-time.Hour))); err != nil {
+		return false, err
+	}
+	n, err := q.SigningCodeUse(ctx, db.SigningCodeUseParams{Key: key + ":" + strconv.FormatInt(step, 10), UsedAt: db.FormatTime(now)})
+	return n == 1, err
+}
+
+var totpGuess = guessOf("totp", "")
+
+// userToolboxView is the toolbox as a signer sees it: its content and the
+// caller's own signature and schedules, never other signers' details.
+type userToolboxView struct {
+	toolboxJSON
+	Signed bool `json:"signed"`
+}
+
+// userToolboxGet opens a toolbox for signing: with no token the caller must
+// be invited to one of its schedules; a token is the toolbox's current code
+// (scanned from the meeting's screen: signed method toolbox_qr) or the
+// caller's own code (their organisation's toolboxes only: method app).
+func (s *Server) userToolboxGet(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	token := strings.TrimSpace(rq.r.URL.Query().Get("token"))
+	g := guessOf("totp", userAccount(rq.user.ID))
+	if token != "" {
+		if err := s.allowGuess(rq, g); err != nil {
+			return err
+		}
+	}
+	var out userToolboxView
+	badCode := false
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		t, err := q.ToolboxGet(rq.ctx, id)
+		if db.IsNotFound(err) {
+			return notFound("The toolbox does not exist.")
+		} else if err != nil {
+			return err
+		}
+		invited, err := q.ScheduleInvitedToToolbox(rq.ctx, db.ScheduleInvitedToToolboxParams{ToolboxID: &t.ID, UserID: rq.user.ID})
+		if err != nil {
+			return err
+		}
+		method := methodApp
+		if token == "" && !invited {
+			return badRequest("You are not invited to this toolbox: scan its QR code or give your TOTP code as token.")
+		}
+		if token != "" {
+			var ok bool
+			if method, ok, err = s.toolboxCode(rq, q, t, token, invited); err != nil {
+				return err
+			}
+			if !ok {
+				badCode = true
+				return notFound("The toolbox does not exist or the code is not valid.")
+			}
+		}
+		if out.SignToken, err = s.issueSignToken(rq.user.ID, signObject("toolbox", t.ID), method); err != nil {
+			return err
+		}
+		view, err := s.signerToolboxView(rq.ctx, q, t, rq.user.ID)
+		view.SignToken = out.SignToken
+		out = view
+		return err
+	})
+	if badCode {
+		s.failedGuess(rq, g)
+	}
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// toolboxCode checks a token given to open a toolbox: the toolbox's own
+// current code (once per user) gives toolbox_qr; the caller's own code
+// (once) gives app, for a member of the toolbox's organisation or an invitee.
+func (s *Server) toolboxCode(rq *request, q *db.Queries, t db.Toolbox, token string, invited bool) (string, bool, error) {
+	now := s.now()
+	if step, ok := totpStep(t.TotpSecret, token, now); ok {
+		fresh, err := s.spendCode(rq.ctx, q, "t:"+db.ID(t.ID).String()+":"+db.ID(rq.user.ID).String(), step)
+		return methodToolboxQR, fresh, err
+	}
+	secret, live, err := s.liveTOTPSecret(rq.ctx, q, rq.user.ID)
+	if err != nil || !live {
+		return "", false, err
+	}
+	step, ok := totpStep(secret, token, now)
+	if !ok {
+		return "", false, nil
+	}
+	if !invited {
+		if _, err := memberAccess(rq.ctx, q, rq.user.ID, t.OrganisationID); err != nil {
+			return "", false, nil
+		}
+	}
+	fresh, err := s.spendCode(rq.ctx, q, "u:"+db.ID(rq.user.ID).String(), step)
+	return methodApp, fresh, err
+}
+
+// memberAccess is the caller's access in an organisation, refusing a non-member.
+func memberAccess(ctx context.Context, q *db.Queries, userID, orgID int64) (Access, error) {
+	a, err := authorize(ctx, q, userID, orgID, Scopes{})
+	if err != nil {
+		return a, err
+	}
+	return a, a.Require(0)
+}
+
+func (s *Server) signerToolboxView(ctx context.Context, q *db.Queries, t db.Toolbox, userID int64) (userToolboxView, error) {
+	p, err := loadToolboxParts(ctx, q, t)
+	if err != nil {
+		return userToolboxView{}, err
+	}
+	var mine []db.ToolboxUser
+	for _, u := range p.users {
+		if u.UserID != nil && *u.UserID == userID {
+			mine = append(mine, u)
+		}
+	}
+	p.users = mine
+	var scheds []scheduleJSON
+	for _, sc := range p.schedules {
+		var inv []inviteeJSON
+		for _, in := range sc.Invitees {
+			if in.User != nil && int64(in.User.ID) == userID {
+				inv = append(inv, in)
+			}
+		}
+		if len(inv) > 0 {
+			sc.Invitees = inv
+			scheds = append(scheds, sc)
+		}
+	}
+	p.schedules = scheds
+	if p.schedules == nil {
+		p.schedules = []scheduleJSON{}
+	}
+	return userToolboxView{toolboxJSON: p.json(), Signed: len(mine) > 0}, nil
+}
+
+// userToolboxSign: the user signs a toolbox with the token of
+// userToolboxGet, or through a schedule they are checked in to.
+func (s *Server) userToolboxSign(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b signerBody
+	if err := rq.decode(&b); err != nil {
+		return err
+	}
+	if err := b.validate(b.ScheduleID == nil); err != nil {
+		return err
+	}
+	var out signResponse
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		t, err := q.ToolboxGet(rq.ctx, id)
+		if db.IsNotFound(err) {
+			return notFound("The toolbox does not exist.")
+		} else if err != nil {
+			return err
+		}
+		method := methodApp
+		if b.JWT != nil && strings.TrimSpace(*b.JWT) != "" {
+			c, err := s.checkSignToken(strings.TrimSpace(*b.JWT), rq.user.ID, signObject("toolbox", t.ID))
+			if err != nil {
+				return err
+			}
+			method = c.Method
+		}
+		sg := signerFromUser(rq.user)
+		if b.PhoneNumber != nil && *b.PhoneNumber != "" {
+			given, _ := normalisePhone(*b.PhoneNumber)
+			if sg.phone == nil || *sg.phone != given {
+				return fieldError("phone_number", "must be your confirmed phone number")
+			}
+		}
+		sg.override(b.FirstName, b.LastName, b.Company, b.Position)
+		var scheduleID *int64
+		if b.ScheduleID != nil {
+			v := int64(*b.ScheduleID)
+			scheduleID = &v
+		}
+		out, err = s.recordSignature(rq, q, t, sg, scheduleID, method, http.StatusBadRequest)
+		return err
+	})
+	var refusal *signRefusal
+	if errors.As(err, &refusal) {
+		return rq.json(refusal.status, refusalBody{signResponse: refusal.body})
+	}
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// recordSignature is the shared end of both sign rows: the toolbox must be
+// conducted and not archived (403); through a schedule the signer must be
+// invited and checked in, and moves to attending; missing details answer
+// confirm_details with confirmStatus. A user who signed already gets their
+// signature back.
+func (s *Server) recordSignature(rq *request, q *db.Queries, t db.Toolbox, sg signer, scheduleID *int64, method string, confirmStatus int) (signResponse, error) {
+	if t.ArchivedAt != nil {
+		return signResponse{}, forbidden("The toolbox is archived.")
+	}
+	if t.ConductedAt == nil {
+		return signResponse{}, forbidden("The toolbox has not been conducted yet.")
+	}
+	refuse := func(status int, code, message string) error {
+		return &signRefusal{status: status, body: sg.response(code, message, t.ID, scheduleID)}
+	}
+	if scheduleID != nil {
+		sc, err := q.ScheduleGet(rq.ctx, *scheduleID)
+		if db.IsNotFound(err) || (err == nil && (sc.ToolboxID == nil || *sc.ToolboxID != t.ID)) {
+			return signResponse{}, notFound("The schedule does not exist for this toolbox.")
+		} else if err != nil {
+			return signResponse{}, err
+		}
+		if sg.userID == nil {
+			return signResponse{}, refuse(http.StatusBadRequest, codeUserNotInvited, "Only an invited user can sign through a schedule.")
+		}
+		in, err := q.ScheduleInviteeGet(rq.ctx, db.ScheduleInviteeGetParams{ScheduleID: sc.ID, UserID: *sg.userID})
+		if db.IsNotFound(err) {
+			return signResponse{}, refuse(http.StatusBadRequest, codeUserNotInvited, "The user is not invited to this schedule.")
+		} else if err != nil {
+			return signResponse{}, err
+		}
+		if in.Status != inviteeCheckedIn && in.Status != inviteeAttending {
+			return signResponse{}, refuse(http.StatusBadRequest, codeUserNotCheckedIn, "The user has not checked in to this schedule.")
+		}
+	}
+	if sg.userID != nil {
+		prev, err := q.ToolboxUserByUser(rq.ctx, db.ToolboxUserByUserParams{ToolboxID: t.ID, UserID: sg.userID})
+		if err == nil {
+			return signedResponse(prev, "The user has already signed this toolbox."), nil
+		} else if !db.IsNotFound(err) {
+			return signResponse{}, err
+		}
+	}
+	if sg.missingDetails() {
+		r := sg.response(codeConfirmDetails, "First and last name are needed: collect them and sign again.", t.ID, scheduleID)
+		r.Errors = map[string]string{}
+		if sg.first == "" {
+			r.Errors["first_name"] = "is required"
+		}
+		if sg.last == "" {
+			r.Errors["last_name"] = "is required"
+		}
+		if confirmStatus == http.StatusOK {
+			return r, nil
+		}
+		return signResponse{}, &signRefusal{status: confirmStatus, body: r}
+	}
+	now := s.nowText()
+	row, err := q.ToolboxUserCreate(rq.ctx, db.ToolboxUserCreateParams{ID: s.store.IDs.Next(), OrganisationID: t.OrganisationID,
+		ToolboxID: t.ID, ScheduleID: scheduleID, UserID: sg.userID, FirstName: sg.first, LastName: sg.last, Email: sg.email,
+		PhoneNumber: sg.phone, Company: sg.company, Position: sg.posit, Signature: sg.signature, SignedAt: now,
+		SignedMethod: method, SignedBy: &rq.user.ID})
+	if err != nil {
+		return signResponse{}, err
+	}
+	if scheduleID != nil {
+		if _, err := q.ScheduleInviteeSetStatus(rq.ctx, db.ScheduleInviteeSetStatusParams{Status: inviteeAttending, UpdatedAt: now,
+			ScheduleID: *scheduleID, UserID: *sg.userID}); err != nil {
+			return signResponse{}, err
+		}
+	}
+	return signedResponse(row, "The toolbox is signed."), nil
+}
+
+func signedResponse(u db.ToolboxUser, message string) signResponse {
+	sg := signer{userID: u.UserID, first: u.FirstName, last: u.LastName, email: u.Email, company: u.Company, posit: u.Position, phone: u.PhoneNumber}
+	r := sg.response(codeSigned, message, u.ToolboxID, u.ScheduleID)
+	r.SignedAt, r.SignedMethod = &u.SignedAt, &u.SignedMethod
+	return r
+}
+
+type toolboxSignBody struct {
+	UserID      *db.ID  `json:"user_id"`
+	Email       *string `json:"email"`
+	PhoneNumber *string `json:"phone_number"`
+	FirstName   *string `json:"first_name"`
+	LastName    *string `json:"last_name"`
+	Company     *string `json:"company"`
+	Position    *string `json:"position"`
+	ScheduleID  *db.ID  `json:"schedule_id"`
+	Declaration *bool   `json:"declaration"`
+	Signature   *string `json:"signature"`
+	UserQRCode  *string `json:"user_qr_code"`
+	ScannedAt   *string `json:"scanned_at"`
+}
+
+// toolboxSign: the conductor records a signature at the meeting. The signer
+// is a user (user_id, or the user whose QR code was scanned) or a visitor
+// known by the details given. The evidence is, in order, a scanned user QR
+// code (user_qr), an SVG signature (signature) or a declaration; with none
+// the answer is missing_declaration.
+func (s *Server) toolboxSign(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b toolboxSignBody
+	if err := rq.decode(&b); err != nil {
+		return err
+	}
+	p := problems{}
+	validateDetails(p, b.FirstName, b.LastName, b.Company, b.Position, b.PhoneNumber, b.Email)
+	var sig string
+	if b.Signature != nil {
+		if sig, err = sanitizeSignature(*b.Signature); err != nil {
+			return err
+		}
+	}
+	scannedAt := s.now()
+	if b.ScannedAt != nil {
+		if b.UserQRCode == nil {
+			p.add("scanned_at", "is only given with user_qr_code")
+		} else if at, err := time.Parse(time.RFC3339Nano, *b.ScannedAt); err != nil {
+			p.add("scanned_at", "must be an ISO 8601 date and time")
+		} else if at.After(s.now().Add(time.Minute)) || s.now().Sub(at) > qrScanWindow {
+			p.add("scanned_at", "must be within the last 24 hours")
+		} else {
+			scannedAt = at
+		}
+	}
+	var qrUser int64
+	var qrCode string
+	if b.UserQRCode != nil {
+		u, c, ok := strings.Cut(strings.TrimSpace(*b.UserQRCode), ":")
+		id, idOK := db.ParseID(u)
+		if !ok || !idOK || len(c) != 6 {
+			p.add("user_qr_code", "must be a user QR code (<user id>:<code>)")
+		}
+		qrUser, qrCode = int64(id), c
+		if b.UserID != nil && int64(*b.UserID) != qrUser {
+			p.add("user_id", "must be the user of the scanned QR code")
+		}
+	}
+	if err := p.err(); err != nil {
+		return err
+	}
+	g := guessOf("totp", userAccount(qrUser))
+	if b.UserQRCode != nil {
+		if err := s.allowGuess(rq, g); err != nil {
+			return err
+		}
+	}
+	var out signResponse
+	badCode := false
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		t, a, err := toolboxAccess(rq.ctx, q, rq.user.ID, id)
+		if err != nil {
+			return err
+		}
+		if err := a.Require(0); err != nil {
+			return err
+		}
+		var sg signer
+		method := methodDeclaration
+		switch {
+		case b.UserQRCode != nil:
+			secret, live, err := s.liveTOTPSecret(rq.ctx, q, qrUser)
+			if err != nil {
+				return err
+			}
+			step, ok := totpStep(secret, qrCode, scannedAt)
+			if ok && live {
+				ok, err = s.spendCode(rq.ctx, q, "u:"+db.ID(qrUser).String(), step)
+				if err != nil {
+					return err
+				}
+			}
+			if !ok || !live {
+				badCode = true
+				return fieldError("user_qr_code", "is not a valid or unused code of that user")
+			}
+			method = methodUserQR
+			fallthrough
+		case b.UserID != nil:
+			uid := qrUser
+			if b.UserID != nil {
+				uid = int64(*b.UserID)
+			}
+			if err := requireMember(rq.ctx, q, t.OrganisationID, uid, "user_id"); err != nil {
+				return err
+			}
+			u, err := q.UserGet(rq.ctx, uid)
+			if err != nil {
+				return err
+			}
+			sg = signerFromUser(u)
+		default:
+			sg = signer{email: strings.TrimSpace(orDefault(b.Email, ""))}
+			if b.PhoneNumber != nil && *b.PhoneNumber != "" {
+				phone, _ := normalisePhone(*b.PhoneNumber)
+				sg.phone = &phone
+			}
+		}
+		sg.override(b.FirstName, b.LastName, b.Company, b.Position)
+		switch {
+		case method == methodUserQR:
+		case sig != "":
+			method, sg.signature = methodSignature, &sig
+		case b.Declaration != nil && *b.Declaration:
+			method = methodDeclaration
+		default:
+			return &signRefusal{status: http.StatusBadRequest, body: sg.response(codeMissingDecl,
+				"The signer must declare attendance (declaration true) or sign (signature).", t.ID, (*int64)(b.ScheduleID))}
+		}
+		if method != methodUserQR && method != methodSignature {
+			sg.signature = nil
+		}
+		out, err = s.recordSignature(rq, q, t, sg, (*int64)(b.ScheduleID), method, http.StatusOK)
+		return err
+	})
+	if badCode {
+		s.failedGuess(rq, g)
+	}
+	var refusal *signRefusal
+	if errors.As(err, &refusal) {
+		return rq.json(refusal.status, refusalBody{signResponse: refusal.body})
+	}
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
