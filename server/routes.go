@@ -19,6 +19,11 @@ func (s *Server) routes() []route {
 	return []route{
 		{"GET", "/healthz", public, s.healthz},
 
+		// The web app (web/dist, docs/web.md); / sends a browser to it.
+		{"GET", "/", public, s.appRoot},
+		{"GET", "/app", public, s.appRoot},
+		{"GET", "/app/*path", public, s.appServe},
+
 		// Sign-in: the server is its own OpenID provider.
 		{"POST", "/auth/register", public, s.register},
 		{"GET", "/oauth/authorize", public, s.authorizeGet},

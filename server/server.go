@@ -82,6 +82,7 @@ type Server struct {
 	now     func() time.Time
 	hsts    bool // the public URL is https: tell browsers to keep to it
 	limits  attemptLimits
+	app     *appFiles // the embedded web app
 }
 
 // New builds the HTTP handler over an open store. ctx is the server's
@@ -141,6 +142,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 			pages: genCache[string, []int64]{limit: pageCacheMax},
 			rows:  genCache[int64, db.ProjectListByIDsRow]{limit: 50_000}},
 		hsts: strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
+		app:  defaultAppFiles,
 	}
 	s.mailer = &mailer{smtp: smtpURL, store: store, log: cfg.Logger, now: s.clock}
 	s.router = s.buildRouter()

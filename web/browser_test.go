@@ -1,0 +1,560 @@
+package web_test
+
+// Browser tests of the app (issue 16): Debian's Chromium, driven through the
+// DevTools protocol by chromedp, against the real server on a temp database.
+// Each flow runs on a 375 px phone and on a desktop and clicks through as a
+// person would. They skip only when no Chromium is installed; .ci/run
+// installs it. A failing step leaves a screenshot (the path is logged).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"workspace/db"
+	"workspace/server"
+)
+
+// chromium finds the browser: $CHROMIUM, then Debian's paths.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("browser tests skipped: no Chromium installed (apt-get install -y chromium, or set CHROMIUM)")
+	return ""
+}
+
+// appServer is the real server over a fresh SQLite file, listening on
+// loopback; its issuer is its own URL, so the app's redirect URI matches.
+func appServer(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store, err := db.Open(ctx, db.Options{Path: filepath.Join(t.TempDir(), "web.db"), Synchronous: "NORMAL", NodeID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	h, err := server.New(ctx, store, server.Config{
+		Issuer: base, Registration: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
+	hs.Start()
+	t.Cleanup(hs.Close)
+	return base
+}
+
+// browser starts one headless Chromium for the test.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := chromium(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
+		// This machine's network is closed: without these Chromium keeps
+		// trying to reach Google.
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	bctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	// The first Run starts the browser and must not carry a timeout.
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	return bctx
+}
+
+// page is one browser tab with its own cookies and storage (a fresh browser
+// context), sized as a phone or a desktop.
+type page struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+	name string
+	step string
+}
+
+func newPage(t *testing.T, bctx context.Context, base string, width, height int64, mobile bool) *page {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	opts := []chromedp.EmulateViewportOption{}
+	if mobile {
+		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height, opts...)); err != nil {
+		t.Fatal(err)
+	}
+	return &page{t: t, ctx: ctx, base: base, name: strings.ReplaceAll(t.Name(), "/", "_")}
+}
+
+// fail saves a screenshot and the page text, then stops the test.
+func (p *page) fail(format string, args ...any) {
+	p.t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	dir := filepath.Join(os.TempDir(), "workspace-browser-failures")
+	_ = os.MkdirAll(dir, 0o755)
+	ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+	defer cancel()
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(80)); err == nil {
+		shot := filepath.Join(dir, p.name+".jpg")
+		if os.WriteFile(shot, png, 0o644) == nil {
+			msg += "\nscreenshot: " + shot
+		}
+	}
+	if loc, err := chromedp.Run(ctx, chromedp.Location()); err == nil {
+		msg += "\nlocation: " + loc
+	}
+	if text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ''`)); err == nil {
+		msg += "\npage text:\n" + text
+	}
+	p.t.Fatalf("%s: %s", p.step, msg)
+}
+
+// run does actions with a deadline, failing the test on error.
+func (p *page) run(actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		p.fail("%v", err)
+	}
+}
+
+// eval evaluates JavaScript and returns its value as T.
+func eval[T any](p *page, js string) T {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		p.fail("eval %s: %v", js, err)
+	}
+	return v
+}
+
+// waitFor polls a JavaScript condition until it holds, with a 20 s
+// deadline. Errors while polling are expected (a navigation destroys the
+// page's JavaScript context) and only reported if the deadline passes.
+func (p *page) waitFor(cond, what string) {
+	p.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!(`+cond+`)`))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.fail("waiting for %s (last error: %v)", what, err)
+		}
+		time.Sleep(50 * time.Millisecond) // the poll interval, not a wait for an outcome
+	}
+}
+
+func js(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// see waits until the page shows text (visible text, not markup).
+func (p *page) see(text string) {
+	p.t.Helper()
+	p.waitFor(`document.body && document.body.innerText.includes(`+js(text)+`)`, fmt.Sprintf("the text %q", text))
+}
+
+// seeIn waits until the element matching sel shows text.
+func (p *page) seeIn(sel, text string) {
+	p.t.Helper()
+	p.waitFor(`(() => { const e = document.querySelector(`+js(sel)+`); return e && e.innerText.includes(`+js(text)+`) })()`,
+		fmt.Sprintf("%q in %s", text, sel))
+}
+
+func (p *page) notSee(text string) {
+	p.t.Helper()
+	p.waitFor(`document.body && !document.body.innerText.includes(`+js(text)+`)`, fmt.Sprintf("the text %q to go", text))
+}
+
+// fill types into the input labelled label (its <label for>), replacing
+// what was there, with real key events.
+func (p *page) fill(label, value string) {
+	p.t.Helper()
+	id := p.inputFor(label)
+	p.run(chromedp.Focus(chromedp.ID(id)),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById(`+js(id)+`).select()`),
+		chromedp.SendKeys(chromedp.ID(id), "\b"),
+		chromedp.SendKeys(chromedp.ID(id), value))
+}
+
+// inputFor finds the id of the control a visible label names. One
+// evaluation finds and answers, so a page replaced in between cannot split it.
+func (p *page) inputFor(label string) string {
+	p.t.Helper()
+	return pollValue(p, `(() => { const l = [...document.querySelectorAll('label')].find(l => l.innerText.replace(/\s*\*$/, '').trim() === `+js(label)+
+		` && l.htmlFor && document.getElementById(l.htmlFor)); return l ? l.htmlFor : '' })()`, fmt.Sprintf("a field labelled %q", label))
+}
+
+// pollValue evaluates js until it gives a non-empty string (deadline 20 s).
+func pollValue(p *page, expr, what string) string {
+	p.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		cancel()
+		if err == nil && v != "" {
+			return v
+		}
+		if time.Now().After(deadline) {
+			p.fail("waiting for %s (last error: %v)", what, err)
+		}
+		time.Sleep(50 * time.Millisecond) // the poll interval
+	}
+}
+
+// click clicks the visible, enabled button or link whose text (or
+// aria-label) is text, with a real mouse click.
+func (p *page) click(text string) {
+	p.t.Helper()
+	find := `[...document.querySelectorAll('button, a, input[type=radio], input[type=checkbox], label.check')].find(e => (e.innerText.trim() === ` + js(text) +
+		` || e.getAttribute('aria-label') === ` + js(text) + `) && e.offsetParent !== null && !e.disabled)`
+	p.waitFor(find+` !== undefined`, fmt.Sprintf("a control %q", text))
+	p.run(chromedp.Evaluate[chromedp.Void](`(() => { const e = `+find+`; e.setAttribute('data-click', '1'); e.scrollIntoView({block: 'center'}) })()`),
+		chromedp.Click(chromedp.CSS(`[data-click="1"]`), chromedp.NodeVisible),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-click="1"]')?.removeAttribute('data-click')`))
+}
+
+// choose picks the option shown as option in the select labelled label, as
+// a keyboard user would: focus, then change.
+func (p *page) choose(label, option string) {
+	p.t.Helper()
+	sel := `select[aria-label=` + js(label) + `]`
+	p.waitFor(`document.querySelector(`+js(sel)+`) !== null`, "the list "+label)
+	p.run(chromedp.Focus(chromedp.CSS(sel)),
+		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector(`+js(sel)+`); s.value = [...s.options].find(o => o.text === `+js(option)+`).value; s.dispatchEvent(new Event('change', {bubbles: true})) })()`))
+}
+
+// nav follows a main navigation entry; on a phone it opens the menu first.
+func (p *page) nav(text string) {
+	p.t.Helper()
+	if eval[bool](p, `getComputedStyle(document.querySelector('.menu-toggle')).display !== 'none'`) {
+		p.click("Menu")
+	}
+	p.click(text)
+}
+
+func (p *page) location() string {
+	p.t.Helper()
+	return eval[string](p, `location.href`)
+}
+
+func (p *page) open(path string) {
+	p.t.Helper()
+	p.run(chromedp.Navigate(p.base + path))
+}
+
+// fieldError is the error text shown next to the input labelled label,
+// which must be marked invalid and point at it.
+func (p *page) fieldError(label string) string {
+	p.t.Helper()
+	id := p.inputFor(label)
+	return pollValue(p, `(() => { const i = document.getElementById(`+js(id)+`), e = document.getElementById(`+js(id+"-error")+`);
+		return i && e && i.getAttribute('aria-invalid') === 'true' && (i.getAttribute('aria-describedby') || '').includes(e.id) ? e.innerText : '' })()`,
+		"an error next to "+label)
+}
+
+// noHorizontalScroll checks the page fits its width (a phone must not scroll
+// sideways).
+func (p *page) noHorizontalScroll() {
+	p.t.Helper()
+	if w := eval[[]int](p, `[document.documentElement.scrollWidth, window.innerWidth]`); w[0] > w[1] {
+		p.fail("the page is %d px wide in a %d px window", w[0], w[1])
+	}
+}
+
+var viewports = []struct {
+	name          string
+	width, height int64
+	mobile        bool
+}{
+	{"phone", 375, 812, true},
+	{"desktop", 1280, 900, false},
+}
+
+// register goes from the server's sign-in page to a new account and the app.
+func (p *page) register(first, email, password string) {
+	p.t.Helper()
+	p.step = "registration"
+	p.click("New here? Create an account")
+	p.see("Create an account")
+	p.fill("First name", first)
+	p.fill("E-mail address", email)
+	p.fill("Password", "short")
+	p.click("Create account")
+	if got := p.fieldError("Password"); !strings.Contains(got, "at least 8") {
+		p.fail("password error = %q", got)
+	}
+	p.fill("Password", password)
+	p.click("Create account")
+	p.waitFor(`location.pathname.startsWith('/app/') && document.querySelector('header.top') !== null`, "the app after registering")
+}
+
+// signIn uses the server's sign-in page.
+func (p *page) signIn(email, password string) {
+	p.t.Helper()
+	p.step = "sign-in"
+	p.waitFor(`location.pathname === '/oauth/authorize'`, "the sign-in page")
+	p.fill("E-mail address", email)
+	p.fill("Password", password)
+	p.click("Sign in")
+}
+
+func (p *page) signOut() {
+	p.t.Helper()
+	p.step = "sign-out"
+	p.nav("Sign out")
+	p.waitFor(`location.pathname === '/oauth/authorize'`, "the sign-in page after signing out")
+	p.see("Sign in")
+	if eval[bool](p, `sessionStorage.getItem('workspace.refresh') !== null`) {
+		p.fail("the refresh token is still in sessionStorage after signing out")
+	}
+}
+
+func TestBrowserSignInAndAccount(t *testing.T) {
+	bctx := browser(t)
+	base := appServer(t)
+	for _, vp := range viewports {
+		t.Run(vp.name, func(t *testing.T) {
+			p := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
+			email := vp.name + "@example.com"
+
+			p.step = "opening the server lands on the sign-in page"
+			p.open("/")
+			p.waitFor(`location.pathname === '/oauth/authorize'`, "the sign-in page")
+			p.see("Sign in")
+			q := eval[string](p, `location.search`)
+			for _, want := range []string{"code_challenge_method=S256", "client_id=workspace-web", "code_challenge="} {
+				if !strings.Contains(q, want) {
+					p.fail("authorize query %q lacks %s", q, want)
+				}
+			}
+			p.noHorizontalScroll()
+
+			p.step = "a wrong password"
+			p.fill("E-mail address", email)
+			p.fill("Password", "not the password")
+			p.click("Sign in")
+			p.see("The e-mail address or password is wrong.")
+
+			p.register("Robin", email, "correct horse "+vp.name)
+			p.see("Your organisations")
+			if loc := p.location(); loc != base+"/app/" {
+				p.fail("after sign-in the app is at %s, want %s/app/", loc, base)
+			}
+			p.noHorizontalScroll()
+			if n := eval[int](p, `localStorage.length`); n != 0 {
+				p.fail("localStorage holds %d items", n)
+			}
+
+			p.step = "a reload keeps the person signed in"
+			p.run(chromedp.Reload())
+			p.see("Your organisations")
+
+			p.step = "account: profile"
+			p.nav("Robin")
+			p.see("Your account")
+			p.fill("Last name", "Example")
+			p.fill("Position", "Site supervisor")
+			p.click("Save profile")
+			p.see("Profile saved.")
+			// On a phone the name sits in the closed menu: check the markup.
+			p.waitFor(`document.querySelector('header').textContent.includes('Robin Example')`, "the new name in the header")
+			p.fill("First name", strings.Repeat("x", 101))
+			p.click("Save profile")
+			if got := p.fieldError("First name"); got == "" {
+				p.fail("no error for a long first name")
+			}
+
+			p.step = "account: e-mail addresses"
+			p.seeIn(`ul[aria-label="E-mail addresses"]`, email)
+			p.seeIn(`ul[aria-label="E-mail addresses"]`, "sign-in address")
+			p.fill("Add an address", "not an address")
+			p.click("Add address")
+			if got := p.fieldError("Add an address"); got == "" {
+				p.fail("no error for a bad address")
+			}
+			p.fill("Add an address", "second-"+email)
+			p.click("Add address")
+			p.see("We sent a confirmation link to second-" + email)
+			p.seeIn(`ul[aria-label="E-mail addresses"]`, "second-"+email)
+			p.click("Remove second-" + email)
+			p.see("Removed second-" + email)
+			p.noHorizontalScroll()
+
+			p.signOut()
+			p.step = "after signing out the app asks to sign in again"
+			p.open("/app/account")
+			p.waitFor(`location.pathname === '/oauth/authorize'`, "the sign-in page")
+			p.signIn(email, "correct horse "+vp.name)
+			p.see("Your account") // back where the person was going
+		})
+	}
+}
+
+func TestBrowserOrganisations(t *testing.T) {
+	bctx := browser(t)
+	base := appServer(t)
+	for _, vp := range viewports {
+		t.Run(vp.name, func(t *testing.T) {
+			owner := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
+			ownerEmail := "owner-" + vp.name + "@example.com"
+			orgName := "Acme " + vp.name
+			owner.open("/")
+			owner.register("Olive", ownerEmail, "owner password")
+
+			owner.step = "create an organisation"
+			owner.click("Create organisation")
+			if got := owner.fieldError("Name"); got == "" {
+				owner.fail("no error for an empty organisation name")
+			}
+			owner.fill("Name", orgName)
+			owner.click("Create organisation")
+			owner.seeIn("h1", orgName)
+			owner.seeIn("select[aria-label=Organisation]", orgName)
+			owner.noHorizontalScroll()
+
+			owner.step = "projects: create, list"
+			owner.see("No open projects yet.")
+			owner.fill("Name", "Bridge")
+			owner.fill("Code", "BR1")
+			owner.click("Create project")
+			owner.seeIn("h1", "Bridge")
+			owner.see("open")
+			owner.fill("New milestone", "Design")
+			owner.click("Add milestone")
+			owner.seeIn(`ul[aria-label="Milestones"]`, "Design")
+			owner.fill("New package", "Steelwork")
+			owner.click("Add package")
+			owner.seeIn(`ul[aria-label="Packages"]`, "Steelwork")
+			owner.click("← Projects")
+			owner.seeIn(`ul[aria-label="Projects"]`, "Bridge")
+			owner.fill("Name", "Tunnel")
+			owner.click("Create project")
+			owner.seeIn("h1", "Tunnel")
+			owner.click("← Projects")
+			owner.seeIn(`ul[aria-label="Projects"]`, "Tunnel")
+			owner.step = "projects: close one, show closed ones"
+			owner.click("Tunnel")
+			owner.click("Close project")
+			owner.see("Project closed.")
+			owner.click("← Projects")
+			owner.seeIn(`ul[aria-label="Projects"]`, "Bridge")
+			owner.waitFor(`!document.querySelector('ul[aria-label="Projects"]').innerText.includes('Tunnel')`, "the closed project to leave the list")
+			owner.click("Show closed projects")
+			owner.seeIn(`ul[aria-label="Projects"]`, "Tunnel")
+
+			owner.step = "roles: create, permissions"
+			owner.click("Roles")
+			owner.seeIn(`ul[aria-label="Roles"]`, "@everyone")
+			owner.fill("Name", "x")
+			owner.click("Create role")
+			if got := owner.fieldError("Name"); got == "" {
+				owner.fail("no error for a one-letter role name")
+			}
+			owner.fill("Name", "Site crew")
+			owner.click("Create role")
+			owner.see("Role Site crew created.")
+			owner.seeIn(`ul[aria-label="Roles"]`, "Site crew")
+			owner.run(chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('ul[aria-label="Roles"] li')].find(l => l.innerText.includes('Site crew')).querySelector('button[aria-expanded]').setAttribute('data-open', '1')`),
+				chromedp.Click(chromedp.CSS(`[data-open="1"]`)))
+			owner.see("Permissions of Site crew in the organisation")
+			owner.click("Create projects: deny")
+			owner.see("Site crew: Create projects is now deny.")
+
+			owner.step = "invites: create and copy the link"
+			owner.click("Invites")
+			owner.see("No invites yet.")
+			owner.click("Create invite")
+			owner.see("Invite created.")
+			link := eval[string](owner, `document.querySelector('ul[aria-label="Invites"] input.link-box').value`)
+			if !strings.HasPrefix(link, base+"/app/join/") {
+				owner.fail("invite link = %q", link)
+			}
+			owner.noHorizontalScroll()
+
+			owner.step = "a second person joins through the invite link"
+			guest := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
+			guest.run(chromedp.Navigate(link))
+			guest.waitFor(`location.pathname === '/oauth/authorize'`, "the sign-in page")
+			guest.register("Gus", "guest-"+vp.name+"@example.com", "guest password")
+			guest.see("You are invited to join " + orgName)
+			guest.click("Join " + orgName)
+			guest.seeIn("h1", orgName)
+			guest.step = "the guest cannot create roles"
+			guest.click("Roles")
+			guest.seeIn(`ul[aria-label="Roles"]`, "Site crew")
+			guest.notSee("New role")
+
+			owner.step = "members: search, give a role, remove"
+			owner.click("Members")
+			owner.seeIn(`ul[aria-label="Members"]`, "Gus")
+			owner.fill("Search members", "olive")
+			owner.click("Search")
+			owner.waitFor(`!document.querySelector('ul[aria-label="Members"]').innerText.includes('Gus')`, "the search to leave out Gus")
+			owner.fill("Search members", "")
+			owner.click("Search")
+			owner.seeIn(`ul[aria-label="Members"]`, "Gus")
+			owner.choose("Give Gus a role", "Site crew")
+			owner.see("Gus has the role Site crew.")
+			owner.click("Remove")
+			owner.click("Yes, remove Gus")
+			owner.see("Gus was removed.")
+			owner.waitFor(`!document.querySelector('ul[aria-label="Members"]').innerText.includes('Gus')`, "Gus to leave the list")
+
+			owner.step = "settings"
+			owner.click("Settings")
+			owner.fill("Name", "")
+			owner.click("Save settings")
+			if got := owner.fieldError("Name"); got == "" {
+				owner.fail("no error for an empty name")
+			}
+			owner.fill("Name", orgName+" Ltd")
+			owner.click("Save settings")
+			owner.see("Settings saved.")
+			owner.seeIn("h1", orgName+" Ltd")
+			owner.noHorizontalScroll()
+		})
+	}
+}

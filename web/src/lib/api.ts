@@ -1,0 +1,74 @@
+// The public HTTP API, the same one every client uses.
+import { refresh, signIn, token } from './auth';
+
+export class ApiError extends Error {
+  status: number;
+  fields: Record<string, string>;
+  constructor(status: number, message: string, fields: Record<string, string> = {}) {
+    super(message);
+    this.status = status;
+    this.fields = fields;
+  }
+}
+
+async function send(method: string, path: string, body: unknown, tok: string | null): Promise<Response> {
+  const headers: Record<string, string> = {};
+  if (tok) headers.Authorization = 'Bearer ' + tok;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  return fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+async function call(method: string, path: string, body?: unknown): Promise<Response> {
+  let r: Response;
+  try {
+    r = await send(method, path, body, await token());
+    if (r.status === 401 && (await refresh())) r = await send(method, path, body, await token());
+  } catch {
+    throw new ApiError(0, 'The server cannot be reached. Check the connection and try again.');
+  }
+  if (r.status === 401) await signIn();
+  if (!r.ok) {
+    let msg = `The server answered ${r.status}.`;
+    let fields: Record<string, string> = {};
+    try {
+      const e = await r.json();
+      msg = e.message || msg;
+      fields = e.errors || {};
+    } catch {
+      /* not JSON: keep the status message */
+    }
+    if (r.status === 429 && r.headers.get('Retry-After')) msg += ` (retry in ${r.headers.get('Retry-After')} s)`;
+    throw new ApiError(r.status, msg, fields);
+  }
+  return r;
+}
+
+export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  const r = await call(method, path, body);
+  if (r.status === 204) return undefined as T;
+  const text = await r.text();
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
+/** One page of a list endpoint ($skip/$top, X-Total-Count: docs/lists.md). */
+export async function apiPage<T>(path: string, skip: number, top: number, filter = ''): Promise<Page<T>> {
+  const q = new URLSearchParams({ $skip: String(skip), $top: String(top) });
+  if (filter) q.set('$filter', filter);
+  const r = await call('GET', path + (path.includes('?') ? '&' : '?') + q.toString());
+  const items = (await r.json()) as T[];
+  return { items, total: Number(r.headers.get('X-Total-Count') ?? items.length) };
+}
+
+/** Quotes a string for an OData $filter. */
+export function odata(s: string): string {
+  return "'" + s.replace(/'/g, "''") + "'";
+}
+
+export function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
