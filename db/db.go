@@ -942,6 +942,45 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.userUpdateProfileStmt, err = db.PrepareContext(ctx, userUpdateProfile); err != nil {
 		return nil, fmt.Errorf("error preparing query UserUpdateProfile: %w", err)
 	}
+	if q.workItemAssigneeAddStmt, err = db.PrepareContext(ctx, workItemAssigneeAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemAssigneeAdd: %w", err)
+	}
+	if q.workItemAssigneesClearStmt, err = db.PrepareContext(ctx, workItemAssigneesClear); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemAssigneesClear: %w", err)
+	}
+	if q.workItemAssigneesOfStmt, err = db.PrepareContext(ctx, workItemAssigneesOf); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemAssigneesOf: %w", err)
+	}
+	if q.workItemCreateStmt, err = db.PrepareContext(ctx, workItemCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemCreate: %w", err)
+	}
+	if q.workItemFollowersToNotifyStmt, err = db.PrepareContext(ctx, workItemFollowersToNotify); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemFollowersToNotify: %w", err)
+	}
+	if q.workItemGetStmt, err = db.PrepareContext(ctx, workItemGet); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemGet: %w", err)
+	}
+	if q.workItemListByIDsStmt, err = db.PrepareContext(ctx, workItemListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemListByIDs: %w", err)
+	}
+	if q.workItemMembersAmongStmt, err = db.PrepareContext(ctx, workItemMembersAmong); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemMembersAmong: %w", err)
+	}
+	if q.workItemRefSubLocationStmt, err = db.PrepareContext(ctx, workItemRefSubLocation); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemRefSubLocation: %w", err)
+	}
+	if q.workItemSubscribeStmt, err = db.PrepareContext(ctx, workItemSubscribe); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemSubscribe: %w", err)
+	}
+	if q.workItemSubscriptionsOfStmt, err = db.PrepareContext(ctx, workItemSubscriptionsOf); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemSubscriptionsOf: %w", err)
+	}
+	if q.workItemTypeCountsOfStmt, err = db.PrepareContext(ctx, workItemTypeCountsOf); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemTypeCountsOf: %w", err)
+	}
+	if q.workItemTypeCountsOfManyStmt, err = db.PrepareContext(ctx, workItemTypeCountsOfMany); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemTypeCountsOfMany: %w", err)
+	}
 	if q.workItemTypeCreateStmt, err = db.PrepareContext(ctx, workItemTypeCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemTypeCreate: %w", err)
 	}
@@ -953,6 +992,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.workItemTypeUpdateStmt, err = db.PrepareContext(ctx, workItemTypeUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemTypeUpdate: %w", err)
+	}
+	if q.workItemUnsubscribeStmt, err = db.PrepareContext(ctx, workItemUnsubscribe); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemUnsubscribe: %w", err)
+	}
+	if q.workItemUpdateStmt, err = db.PrepareContext(ctx, workItemUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemUpdate: %w", err)
 	}
 	if q.workgroupCreateStmt, err = db.PrepareContext(ctx, workgroupCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkgroupCreate: %w", err)
@@ -2513,6 +2558,71 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing userUpdateProfileStmt: %w", cerr)
 		}
 	}
+	if q.workItemAssigneeAddStmt != nil {
+		if cerr := q.workItemAssigneeAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemAssigneeAddStmt: %w", cerr)
+		}
+	}
+	if q.workItemAssigneesClearStmt != nil {
+		if cerr := q.workItemAssigneesClearStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemAssigneesClearStmt: %w", cerr)
+		}
+	}
+	if q.workItemAssigneesOfStmt != nil {
+		if cerr := q.workItemAssigneesOfStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemAssigneesOfStmt: %w", cerr)
+		}
+	}
+	if q.workItemCreateStmt != nil {
+		if cerr := q.workItemCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemCreateStmt: %w", cerr)
+		}
+	}
+	if q.workItemFollowersToNotifyStmt != nil {
+		if cerr := q.workItemFollowersToNotifyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemFollowersToNotifyStmt: %w", cerr)
+		}
+	}
+	if q.workItemGetStmt != nil {
+		if cerr := q.workItemGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemGetStmt: %w", cerr)
+		}
+	}
+	if q.workItemListByIDsStmt != nil {
+		if cerr := q.workItemListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.workItemMembersAmongStmt != nil {
+		if cerr := q.workItemMembersAmongStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemMembersAmongStmt: %w", cerr)
+		}
+	}
+	if q.workItemRefSubLocationStmt != nil {
+		if cerr := q.workItemRefSubLocationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemRefSubLocationStmt: %w", cerr)
+		}
+	}
+	if q.workItemSubscribeStmt != nil {
+		if cerr := q.workItemSubscribeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemSubscribeStmt: %w", cerr)
+		}
+	}
+	if q.workItemSubscriptionsOfStmt != nil {
+		if cerr := q.workItemSubscriptionsOfStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemSubscriptionsOfStmt: %w", cerr)
+		}
+	}
+	if q.workItemTypeCountsOfStmt != nil {
+		if cerr := q.workItemTypeCountsOfStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemTypeCountsOfStmt: %w", cerr)
+		}
+	}
+	if q.workItemTypeCountsOfManyStmt != nil {
+		if cerr := q.workItemTypeCountsOfManyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemTypeCountsOfManyStmt: %w", cerr)
+		}
+	}
 	if q.workItemTypeCreateStmt != nil {
 		if cerr := q.workItemTypeCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workItemTypeCreateStmt: %w", cerr)
@@ -2531,6 +2641,16 @@ func (q *Queries) Close() error {
 	if q.workItemTypeUpdateStmt != nil {
 		if cerr := q.workItemTypeUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workItemTypeUpdateStmt: %w", cerr)
+		}
+	}
+	if q.workItemUnsubscribeStmt != nil {
+		if cerr := q.workItemUnsubscribeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemUnsubscribeStmt: %w", cerr)
+		}
+	}
+	if q.workItemUpdateStmt != nil {
+		if cerr := q.workItemUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemUpdateStmt: %w", cerr)
 		}
 	}
 	if q.workgroupCreateStmt != nil {
@@ -2918,10 +3038,25 @@ type Queries struct {
 	userTotpGetStmt                           *sql.Stmt
 	userTotpPutStmt                           *sql.Stmt
 	userUpdateProfileStmt                     *sql.Stmt
+	workItemAssigneeAddStmt                   *sql.Stmt
+	workItemAssigneesClearStmt                *sql.Stmt
+	workItemAssigneesOfStmt                   *sql.Stmt
+	workItemCreateStmt                        *sql.Stmt
+	workItemFollowersToNotifyStmt             *sql.Stmt
+	workItemGetStmt                           *sql.Stmt
+	workItemListByIDsStmt                     *sql.Stmt
+	workItemMembersAmongStmt                  *sql.Stmt
+	workItemRefSubLocationStmt                *sql.Stmt
+	workItemSubscribeStmt                     *sql.Stmt
+	workItemSubscriptionsOfStmt               *sql.Stmt
+	workItemTypeCountsOfStmt                  *sql.Stmt
+	workItemTypeCountsOfManyStmt              *sql.Stmt
 	workItemTypeCreateStmt                    *sql.Stmt
 	workItemTypeGetStmt                       *sql.Stmt
 	workItemTypeListByIDsStmt                 *sql.Stmt
 	workItemTypeUpdateStmt                    *sql.Stmt
+	workItemUnsubscribeStmt                   *sql.Stmt
+	workItemUpdateStmt                        *sql.Stmt
 	workgroupCreateStmt                       *sql.Stmt
 	workgroupDeleteStmt                       *sql.Stmt
 	workgroupGetStmt                          *sql.Stmt
@@ -3242,10 +3377,25 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		userTotpGetStmt:                           q.userTotpGetStmt,
 		userTotpPutStmt:                           q.userTotpPutStmt,
 		userUpdateProfileStmt:                     q.userUpdateProfileStmt,
+		workItemAssigneeAddStmt:                   q.workItemAssigneeAddStmt,
+		workItemAssigneesClearStmt:                q.workItemAssigneesClearStmt,
+		workItemAssigneesOfStmt:                   q.workItemAssigneesOfStmt,
+		workItemCreateStmt:                        q.workItemCreateStmt,
+		workItemFollowersToNotifyStmt:             q.workItemFollowersToNotifyStmt,
+		workItemGetStmt:                           q.workItemGetStmt,
+		workItemListByIDsStmt:                     q.workItemListByIDsStmt,
+		workItemMembersAmongStmt:                  q.workItemMembersAmongStmt,
+		workItemRefSubLocationStmt:                q.workItemRefSubLocationStmt,
+		workItemSubscribeStmt:                     q.workItemSubscribeStmt,
+		workItemSubscriptionsOfStmt:               q.workItemSubscriptionsOfStmt,
+		workItemTypeCountsOfStmt:                  q.workItemTypeCountsOfStmt,
+		workItemTypeCountsOfManyStmt:              q.workItemTypeCountsOfManyStmt,
 		workItemTypeCreateStmt:                    q.workItemTypeCreateStmt,
 		workItemTypeGetStmt:                       q.workItemTypeGetStmt,
 		workItemTypeListByIDsStmt:                 q.workItemTypeListByIDsStmt,
 		workItemTypeUpdateStmt:                    q.workItemTypeUpdateStmt,
+		workItemUnsubscribeStmt:                   q.workItemUnsubscribeStmt,
+		workItemUpdateStmt:                        q.workItemUpdateStmt,
 		workgroupCreateStmt:                       q.workgroupCreateStmt,
 		workgroupDeleteStmt:                       q.workgroupDeleteStmt,
 		workgroupGetStmt:                          q.workgroupGetStmt,

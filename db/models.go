@@ -696,6 +696,45 @@ type UserTotpSecret struct {
 	ExpiresAt string
 }
 
+type WorkItem struct {
+	ID              int64
+	OrganisationID  int64
+	TypeID          int64
+	PrefixID        *int64
+	Number          int64
+	FormattedNumber string
+	Title           string
+	Description     string
+	Status          string
+	ProjectID       *int64
+	MilestoneID     *int64
+	PackageID       *int64
+	DocumentID      *int64
+	AssetGroupID    *int64
+	FleetID         *int64
+	LocationID      *int64
+	SubLocationID   *int64
+	StartAt         *string
+	FinishAt        *string
+	CreatedAt       string
+	CreatedBy       int64
+	UpdatedAt       string
+	UpdatedBy       int64
+	ClosedAt        *string
+	ClosedBy        *int64
+}
+
+type WorkItemAssignee struct {
+	WorkItemID int64
+	UserID     int64
+}
+
+type WorkItemSubscription struct {
+	WorkItemID int64
+	UserID     int64
+	CreatedAt  string
+}
+
 type WorkItemType struct {
 	ID             int64
 	OrganisationID int64
@@ -705,6 +744,13 @@ type WorkItemType struct {
 	PrefixID       *int64
 	Enabled        bool
 	CreatedAt      string
+}
+
+type WorkItemTypeCount struct {
+	ScopeID     int64
+	TypeID      int64
+	OpenCount   int64
+	ClosedCount int64
 }
 
 type Workgroup struct {

@@ -9,6 +9,462 @@ import (
 	"context"
 )
 
+const workItemAssigneeAdd = `-- name: WorkItemAssigneeAdd :exec
+INSERT INTO work_item_assignees(work_item_id, user_id) VALUES (?1, ?2)
+ON CONFLICT DO NOTHING
+`
+
+type WorkItemAssigneeAddParams struct {
+	WorkItemID int64
+	UserID     int64
+}
+
+func (q *Queries) WorkItemAssigneeAdd(ctx context.Context, arg WorkItemAssigneeAddParams) error {
+	_, err := q.exec(ctx, q.workItemAssigneeAddStmt, workItemAssigneeAdd, arg.WorkItemID, arg.UserID)
+	return err
+}
+
+const workItemAssigneesClear = `-- name: WorkItemAssigneesClear :exec
+DELETE FROM work_item_assignees WHERE work_item_id = ?1
+`
+
+func (q *Queries) WorkItemAssigneesClear(ctx context.Context, workItemID int64) error {
+	_, err := q.exec(ctx, q.workItemAssigneesClearStmt, workItemAssigneesClear, workItemID)
+	return err
+}
+
+const workItemAssigneesOf = `-- name: WorkItemAssigneesOf :many
+SELECT work_item_id, user_id FROM work_item_assignees
+WHERE work_item_id IN (SELECT value FROM json_each(?1))
+ORDER BY work_item_id, user_id
+`
+
+// Assignees of many work items, for rendering a page.
+func (q *Queries) WorkItemAssigneesOf(ctx context.Context, idsJson interface{}) ([]WorkItemAssignee, error) {
+	rows, err := q.query(ctx, q.workItemAssigneesOfStmt, workItemAssigneesOf, idsJson)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkItemAssignee
+	for rows.Next() {
+		var i WorkItemAssignee
+		if err := rows.Scan(&i.WorkItemID, &i.UserID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workItemCreate = `-- name: WorkItemCreate :one
+INSERT INTO work_items(id, organisation_id, type_id, prefix_id, number, formatted_number, title, description,
+    status, project_id, milestone_id, package_id, document_id, asset_group_id, fleet_id, location_id,
+    sub_location_id, start_at, finish_at, created_at, created_by, updated_at, updated_by, closed_at, closed_by)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,
+    ?9, ?10, ?11, ?12, ?13,
+    ?14, ?15, ?16, ?17,
+    ?18, ?19, ?20, ?21, ?22, ?23,
+    ?24, ?25)
+RETURNING id, organisation_id, type_id, prefix_id, number, formatted_number, title, description, status, project_id, milestone_id, package_id, document_id, asset_group_id, fleet_id, location_id, sub_location_id, start_at, finish_at, created_at, created_by, updated_at, updated_by, closed_at, closed_by
+`
+
+type WorkItemCreateParams struct {
+	ID              int64
+	OrganisationID  int64
+	TypeID          int64
+	PrefixID        *int64
+	Number          int64
+	FormattedNumber string
+	Title           string
+	Description     string
+	Status          string
+	ProjectID       *int64
+	MilestoneID     *int64
+	PackageID       *int64
+	DocumentID      *int64
+	AssetGroupID    *int64
+	FleetID         *int64
+	LocationID      *int64
+	SubLocationID   *int64
+	StartAt         *string
+	FinishAt        *string
+	CreatedAt       string
+	CreatedBy       int64
+	UpdatedAt       string
+	UpdatedBy       int64
+	ClosedAt        *string
+	ClosedBy        *int64
+}
+
+func (q *Queries) WorkItemCreate(ctx context.Context, arg WorkItemCreateParams) (WorkItem, error) {
+	row := q.queryRow(ctx, q.workItemCreateStmt, workItemCreate,
+		arg.ID,
+		arg.OrganisationID,
+		arg.TypeID,
+		arg.PrefixID,
+		arg.Number,
+		arg.FormattedNumber,
+		arg.Title,
+		arg.Description,
+		arg.Status,
+		arg.ProjectID,
+		arg.MilestoneID,
+		arg.PackageID,
+		arg.DocumentID,
+		arg.AssetGroupID,
+		arg.FleetID,
+		arg.LocationID,
+		arg.SubLocationID,
+		arg.StartAt,
+		arg.FinishAt,
+		arg.CreatedAt,
+		arg.CreatedBy,
+		arg.UpdatedAt,
+		arg.UpdatedBy,
+		arg.ClosedAt,
+		arg.ClosedBy,
+	)
+	var i WorkItem
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.TypeID,
+		&i.PrefixID,
+		&i.Number,
+		&i.FormattedNumber,
+		&i.Title,
+		&i.Description,
+		&i.Status,
+		&i.ProjectID,
+		&i.MilestoneID,
+		&i.PackageID,
+		&i.DocumentID,
+		&i.AssetGroupID,
+		&i.FleetID,
+		&i.LocationID,
+		&i.SubLocationID,
+		&i.StartAt,
+		&i.FinishAt,
+		&i.CreatedAt,
+		&i.CreatedBy,
+		&i.UpdatedAt,
+		&i.UpdatedBy,
+		&i.ClosedAt,
+		&i.ClosedBy,
+	)
+	return i, err
+}
+
+const workItemFollowersToNotify = `-- name: WorkItemFollowersToNotify :many
+SELECT u.id, CAST(coalesce((SELECT e.email FROM user_emails e WHERE e.id = m.notification_email_id AND e.user_id = u.id),
+                           u.email) AS TEXT) AS email
+FROM work_item_subscriptions s
+JOIN users u ON u.id = s.user_id AND u.deleted_at IS NULL
+JOIN organisation_members m ON m.user_id = s.user_id AND m.organisation_id = ?1 AND NOT m.pending
+WHERE s.work_item_id = ?2 AND s.user_id <> ?3
+ORDER BY u.id
+`
+
+type WorkItemFollowersToNotifyParams struct {
+	OrganisationID int64
+	WorkItemID     int64
+	ActorID        int64
+}
+
+type WorkItemFollowersToNotifyRow struct {
+	ID    int64
+	Email string
+}
+
+// Followers to tell of a status change: live accounts still members (not
+// pending) of the work item's organisation, the one who changed it left out;
+// at the address they chose for that organisation, else their account's.
+func (q *Queries) WorkItemFollowersToNotify(ctx context.Context, arg WorkItemFollowersToNotifyParams) ([]WorkItemFollowersToNotifyRow, error) {
+	rows, err := q.query(ctx, q.workItemFollowersToNotifyStmt, workItemFollowersToNotify, arg.OrganisationID, arg.WorkItemID, arg.ActorID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkItemFollowersToNotifyRow
+	for rows.Next() {
+		var i WorkItemFollowersToNotifyRow
+		if err := rows.Scan(&i.ID, &i.Email); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workItemGet = `-- name: WorkItemGet :one
+SELECT id, organisation_id, type_id, prefix_id, number, formatted_number, title, description, status, project_id, milestone_id, package_id, document_id, asset_group_id, fleet_id, location_id, sub_location_id, start_at, finish_at, created_at, created_by, updated_at, updated_by, closed_at, closed_by FROM work_items WHERE id = ?1
+`
+
+func (q *Queries) WorkItemGet(ctx context.Context, id int64) (WorkItem, error) {
+	row := q.queryRow(ctx, q.workItemGetStmt, workItemGet, id)
+	var i WorkItem
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.TypeID,
+		&i.PrefixID,
+		&i.Number,
+		&i.FormattedNumber,
+		&i.Title,
+		&i.Description,
+		&i.Status,
+		&i.ProjectID,
+		&i.MilestoneID,
+		&i.PackageID,
+		&i.DocumentID,
+		&i.AssetGroupID,
+		&i.FleetID,
+		&i.LocationID,
+		&i.SubLocationID,
+		&i.StartAt,
+		&i.FinishAt,
+		&i.CreatedAt,
+		&i.CreatedBy,
+		&i.UpdatedAt,
+		&i.UpdatedBy,
+		&i.ClosedAt,
+		&i.ClosedBy,
+	)
+	return i, err
+}
+
+const workItemListByIDs = `-- name: WorkItemListByIDs :many
+SELECT w.id, w.organisation_id, w.type_id, w.prefix_id, w.number, w.formatted_number, w.title, w.description, w.status, w.project_id, w.milestone_id, w.package_id, w.document_id, w.asset_group_id, w.fleet_id, w.location_id, w.sub_location_id, w.start_at, w.finish_at, w.created_at, w.created_by, w.updated_at, w.updated_by, w.closed_at, w.closed_by FROM json_each(?1) j JOIN work_items w ON w.id = j.value
+ORDER BY j.key
+`
+
+func (q *Queries) WorkItemListByIDs(ctx context.Context, idsJson interface{}) ([]WorkItem, error) {
+	rows, err := q.query(ctx, q.workItemListByIDsStmt, workItemListByIDs, idsJson)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkItem
+	for rows.Next() {
+		var i WorkItem
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.TypeID,
+			&i.PrefixID,
+			&i.Number,
+			&i.FormattedNumber,
+			&i.Title,
+			&i.Description,
+			&i.Status,
+			&i.ProjectID,
+			&i.MilestoneID,
+			&i.PackageID,
+			&i.DocumentID,
+			&i.AssetGroupID,
+			&i.FleetID,
+			&i.LocationID,
+			&i.SubLocationID,
+			&i.StartAt,
+			&i.FinishAt,
+			&i.CreatedAt,
+			&i.CreatedBy,
+			&i.UpdatedAt,
+			&i.UpdatedBy,
+			&i.ClosedAt,
+			&i.ClosedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workItemMembersAmong = `-- name: WorkItemMembersAmong :many
+SELECT m.user_id FROM organisation_members m
+WHERE m.organisation_id = ?1 AND NOT m.pending
+  AND m.user_id IN (SELECT value FROM json_each(?2))
+`
+
+type WorkItemMembersAmongParams struct {
+	OrganisationID int64
+	IdsJson        interface{}
+}
+
+// The ids among user_ids that are members (not pending) of the organisation.
+func (q *Queries) WorkItemMembersAmong(ctx context.Context, arg WorkItemMembersAmongParams) ([]int64, error) {
+	rows, err := q.query(ctx, q.workItemMembersAmongStmt, workItemMembersAmong, arg.OrganisationID, arg.IdsJson)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var user_id int64
+		if err := rows.Scan(&user_id); err != nil {
+			return nil, err
+		}
+		items = append(items, user_id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workItemRefSubLocation = `-- name: WorkItemRefSubLocation :one
+SELECT organisation_id, location_id FROM sub_locations WHERE id = ?1
+`
+
+type WorkItemRefSubLocationRow struct {
+	OrganisationID int64
+	LocationID     int64
+}
+
+func (q *Queries) WorkItemRefSubLocation(ctx context.Context, id int64) (WorkItemRefSubLocationRow, error) {
+	row := q.queryRow(ctx, q.workItemRefSubLocationStmt, workItemRefSubLocation, id)
+	var i WorkItemRefSubLocationRow
+	err := row.Scan(&i.OrganisationID, &i.LocationID)
+	return i, err
+}
+
+const workItemSubscribe = `-- name: WorkItemSubscribe :exec
+INSERT INTO work_item_subscriptions(work_item_id, user_id, created_at) VALUES (?1, ?2, ?3)
+ON CONFLICT DO NOTHING
+`
+
+type WorkItemSubscribeParams struct {
+	WorkItemID int64
+	UserID     int64
+	CreatedAt  string
+}
+
+func (q *Queries) WorkItemSubscribe(ctx context.Context, arg WorkItemSubscribeParams) error {
+	_, err := q.exec(ctx, q.workItemSubscribeStmt, workItemSubscribe, arg.WorkItemID, arg.UserID, arg.CreatedAt)
+	return err
+}
+
+const workItemSubscriptionsOf = `-- name: WorkItemSubscriptionsOf :many
+SELECT work_item_id, user_id, created_at FROM work_item_subscriptions WHERE work_item_id = ?1 ORDER BY created_at, user_id
+`
+
+func (q *Queries) WorkItemSubscriptionsOf(ctx context.Context, workItemID int64) ([]WorkItemSubscription, error) {
+	rows, err := q.query(ctx, q.workItemSubscriptionsOfStmt, workItemSubscriptionsOf, workItemID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkItemSubscription
+	for rows.Next() {
+		var i WorkItemSubscription
+		if err := rows.Scan(&i.WorkItemID, &i.UserID, &i.CreatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workItemTypeCountsOf = `-- name: WorkItemTypeCountsOf :many
+SELECT type_id, open_count, closed_count FROM work_item_type_counts
+WHERE scope_id = ?1 AND (open_count <> 0 OR closed_count <> 0)
+ORDER BY type_id
+`
+
+type WorkItemTypeCountsOfRow struct {
+	TypeID      int64
+	OpenCount   int64
+	ClosedCount int64
+}
+
+// work_item_types_count of a project or milestone: only non-empty entries.
+func (q *Queries) WorkItemTypeCountsOf(ctx context.Context, scopeID int64) ([]WorkItemTypeCountsOfRow, error) {
+	rows, err := q.query(ctx, q.workItemTypeCountsOfStmt, workItemTypeCountsOf, scopeID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkItemTypeCountsOfRow
+	for rows.Next() {
+		var i WorkItemTypeCountsOfRow
+		if err := rows.Scan(&i.TypeID, &i.OpenCount, &i.ClosedCount); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workItemTypeCountsOfMany = `-- name: WorkItemTypeCountsOfMany :many
+SELECT scope_id, type_id, open_count, closed_count FROM work_item_type_counts
+WHERE scope_id IN (SELECT value FROM json_each(?1)) AND (open_count <> 0 OR closed_count <> 0)
+ORDER BY scope_id, type_id
+`
+
+// work_item_types_count of many projects or milestones.
+func (q *Queries) WorkItemTypeCountsOfMany(ctx context.Context, idsJson interface{}) ([]WorkItemTypeCount, error) {
+	rows, err := q.query(ctx, q.workItemTypeCountsOfManyStmt, workItemTypeCountsOfMany, idsJson)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkItemTypeCount
+	for rows.Next() {
+		var i WorkItemTypeCount
+		if err := rows.Scan(
+			&i.ScopeID,
+			&i.TypeID,
+			&i.OpenCount,
+			&i.ClosedCount,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workItemTypeCreate = `-- name: WorkItemTypeCreate :one
 INSERT INTO work_item_types(id, organisation_id, name, description, colour, prefix_id, enabled, created_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
@@ -145,6 +601,108 @@ func (q *Queries) WorkItemTypeUpdate(ctx context.Context, arg WorkItemTypeUpdate
 		&i.PrefixID,
 		&i.Enabled,
 		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const workItemUnsubscribe = `-- name: WorkItemUnsubscribe :exec
+DELETE FROM work_item_subscriptions WHERE work_item_id = ?1 AND user_id = ?2
+`
+
+type WorkItemUnsubscribeParams struct {
+	WorkItemID int64
+	UserID     int64
+}
+
+func (q *Queries) WorkItemUnsubscribe(ctx context.Context, arg WorkItemUnsubscribeParams) error {
+	_, err := q.exec(ctx, q.workItemUnsubscribeStmt, workItemUnsubscribe, arg.WorkItemID, arg.UserID)
+	return err
+}
+
+const workItemUpdate = `-- name: WorkItemUpdate :one
+UPDATE work_items SET type_id = ?1, title = ?2, description = ?3, status = ?4,
+    project_id = ?5, milestone_id = ?6, package_id = ?7,
+    document_id = ?8, asset_group_id = ?9, fleet_id = ?10,
+    location_id = ?11, sub_location_id = ?12,
+    start_at = ?13, finish_at = ?14, updated_at = ?15,
+    updated_by = ?16, closed_at = ?17, closed_by = ?18
+WHERE id = ?19 AND organisation_id = ?20
+RETURNING id, organisation_id, type_id, prefix_id, number, formatted_number, title, description, status, project_id, milestone_id, package_id, document_id, asset_group_id, fleet_id, location_id, sub_location_id, start_at, finish_at, created_at, created_by, updated_at, updated_by, closed_at, closed_by
+`
+
+type WorkItemUpdateParams struct {
+	TypeID         int64
+	Title          string
+	Description    string
+	Status         string
+	ProjectID      *int64
+	MilestoneID    *int64
+	PackageID      *int64
+	DocumentID     *int64
+	AssetGroupID   *int64
+	FleetID        *int64
+	LocationID     *int64
+	SubLocationID  *int64
+	StartAt        *string
+	FinishAt       *string
+	UpdatedAt      string
+	UpdatedBy      int64
+	ClosedAt       *string
+	ClosedBy       *int64
+	ID             int64
+	OrganisationID int64
+}
+
+func (q *Queries) WorkItemUpdate(ctx context.Context, arg WorkItemUpdateParams) (WorkItem, error) {
+	row := q.queryRow(ctx, q.workItemUpdateStmt, workItemUpdate,
+		arg.TypeID,
+		arg.Title,
+		arg.Description,
+		arg.Status,
+		arg.ProjectID,
+		arg.MilestoneID,
+		arg.PackageID,
+		arg.DocumentID,
+		arg.AssetGroupID,
+		arg.FleetID,
+		arg.LocationID,
+		arg.SubLocationID,
+		arg.StartAt,
+		arg.FinishAt,
+		arg.UpdatedAt,
+		arg.UpdatedBy,
+		arg.ClosedAt,
+		arg.ClosedBy,
+		arg.ID,
+		arg.OrganisationID,
+	)
+	var i WorkItem
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.TypeID,
+		&i.PrefixID,
+		&i.Number,
+		&i.FormattedNumber,
+		&i.Title,
+		&i.Description,
+		&i.Status,
+		&i.ProjectID,
+		&i.MilestoneID,
+		&i.PackageID,
+		&i.DocumentID,
+		&i.AssetGroupID,
+		&i.FleetID,
+		&i.LocationID,
+		&i.SubLocationID,
+		&i.StartAt,
+		&i.FinishAt,
+		&i.CreatedAt,
+		&i.CreatedBy,
+		&i.UpdatedAt,
+		&i.UpdatedBy,
+		&i.ClosedAt,
+		&i.ClosedBy,
 	)
 	return i, err
 }

@@ -543,6 +543,12 @@ func (v visibility) where(base string, args ...any) (string, []any) {
 // parent (the organisation, or the project). Only scopes with a grant for the
 // caller that could change the parent's answer are resolved one by one.
 func visibleIn(ctx context.Context, q *db.Queries, a Access, projectID int64, scopeType string) (visibility, error) {
+	return visibleFor(ctx, q, a, projectID, scopeType, viewBits)
+}
+
+// visibleFor is visibleIn for any of the permissions in bits (work items
+// ask it for VIEW_WORKITEMS on projects).
+func visibleFor(ctx context.Context, q *db.Queries, a Access, projectID int64, scopeType string, viewBits PermSet) (visibility, error) {
 	if a.Owner {
 		return visibility{except: true}, nil
 	}

@@ -182,6 +182,10 @@ func (s *Server) routes() []route {
 		{"GET", "/organisations/:id/work-item-types", authenticated, s.workItemTypeList},
 		{"GET", "/work-item-types/:id", authenticated, s.workItemTypeGet},
 		{"PATCH", "/work-item-types/:id", authenticated, s.workItemTypePatch},
+		{"POST", "/organisations/:id/workitems", authenticated, s.workItemCreate},
+		{"GET", "/organisations/:id/workitems", authenticated, s.workItemList},
+		{"GET", "/workitems/:id", authenticated, s.workItemGet},
+		{"PATCH", "/workitems/:id", authenticated, s.workItemPatch},
 
 		// Integrations and their webhook deliveries
 		{"POST", "/organisations/:id/integrations", authenticated, s.integrationCreate},
