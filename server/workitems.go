@@ -166,8 +166,8 @@ type workItemBody struct {
 	AssigneeIDs   *[]db.ID    `json:"assignee_ids"`
 }
 
-// parseTimestamp reads an RFC 3339 time into the stored layout.
-func parseTimestamp(p problems, field, s string) *string {
+// workItemTime reads an RFC 3339 time (years 0-9999 in UTC) into the stored layout.
+func workItemTime(p problems, field, s string) *string {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if y := t.UTC().Year(); err != nil || y < 0 || y > 9999 {
 		p.add(field, "must be an ISO 8601 timestamp such as 2026-11-21T09:30:00.000Z")
@@ -224,7 +224,7 @@ func (b *workItemBody) apply(w *db.WorkItem, p problems) ([]int64, error) {
 		case f.o.Null:
 			*f.dst = nil
 		default:
-			*f.dst = parseTimestamp(p, f.name, f.o.Value)
+			*f.dst = workItemTime(p, f.name, f.o.Value)
 		}
 	}
 	if w.StartAt != nil && w.FinishAt != nil && *w.FinishAt < *w.StartAt {
