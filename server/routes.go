@@ -100,6 +100,7 @@ func (s *Server) routes() []route {
 		{"PATCH", "/toolboxes/:id/topics/:topic", authenticated, s.topicPatch},
 		{"DELETE", "/toolboxes/:id/topics/:topic", authenticated, s.topicDelete},
 		{"POST", "/toolboxes/:id/sign", authenticated, s.toolboxSign},
+		{"GET", "/toolboxes/:id/report", authenticated, s.toolboxReport},
 		{"POST", "/toolboxes/:id/schedules", authenticated, s.toolboxScheduleCreate},
 		{"POST", "/organisations/:id/schedules", authenticated, s.scheduleCreate},
 		{"GET", "/schedules/:id", authenticated, s.scheduleGet},
