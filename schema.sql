@@ -1010,3 +1010,13 @@ CREATE TRIGGER work_items_count_delete AFTER DELETE ON work_items BEGIN
         closed_count = closed_count - (OLD.status = 'closed')
     WHERE scope_id IN (OLD.project_id, OLD.milestone_id) AND type_id = OLD.type_id;
 END;
+
+-- Location inductions (0018)
+CREATE TABLE location_inductions (
+    location_id INTEGER NOT NULL REFERENCES locations(id),
+    induction_id INTEGER NOT NULL REFERENCES inductions(id),
+    organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (location_id, induction_id)
+) WITHOUT ROWID;
+CREATE INDEX location_inductions_induction ON location_inductions(induction_id);

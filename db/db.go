@@ -333,6 +333,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.locationGetStmt, err = db.PrepareContext(ctx, locationGet); err != nil {
 		return nil, fmt.Errorf("error preparing query LocationGet: %w", err)
 	}
+	if q.locationInductionDeleteStmt, err = db.PrepareContext(ctx, locationInductionDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query LocationInductionDelete: %w", err)
+	}
+	if q.locationInductionIDsStmt, err = db.PrepareContext(ctx, locationInductionIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query LocationInductionIDs: %w", err)
+	}
+	if q.locationInductionPutStmt, err = db.PrepareContext(ctx, locationInductionPut); err != nil {
+		return nil, fmt.Errorf("error preparing query LocationInductionPut: %w", err)
+	}
 	if q.locationListStmt, err = db.PrepareContext(ctx, locationList); err != nil {
 		return nil, fmt.Errorf("error preparing query LocationList: %w", err)
 	}
@@ -1541,6 +1550,21 @@ func (q *Queries) Close() error {
 	if q.locationGetStmt != nil {
 		if cerr := q.locationGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing locationGetStmt: %w", cerr)
+		}
+	}
+	if q.locationInductionDeleteStmt != nil {
+		if cerr := q.locationInductionDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing locationInductionDeleteStmt: %w", cerr)
+		}
+	}
+	if q.locationInductionIDsStmt != nil {
+		if cerr := q.locationInductionIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing locationInductionIDsStmt: %w", cerr)
+		}
+	}
+	if q.locationInductionPutStmt != nil {
+		if cerr := q.locationInductionPutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing locationInductionPutStmt: %w", cerr)
 		}
 	}
 	if q.locationListStmt != nil {
@@ -2835,6 +2859,9 @@ type Queries struct {
 	inviteUpdateStmt                          *sql.Stmt
 	locationCreateStmt                        *sql.Stmt
 	locationGetStmt                           *sql.Stmt
+	locationInductionDeleteStmt               *sql.Stmt
+	locationInductionIDsStmt                  *sql.Stmt
+	locationInductionPutStmt                  *sql.Stmt
 	locationListStmt                          *sql.Stmt
 	locationUpdateStmt                        *sql.Stmt
 	memberApproveStmt                         *sql.Stmt
@@ -3174,6 +3201,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		inviteUpdateStmt:                          q.inviteUpdateStmt,
 		locationCreateStmt:                        q.locationCreateStmt,
 		locationGetStmt:                           q.locationGetStmt,
+		locationInductionDeleteStmt:               q.locationInductionDeleteStmt,
+		locationInductionIDsStmt:                  q.locationInductionIDsStmt,
+		locationInductionPutStmt:                  q.locationInductionPutStmt,
 		locationListStmt:                          q.locationListStmt,
 		locationUpdateStmt:                        q.locationUpdateStmt,
 		memberApproveStmt:                         q.memberApproveStmt,

@@ -215,6 +215,73 @@ func (q *Queries) LocationGet(ctx context.Context, id int64) (Location, error) {
 	return i, err
 }
 
+const locationInductionDelete = `-- name: LocationInductionDelete :execrows
+DELETE FROM location_inductions WHERE location_id = ?1 AND induction_id = ?2
+`
+
+type LocationInductionDeleteParams struct {
+	LocationID  int64
+	InductionID int64
+}
+
+func (q *Queries) LocationInductionDelete(ctx context.Context, arg LocationInductionDeleteParams) (int64, error) {
+	result, err := q.exec(ctx, q.locationInductionDeleteStmt, locationInductionDelete, arg.LocationID, arg.InductionID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const locationInductionIDs = `-- name: LocationInductionIDs :many
+SELECT induction_id FROM location_inductions WHERE location_id = ?1 ORDER BY created_at, induction_id
+`
+
+func (q *Queries) LocationInductionIDs(ctx context.Context, locationID int64) ([]int64, error) {
+	rows, err := q.query(ctx, q.locationInductionIDsStmt, locationInductionIDs, locationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var induction_id int64
+		if err := rows.Scan(&induction_id); err != nil {
+			return nil, err
+		}
+		items = append(items, induction_id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const locationInductionPut = `-- name: LocationInductionPut :exec
+INSERT INTO location_inductions(location_id, induction_id, organisation_id, created_at)
+VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT(location_id, induction_id) DO NOTHING
+`
+
+type LocationInductionPutParams struct {
+	LocationID     int64
+	InductionID    int64
+	OrganisationID int64
+	CreatedAt      string
+}
+
+func (q *Queries) LocationInductionPut(ctx context.Context, arg LocationInductionPutParams) error {
+	_, err := q.exec(ctx, q.locationInductionPutStmt, locationInductionPut,
+		arg.LocationID,
+		arg.InductionID,
+		arg.OrganisationID,
+		arg.CreatedAt,
+	)
+	return err
+}
+
 const locationList = `-- name: LocationList :many
 SELECT id, organisation_id, code, name, colour, latitude, longitude, radius, address, delivery, timezone_code, created_at FROM locations
 WHERE organisation_id = ?1 AND (CAST(?2 AS INTEGER) < 0 OR delivery = ?2)

@@ -291,6 +291,13 @@ type Location struct {
 	CreatedAt      string
 }
 
+type LocationInduction struct {
+	LocationID     int64
+	InductionID    int64
+	OrganisationID int64
+	CreatedAt      string
+}
+
 type MemberRole struct {
 	OrganisationID int64
 	UserID         int64

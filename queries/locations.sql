@@ -45,3 +45,14 @@ SELECT * FROM disciplines WHERE organisation_id = @organisation_id ORDER BY id;
 UPDATE disciplines SET code = @code, name = @name, description = @description, enabled = @enabled
 WHERE id = @id AND organisation_id = @organisation_id
 RETURNING *;
+
+-- name: LocationInductionPut :exec
+INSERT INTO location_inductions(location_id, induction_id, organisation_id, created_at)
+VALUES (@location_id, @induction_id, @organisation_id, @created_at)
+ON CONFLICT(location_id, induction_id) DO NOTHING;
+
+-- name: LocationInductionDelete :execrows
+DELETE FROM location_inductions WHERE location_id = @location_id AND induction_id = @induction_id;
+
+-- name: LocationInductionIDs :many
+SELECT induction_id FROM location_inductions WHERE location_id = @location_id ORDER BY created_at, induction_id;

@@ -383,3 +383,122 @@ func (s *Server) subLocationList(rq *request) error {
 	setTotalCount(rq.w, int64(len(out)))
 	return rq.json(http.StatusOK, out)
 }
+
+// Inductions a location requires (beyond the spec; docs/toolboxes.md): a
+// user signing a toolbox held at the location needs a valid record of each.
+
+// locationInductionPlace loads the path's location and induction for a
+// change (MANAGE_LOCATIONS; the induction of the same organisation, 400).
+func locationInductionPlace(rq *request, q *db.Queries) (db.Location, db.Induction, error) {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return db.Location{}, db.Induction{}, err
+	}
+	inductionID, err := rq.pathID("induction")
+	if err != nil {
+		return db.Location{}, db.Induction{}, err
+	}
+	l, a, err := locationAccess(rq.ctx, q, rq.user.ID, id, http.StatusNotFound)
+	if err != nil {
+		return l, db.Induction{}, err
+	}
+	if err := a.Require(ManageLocations); err != nil {
+		return l, db.Induction{}, err
+	}
+	i, err := q.InductionGet(rq.ctx, inductionID)
+	if db.IsNotFound(err) || (err == nil && i.OrganisationID != l.OrganisationID) {
+		return l, i, fieldError("induction", "must name an induction of the organisation")
+	}
+	return l, i, err
+}
+
+func (s *Server) locationInductionPut(rq *request) error {
+	var out []inductionJSON
+	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		l, i, err := locationInductionPlace(rq, q)
+		if err != nil {
+			return err
+		}
+		if err := q.LocationInductionPut(rq.ctx, db.LocationInductionPutParams{LocationID: l.ID, InductionID: i.ID,
+			OrganisationID: l.OrganisationID, CreatedAt: s.nowText()}); err != nil {
+			return err
+		}
+		out, err = locationInductions(rq.ctx, q, l.ID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+func (s *Server) locationInductionDelete(rq *request) error {
+	var out []inductionJSON
+	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		l, i, err := locationInductionPlace(rq, q)
+		if err != nil {
+			return err
+		}
+		n, err := q.LocationInductionDelete(rq.ctx, db.LocationInductionDeleteParams{LocationID: l.ID, InductionID: i.ID})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return notFound("The location does not require this induction.")
+		}
+		out, err = locationInductions(rq.ctx, q, l.ID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// locationInductionList: the inductions the location requires (members).
+func (s *Server) locationInductionList(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var out []inductionJSON
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		l, a, err := locationAccess(rq.ctx, q, rq.user.ID, id, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if err := a.Require(0); err != nil {
+			return err
+		}
+		out, err = locationInductions(rq.ctx, q, l.ID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+func locationInductions(ctx context.Context, q *db.Queries, locationID int64) ([]inductionJSON, error) {
+	ids, err := q.LocationInductionIDs(ctx, locationID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]inductionJSON, 0, len(ids))
+	for _, id := range ids {
+		i, err := q.InductionGet(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		r, err := q.InductionRevisionGet(ctx, i.RevisionID)
+		if err != nil {
+			return nil, err
+		}
+		ij, err := toInduction(i, r, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ij)
+	}
+	return out, nil
+}

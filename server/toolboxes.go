@@ -221,6 +221,34 @@ func (p toolboxParts) json() toolboxJSON {
 	return out
 }
 
+// toolboxEvent is the data of a toolbox integration event.
+type toolboxEvent struct {
+	ID             db.ID   `json:"id"`
+	OrganisationID db.ID   `json:"organisation_id"`
+	Title          string  `json:"title"`
+	LocationID     *db.ID  `json:"location_id"`
+	WorkgroupID    *db.ID  `json:"workgroup_id"`
+	IsTemplate     bool    `json:"is_template"`
+	ConductedAt    *string `json:"conducted_at"`
+	Archived       bool    `json:"archived"`
+	Signer         string  `json:"signer,omitempty"`
+}
+
+func (e toolboxEvent) summary() string {
+	if e.Signer != "" {
+		return e.Title + " signed by " + e.Signer
+	}
+	return e.Title
+}
+
+// emitToolbox queues the integrations' deliveries of a toolbox change, in
+// the change's transaction.
+func (s *Server) emitToolbox(ctx context.Context, q *db.Queries, t db.Toolbox, event, signer string) error {
+	return s.emit(ctx, q, t.OrganisationID, "toolbox", event, toolboxEvent{ID: db.ID(t.ID), OrganisationID: db.ID(t.OrganisationID),
+		Title: t.Title, LocationID: optID(t.LocationID), WorkgroupID: optID(t.WorkgroupID), IsTemplate: t.IsTemplate,
+		ConductedAt: t.ConductedAt, Archived: t.ArchivedAt != nil, Signer: signer})
+}
+
 func toolboxFull(ctx context.Context, q *db.Queries, t db.Toolbox) (toolboxJSON, error) {
 	p, err := loadToolboxParts(ctx, q, t)
 	if err != nil {
@@ -385,6 +413,9 @@ func (s *Server) toolboxCreate(rq *request) error {
 			if err := s.copyToolboxContent(rq, q, template, created, now); err != nil {
 				return err
 			}
+		}
+		if err := s.emitToolbox(rq.ctx, q, created, "created", ""); err != nil {
+			return err
 		}
 		out, err = toolboxFull(rq.ctx, q, created)
 		return err
@@ -584,6 +615,9 @@ func (s *Server) toolboxPatch(rq *request) error {
 		if err != nil {
 			return err
 		}
+		if err := s.emitToolbox(rq.ctx, q, t, "updated", ""); err != nil {
+			return err
+		}
 		out, err = toolboxFull(rq.ctx, q, t)
 		return err
 	})
@@ -636,6 +670,9 @@ func (s *Server) toolboxConduct(rq *request) error {
 		t, err = q.ToolboxConduct(rq.ctx, db.ToolboxConductParams{ConductedAt: &now, ConductedBy: &rq.user.ID, Latitude: lat,
 			Longitude: lon, WithinGeofence: within, ID: t.ID, OrganisationID: t.OrganisationID})
 		if err != nil {
+			return err
+		}
+		if err := s.emitToolbox(rq.ctx, q, t, "conducted", ""); err != nil {
 			return err
 		}
 		out, err = toolboxFull(rq.ctx, q, t)
@@ -709,6 +746,13 @@ func (s *Server) setArchived(rq *request, archive bool) error {
 		}
 		t, err = q.ToolboxArchive(rq.ctx, params)
 		if err != nil {
+			return err
+		}
+		event := "unarchived"
+		if archive {
+			event = "archived"
+		}
+		if err := s.emitToolbox(rq.ctx, q, t, event, ""); err != nil {
 			return err
 		}
 		out, err = toolboxFull(rq.ctx, q, t)

@@ -578,3 +578,118 @@ func TestToolboxSigningThroughSchedules(t *testing.T) {
 		{"conductor signs bob through the schedule", f.alice, "POST", "/toolboxes/" + id + "/sign", map[string]any{"schedule_id": sid, "user_id": f.bob.ID, "declaration": true}, 200, status(f.bob, "attending")},
 	})
 }
+
+func TestToolboxSigningNeedsLocationInductions(t *testing.T) {
+	f := newToolboxFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	ind := e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Depot safety", "valid_for": 3600}).obj(t)
+	iid := ind["id"].(string)
+	q := e.must(200, f.alice, "PATCH", "/inductions/"+iid, map[string]any{"questions": []any{map[string]any{"question": "Fit?", "type": "boolean"}}}).obj(t)
+	qid := q["questions"].([]any)[0].(map[string]any)["id"].(string)
+	evilInd := e.must(201, f.mallory, "POST", "/organisations/"+f.evil+"/inductions", map[string]any{"name": "Evil"}).obj(t)["id"].(string)
+	lp := "/locations/" + f.depot + "/inductions/"
+	e.run(t, []scenario{
+		{"member cannot require an induction", f.bob, "PUT", lp + iid, nil, 403, nil},
+		{"other organisation cannot require an induction", f.mallory, "PUT", lp + evilInd, nil, 403, nil},
+		{"an induction of another organisation", f.alice, "PUT", lp + evilInd, nil, 400, wantField("induction")},
+		{"absent location", f.alice, "PUT", "/locations/123456789/inductions/" + iid, nil, 404, nil},
+		{"require", f.alice, "PUT", lp + iid, nil, 200, wantLen(1)},
+		{"require again changes nothing", f.alice, "PUT", lp + iid, nil, 200, wantLen(1)},
+		{"member lists", f.bob, "GET", "/locations/" + f.depot + "/inductions", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 1 || l[0]["name"] != "Depot safety" {
+				t.Errorf("got %v", l)
+			}
+		}},
+		{"other organisation cannot list", f.mallory, "GET", "/locations/" + f.depot + "/inductions", nil, 403, nil},
+	})
+	tb := e.must(201, f.alice, "POST", acme+"/toolboxes", map[string]any{"title": "At the depot", "location_id": f.depot}).obj(t)
+	tp := "/toolboxes/" + tb["id"].(string)
+	e.must(200, f.alice, "POST", tp+"/conduct", map[string]any{"latitude": 51.5, "longitude": -0.12})
+	e.run(t, []scenario{
+		{"bob has no record", f.alice, "POST", tp + "/sign", map[string]any{"user_id": f.bob.ID, "declaration": true}, 400, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["response_code"] != "induction_required" || !strings.Contains(o["message"].(string), "Depot safety") {
+				t.Errorf("got %v", o)
+			}
+		}},
+		{"a visitor is not a user with records", f.alice, "POST", tp + "/sign", map[string]any{"first_name": "V", "last_name": "W", "declaration": true}, 200, wantKey("response_code", "toolbox_signed")},
+	})
+	e.must(201, f.bob, "POST", "/inductions/"+iid+"/users/"+f.bob.ID, nil)
+	e.must(201, f.bob, "POST", "/users/@me/inductions/"+iid+"/records", map[string]any{"answers": []any{map[string]any{"question_id": qid, "value": true}}})
+	e.clock.Advance(2 * time.Hour) // the record expires after an hour
+	e.run(t, []scenario{
+		{"an expired record", f.alice, "POST", tp + "/sign", map[string]any{"user_id": f.bob.ID, "declaration": true}, 400, wantKey("response_code", "induction_required")},
+	})
+	e.must(201, f.bob, "POST", "/users/@me/inductions/"+iid+"/records", map[string]any{"answers": []any{map[string]any{"question_id": qid, "value": true}}})
+	e.run(t, []scenario{
+		{"with a valid record", f.alice, "POST", tp + "/sign", map[string]any{"user_id": f.bob.ID, "declaration": true}, 200, wantKey("response_code", "toolbox_signed")},
+		{"no longer required", f.alice, "DELETE", lp + iid, nil, 200, wantLen(0)},
+		{"not required twice", f.alice, "DELETE", lp + iid, nil, 404, nil},
+	})
+}
+
+// TestSigningCodeGuessing: wrong TOTP codes spend the guessing limiter (per
+// account and client address); once spent the answer is 429 with
+// Retry-After, even for a right code, until the bucket refills.
+func TestSigningCodeGuessing(t *testing.T) {
+	f := newToolboxFixture(t)
+	e := f.e
+	tb := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/toolboxes", map[string]any{"title": "Guess"}).obj(t)
+	id := tb["id"].(string)
+	e.must(200, f.bob, "PUT", "/users/@me/qr/token", map[string]any{"token": userSecret})
+	for i := 0; i < accountAttempts; i++ {
+		e.must(404, f.bob, "GET", "/users/@me/toolboxes/"+id+"?token=00000"+string(rune('0'+i%10)), nil)
+	}
+	r := e.must(429, f.bob, "GET", "/users/@me/toolboxes/"+id+"?token="+code(t, e, userSecret), nil)
+	if r.Header.Get("Retry-After") == "" {
+		t.Errorf("no Retry-After")
+	}
+	e.clock.Advance(accountAttemptEvery*accountAttempts + time.Second)
+	e.must(200, f.bob, "GET", "/users/@me/toolboxes/"+id+"?token="+code(t, e, userSecret), nil)
+
+	// A conductor guessing a user's QR code is limited on that user's account.
+	e.must(200, f.alice, "POST", "/toolboxes/"+id+"/conduct", map[string]any{"latitude": 1, "longitude": 1})
+	for i := 0; i < accountAttempts; i++ {
+		e.must(400, f.alice, "POST", "/toolboxes/"+id+"/sign", map[string]any{"user_qr_code": f.bob.ID + ":00000" + string(rune('0'+i%10))})
+	}
+	e.must(429, f.alice, "POST", "/toolboxes/"+id+"/sign", map[string]any{"user_qr_code": f.bob.ID + ":" + code(t, e, userSecret)})
+}
+
+// TestToolboxEvents: toolbox integrations get a delivery for each change,
+// queued in the change's transaction; another organisation's integration
+// gets none.
+func TestToolboxEvents(t *testing.T) {
+	f := newToolboxFixture(t) // no worker: deliveries only queue
+	e, acme := f.e, "/organisations/"+f.acme
+	conf := `{"url": "https://hooks.example/toolbox"}`
+	integ := e.must(201, f.alice, "POST", acme+"/integrations", map[string]any{"item_type": "toolbox", "provider": "github", "configuration": conf}).obj(t)["id"].(string)
+	evil := e.must(201, f.mallory, "POST", "/organisations/"+f.evil+"/integrations", map[string]any{"item_type": "toolbox", "provider": "github", "configuration": conf}).obj(t)["id"].(string)
+	tb := e.must(201, f.bob, "POST", acme+"/toolboxes", map[string]any{"title": "Events"}).obj(t)
+	tp := "/toolboxes/" + tb["id"].(string)
+	e.must(200, f.bob, "PATCH", tp, map[string]any{"title": "Events!"})
+	e.must(400, f.bob, "PATCH", tp, map[string]any{"title": ""}) // refused: no event
+	e.must(200, f.bob, "POST", tp+"/conduct", map[string]any{"latitude": 1, "longitude": 2})
+	e.must(200, f.bob, "POST", tp+"/sign", map[string]any{"first_name": "Vi", "last_name": "Sitor", "declaration": true})
+	e.must(200, f.bob, "POST", tp+"/archive", nil)
+	e.must(200, f.bob, "POST", tp+"/unarchive", nil)
+	events := func(id string) []string {
+		rows, err := e.store.Writer.Query(`SELECT event FROM integration_deliveries WHERE integration_id = ? ORDER BY id`, parseTestID(t, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var ev string
+			_ = rows.Scan(&ev)
+			out = append(out, ev)
+		}
+		return out
+	}
+	want := "toolbox.created,toolbox.updated,toolbox.conducted,toolbox.signed,toolbox.archived,toolbox.unarchived"
+	if got := strings.Join(events(integ), ","); got != want {
+		t.Errorf("events %s, want %s", got, want)
+	}
+	if got := events(evil); len(got) != 0 {
+		t.Errorf("another organisation's integration got %v", got)
+	}
+}

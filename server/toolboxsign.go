@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -38,6 +39,7 @@ const (
 	codeMissingDecl      = "missing_declaration"
 	codeUserNotInvited   = "user_not_invited"
 	codeUserNotCheckedIn = "user_not_checked_in"
+	codeInductionNeeded  = "induction_required"
 )
 
 // signerBody is the signer's details on the user's toolbox and witness sign rows.
@@ -473,6 +475,16 @@ func (s *Server) recordSignature(rq *request, q *db.Queries, t db.Toolbox, sg si
 			return signResponse{}, err
 		}
 	}
+	if sg.userID != nil && t.LocationID != nil {
+		name, err := s.missingInduction(rq, q, *t.LocationID, *sg.userID)
+		if err != nil {
+			return signResponse{}, err
+		}
+		if name != "" {
+			return signResponse{}, refuse(http.StatusBadRequest, codeInductionNeeded,
+				fmt.Sprintf("The location requires the induction %q, and the user has no valid record of it.", name))
+		}
+	}
 	if sg.missingDetails() {
 		r := sg.response(codeConfirmDetails, "First and last name are needed: collect them and sign again.", t.ID, scheduleID)
 		r.Errors = map[string]string{}
@@ -501,7 +513,40 @@ func (s *Server) recordSignature(rq *request, q *db.Queries, t db.Toolbox, sg si
 			return signResponse{}, err
 		}
 	}
+	if err := s.emitToolbox(rq.ctx, q, t, "signed", strings.TrimSpace(sg.first+" "+sg.last)); err != nil {
+		return signResponse{}, err
+	}
 	return signedResponse(row, "The toolbox is signed."), nil
+}
+
+// missingInduction names the first induction the location requires that
+// the user has no valid, unexpired record of on its current revision; ""
+// when there is none.
+func (s *Server) missingInduction(rq *request, q *db.Queries, locationID, userID int64) (string, error) {
+	ids, err := q.LocationInductionIDs(rq.ctx, locationID)
+	if err != nil {
+		return "", err
+	}
+	for _, id := range ids {
+		i, err := q.InductionGet(rq.ctx, id)
+		if err != nil {
+			return "", err
+		}
+		r, err := q.InductionRevisionGet(rq.ctx, i.RevisionID)
+		if err != nil {
+			return "", err
+		}
+		rec, err := q.InductionRecordLatest(rq.ctx, db.InductionRecordLatestParams{InductionID: id, UserID: userID})
+		if db.IsNotFound(err) {
+			return r.Name, nil
+		} else if err != nil {
+			return "", err
+		}
+		if !s.validRecord(rec, r.Hash) {
+			return r.Name, nil
+		}
+	}
+	return "", nil
 }
 
 func signedResponse(u db.ToolboxUser, message string) signResponse {
