@@ -951,6 +951,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.userUpdateProfileStmt, err = db.PrepareContext(ctx, userUpdateProfile); err != nil {
 		return nil, fmt.Errorf("error preparing query UserUpdateProfile: %w", err)
 	}
+	if q.witnessRecordByUserStmt, err = db.PrepareContext(ctx, witnessRecordByUser); err != nil {
+		return nil, fmt.Errorf("error preparing query WitnessRecordByUser: %w", err)
+	}
+	if q.witnessRecordCreateStmt, err = db.PrepareContext(ctx, witnessRecordCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query WitnessRecordCreate: %w", err)
+	}
+	if q.witnessRecordListStmt, err = db.PrepareContext(ctx, witnessRecordList); err != nil {
+		return nil, fmt.Errorf("error preparing query WitnessRecordList: %w", err)
+	}
 	if q.workItemAssigneeAddStmt, err = db.PrepareContext(ctx, workItemAssigneeAdd); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemAssigneeAdd: %w", err)
 	}
@@ -2582,6 +2591,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing userUpdateProfileStmt: %w", cerr)
 		}
 	}
+	if q.witnessRecordByUserStmt != nil {
+		if cerr := q.witnessRecordByUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing witnessRecordByUserStmt: %w", cerr)
+		}
+	}
+	if q.witnessRecordCreateStmt != nil {
+		if cerr := q.witnessRecordCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing witnessRecordCreateStmt: %w", cerr)
+		}
+	}
+	if q.witnessRecordListStmt != nil {
+		if cerr := q.witnessRecordListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing witnessRecordListStmt: %w", cerr)
+		}
+	}
 	if q.workItemAssigneeAddStmt != nil {
 		if cerr := q.workItemAssigneeAddStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workItemAssigneeAddStmt: %w", cerr)
@@ -3065,6 +3089,9 @@ type Queries struct {
 	userTotpGetStmt                           *sql.Stmt
 	userTotpPutStmt                           *sql.Stmt
 	userUpdateProfileStmt                     *sql.Stmt
+	witnessRecordByUserStmt                   *sql.Stmt
+	witnessRecordCreateStmt                   *sql.Stmt
+	witnessRecordListStmt                     *sql.Stmt
 	workItemAssigneeAddStmt                   *sql.Stmt
 	workItemAssigneesClearStmt                *sql.Stmt
 	workItemAssigneesOfStmt                   *sql.Stmt
@@ -3407,6 +3434,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		userTotpGetStmt:                           q.userTotpGetStmt,
 		userTotpPutStmt:                           q.userTotpPutStmt,
 		userUpdateProfileStmt:                     q.userUpdateProfileStmt,
+		witnessRecordByUserStmt:                   q.witnessRecordByUserStmt,
+		witnessRecordCreateStmt:                   q.witnessRecordCreateStmt,
+		witnessRecordListStmt:                     q.witnessRecordListStmt,
 		workItemAssigneeAddStmt:                   q.workItemAssigneeAddStmt,
 		workItemAssigneesClearStmt:                q.workItemAssigneesClearStmt,
 		workItemAssigneesOfStmt:                   q.workItemAssigneesOfStmt,

@@ -703,6 +703,22 @@ type UserTotpSecret struct {
 	ExpiresAt string
 }
 
+type WitnessRecord struct {
+	ID             int64
+	OrganisationID int64
+	ObjectType     string
+	ObjectID       int64
+	UserID         int64
+	FirstName      string
+	LastName       string
+	Email          string
+	PhoneNumber    *string
+	Company        string
+	Position       string
+	Signature      *string
+	SignedAt       string
+}
+
 type WorkItem struct {
 	ID              int64
 	OrganisationID  int64

@@ -190,6 +190,7 @@ func (s *Server) routes() []route {
 		{"GET", "/organisations/:id/workitems", authenticated, s.workItemList},
 		{"GET", "/workitems/:id", authenticated, s.workItemGet},
 		{"PATCH", "/workitems/:id", authenticated, s.workItemPatch},
+		{"GET", "/workitems/:id/witnesses", authenticated, s.workItemWitnesses},
 
 		// Integrations and their webhook deliveries
 		{"POST", "/organisations/:id/integrations", authenticated, s.integrationCreate},
