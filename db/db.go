@@ -147,6 +147,33 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.blobSizeStmt, err = db.PrepareContext(ctx, blobSize); err != nil {
 		return nil, fmt.Errorf("error preparing query BlobSize: %w", err)
 	}
+	if q.branchByNameStmt, err = db.PrepareContext(ctx, branchByName); err != nil {
+		return nil, fmt.Errorf("error preparing query BranchByName: %w", err)
+	}
+	if q.branchCreateStmt, err = db.PrepareContext(ctx, branchCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query BranchCreate: %w", err)
+	}
+	if q.branchDeleteStmt, err = db.PrepareContext(ctx, branchDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query BranchDelete: %w", err)
+	}
+	if q.branchGetStmt, err = db.PrepareContext(ctx, branchGet); err != nil {
+		return nil, fmt.Errorf("error preparing query BranchGet: %w", err)
+	}
+	if q.branchListStmt, err = db.PrepareContext(ctx, branchList); err != nil {
+		return nil, fmt.Errorf("error preparing query BranchList: %w", err)
+	}
+	if q.branchMoveStmt, err = db.PrepareContext(ctx, branchMove); err != nil {
+		return nil, fmt.Errorf("error preparing query BranchMove: %w", err)
+	}
+	if q.branchUpdateStmt, err = db.PrepareContext(ctx, branchUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query BranchUpdate: %w", err)
+	}
+	if q.chunkGetStmt, err = db.PrepareContext(ctx, chunkGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ChunkGet: %w", err)
+	}
+	if q.chunkPutStmt, err = db.PrepareContext(ctx, chunkPut); err != nil {
+		return nil, fmt.Errorf("error preparing query ChunkPut: %w", err)
+	}
 	if q.counterNextStmt, err = db.PrepareContext(ctx, counterNext); err != nil {
 		return nil, fmt.Errorf("error preparing query CounterNext: %w", err)
 	}
@@ -173,6 +200,75 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.disciplineUpdateStmt, err = db.PrepareContext(ctx, disciplineUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query DisciplineUpdate: %w", err)
+	}
+	if q.documentBranchCountStmt, err = db.PrepareContext(ctx, documentBranchCount); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentBranchCount: %w", err)
+	}
+	if q.documentCreateStmt, err = db.PrepareContext(ctx, documentCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentCreate: %w", err)
+	}
+	if q.documentFieldCreateStmt, err = db.PrepareContext(ctx, documentFieldCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentFieldCreate: %w", err)
+	}
+	if q.documentFieldGetStmt, err = db.PrepareContext(ctx, documentFieldGet); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentFieldGet: %w", err)
+	}
+	if q.documentFieldListByIDsStmt, err = db.PrepareContext(ctx, documentFieldListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentFieldListByIDs: %w", err)
+	}
+	if q.documentFieldUpdateStmt, err = db.PrepareContext(ctx, documentFieldUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentFieldUpdate: %w", err)
+	}
+	if q.documentFieldValueCreateStmt, err = db.PrepareContext(ctx, documentFieldValueCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentFieldValueCreate: %w", err)
+	}
+	if q.documentFieldValueKeepStmt, err = db.PrepareContext(ctx, documentFieldValueKeep); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentFieldValueKeep: %w", err)
+	}
+	if q.documentFieldValueUnretireStmt, err = db.PrepareContext(ctx, documentFieldValueUnretire); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentFieldValueUnretire: %w", err)
+	}
+	if q.documentFieldValuesStmt, err = db.PrepareContext(ctx, documentFieldValues); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentFieldValues: %w", err)
+	}
+	if q.documentFieldValuesRetireStmt, err = db.PrepareContext(ctx, documentFieldValuesRetire); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentFieldValuesRetire: %w", err)
+	}
+	if q.documentForkCountStmt, err = db.PrepareContext(ctx, documentForkCount); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentForkCount: %w", err)
+	}
+	if q.documentGetStmt, err = db.PrepareContext(ctx, documentGet); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentGet: %w", err)
+	}
+	if q.documentListByIDsStmt, err = db.PrepareContext(ctx, documentListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentListByIDs: %w", err)
+	}
+	if q.documentScopesStmt, err = db.PrepareContext(ctx, documentScopes); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentScopes: %w", err)
+	}
+	if q.documentSetDefaultBranchStmt, err = db.PrepareContext(ctx, documentSetDefaultBranch); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentSetDefaultBranch: %w", err)
+	}
+	if q.documentSetDeletedStmt, err = db.PrepareContext(ctx, documentSetDeleted); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentSetDeleted: %w", err)
+	}
+	if q.documentTypeCreateStmt, err = db.PrepareContext(ctx, documentTypeCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentTypeCreate: %w", err)
+	}
+	if q.documentTypeGetStmt, err = db.PrepareContext(ctx, documentTypeGet); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentTypeGet: %w", err)
+	}
+	if q.documentTypeListByIDsStmt, err = db.PrepareContext(ctx, documentTypeListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentTypeListByIDs: %w", err)
+	}
+	if q.documentTypeNumberedStmt, err = db.PrepareContext(ctx, documentTypeNumbered); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentTypeNumbered: %w", err)
+	}
+	if q.documentTypeUpdateStmt, err = db.PrepareContext(ctx, documentTypeUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentTypeUpdate: %w", err)
+	}
+	if q.documentUpdateStmt, err = db.PrepareContext(ctx, documentUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentUpdate: %w", err)
 	}
 	if q.domainApprovedCountStmt, err = db.PrepareContext(ctx, domainApprovedCount); err != nil {
 		return nil, fmt.Errorf("error preparing query DomainApprovedCount: %w", err)
@@ -510,6 +606,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.projectCreateStmt, err = db.PrepareContext(ctx, projectCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectCreate: %w", err)
 	}
+	if q.projectDocumentCountAddStmt, err = db.PrepareContext(ctx, projectDocumentCountAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectDocumentCountAdd: %w", err)
+	}
 	if q.projectGetStmt, err = db.PrepareContext(ctx, projectGet); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectGet: %w", err)
 	}
@@ -554,6 +653,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.refreshTokenUseStmt, err = db.PrepareContext(ctx, refreshTokenUse); err != nil {
 		return nil, fmt.Errorf("error preparing query RefreshTokenUse: %w", err)
+	}
+	if q.revisionByHashStmt, err = db.PrepareContext(ctx, revisionByHash); err != nil {
+		return nil, fmt.Errorf("error preparing query RevisionByHash: %w", err)
+	}
+	if q.revisionCreateStmt, err = db.PrepareContext(ctx, revisionCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query RevisionCreate: %w", err)
+	}
+	if q.revisionGetStmt, err = db.PrepareContext(ctx, revisionGet); err != nil {
+		return nil, fmt.Errorf("error preparing query RevisionGet: %w", err)
 	}
 	if q.roleCountStmt, err = db.PrepareContext(ctx, roleCount); err != nil {
 		return nil, fmt.Errorf("error preparing query RoleCount: %w", err)
@@ -1251,6 +1359,51 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing blobSizeStmt: %w", cerr)
 		}
 	}
+	if q.branchByNameStmt != nil {
+		if cerr := q.branchByNameStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing branchByNameStmt: %w", cerr)
+		}
+	}
+	if q.branchCreateStmt != nil {
+		if cerr := q.branchCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing branchCreateStmt: %w", cerr)
+		}
+	}
+	if q.branchDeleteStmt != nil {
+		if cerr := q.branchDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing branchDeleteStmt: %w", cerr)
+		}
+	}
+	if q.branchGetStmt != nil {
+		if cerr := q.branchGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing branchGetStmt: %w", cerr)
+		}
+	}
+	if q.branchListStmt != nil {
+		if cerr := q.branchListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing branchListStmt: %w", cerr)
+		}
+	}
+	if q.branchMoveStmt != nil {
+		if cerr := q.branchMoveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing branchMoveStmt: %w", cerr)
+		}
+	}
+	if q.branchUpdateStmt != nil {
+		if cerr := q.branchUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing branchUpdateStmt: %w", cerr)
+		}
+	}
+	if q.chunkGetStmt != nil {
+		if cerr := q.chunkGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing chunkGetStmt: %w", cerr)
+		}
+	}
+	if q.chunkPutStmt != nil {
+		if cerr := q.chunkPutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing chunkPutStmt: %w", cerr)
+		}
+	}
 	if q.counterNextStmt != nil {
 		if cerr := q.counterNextStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing counterNextStmt: %w", cerr)
@@ -1294,6 +1447,121 @@ func (q *Queries) Close() error {
 	if q.disciplineUpdateStmt != nil {
 		if cerr := q.disciplineUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing disciplineUpdateStmt: %w", cerr)
+		}
+	}
+	if q.documentBranchCountStmt != nil {
+		if cerr := q.documentBranchCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentBranchCountStmt: %w", cerr)
+		}
+	}
+	if q.documentCreateStmt != nil {
+		if cerr := q.documentCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentCreateStmt: %w", cerr)
+		}
+	}
+	if q.documentFieldCreateStmt != nil {
+		if cerr := q.documentFieldCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentFieldCreateStmt: %w", cerr)
+		}
+	}
+	if q.documentFieldGetStmt != nil {
+		if cerr := q.documentFieldGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentFieldGetStmt: %w", cerr)
+		}
+	}
+	if q.documentFieldListByIDsStmt != nil {
+		if cerr := q.documentFieldListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentFieldListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.documentFieldUpdateStmt != nil {
+		if cerr := q.documentFieldUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentFieldUpdateStmt: %w", cerr)
+		}
+	}
+	if q.documentFieldValueCreateStmt != nil {
+		if cerr := q.documentFieldValueCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentFieldValueCreateStmt: %w", cerr)
+		}
+	}
+	if q.documentFieldValueKeepStmt != nil {
+		if cerr := q.documentFieldValueKeepStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentFieldValueKeepStmt: %w", cerr)
+		}
+	}
+	if q.documentFieldValueUnretireStmt != nil {
+		if cerr := q.documentFieldValueUnretireStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentFieldValueUnretireStmt: %w", cerr)
+		}
+	}
+	if q.documentFieldValuesStmt != nil {
+		if cerr := q.documentFieldValuesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentFieldValuesStmt: %w", cerr)
+		}
+	}
+	if q.documentFieldValuesRetireStmt != nil {
+		if cerr := q.documentFieldValuesRetireStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentFieldValuesRetireStmt: %w", cerr)
+		}
+	}
+	if q.documentForkCountStmt != nil {
+		if cerr := q.documentForkCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentForkCountStmt: %w", cerr)
+		}
+	}
+	if q.documentGetStmt != nil {
+		if cerr := q.documentGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentGetStmt: %w", cerr)
+		}
+	}
+	if q.documentListByIDsStmt != nil {
+		if cerr := q.documentListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.documentScopesStmt != nil {
+		if cerr := q.documentScopesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentScopesStmt: %w", cerr)
+		}
+	}
+	if q.documentSetDefaultBranchStmt != nil {
+		if cerr := q.documentSetDefaultBranchStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentSetDefaultBranchStmt: %w", cerr)
+		}
+	}
+	if q.documentSetDeletedStmt != nil {
+		if cerr := q.documentSetDeletedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentSetDeletedStmt: %w", cerr)
+		}
+	}
+	if q.documentTypeCreateStmt != nil {
+		if cerr := q.documentTypeCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentTypeCreateStmt: %w", cerr)
+		}
+	}
+	if q.documentTypeGetStmt != nil {
+		if cerr := q.documentTypeGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentTypeGetStmt: %w", cerr)
+		}
+	}
+	if q.documentTypeListByIDsStmt != nil {
+		if cerr := q.documentTypeListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentTypeListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.documentTypeNumberedStmt != nil {
+		if cerr := q.documentTypeNumberedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentTypeNumberedStmt: %w", cerr)
+		}
+	}
+	if q.documentTypeUpdateStmt != nil {
+		if cerr := q.documentTypeUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentTypeUpdateStmt: %w", cerr)
+		}
+	}
+	if q.documentUpdateStmt != nil {
+		if cerr := q.documentUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentUpdateStmt: %w", cerr)
 		}
 	}
 	if q.domainApprovedCountStmt != nil {
@@ -1856,6 +2124,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing projectCreateStmt: %w", cerr)
 		}
 	}
+	if q.projectDocumentCountAddStmt != nil {
+		if cerr := q.projectDocumentCountAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectDocumentCountAddStmt: %w", cerr)
+		}
+	}
 	if q.projectGetStmt != nil {
 		if cerr := q.projectGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing projectGetStmt: %w", cerr)
@@ -1929,6 +2202,21 @@ func (q *Queries) Close() error {
 	if q.refreshTokenUseStmt != nil {
 		if cerr := q.refreshTokenUseStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing refreshTokenUseStmt: %w", cerr)
+		}
+	}
+	if q.revisionByHashStmt != nil {
+		if cerr := q.revisionByHashStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing revisionByHashStmt: %w", cerr)
+		}
+	}
+	if q.revisionCreateStmt != nil {
+		if cerr := q.revisionCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing revisionCreateStmt: %w", cerr)
+		}
+	}
+	if q.revisionGetStmt != nil {
+		if cerr := q.revisionGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing revisionGetStmt: %w", cerr)
 		}
 	}
 	if q.roleCountStmt != nil {
@@ -2821,6 +3109,15 @@ type Queries struct {
 	blobGetStmt                               *sql.Stmt
 	blobPutStmt                               *sql.Stmt
 	blobSizeStmt                              *sql.Stmt
+	branchByNameStmt                          *sql.Stmt
+	branchCreateStmt                          *sql.Stmt
+	branchDeleteStmt                          *sql.Stmt
+	branchGetStmt                             *sql.Stmt
+	branchListStmt                            *sql.Stmt
+	branchMoveStmt                            *sql.Stmt
+	branchUpdateStmt                          *sql.Stmt
+	chunkGetStmt                              *sql.Stmt
+	chunkPutStmt                              *sql.Stmt
 	counterNextStmt                           *sql.Stmt
 	deliveriesDueStmt                         *sql.Stmt
 	deliveryCreateStmt                        *sql.Stmt
@@ -2830,6 +3127,29 @@ type Queries struct {
 	disciplineGetStmt                         *sql.Stmt
 	disciplineListStmt                        *sql.Stmt
 	disciplineUpdateStmt                      *sql.Stmt
+	documentBranchCountStmt                   *sql.Stmt
+	documentCreateStmt                        *sql.Stmt
+	documentFieldCreateStmt                   *sql.Stmt
+	documentFieldGetStmt                      *sql.Stmt
+	documentFieldListByIDsStmt                *sql.Stmt
+	documentFieldUpdateStmt                   *sql.Stmt
+	documentFieldValueCreateStmt              *sql.Stmt
+	documentFieldValueKeepStmt                *sql.Stmt
+	documentFieldValueUnretireStmt            *sql.Stmt
+	documentFieldValuesStmt                   *sql.Stmt
+	documentFieldValuesRetireStmt             *sql.Stmt
+	documentForkCountStmt                     *sql.Stmt
+	documentGetStmt                           *sql.Stmt
+	documentListByIDsStmt                     *sql.Stmt
+	documentScopesStmt                        *sql.Stmt
+	documentSetDefaultBranchStmt              *sql.Stmt
+	documentSetDeletedStmt                    *sql.Stmt
+	documentTypeCreateStmt                    *sql.Stmt
+	documentTypeGetStmt                       *sql.Stmt
+	documentTypeListByIDsStmt                 *sql.Stmt
+	documentTypeNumberedStmt                  *sql.Stmt
+	documentTypeUpdateStmt                    *sql.Stmt
+	documentUpdateStmt                        *sql.Stmt
 	domainApprovedCountStmt                   *sql.Stmt
 	domainCreateStmt                          *sql.Stmt
 	domainDeleteStmt                          *sql.Stmt
@@ -2942,6 +3262,7 @@ type Queries struct {
 	prefixListByIDsStmt                       *sql.Stmt
 	prefixUpdateStmt                          *sql.Stmt
 	projectCreateStmt                         *sql.Stmt
+	projectDocumentCountAddStmt               *sql.Stmt
 	projectGetStmt                            *sql.Stmt
 	projectGetWithCreatorStmt                 *sql.Stmt
 	projectListByIDsStmt                      *sql.Stmt
@@ -2957,6 +3278,9 @@ type Queries struct {
 	refreshTokenGetStmt                       *sql.Stmt
 	refreshTokenRevokeFamilyStmt              *sql.Stmt
 	refreshTokenUseStmt                       *sql.Stmt
+	revisionByHashStmt                        *sql.Stmt
+	revisionCreateStmt                        *sql.Stmt
+	revisionGetStmt                           *sql.Stmt
 	roleCountStmt                             *sql.Stmt
 	roleCreateStmt                            *sql.Stmt
 	roleDeleteStmt                            *sql.Stmt
@@ -3166,6 +3490,15 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		blobGetStmt:                               q.blobGetStmt,
 		blobPutStmt:                               q.blobPutStmt,
 		blobSizeStmt:                              q.blobSizeStmt,
+		branchByNameStmt:                          q.branchByNameStmt,
+		branchCreateStmt:                          q.branchCreateStmt,
+		branchDeleteStmt:                          q.branchDeleteStmt,
+		branchGetStmt:                             q.branchGetStmt,
+		branchListStmt:                            q.branchListStmt,
+		branchMoveStmt:                            q.branchMoveStmt,
+		branchUpdateStmt:                          q.branchUpdateStmt,
+		chunkGetStmt:                              q.chunkGetStmt,
+		chunkPutStmt:                              q.chunkPutStmt,
 		counterNextStmt:                           q.counterNextStmt,
 		deliveriesDueStmt:                         q.deliveriesDueStmt,
 		deliveryCreateStmt:                        q.deliveryCreateStmt,
@@ -3175,6 +3508,29 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		disciplineGetStmt:                         q.disciplineGetStmt,
 		disciplineListStmt:                        q.disciplineListStmt,
 		disciplineUpdateStmt:                      q.disciplineUpdateStmt,
+		documentBranchCountStmt:                   q.documentBranchCountStmt,
+		documentCreateStmt:                        q.documentCreateStmt,
+		documentFieldCreateStmt:                   q.documentFieldCreateStmt,
+		documentFieldGetStmt:                      q.documentFieldGetStmt,
+		documentFieldListByIDsStmt:                q.documentFieldListByIDsStmt,
+		documentFieldUpdateStmt:                   q.documentFieldUpdateStmt,
+		documentFieldValueCreateStmt:              q.documentFieldValueCreateStmt,
+		documentFieldValueKeepStmt:                q.documentFieldValueKeepStmt,
+		documentFieldValueUnretireStmt:            q.documentFieldValueUnretireStmt,
+		documentFieldValuesStmt:                   q.documentFieldValuesStmt,
+		documentFieldValuesRetireStmt:             q.documentFieldValuesRetireStmt,
+		documentForkCountStmt:                     q.documentForkCountStmt,
+		documentGetStmt:                           q.documentGetStmt,
+		documentListByIDsStmt:                     q.documentListByIDsStmt,
+		documentScopesStmt:                        q.documentScopesStmt,
+		documentSetDefaultBranchStmt:              q.documentSetDefaultBranchStmt,
+		documentSetDeletedStmt:                    q.documentSetDeletedStmt,
+		documentTypeCreateStmt:                    q.documentTypeCreateStmt,
+		documentTypeGetStmt:                       q.documentTypeGetStmt,
+		documentTypeListByIDsStmt:                 q.documentTypeListByIDsStmt,
+		documentTypeNumberedStmt:                  q.documentTypeNumberedStmt,
+		documentTypeUpdateStmt:                    q.documentTypeUpdateStmt,
+		documentUpdateStmt:                        q.documentUpdateStmt,
 		domainApprovedCountStmt:                   q.domainApprovedCountStmt,
 		domainCreateStmt:                          q.domainCreateStmt,
 		domainDeleteStmt:                          q.domainDeleteStmt,
@@ -3287,6 +3643,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		prefixListByIDsStmt:                       q.prefixListByIDsStmt,
 		prefixUpdateStmt:                          q.prefixUpdateStmt,
 		projectCreateStmt:                         q.projectCreateStmt,
+		projectDocumentCountAddStmt:               q.projectDocumentCountAddStmt,
 		projectGetStmt:                            q.projectGetStmt,
 		projectGetWithCreatorStmt:                 q.projectGetWithCreatorStmt,
 		projectListByIDsStmt:                      q.projectListByIDsStmt,
@@ -3302,6 +3659,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		refreshTokenGetStmt:                       q.refreshTokenGetStmt,
 		refreshTokenRevokeFamilyStmt:              q.refreshTokenRevokeFamilyStmt,
 		refreshTokenUseStmt:                       q.refreshTokenUseStmt,
+		revisionByHashStmt:                        q.revisionByHashStmt,
+		revisionCreateStmt:                        q.revisionCreateStmt,
+		revisionGetStmt:                           q.revisionGetStmt,
 		roleCountStmt:                             q.roleCountStmt,
 		roleCreateStmt:                            q.roleCreateStmt,
 		roleDeleteStmt:                            q.roleDeleteStmt,

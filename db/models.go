@@ -151,6 +151,96 @@ type Discipline struct {
 	CreatedAt      string
 }
 
+type Document struct {
+	ID              int64
+	OrganisationID  int64
+	OriginID        *int64
+	Number          int64
+	FormattedNumber string
+	Title           string
+	TypeID          *int64
+	ProjectID       *int64
+	PackageID       *int64
+	DisciplineID    *int64
+	AssetGroupID    *int64
+	AssetID         *int64
+	DefaultBranchID *int64
+	Fields          string
+	CreatedAt       string
+	CreatedBy       int64
+	UpdatedAt       string
+	UpdatedBy       int64
+	DeletedAt       *string
+	DeletedBy       *int64
+}
+
+type DocumentBranch struct {
+	ID             int64
+	OrganisationID int64
+	DocumentID     int64
+	Name           string
+	RevisionID     int64
+	Protected      bool
+	CreatedAt      string
+	CreatedBy      int64
+	DeletedAt      *string
+	DeletedBy      *int64
+}
+
+type DocumentChunk struct {
+	ID   int64
+	Hash []byte
+	Data []byte
+}
+
+type DocumentField struct {
+	ID             int64
+	OrganisationID int64
+	Required       bool
+	Name           string
+	Description    string
+	Type           int64
+	Units          string
+	MultiLine      bool
+	MaxLength      *int64
+	DefaultValue   string
+	Enabled        bool
+	CreatedAt      string
+}
+
+type DocumentFieldValue struct {
+	ID        int64
+	FieldID   int64
+	Position  int64
+	Value     string
+	Retired   bool
+	UpdatedAt string
+	UpdatedBy int64
+}
+
+type DocumentRevision struct {
+	ID         int64
+	DocumentID int64
+	Hash       []byte
+	ParentID   *int64
+	Parents    string
+	Generation int64
+	Message    *string
+	CreatedAt  string
+	CreatedBy  int64
+}
+
+type DocumentType struct {
+	ID             int64
+	OrganisationID int64
+	Name           string
+	Description    string
+	LastNumber     int64
+	NumberFormat   string
+	RevisionFormat int64
+	CreatedAt      string
+}
+
 type Fleet struct {
 	ID             int64
 	OrganisationID int64

@@ -29,6 +29,9 @@ type Error struct {
 	Code    int
 	Message string
 	Fields  map[string]string
+	// Extra keys of the body beside code and message (the 409 of a
+	// document change carries its conflicts).
+	Extra map[string]any
 }
 
 func (e *Error) Error() string {
@@ -99,6 +102,17 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		} else {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="workspace"`)
 		}
+	}
+	if e.Extra != nil {
+		body := map[string]any{"code": e.Code, "message": e.Message}
+		if len(e.Fields) > 0 {
+			body["errors"] = e.Fields
+		}
+		for k, v := range e.Extra {
+			body[k] = v
+		}
+		writeJSON(w, e.Status, body)
+		return
 	}
 	writeJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Errors: e.Fields})
 }

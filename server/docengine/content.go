@@ -744,3 +744,13 @@ func (d *Doc) Clauses(sheet int64, skip, top int) ([]ClauseRow, int, error) {
 	}
 	return out, total, nil
 }
+
+// SheetPosition is a clause's 0-based position within its sheet.
+func (d *Doc) SheetPosition(p ClausePos) (int, error) {
+	lo, err := d.S.Rank(d.R.Clauses, sheetPrefix(p.Sheet))
+	if err != nil {
+		return 0, err
+	}
+	r, err := d.S.Rank(d.R.Clauses, p.key())
+	return int(r - lo), err
+}

@@ -1,0 +1,732 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"workspace/db"
+	"workspace/server/docengine"
+)
+
+// Documents (spec: Documents; design ../shared/design/documents.md):
+// create with a number drawn in the write transaction, get, patch, soft
+// delete and restore, list. Content lives in the revision engine
+// (server/docengine, revisions.go). Decisions in docs/documents.md.
+
+const (
+	maxDocumentTitle   = 200
+	documentCounter    = "documents"
+	firstSheetName     = "Sheet 1"
+	documentMediaType  = "application/vnd.workspace.document"
+	maxFieldValueChars = 10000
+)
+
+type documentJSON struct {
+	ID                  db.ID                      `json:"id"`
+	OrganisationID      db.ID                      `json:"organisation_id"`
+	Organisation        idJSON                     `json:"organisation"`
+	OriginID            *db.ID                     `json:"origin_id"`
+	Number              int64                      `json:"number"`
+	FormattedNumber     string                     `json:"formatted_number"`
+	Title               string                     `json:"title"`
+	TypeID              *db.ID                     `json:"type_id"`
+	Type                *documentTypeJSON          `json:"type"`
+	ContentType         string                     `json:"content_type"`
+	DefaultBranchID     *db.ID                     `json:"default_branch_id"`
+	DefaultBranch       *branchJSON                `json:"default_branch"`
+	CurrentReleaseTagID *db.ID                     `json:"current_release_tag_id"`
+	CurrentReleaseTag   any                        `json:"current_release_tag"`
+	BookmarkCount       int64                      `json:"bookmark_count"`
+	ForkCount           int64                      `json:"fork_count"`
+	BranchCount         int64                      `json:"branch_count"`
+	OpenWorkItemCount   int64                      `json:"open_work_item_count"`
+	ClosedWorkItemCount int64                      `json:"closed_work_item_count"`
+	WorkItemTypesCount  map[string]any             `json:"work_item_types_count"`
+	ProjectID           *db.ID                     `json:"project_id"`
+	Project             *idJSON                    `json:"project"`
+	PackageID           *db.ID                     `json:"package_id"`
+	Package             *idJSON                    `json:"package"`
+	DisciplineID        *db.ID                     `json:"discipline_id"`
+	Discipline          *idJSON                    `json:"discipline"`
+	AssetGroupID        *db.ID                     `json:"asset_group_id"`
+	AssetGroup          *idJSON                    `json:"asset_group"`
+	AssetID             *db.ID                     `json:"asset_id"`
+	Asset               *idJSON                    `json:"asset"`
+	Fields              map[string]docFieldValue   `json:"fields"`
+	CreatedAt           string                     `json:"created_at"`
+	CreatedBy           idJSON                     `json:"created_by"`
+	UpdatedAt           string                     `json:"updated_at"`
+	UpdatedBy           idJSON                     `json:"updated_by"`
+	AccessedAt          *string                    `json:"accessed_at"`
+	Tracking            map[string]any             `json:"tracking"`
+	Bookmark            any                        `json:"bookmark"`
+	Permissions         map[string]bool            `json:"permissions"`
+	ProtectionRules     map[string]any             `json:"protection_rules"`
+	IsDeleted           bool                       `json:"is_deleted"`
+	DeletedAt           *string                    `json:"deleted_at"`
+	DeletedBy           *idJSON                    `json:"deleted_by"`
+	fieldsRaw           map[string]json.RawMessage // stored values, for patching
+}
+
+// docFieldValue is one custom field value of a document.
+type docFieldValue struct {
+	ID    string          `json:"id"`
+	Name  *string         `json:"name"`
+	Type  int64           `json:"type"`
+	Value json.RawMessage `json:"value"`
+	Units *string         `json:"units"`
+}
+
+func optIDObj(p *int64) *idJSON {
+	if p == nil {
+		return nil
+	}
+	return &idJSON{db.ID(*p)}
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func documentAbsent(status int) *Error { return errorf(status, "The document does not exist.") }
+
+// documentAccess loads a document and the caller's access, on the project
+// (and package) layer when it has one.
+func documentAccess(ctx context.Context, q *db.Queries, userID, id int64, absent *Error) (db.Document, Access, error) {
+	d, err := q.DocumentGet(ctx, id)
+	if db.IsNotFound(err) {
+		return d, Access{}, absent
+	}
+	if err != nil {
+		return d, Access{}, err
+	}
+	a, err := authorize(ctx, q, userID, d.OrganisationID, Scopes{Project: deref(d.ProjectID), Package: deref(d.PackageID)})
+	if db.IsNotFound(err) {
+		return d, Access{}, absent
+	}
+	return d, a, err
+}
+
+// renderDocument builds the full document object.
+func renderDocument(ctx context.Context, q *db.Queries, d db.Document, a Access) (documentJSON, error) {
+	out := documentJSON{
+		ID: db.ID(d.ID), OrganisationID: db.ID(d.OrganisationID), Organisation: idJSON{db.ID(d.OrganisationID)},
+		OriginID: optID(d.OriginID), Number: d.Number, FormattedNumber: d.FormattedNumber, Title: d.Title,
+		TypeID: optID(d.TypeID), ContentType: documentMediaType, DefaultBranchID: optID(d.DefaultBranchID),
+		WorkItemTypesCount: map[string]any{}, ProjectID: optID(d.ProjectID), Project: optIDObj(d.ProjectID),
+		PackageID: optID(d.PackageID), Package: optIDObj(d.PackageID), DisciplineID: optID(d.DisciplineID),
+		Discipline: optIDObj(d.DisciplineID), AssetGroupID: optID(d.AssetGroupID), AssetGroup: optIDObj(d.AssetGroupID),
+		AssetID: optID(d.AssetID), Asset: optIDObj(d.AssetID), Fields: map[string]docFieldValue{},
+		CreatedAt: d.CreatedAt, CreatedBy: idJSON{db.ID(d.CreatedBy)}, UpdatedAt: d.UpdatedAt, UpdatedBy: idJSON{db.ID(d.UpdatedBy)},
+		Tracking: map[string]any{}, ProtectionRules: map[string]any{},
+		Permissions: a.Permissions().Bools(ViewDocuments | EditDocuments),
+		IsDeleted:   d.DeletedAt != nil, DeletedAt: d.DeletedAt,
+	}
+	if a.Owner {
+		out.Permissions = AllPermissions.Bools(ViewDocuments | EditDocuments)
+	}
+	if d.DeletedBy != nil {
+		out.DeletedBy = &idJSON{db.ID(*d.DeletedBy)}
+	}
+	if d.TypeID != nil {
+		t, err := q.DocumentTypeGet(ctx, *d.TypeID)
+		if err != nil {
+			return out, err
+		}
+		tj := toDocumentType(t)
+		out.Type = &tj
+	}
+	if d.DefaultBranchID != nil {
+		b, err := q.BranchGet(ctx, *d.DefaultBranchID)
+		if err != nil {
+			return out, err
+		}
+		bj, err := renderBranch(ctx, q, b)
+		if err != nil {
+			return out, err
+		}
+		out.DefaultBranch = &bj
+	}
+	var err error
+	if out.BranchCount, err = q.DocumentBranchCount(ctx, d.ID); err != nil {
+		return out, err
+	}
+	if out.ForkCount, err = q.DocumentForkCount(ctx, &d.ID); err != nil {
+		return out, err
+	}
+	if err := json.Unmarshal([]byte(d.Fields), &out.fieldsRaw); err != nil {
+		return out, err
+	}
+	if len(out.fieldsRaw) > 0 {
+		ids := make([]int64, 0, len(out.fieldsRaw))
+		for k := range out.fieldsRaw {
+			id, _ := strconv.ParseInt(k, 10, 64)
+			ids = append(ids, id)
+		}
+		fields, err := q.DocumentFieldListByIDs(ctx, idsJSON(ids))
+		if err != nil {
+			return out, err
+		}
+		for _, f := range fields {
+			k := strconv.FormatInt(f.ID, 10)
+			name, units := f.Name, f.Units
+			out.Fields[k] = docFieldValue{ID: k, Name: &name, Type: f.Type, Value: out.fieldsRaw[k], Units: &units}
+		}
+	}
+	return out, nil
+}
+
+type documentBody struct {
+	OrganisationID *db.ID                     `json:"organisation_id"`
+	Title          *string                    `json:"title"`
+	TypeID         Opt[db.ID]                 `json:"type_id"`
+	ProjectID      Opt[db.ID]                 `json:"project_id"`
+	PackageID      Opt[db.ID]                 `json:"package_id"`
+	DisciplineID   Opt[db.ID]                 `json:"discipline_id"`
+	AssetGroupID   Opt[db.ID]                 `json:"asset_group_id"`
+	AssetID        Opt[db.ID]                 `json:"asset_id"`
+	PrefixID       *db.ID                     `json:"prefix_id"`
+	Fields         map[string]json.RawMessage `json:"fields"`
+}
+
+var documentReadOnly = []string{"id", "organisation", "origin_id", "number", "formatted_number", "type", "content_type",
+	"default_branch_id", "default_branch", "current_release_tag_id", "current_release_tag", "bookmark_count", "fork_count",
+	"branch_count", "open_work_item_count", "closed_work_item_count", "work_item_types_count", "project", "package",
+	"discipline", "asset_group", "asset", "created_at", "created_by", "updated_at", "updated_by", "accessed_at", "tracking",
+	"bookmark", "permissions", "protection_rules", "is_deleted", "deleted_at", "deleted_by"}
+
+func setLink(dst **int64, o Opt[db.ID]) {
+	if !o.Set {
+		return
+	}
+	if o.Null {
+		*dst = nil
+		return
+	}
+	v := int64(o.Value)
+	*dst = &v
+}
+
+// applyLinks validates the body's links (each must name a row of the
+// document's organisation; a package must belong to the project) and
+// custom field values, and writes them over d.
+func applyDocumentBody(ctx context.Context, q *db.Queries, b *documentBody, d *db.Document) error {
+	p := problems{}
+	if b.Title != nil {
+		d.Title = strings.TrimSpace(*b.Title)
+		p.length("title", d.Title, 2, maxDocumentTitle)
+	}
+	setLink(&d.TypeID, b.TypeID)
+	setLink(&d.ProjectID, b.ProjectID)
+	setLink(&d.PackageID, b.PackageID)
+	setLink(&d.DisciplineID, b.DisciplineID)
+	if (b.AssetGroupID.Set && !b.AssetGroupID.Null) || (b.AssetID.Set && !b.AssetID.Null) {
+		// no asset tables exist yet (issue 15): no id can name one
+		if b.AssetGroupID.Set && !b.AssetGroupID.Null {
+			p.add("asset_group_id", "names no asset group of this organisation")
+		}
+		if b.AssetID.Set && !b.AssetID.Null {
+			p.add("asset_id", "names no asset of this organisation")
+		}
+	}
+	if b.AssetGroupID.Set && b.AssetGroupID.Null {
+		d.AssetGroupID = nil
+	}
+	if b.AssetID.Set && b.AssetID.Null {
+		d.AssetID = nil
+	}
+	if d.TypeID != nil {
+		t, err := q.DocumentTypeGet(ctx, *d.TypeID)
+		if db.IsNotFound(err) || (err == nil && t.OrganisationID != d.OrganisationID) {
+			p.add("type_id", "names no document type of this organisation")
+		} else if err != nil {
+			return err
+		}
+	}
+	if d.ProjectID != nil {
+		pr, err := q.ProjectGet(ctx, *d.ProjectID)
+		if db.IsNotFound(err) || (err == nil && pr.OrganisationID != d.OrganisationID) {
+			p.add("project_id", "names no project of this organisation")
+		} else if err != nil {
+			return err
+		}
+	}
+	if d.PackageID != nil {
+		pk, err := q.PackageGet(ctx, *d.PackageID)
+		switch {
+		case db.IsNotFound(err) || (err == nil && pk.OrganisationID != d.OrganisationID):
+			p.add("package_id", "names no package of this organisation")
+		case err != nil:
+			return err
+		case d.ProjectID == nil || pk.ProjectID != *d.ProjectID:
+			p.add("package_id", "must be a package of the document's project")
+		}
+	}
+	if d.DisciplineID != nil {
+		di, err := q.DisciplineGet(ctx, *d.DisciplineID)
+		if db.IsNotFound(err) || (err == nil && di.OrganisationID != d.OrganisationID) {
+			p.add("discipline_id", "names no discipline of this organisation")
+		} else if err != nil {
+			return err
+		}
+	}
+	if b.Fields != nil {
+		if err := applyFieldValues(ctx, q, d, b.Fields, p); err != nil {
+			return err
+		}
+	}
+	return p.err()
+}
+
+// applyFieldValues checks custom field values against their fields (type,
+// max_length, enum value ids) and merges them into d.Fields; null removes
+// a value.
+func applyFieldValues(ctx context.Context, q *db.Queries, d *db.Document, in map[string]json.RawMessage, p problems) error {
+	cur := map[string]json.RawMessage{}
+	if err := json.Unmarshal([]byte(d.Fields), &cur); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		raw := in[k]
+		name := "fields." + k
+		id, ok := db.ParseID(k)
+		if !ok {
+			p.add(name, "must be keyed by a document field id")
+			continue
+		}
+		f, err := q.DocumentFieldGet(ctx, int64(id))
+		if db.IsNotFound(err) || (err == nil && f.OrganisationID != d.OrganisationID) {
+			p.add(name, "names no document field of this organisation")
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if string(raw) == "null" {
+			delete(cur, k)
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			p.add(name, "must be a JSON value")
+			continue
+		}
+		switch f.Type {
+		case fieldText:
+			s, ok := v.(string)
+			switch {
+			case !ok:
+				p.add(name, "must be a string")
+			case f.MaxLength != nil && int64(len([]rune(s))) > *f.MaxLength:
+				p.add(name, fmt.Sprintf("must be at most %d characters", *f.MaxLength))
+			case len([]rune(s)) > maxFieldValueChars:
+				p.add(name, fmt.Sprintf("must be at most %d characters", maxFieldValueChars))
+			case !f.MultiLine && strings.ContainsAny(s, "\r\n"):
+				p.add(name, "must be one line")
+			}
+		case fieldNumber:
+			if _, ok := v.(float64); !ok {
+				p.add(name, "must be a number")
+			}
+		case fieldBoolean:
+			if _, ok := v.(bool); !ok {
+				p.add(name, "must be true or false")
+			}
+		case fieldDate:
+			if s, ok := v.(string); !ok || !validDate(s) {
+				p.add(name, "must be a date as YYYY-MM-DD")
+			}
+		case fieldEnum:
+			s, _ := v.(string)
+			vid, ok := db.ParseID(s)
+			found := false
+			if ok {
+				vals, err := q.DocumentFieldValues(ctx, idsJSON([]int64{f.ID}))
+				if err != nil {
+					return err
+				}
+				for _, x := range vals {
+					found = found || x.ID == int64(vid)
+				}
+			}
+			if !found {
+				p.add(name, "must be the id of one of the field's values")
+			}
+			raw, _ = json.Marshal(s)
+		}
+		cur[k] = raw
+	}
+	b, err := json.Marshal(cur)
+	d.Fields = string(b)
+	return err
+}
+
+// chunkStore is the engine's Store over document_chunks in the caller's
+// transaction.
+type chunkStore struct {
+	ctx context.Context
+	q   *db.Queries
+}
+
+func (c chunkStore) Get(h docengine.Hash) ([]byte, error) {
+	b, err := c.q.ChunkGet(c.ctx, h[:])
+	if db.IsNotFound(err) {
+		return nil, docengine.ErrMissing
+	}
+	return b, err
+}
+
+func (c chunkStore) Put(h docengine.Hash, data []byte) error {
+	_, err := c.q.ChunkPut(c.ctx, db.ChunkPutParams{Hash: h[:], Data: data})
+	return err
+}
+
+func (s *Server) documentCreate(rq *request) error {
+	var b documentBody
+	if err := rq.decodeCreate(&b, documentReadOnly...); err != nil {
+		return err
+	}
+	p := problems{}
+	if b.OrganisationID == nil {
+		p.add("organisation_id", "is required")
+	}
+	if b.Title == nil {
+		p.add("title", "is required")
+	}
+	if err := p.err(); err != nil {
+		return err
+	}
+	var out documentJSON
+	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		orgID := int64(*b.OrganisationID)
+		d := db.Document{OrganisationID: orgID, Fields: "{}"}
+		// links are checked before access so the permission is asked on the
+		// right layer (the project's when the document has one)
+		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
+			return err
+		}
+		if err := applyDocumentBody(rq.ctx, q, &b, &d); err != nil {
+			return err
+		}
+		a, err := authorize(rq.ctx, q, rq.user.ID, orgID, Scopes{Project: deref(d.ProjectID), Package: deref(d.PackageID)})
+		if err != nil {
+			return err
+		}
+		if err := a.Require(EditDocuments); err != nil {
+			return err
+		}
+		n, err := q.CounterNext(rq.ctx, db.CounterNextParams{OrganisationID: orgID, Name: documentCounter})
+		if err != nil {
+			return err
+		}
+		formatted := strconv.FormatInt(n, 10)
+		if d.TypeID != nil {
+			t, err := q.DocumentTypeGet(rq.ctx, *d.TypeID)
+			if err != nil {
+				return err
+			}
+			if t.NumberFormat != "" {
+				formatted = formatNumber(t.NumberFormat, nil, n)
+			}
+			if err := q.DocumentTypeNumbered(rq.ctx, db.DocumentTypeNumberedParams{ID: t.ID, Number: n}); err != nil {
+				return err
+			}
+		}
+		if b.PrefixID != nil {
+			// a prefix, when named, gives the formatted number (its own sequence)
+			if _, formatted, err = drawNumber(rq.ctx, q, orgID, int64(*b.PrefixID)); err != nil {
+				return err
+			}
+		}
+		now := s.nowText()
+		d, err = q.DocumentCreate(rq.ctx, db.DocumentCreateParams{ID: s.store.IDs.Next(), OrganisationID: orgID, Number: n,
+			FormattedNumber: formatted, Title: d.Title, TypeID: d.TypeID, ProjectID: d.ProjectID, PackageID: d.PackageID,
+			DisciplineID: d.DisciplineID, Fields: d.Fields, CreatedAt: now, CreatedBy: rq.user.ID})
+		if err != nil {
+			return err
+		}
+		if d.ProjectID != nil {
+			if err := q.ProjectDocumentCountAdd(rq.ctx, db.ProjectDocumentCountAddParams{ID: *d.ProjectID, Delta: 1}); err != nil {
+				return err
+			}
+		}
+		branchName := a.Org.DefaultBranchName
+		if strings.TrimSpace(branchName) == "" {
+			branchName = "main"
+		}
+		if d, err = s.initialRevision(rq.ctx, q, d, branchName, rq.user.ID); err != nil {
+			return err
+		}
+		out, err = renderDocument(rq.ctx, q, d, a)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusCreated, out)
+}
+
+// initialRevision gives a new document its first revision (one sheet,
+// nothing else) on its default branch.
+func (s *Server) initialRevision(ctx context.Context, q *db.Queries, d db.Document, branch string, userID int64) (db.Document, error) {
+	st := docengine.NewStage(chunkStore{ctx, q})
+	doc := st.New(docengine.Meta{Title: d.Title}, s.store.IDs.Next(), firstSheetName)
+	h, err := doc.Save()
+	if err != nil {
+		return d, err
+	}
+	if _, err := st.Flush(h); err != nil {
+		return d, err
+	}
+	now := s.nowText()
+	rev, err := q.RevisionCreate(ctx, db.RevisionCreateParams{ID: s.store.IDs.Next(), DocumentID: d.ID, Hash: h[:], Parents: "[]",
+		Generation: 0, CreatedAt: now, CreatedBy: userID})
+	if err != nil {
+		return d, err
+	}
+	br, err := q.BranchCreate(ctx, db.BranchCreateParams{ID: s.store.IDs.Next(), OrganisationID: d.OrganisationID, DocumentID: d.ID,
+		Name: branch, RevisionID: rev.ID, CreatedAt: now, CreatedBy: userID})
+	if err != nil {
+		return d, err
+	}
+	if err := q.DocumentSetDefaultBranch(ctx, db.DocumentSetDefaultBranchParams{ID: d.ID, DefaultBranchID: &br.ID}); err != nil {
+		return d, err
+	}
+	d.DefaultBranchID = &br.ID
+	return d, nil
+}
+
+func (s *Server) documentGet(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var out documentJSON
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		d, a, err := documentAccess(rq.ctx, q, rq.user.ID, id, documentAbsent(http.StatusNotFound))
+		if err != nil {
+			return err
+		}
+		if err := a.Require(ViewDocuments); err != nil {
+			return err
+		}
+		out, err = renderDocument(rq.ctx, q, d, a)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+func (s *Server) documentPatch(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b documentBody
+	ro, err := rq.decodePatch(&b, append(documentReadOnly, "organisation_id")...)
+	if err != nil {
+		return err
+	}
+	var out documentJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		d, a, err := documentAccess(rq.ctx, q, rq.user.ID, id, documentAbsent(http.StatusNotFound))
+		if err != nil {
+			return err
+		}
+		if err := a.Require(EditDocuments); err != nil {
+			return err
+		}
+		cur, err := renderDocument(rq.ctx, q, d, a)
+		if err != nil {
+			return err
+		}
+		if err := ro.check(cur); err != nil {
+			return err
+		}
+		oldProject := d.ProjectID
+		if err := applyDocumentBody(rq.ctx, q, &b, &d); err != nil {
+			return err
+		}
+		if deref(oldProject) != deref(d.ProjectID) || b.PackageID.Set {
+			// moving into a project needs EDIT_DOCUMENTS there too
+			na, err := authorize(rq.ctx, q, rq.user.ID, d.OrganisationID, Scopes{Project: deref(d.ProjectID), Package: deref(d.PackageID)})
+			if err != nil {
+				return err
+			}
+			if err := na.Require(EditDocuments); err != nil {
+				return err
+			}
+			a = na
+		}
+		if d.DeletedAt == nil && deref(oldProject) != deref(d.ProjectID) {
+			if err := moveDocumentCount(rq.ctx, q, oldProject, d.ProjectID); err != nil {
+				return err
+			}
+		}
+		d, err = q.DocumentUpdate(rq.ctx, db.DocumentUpdateParams{ID: d.ID, Title: d.Title, TypeID: d.TypeID, ProjectID: d.ProjectID,
+			PackageID: d.PackageID, DisciplineID: d.DisciplineID, AssetGroupID: d.AssetGroupID, AssetID: d.AssetID, Fields: d.Fields,
+			UpdatedAt: s.nowText(), UpdatedBy: rq.user.ID})
+		if err != nil {
+			return err
+		}
+		out, err = renderDocument(rq.ctx, q, d, a)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// moveDocumentCount keeps projects.document_count (documents not deleted).
+func moveDocumentCount(ctx context.Context, q *db.Queries, from, to *int64) error {
+	if from != nil {
+		if err := q.ProjectDocumentCountAdd(ctx, db.ProjectDocumentCountAddParams{ID: *from, Delta: -1}); err != nil {
+			return err
+		}
+	}
+	if to != nil {
+		return q.ProjectDocumentCountAdd(ctx, db.ProjectDocumentCountAddParams{ID: *to, Delta: 1})
+	}
+	return nil
+}
+
+// documentDelete is a soft delete; documentRestore undoes it.
+func (s *Server) documentDelete(rq *request) error { return s.documentSetDeleted(rq, true) }
+
+func (s *Server) documentRestore(rq *request) error { return s.documentSetDeleted(rq, false) }
+
+func (s *Server) documentSetDeleted(rq *request, deleted bool) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var out documentJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		d, a, err := documentAccess(rq.ctx, q, rq.user.ID, id, documentAbsent(http.StatusNotFound))
+		if err != nil {
+			return err
+		}
+		if err := a.Require(EditDocuments); err != nil {
+			return err
+		}
+		if (d.DeletedAt != nil) == deleted {
+			out, err = renderDocument(rq.ctx, q, d, a) // already so: nothing changes
+			return err
+		}
+		now := s.nowText()
+		params := db.DocumentSetDeletedParams{ID: d.ID, UpdatedAt: now, UpdatedBy: rq.user.ID}
+		if deleted {
+			params.DeletedAt, params.DeletedBy = &now, &rq.user.ID
+			err = moveDocumentCount(rq.ctx, q, d.ProjectID, nil)
+		} else {
+			err = moveDocumentCount(rq.ctx, q, nil, d.ProjectID)
+		}
+		if err != nil {
+			return err
+		}
+		if d, err = q.DocumentSetDeleted(rq.ctx, params); err != nil {
+			return err
+		}
+		out, err = renderDocument(rq.ctx, q, d, a)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+var documentFilter = db.FilterFields{
+	"title":      {Column: "title", Kind: db.FieldString, CaseInsensitive: true},
+	"type_id":    {Column: "type_id", Kind: db.FieldID},
+	"project_id": {Column: "project_id", Kind: db.FieldID},
+	"number":     {Column: "number", Kind: db.FieldNumber},
+	"is_deleted": {Column: "(deleted_at IS NOT NULL)", Kind: db.FieldBool},
+}
+
+// documentList: the documents of the organisation the caller may view
+// (VIEW_DOCUMENTS on each document's layer), deleted ones only when the
+// filter names is_deleted.
+func (s *Server) documentList(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	lq, err := parseListQuery(rq.r, documentFilter)
+	if err != nil {
+		return err
+	}
+	out := []documentJSON{}
+	var total int64
+	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
+		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
+			return err
+		}
+		// the layers documents sit in are few (the organisation, projects,
+		// packages): each is authorised once
+		scopes, err := q.DocumentScopes(rq.ctx, orgID)
+		if err != nil {
+			return err
+		}
+		var visible []string
+		access := map[string]Access{}
+		for _, sc := range scopes {
+			a, err := authorize(rq.ctx, q, rq.user.ID, orgID, Scopes{Project: sc.ProjectID, Package: sc.PackageID})
+			if err != nil {
+				return err
+			}
+			key := fmt.Sprintf("%d:%d", sc.ProjectID, sc.PackageID)
+			access[key] = a
+			if a.Can(ViewDocuments) {
+				visible = append(visible, key)
+			}
+		}
+		if len(visible) == 0 {
+			return nil
+		}
+		vis, _ := json.Marshal(visible)
+		where := "organisation_id = ? AND (coalesce(project_id, 0) || ':' || coalesce(package_id, 0)) IN (SELECT value FROM json_each(?))"
+		if !strings.Contains(lq.Where, "deleted_at IS NOT NULL") {
+			where += " AND deleted_at IS NULL"
+		}
+		var ids []int64
+		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "documents", Where: where, Args: []any{orgID, string(vis)}, OrderBy: "number"}, lq)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		rows, err := q.DocumentListByIDs(rq.ctx, idsJSON(ids))
+		if err != nil {
+			return err
+		}
+		for _, d := range rows {
+			j, err := renderDocument(rq.ctx, q, d, access[fmt.Sprintf("%d:%d", deref(d.ProjectID), deref(d.PackageID))])
+			if err != nil {
+				return err
+			}
+			out = append(out, j)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	setTotalCount(rq.w, total)
+	return rq.json(http.StatusOK, out)
+}
