@@ -1,0 +1,371 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// content is a document of the doc fixture seen through HTTP.
+type content struct {
+	f   *docFixture
+	doc string // /documents/{id}
+}
+
+func (c content) head(t *testing.T, branch string) string {
+	t.Helper()
+	return c.f.e.must(200, c.f.alice, "GET", c.doc+"/branches/"+branch, nil).obj(t)["hash"].(string)
+}
+
+func (c content) rev(h string) string { return c.doc + "/revisions/" + h }
+
+// change sends a change and returns the new hash.
+func (c content) change(t *testing.T, method, path string, body any) string {
+	t.Helper()
+	return c.f.e.must(200, c.f.alice, method, path, body).obj(t)["hash"].(string)
+}
+
+func (c content) clauseIDs(t *testing.T, h string) []string {
+	t.Helper()
+	var ids []string
+	for _, cl := range c.f.e.must(200, c.f.alice, "GET", c.rev(h)+"/clauses?$top=1000", nil).arr(t) {
+		ids = append(ids, cl["clause_id"].(string))
+	}
+	return ids
+}
+
+func (c content) cells(t *testing.T, h string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, cl := range c.f.e.must(200, c.f.alice, "GET", c.rev(h)+"/clauses?$top=1000", nil).arr(t) {
+		for _, fv := range cl["fields"].([]any) {
+			m := fv.(map[string]any)
+			out[cl["clause_id"].(string)+"/"+m["column_id"].(string)] = m["value"].(string)
+		}
+	}
+	return out
+}
+
+func TestDocumentContentChanges(t *testing.T) {
+	f := newDocFixture(t)
+	e := f.e
+	c := content{f: f, doc: "/documents/" + f.doc}
+	h0 := c.head(t, "main")
+	evilHead := content{f: f, doc: "/documents/" + f.evilDoc}
+	evilHash := e.must(200, f.mallory, "GET", evilHead.doc+"/branches/main", nil).obj(t)["hash"].(string)
+
+	r := e.must(200, f.alice, "POST", c.rev(h0)+"/columns", map[string]any{"name": "Qty", "type": "number"}).obj(t)
+	if br := r["branch"].(map[string]any); br["name"] != "main" || r["hash"] == h0 {
+		t.Fatalf("column change answered %v", r)
+	}
+	h1 := r["hash"].(string)
+	qty := e.must(200, f.alice, "GET", c.rev(h1)+"/columns", nil).arr(t)[0]["column_id"].(string)
+	h2 := c.change(t, "POST", c.rev(h1)+"/columns", nil) // default name
+	cols := e.must(200, f.alice, "GET", c.rev(h2)+"/columns", nil).arr(t)
+	if len(cols) != 2 || cols[1]["name"] != "Column 2" {
+		t.Fatalf("columns %v", cols)
+	}
+	h := h2
+	for i := 0; i < 3; i++ {
+		h = c.change(t, "POST", c.rev(h)+"/clauses", map[string]any{"text": fmt.Sprint("clause ", i)})
+	}
+	ids := c.clauseIDs(t, h)
+	if len(ids) != 3 {
+		t.Fatalf("clauses %v", ids)
+	}
+	sheets := e.must(200, f.alice, "GET", c.rev(h)+"/sheets", nil).arr(t)
+	sheet1 := sheets[0]["sheet_id"].(string)
+	enumCol := ""
+	rev := c.rev(h)
+	e.run(t, []scenario{
+		{"member without EDIT_DOCUMENTS", f.bob, "POST", rev + "/clauses", map[string]any{"text": "x"}, 403, nil},
+		{"foreign member", f.mallory, "POST", rev + "/clauses", map[string]any{"text": "x"}, 403, nil},
+		{"foreign member reads nothing", f.mallory, "GET", rev + "/clauses", nil, 403, nil},
+		{"no organisation", f.nobody, "GET", rev, nil, 403, nil},
+		{"no token", nil, "GET", rev, nil, 401, nil},
+		{"member reads", f.bob, "GET", rev + "/clauses", nil, 200, wantLen(3)},
+		{"base hash of another document", f.alice, "POST", c.rev(evilHash) + "/clauses", map[string]any{}, 404, nil},
+		{"read a hash of another document", f.alice, "GET", c.rev(evilHash), nil, 404, nil},
+		{"malformed hash", f.alice, "POST", c.rev("abc") + "/clauses", map[string]any{}, 400, nil},
+		{"unknown branch", f.alice, "POST", rev + "/clauses?branch=nope", map[string]any{}, 404, nil},
+		{"absent document", f.alice, "GET", "/documents/777/revisions/" + h, nil, 404, nil},
+		{"sheet name required", f.alice, "POST", rev + "/sheets", map[string]any{}, 400, wantField("name")},
+		{"sheet name too short", f.alice, "POST", rev + "/sheets", map[string]any{"name": "S"}, 400, wantField("name")},
+		{"sheet name over 20", f.alice, "POST", rev + "/sheets", map[string]any{"name": strings.Repeat("s", 21)}, 400, wantField("name")},
+		{"sheet name taken", f.alice, "POST", rev + "/sheets", map[string]any{"name": "Sheet 1"}, 400, wantField("name")},
+		{"last sheet", f.alice, "DELETE", rev + "/sheets/" + sheet1, nil, 400, nil},
+		{"absent sheet", f.alice, "PATCH", rev + "/sheets/123", map[string]any{"name": "Renamed"}, 404, nil},
+		{"column type", f.alice, "POST", rev + "/columns", map[string]any{"type": "colour"}, 400, wantField("type")},
+		{"column name taken", f.alice, "POST", rev + "/columns", map[string]any{"name": "Qty"}, 400, wantField("name")},
+		{"enum column needs a field", f.alice, "POST", rev + "/columns", map[string]any{"name": "State", "type": "enum"}, 400, wantField("field_id")},
+		{"enum column with a text field", f.alice, "POST", rev + "/columns", map[string]any{"name": "State", "type": "enum", "field_id": f.textID}, 400, wantField("field_id")},
+		{"data_format out of range", f.alice, "PATCH", rev + "/columns/" + qty, map[string]any{"data_format": 9}, 400, wantField("data_format")},
+		{"absent column", f.alice, "DELETE", rev + "/columns/55", nil, 404, nil},
+		{"two positions", f.alice, "POST", rev + "/clauses", map[string]any{"after": ids[0], "before": ids[1]}, 400, nil},
+		{"below and after", f.alice, "PATCH", rev + "/clauses/" + ids[0], map[string]any{"after": ids[1], "below": ids[2]}, 400, nil},
+		{"after an absent clause", f.alice, "POST", rev + "/clauses", map[string]any{"after": "999"}, 404, nil},
+		{"next to itself", f.alice, "PATCH", rev + "/clauses/" + ids[0], map[string]any{"after": ids[0]}, 400, nil},
+		{"absent clause", f.alice, "DELETE", rev + "/clauses/999", nil, 404, nil},
+		{"text of wrong type", f.alice, "POST", rev + "/clauses", map[string]any{"text": 5}, 400, wantField("text")},
+		{"malformed", f.alice, "POST", rev + "/clauses", `{"text":`, 400, nil},
+		{"cell needs its fields", f.alice, "PATCH", rev + "/fields", map[string]any{}, 400, wantField("clause_id")},
+		{"cell of a number column", f.alice, "PATCH", rev + "/fields", map[string]any{"clause_id": ids[0], "column_id": qty, "value": "many"}, 400, wantField("value")},
+		{"cell of an absent column", f.alice, "PATCH", rev + "/fields", map[string]any{"clause_id": ids[0], "column_id": "1", "value": "1"}, 404, nil},
+		{"cell of an absent clause", f.alice, "PATCH", rev + "/fields", map[string]any{"clause_id": "1", "column_id": qty, "value": "1"}, 404, nil},
+		{"enum column", f.alice, "POST", rev + "/columns", map[string]any{"name": "State", "type": "enum", "field_id": f.enumID}, 200, nil},
+	})
+	h = c.head(t, "main")
+	for _, col := range e.must(200, f.alice, "GET", c.rev(h)+"/columns", nil).arr(t) {
+		if col["name"] == "State" {
+			enumCol = col["column_id"].(string)
+		}
+	}
+	e.run(t, []scenario{
+		{"enum cell names a value", f.alice, "PATCH", c.rev(h) + "/fields", map[string]any{"clause_id": ids[0], "column_id": enumCol, "value": f.valueA}, 200, func(t *testing.T, r *testResponse) {
+			fs := r.obj(t)["fields"].([]any)
+			if len(fs) != 1 || fs[0].(map[string]any)["value"] != f.valueA {
+				t.Fatalf("fields %v", fs)
+			}
+		}},
+		{"enum cell of no value", f.alice, "PATCH", c.rev(h) + "/fields", map[string]any{"clause_id": ids[0], "column_id": enumCol, "value": "123"}, 400, wantField("value")},
+	})
+
+	// moving a clause, renaming and adding sheets, deleting a column
+	h = c.head(t, "main")
+	h = c.change(t, "PATCH", c.rev(h)+"/clauses/"+ids[0], map[string]any{"below": ids[2], "text": "moved"})
+	if got := c.clauseIDs(t, h); fmt.Sprint(got) != fmt.Sprint([]string{ids[1], ids[2], ids[0]}) {
+		t.Fatalf("order after move %v", got)
+	}
+	h = c.change(t, "POST", c.rev(h)+"/sheets", map[string]any{"name": "Annex"})
+	sheets = e.must(200, f.alice, "GET", c.rev(h)+"/sheets", nil).arr(t)
+	annex := sheets[1]["sheet_id"].(string)
+	h = c.change(t, "PATCH", c.rev(h)+"/clauses/"+ids[1], map[string]any{"sheet_id": annex})
+	page := e.must(200, f.alice, "GET", c.rev(h)+"/clauses?sheet_id="+annex, nil)
+	if a := page.arr(t); len(a) != 1 || a[0]["clause_id"] != ids[1] || page.Header.Get("X-Total-Count") != "1" {
+		t.Fatalf("annex page %s", page.Body)
+	}
+	h = c.change(t, "PATCH", c.rev(h)+"/sheets/"+annex, map[string]any{"name": "Appendix", "order": 0})
+	if s := e.must(200, f.alice, "GET", c.rev(h)+"/sheets", nil).arr(t); s[0]["name"] != "Appendix" {
+		t.Fatalf("sheets %v", s)
+	}
+	h = c.change(t, "DELETE", c.rev(h)+"/columns/"+enumCol, nil)
+	h = c.change(t, "DELETE", c.rev(h)+"/sheets/"+annex, nil)
+	if got := c.clauseIDs(t, h); len(got) != 2 {
+		t.Fatalf("clauses after deleting the sheet %v", got)
+	}
+	h = c.change(t, "DELETE", c.rev(h)+"/clauses/"+ids[2], nil)
+
+	// the tree, history and diff
+	tr := e.must(200, f.bob, "GET", c.rev(h)+"?tree=true", nil).obj(t)
+	tree := tr["tree"].(map[string]any)
+	if len(tree["sheets"].([]any)) != 1 || len(tree["columns"].([]any)) != 2 || len(tree["clauses"].([]any)) != 1 || tr["hash"] != h {
+		t.Fatalf("tree %v", tr)
+	}
+	if _, ok := e.must(200, f.bob, "GET", c.rev(h), nil).obj(t)["tree"]; ok {
+		t.Fatal("tree without ?tree=true")
+	}
+	hist := e.must(200, f.bob, "GET", c.doc+"/revisions?$top=3", nil)
+	if a := hist.arr(t); len(a) != 3 || a[0]["hash"] != h || hist.Header.Get("X-Total-Count") != "15" {
+		t.Fatalf("history %s (total %s)", hist.Body, hist.Header.Get("X-Total-Count"))
+	}
+	all := e.must(200, f.bob, "GET", c.doc+"/revisions?$top=100", nil).arr(t)
+	if len(all) != 15 || all[14]["hash"] != h0 || len(all[14]["parents"].([]any)) != 0 || all[0]["parents"].([]any)[0] != all[1]["id"] {
+		t.Fatalf("full history %d: first %v", len(all), all[len(all)-1])
+	}
+	diff := e.must(200, f.bob, "GET", c.rev(h0)+"/diff/"+h, nil).obj(t)
+	var kinds []string
+	for _, ch := range diff["changes"].([]any) {
+		kinds = append(kinds, ch.(map[string]any)["kind"].(string))
+	}
+	if got := strings.Join(kinds, ","); got != "column_added,column_added,clause_added" {
+		t.Fatalf("diff kinds %s", got)
+	}
+	e.run(t, []scenario{
+		{"diff with a hash of another document", f.alice, "GET", c.rev(h0) + "/diff/" + evilHash, nil, 404, nil},
+		{"foreign diff", f.mallory, "GET", c.rev(h0) + "/diff/" + h, nil, 403, nil},
+		{"bad tree flag", f.alice, "GET", c.rev(h) + "?tree=maybe", nil, 400, nil},
+	})
+}
+
+// TestDocumentChangeFlow: a change on an old base lands on the head when
+// it does not conflict, is 409 with the conflicts when it does, and a
+// change that changes nothing answers the head.
+func TestDocumentChangeFlow(t *testing.T) {
+	f := newDocFixture(t)
+	e := f.e
+	c := content{f: f, doc: "/documents/" + f.doc}
+	h := c.head(t, "main")
+	h = c.change(t, "POST", c.rev(h)+"/columns", map[string]any{"name": "Note"})
+	col := e.must(200, f.alice, "GET", c.rev(h)+"/columns", nil).arr(t)[0]["column_id"].(string)
+	h = c.change(t, "POST", c.rev(h)+"/clauses", map[string]any{"text": "a"})
+	base := c.change(t, "POST", c.rev(h)+"/clauses", map[string]any{"text": "b"})
+	ids := c.clauseIDs(t, base)
+	set := func(from, clause, v string) *testResponse {
+		return e.do(f.alice, "PATCH", c.rev(from)+"/fields", map[string]any{"clause_id": clause, "column_id": col, "value": v})
+	}
+	r1 := set(base, ids[0], "one")
+	if r1.Status != 200 {
+		t.Fatalf("first edit %d %s", r1.Status, r1.Body)
+	}
+	// another clause from the old base: lands on the head, keeping both
+	r2 := set(base, ids[1], "two")
+	if r2.Status != 200 {
+		t.Fatalf("edit on an old base %d %s", r2.Status, r2.Body)
+	}
+	head := c.head(t, "main")
+	if head != r2.obj(t)["hash"] {
+		t.Fatal("the merged change is not the head")
+	}
+	if cells := c.cells(t, head); cells[ids[0]+"/"+col] != "one" || cells[ids[1]+"/"+col] != "two" {
+		t.Fatalf("cells after merging %v", cells)
+	}
+	// the same cell from the old base: 409 with the conflict, nothing changes
+	r3 := set(base, ids[0], "uno")
+	if r3.Status != 409 {
+		t.Fatalf("conflicting edit %d %s", r3.Status, r3.Body)
+	}
+	body := r3.obj(t)
+	cs := body["conflicts"].([]any)
+	if body["code"] != float64(4090) || body["conflict_count"] != float64(1) || body["head"].(map[string]any)["hash"] != head ||
+		cs[0].(map[string]any)["kind"] != "cell" || cs[0].(map[string]any)["clause_id"] != ids[0] || cs[0].(map[string]any)["ours"] != "one" || cs[0].(map[string]any)["theirs"] != "uno" {
+		t.Fatalf("409 body %v", body)
+	}
+	if c.head(t, "main") != head {
+		t.Fatal("a conflict moved the head")
+	}
+	// a change that changes nothing answers the head, no new revision
+	count := e.must(200, f.alice, "GET", c.doc+"/branches/main", nil).obj(t)["branch"].(map[string]any)["commit_count"]
+	r4 := set(head, ids[0], "one")
+	if r4.Status != 200 || r4.obj(t)["hash"] != head {
+		t.Fatalf("no-op answered %d %s", r4.Status, r4.Body)
+	}
+	if got := e.must(200, f.alice, "GET", c.doc+"/branches/main", nil).obj(t)["branch"].(map[string]any)["commit_count"]; got != count {
+		t.Fatalf("commit_count %v after a no-op, was %v", got, count)
+	}
+	// an edit that restores old content gets a new revision of that hash
+	r5 := set(head, ids[0], "")
+	r6 := set(r5.obj(t)["hash"].(string), ids[0], "one")
+	if r6.obj(t)["hash"] != head || r6.obj(t)["id"] == r4.obj(t)["id"] {
+		t.Fatalf("restored content: %s", r6.Body)
+	}
+	// deleting a clause the other side edited: delete_modify
+	r7 := e.do(f.alice, "DELETE", c.rev(base)+"/clauses/"+ids[1], nil)
+	if r7.Status != 409 || r7.obj(t)["conflicts"].([]any)[0].(map[string]any)["kind"] != "delete_modify" {
+		t.Fatalf("delete vs modify %d %s", r7.Status, r7.Body)
+	}
+}
+
+func TestDocumentBranches(t *testing.T) {
+	f := newDocFixture(t)
+	e := f.e
+	c := content{f: f, doc: "/documents/" + f.doc}
+	h0 := c.head(t, "main")
+	evilHash := e.must(200, f.mallory, "GET", "/documents/"+f.evilDoc+"/branches/main", nil).obj(t)["hash"].(string)
+	br := c.doc + "/branches"
+	e.run(t, []scenario{
+		{"create from the default head", f.alice, "POST", br, map[string]any{"name": "feature"}, 201, func(t *testing.T, r *testResponse) {
+			o := r.obj(t)
+			if o["name"] != "feature" || o["revision"].(map[string]any)["hash"] != h0 || o["commit_count"] != float64(1) {
+				t.Fatalf("branch %v", o)
+			}
+		}},
+		{"name taken", f.alice, "POST", br, map[string]any{"name": "feature"}, 409, nil},
+		{"name required", f.alice, "POST", br, map[string]any{}, 400, wantField("name")},
+		{"name too short", f.alice, "POST", br, map[string]any{"name": "f"}, 400, wantField("name")},
+		{"name over 50", f.alice, "POST", br, map[string]any{"name": strings.Repeat("b", 51)}, 400, wantField("name")},
+		{"name with a slash", f.alice, "POST", br, map[string]any{"name": "a/b"}, 400, wantField("name")},
+		{"malformed revision", f.alice, "POST", br, map[string]any{"name": "other", "revision": "xyz"}, 400, wantField("revision")},
+		{"revision of another document", f.alice, "POST", br, map[string]any{"name": "other", "revision": evilHash}, 404, nil},
+		{"member cannot branch", f.bob, "POST", br, map[string]any{"name": "bobs"}, 403, nil},
+		{"foreign cannot branch", f.mallory, "POST", br, map[string]any{"name": "evil"}, 403, nil},
+		{"list", f.bob, "GET", br, nil, 200, wantLen(2)},
+		{"foreign list", f.mallory, "GET", br, nil, 403, nil},
+		{"get latest revision", f.bob, "GET", br + "/feature", nil, 200, wantKey("hash", h0)},
+		{"absent branch", f.bob, "GET", br + "/nope", nil, 404, nil},
+	})
+	// a change on the feature branch leaves main alone
+	fh := e.must(200, f.alice, "POST", c.rev(h0)+"/clauses?branch=feature", map[string]any{"text": "on feature"}).obj(t)
+	if fh["branch"].(map[string]any)["name"] != "feature" || c.head(t, "main") != h0 || c.head(t, "feature") != fh["hash"] {
+		t.Fatalf("feature change %v", fh)
+	}
+	e.run(t, []scenario{
+		{"rename", f.alice, "PATCH", br + "/feature", map[string]any{"name": "feature-2"}, 200, wantKey("name", "feature-2")},
+		{"rename onto a taken name", f.alice, "PATCH", br + "/feature-2", map[string]any{"name": "main"}, 409, nil},
+		{"read-only commit_count", f.alice, "PATCH", br + "/feature-2", map[string]any{"commit_count": 9}, 400, wantField("commit_count")},
+		{"member cannot protect", f.bob, "PATCH", br + "/feature-2", map[string]any{"protected": true}, 403, nil},
+		{"foreign cannot protect", f.mallory, "PATCH", br + "/feature-2", map[string]any{"protected": true}, 403, nil},
+		{"protect", f.alice, "PATCH", br + "/feature-2", map[string]any{"protected": true}, 200, wantKey("protected", true)},
+		{"protected refuses changes", f.alice, "POST", c.rev(h0) + "/clauses?branch=feature-2", map[string]any{}, 403, nil},
+		{"protected refuses deletion", f.alice, "DELETE", br + "/feature-2", nil, 403, nil},
+		{"unprotect", f.alice, "PATCH", br + "/feature-2", map[string]any{"protected": false}, 200, nil},
+		{"foreign cannot delete", f.mallory, "DELETE", br + "/feature-2", nil, 403, nil},
+		{"delete", f.alice, "DELETE", br + "/feature-2", nil, 204, nil},
+		{"gone", f.alice, "GET", br + "/feature-2", nil, 404, nil},
+		{"default branch stays", f.alice, "DELETE", br + "/main", nil, 400, nil},
+		{"document shows one branch", f.alice, "GET", c.doc, nil, 200, wantKey("branch_count", 1)},
+		{"a deleted document has no content", f.alice, "DELETE", c.doc, nil, 200, nil},
+		{"content of a deleted document", f.alice, "GET", br, nil, 404, nil},
+	})
+}
+
+// TestDocumentConcurrentEdits: 20 clients editing one branch from one
+// base: edits of different clauses all land; edits of one cell give one
+// winner and 409s, never a lost update.
+func TestDocumentConcurrentEdits(t *testing.T) {
+	f := newDocFixture(t)
+	e := f.e
+	c := content{f: f, doc: "/documents/" + f.doc}
+	h := c.head(t, "main")
+	h = c.change(t, "POST", c.rev(h)+"/columns", map[string]any{"name": "Val"})
+	col := e.must(200, f.alice, "GET", c.rev(h)+"/columns", nil).arr(t)[0]["column_id"].(string)
+	const n = 20
+	for i := 0; i < n; i++ {
+		h = c.change(t, "POST", c.rev(h)+"/clauses", map[string]any{"text": fmt.Sprint("c", i)})
+	}
+	ids := c.clauseIDs(t, h)
+	base := h
+	run := func(clause func(i int) string) []*testResponse {
+		out := make([]*testResponse, n)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				out[i] = e.do(f.alice, "PATCH", c.rev(base)+"/fields", map[string]any{"clause_id": clause(i), "column_id": col, "value": fmt.Sprint("v", i)})
+			}(i)
+		}
+		wg.Wait()
+		return out
+	}
+	for i, r := range run(func(i int) string { return ids[i] }) {
+		if r.Status != 200 {
+			t.Fatalf("edit %d of its own clause: %d %s", i, r.Status, r.Body)
+		}
+	}
+	cells := c.cells(t, c.head(t, "main"))
+	for i := 0; i < n; i++ {
+		if cells[ids[i]+"/"+col] != fmt.Sprint("v", i) {
+			t.Fatalf("lost update of clause %d: %v", i, cells)
+		}
+	}
+	// now all on one cell of a fresh clause, from one base
+	base = c.change(t, "POST", c.rev(c.head(t, "main"))+"/clauses", map[string]any{"text": "contested"})
+	target := c.clauseIDs(t, base)[n]
+	winner := ""
+	for i, r := range run(func(int) string { return target }) {
+		switch r.Status {
+		case 200:
+			if winner != "" {
+				t.Fatalf("two edits of one cell from one base both landed")
+			}
+			winner = fmt.Sprint("v", i)
+		case 409:
+		default:
+			t.Fatalf("edit %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	if got := c.cells(t, c.head(t, "main"))[target+"/"+col]; winner == "" || got != winner {
+		t.Fatalf("cell %q, winner %q", got, winner)
+	}
+}
