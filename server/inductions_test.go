@@ -201,7 +201,8 @@ func TestContentDisposition(t *testing.T) {
 func TestInductionAssignments(t *testing.T) {
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
-	id := e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Site"}).obj(t)["id"].(string)
+	id := e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Site",
+		"questions": []any{map[string]any{"question": "Boots on?", "type": "boolean"}}}).obj(t)["id"].(string)
 	path := "/inductions/" + id
 	carol := e.user("carol")
 	e.addMember(f.acme, carol)
@@ -224,7 +225,18 @@ func TestInductionAssignments(t *testing.T) {
 		{"manager reads one", f.alice, "GET", path + "/users/" + carol.ID, nil, 200, nil},
 		{"absent assignment", f.alice, "GET", path + "/users/" + f.pen.ID, nil, 404, nil},
 		{"my inductions", f.bob, "GET", "/users/@me/inductions", nil, 200, wantLen(1)},
-		{"my induction", f.bob, "GET", "/users/@me/inductions/" + id, nil, 200, wantKey("induction_id", id)},
+		{"my induction, with the questions to answer", f.bob, "GET", "/users/@me/inductions/" + id, nil, 200, func(t *testing.T, r *testResponse) {
+			wantKey("induction_id", id)(t, r)
+			qs, _ := r.obj(t)["induction"].(map[string]any)["questions"].([]any)
+			if len(qs) != 1 || qs[0].(map[string]any)["question"] != "Boots on?" {
+				t.Fatalf("questions = %v", qs)
+			}
+		}},
+		{"the list leaves questions out", f.bob, "GET", "/users/@me/inductions", nil, 200, func(t *testing.T, r *testResponse) {
+			if _, ok := r.arr(t)[0]["induction"].(map[string]any)["questions"]; ok {
+				t.Fatalf("the list carries questions")
+			}
+		}},
 		{"not mine", f.alice, "GET", "/users/@me/inductions/" + id, nil, 404, nil},
 		{"a member cannot unassign another", f.bob, "DELETE", path + "/users/" + carol.ID, nil, 403, nil},
 		{"self unassigns", f.bob, "DELETE", path + "/users/" + f.bob.ID, nil, 200, wantKey("removed", true)},

@@ -118,6 +118,7 @@ func (s *Server) routes() []route {
 		{"DELETE", "/organisations/:id", authenticated, s.organisationDelete},
 		{"GET", "/organisations/:id/members", authenticated, s.memberList},
 		{"GET", "/organisations/:id/members/:user", authenticated, s.memberGet},
+		{"GET", "/organisations/:id/members/:user/access", authenticated, s.memberAccess},
 		{"PATCH", "/organisations/:id/members/:user", authenticated, s.memberPatch},
 		{"DELETE", "/organisations/:id/members/:user", authenticated, s.memberDelete},
 		{"GET", "/organisations/:id/bans", authenticated, s.banList},

@@ -269,7 +269,21 @@ func (s *Server) userInductionGet(rq *request) error {
 		out, err = s.toUserInduction(rq.ctx, q, ui, rq.user.ID)
 		if err == nil && out.completed {
 			return notFound("The induction is completed.")
+		} else if err != nil {
+			return err
 		}
+		// The assignee answers the current revision's questions, so they
+		// see them here (the induction itself shows them to managers only).
+		i, err := q.InductionGet(rq.ctx, ui.InductionID)
+		if err != nil {
+			return err
+		}
+		r, err := q.InductionRevisionGet(rq.ctx, i.RevisionID)
+		if err != nil {
+			return err
+		}
+		rev, err := toRevision(r, true)
+		out.Induction.Questions = rev.Questions
 		return err
 	})
 	if err != nil {

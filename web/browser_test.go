@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"workspace/db"
@@ -113,10 +115,63 @@ func newPage(t *testing.T, bctx context.Context, base string, width, height int6
 	if mobile {
 		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait)
 	}
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height, opts...)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height, opts...), recordProblems()); err != nil {
 		t.Fatal(err)
 	}
 	return &page{t: t, ctx: ctx, base: base, name: strings.ReplaceAll(t.Name(), "/", "_")}
+}
+
+// recordProblems makes every document of the tab note Content-Security-Policy
+// violations and uncaught errors in window.__problems.
+func recordProblems() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: `
+			window.__problems = [];
+			addEventListener('securitypolicyviolation', e => window.__problems.push('CSP ' + e.violatedDirective + ' ' + e.blockedURI));
+			addEventListener('error', e => window.__problems.push('error ' + e.message));
+			addEventListener('unhandledrejection', e => window.__problems.push('unhandled ' + e.reason));`})
+		return err
+	})
+}
+
+// checkCSP fails on any CSP violation or uncaught error in the current document.
+func (p *page) checkCSP() {
+	p.t.Helper()
+	if got := eval[[]string](p, `window.__problems || []`); len(got) > 0 {
+		p.fail("the page had problems: %v", got)
+	}
+}
+
+// axeSource is axe-core (web/testdata/axe.min.js, MPL-2.0, vendored so the
+// tests need no Node.js), the accessibility rules engine.
+var axeSource = func() string {
+	b, err := os.ReadFile(filepath.Join("testdata", "axe.min.js"))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
+
+// axe runs axe-core on the current page: critical violations fail the test,
+// serious ones are logged.
+func (p *page) axe(screen string) {
+	p.t.Helper()
+	p.run(chromedp.Evaluate[chromedp.Void](`window.axe ? undefined : (0, eval)(` + js(axeSource) + `)`))
+	type violation struct {
+		ID     string `json:"id"`
+		Impact string `json:"impact"`
+		Help   string `json:"help"`
+		Nodes  int    `json:"nodes"`
+		Target string `json:"target"`
+	}
+	got := eval[[]violation](p, `axe.run(document, {resultTypes: ['violations']}).then(r => r.violations.map(v =>
+		({id: v.id, impact: v.impact || '', help: v.help, nodes: v.nodes.length, target: String(v.nodes[0]?.target ?? '')})))`)
+	for _, v := range got {
+		if v.Impact == "critical" {
+			p.fail("axe on %s: critical %s (%s) on %d nodes, first %s", screen, v.ID, v.Help, v.Nodes, v.Target)
+		}
+		p.t.Logf("axe on %s: %s %s (%s) on %d nodes, first %s", screen, v.Impact, v.ID, v.Help, v.Nodes, v.Target)
+	}
 }
 
 // fail saves a screenshot and the page text, then stops the test.
@@ -152,16 +207,24 @@ func (p *page) run(actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// eval evaluates JavaScript and returns its value as T.
+// eval evaluates JavaScript and returns its value as T. An error (the page
+// navigating away, an element not rendered yet) is retried until a 20 s
+// deadline.
 func eval[T any](p *page, js string) T {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
-	if err != nil {
-		p.fail("eval %s: %v", js, err)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+		cancel()
+		if err == nil {
+			return v
+		}
+		if time.Now().After(deadline) {
+			p.fail("eval %s: %v", js, err)
+		}
+		time.Sleep(50 * time.Millisecond) // the retry interval
 	}
-	return v
 }
 
 // waitFor polls a JavaScript condition until it holds, with a 20 s
@@ -248,22 +311,36 @@ func pollValue(p *page, expr, what string) string {
 // aria-label) is text, with a real mouse click.
 func (p *page) click(text string) {
 	p.t.Helper()
-	find := `[...document.querySelectorAll('button, a, input[type=radio], input[type=checkbox], label.check')].find(e => (e.innerText.trim() === ` + js(text) +
+	find := `[...document.querySelectorAll('button, a, input[type=radio], input[type=checkbox], label.check, label.choice')].find(e => (e.innerText.trim() === ` + js(text) +
 		` || e.getAttribute('aria-label') === ` + js(text) + `) && e.offsetParent !== null && !e.disabled)`
 	p.waitFor(find+` !== undefined`, fmt.Sprintf("a control %q", text))
-	p.run(chromedp.Evaluate[chromedp.Void](`(() => { const e = `+find+`; e.setAttribute('data-click', '1'); e.scrollIntoView({block: 'center'}) })()`),
-		chromedp.Click(chromedp.CSS(`[data-click="1"]`), chromedp.NodeVisible),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-click="1"]')?.removeAttribute('data-click')`))
+	p.run(chromedp.Evaluate[chromedp.Void](`(() => { document.querySelector('[data-click]')?.removeAttribute('data-click');
+		const e = ` + find + `; e.setAttribute('data-click', '1'); e.scrollIntoView({block: 'center'}) })()`))
+	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	defer cancel()
+	// A click that starts a navigation may end with the old document gone:
+	// that is the click working, not failing.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-click="1"]`), chromedp.NodeVisible)); err != nil && !navigatedAway(err) {
+		p.fail("click %q: %v", text, err)
+	}
 }
 
-// choose picks the option shown as option in the select labelled label, as
-// a keyboard user would: focus, then change.
+func navigatedAway(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "navigated or closed") || strings.Contains(s, "Cannot find context")
+}
+
+// choose picks the option shown as option in the list named label (its
+// aria-label or its <label>), as a keyboard user would: focus, then change.
 func (p *page) choose(label, option string) {
 	p.t.Helper()
-	sel := `select[aria-label=` + js(label) + `]`
-	p.waitFor(`document.querySelector(`+js(sel)+`) !== null`, "the list "+label)
-	p.run(chromedp.Focus(chromedp.CSS(sel)),
-		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector(`+js(sel)+`); s.value = [...s.options].find(o => o.text === `+js(option)+`).value; s.dispatchEvent(new Event('change', {bubbles: true})) })()`))
+	find := `(() => { const l = [...document.querySelectorAll('label')].find(l => l.innerText.trim() === ` + js(label) + ` && l.htmlFor);
+		return document.querySelector('select[aria-label=' + CSS.escape(` + js(label) + `) + ']') || (l && document.getElementById(l.htmlFor)) })()`
+	p.waitFor(find+` !== null && [...`+find+`.options].some(o => o.text.trim() === `+js(option)+`)`, fmt.Sprintf("the option %q of %s", option, label))
+	p.run(chromedp.Evaluate[chromedp.Void](find+`.setAttribute('data-choose', '1')`),
+		chromedp.Focus(chromedp.CSS(`[data-choose="1"]`)),
+		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector('[data-choose="1"]'); s.removeAttribute('data-choose');
+			s.value = [...s.options].find(o => o.text.trim() === `+js(option)+`).value; s.dispatchEvent(new Event('change', {bubbles: true})) })()`))
 }
 
 // nav follows a main navigation entry; on a phone it opens the menu first.
@@ -318,11 +395,13 @@ func (p *page) register(first, email, password string) {
 	p.t.Helper()
 	p.step = "registration"
 	p.click("New here? Create an account")
-	p.see("Create an account")
+	p.waitFor(`document.querySelector('input[name=action]')?.value === 'register'`, "the registration form")
 	p.fill("First name", first)
 	p.fill("E-mail address", email)
 	p.fill("Password", "short")
+	p.run(chromedp.Evaluate[chromedp.Void](`document.body.dataset.before = '1'`))
 	p.click("Create account")
+	p.waitFor(`!document.body.dataset.before`, "the answer page")
 	if got := p.fieldError("Password"); !strings.Contains(got, "at least 8") {
 		p.fail("password error = %q", got)
 	}
@@ -371,6 +450,7 @@ func TestBrowserSignInAndAccount(t *testing.T) {
 				}
 			}
 			p.noHorizontalScroll()
+			p.axe("the sign-in page")
 
 			p.step = "a wrong password"
 			p.fill("E-mail address", email)
@@ -384,6 +464,7 @@ func TestBrowserSignInAndAccount(t *testing.T) {
 				p.fail("after sign-in the app is at %s, want %s/app/", loc, base)
 			}
 			p.noHorizontalScroll()
+			p.axe("the organisations page")
 			if n := eval[int](p, `localStorage.length`); n != 0 {
 				p.fail("localStorage holds %d items", n)
 			}
@@ -422,6 +503,8 @@ func TestBrowserSignInAndAccount(t *testing.T) {
 			p.click("Remove second-" + email)
 			p.see("Removed second-" + email)
 			p.noHorizontalScroll()
+			p.axe("the account page")
+			p.checkCSP()
 
 			p.signOut()
 			p.step = "after signing out the app asks to sign in again"
@@ -465,6 +548,7 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.fill("New milestone", "Design")
 			owner.click("Add milestone")
 			owner.seeIn(`ul[aria-label="Milestones"]`, "Design")
+			owner.axe("a project")
 			owner.fill("New package", "Steelwork")
 			owner.click("Add package")
 			owner.seeIn(`ul[aria-label="Packages"]`, "Steelwork")
@@ -502,17 +586,19 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.see("Permissions of Site crew in the organisation")
 			owner.click("Create projects: deny")
 			owner.see("Site crew: Create projects is now deny.")
+			owner.axe("the roles and the permission matrix")
 
 			owner.step = "invites: create and copy the link"
 			owner.click("Invites")
 			owner.see("No invites yet.")
 			owner.click("Create invite")
 			owner.see("Invite created.")
-			link := eval[string](owner, `document.querySelector('ul[aria-label="Invites"] input.link-box').value`)
+			link := pollValue(owner, `document.querySelector('ul[aria-label="Invites"] input.link-box')?.value ?? ''`, "the invite link")
 			if !strings.HasPrefix(link, base+"/app/join/") {
 				owner.fail("invite link = %q", link)
 			}
 			owner.noHorizontalScroll()
+			owner.axe("the invites")
 
 			owner.step = "a second person joins through the invite link"
 			guest := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
@@ -520,6 +606,7 @@ func TestBrowserOrganisations(t *testing.T) {
 			guest.waitFor(`location.pathname === '/oauth/authorize'`, "the sign-in page")
 			guest.register("Gus", "guest-"+vp.name+"@example.com", "guest password")
 			guest.see("You are invited to join " + orgName)
+			guest.axe("an invitation")
 			guest.click("Join " + orgName)
 			guest.seeIn("h1", orgName)
 			guest.step = "the guest cannot create roles"
@@ -538,6 +625,13 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.seeIn(`ul[aria-label="Members"]`, "Gus")
 			owner.choose("Give Gus a role", "Site crew")
 			owner.see("Gus has the role Site crew.")
+			owner.step = "why can Gus do this?"
+			owner.click("Access of Gus")
+			owner.see("What Gus may do in the organisation, and why")
+			owner.waitFor(`[...document.querySelectorAll('table.access tr')].some(r => r.innerText.startsWith('Create projects') &&
+				/\bno\b/.test(r.innerText) && r.innerText.includes('deny by the role Site crew (organisation)'))`, "Create projects: no, denied by Site crew")
+			owner.seeIn("table.access", "allow by @everyone (organisation)")
+			owner.axe("the members")
 			owner.click("Remove")
 			owner.click("Yes, remove Gus")
 			owner.see("Gus was removed.")
@@ -555,6 +649,234 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.see("Settings saved.")
 			owner.seeIn("h1", orgName+" Ltd")
 			owner.noHorizontalScroll()
+			owner.axe("the settings")
+			owner.checkCSP()
+		})
+	}
+}
+
+// orgWithOwner registers a person on a new page and makes an organisation;
+// it returns the page at the organisation.
+func orgWithOwner(t *testing.T, bctx context.Context, base, who, orgName string, width, height int64, mobile bool) *page {
+	p := newPage(t, bctx, base, width, height, mobile)
+	p.open("/")
+	p.register(who, strings.ToLower(who)+"-"+strings.ReplaceAll(strings.ToLower(orgName), " ", "-")+"@example.com", who+" password")
+	p.step = "create an organisation"
+	p.fill("Name", orgName)
+	p.click("Create organisation")
+	p.seeIn("h1", orgName)
+	return p
+}
+
+func TestBrowserStructure(t *testing.T) {
+	bctx := browser(t)
+	base := appServer(t)
+	for _, vp := range viewports {
+		t.Run(vp.name, func(t *testing.T) {
+			p := orgWithOwner(t, bctx, base, "Wendy", "Works "+vp.name, vp.width, vp.height, vp.mobile)
+
+			p.step = "workgroups and teams"
+			p.click("Workgroups")
+			p.see("No workgroups yet.")
+			p.click("Create workgroup")
+			if got := p.fieldError("Workgroup name"); got == "" {
+				p.fail("no error for an empty workgroup name")
+			}
+			p.fill("Workgroup name", "Civils")
+			p.click("Create workgroup")
+			p.see("Workgroup Civils created.")
+			p.click("Teams of Civils")
+			p.see("No teams yet.")
+			p.fill("Team name", "x")
+			p.click("Create team")
+			if got := p.fieldError("Team name"); got == "" {
+				p.fail("no error for a one-letter team name")
+			}
+			p.fill("Team name", "Formwork")
+			p.click("Create team")
+			p.seeIn(`ul[aria-label="Workgroups"]`, "Formwork")
+			p.choose("Add a member to Formwork", "Wendy")
+			p.seeIn(`ul[aria-label="Members of Formwork"]`, "Wendy")
+			p.noHorizontalScroll()
+			p.axe("workgroups and teams")
+
+			p.step = "locations and sub-locations"
+			p.click("Locations")
+			p.see("No locations yet.")
+			p.fill("Location name", "Yard")
+			p.fill("Location code", "YD")
+			p.fill("Time zone", "Mars/Olympus")
+			p.click("Create location")
+			if got := p.fieldError("Time zone"); got == "" {
+				p.fail("no error for an unknown time zone")
+			}
+			p.fill("Time zone", "Europe/London")
+			p.click("Create location")
+			p.see("Location Yard created.")
+			p.seeIn(`ul[aria-label="Locations"]`, "Europe/London")
+			p.click("Add sub-location to Yard")
+			p.fill("Sub-location name", "Bay 1")
+			p.fill("Asset capacity", "12")
+			p.click("Add sub-location")
+			p.seeIn(`ul[aria-label="Sub-locations of Yard"]`, "Bay 1")
+			p.seeIn(`ul[aria-label="Sub-locations of Yard"]`, "room for 12 assets")
+			p.noHorizontalScroll()
+			p.axe("locations")
+
+			p.step = "the system tree"
+			p.click("Systems")
+			p.see("No systems yet.")
+			p.fill("System name", "Drainage")
+			p.fill("Root prefix", "DR-")
+			p.click("Create system")
+			p.see("System Drainage created.")
+			p.seeIn(`ul[aria-label="System tree"]`, "DR-1")
+			p.choose("Part of", "DR-1 Drainage")
+			p.fill("System name", "Manholes")
+			p.click("Create system")
+			p.see("System Manholes created.")
+			p.seeIn(`ul[aria-label="System tree"]`, "DR-2")
+			// The child is drawn under its parent, indented.
+			if pad := eval[string](p, `[...document.querySelectorAll('ul[aria-label="System tree"] li')].find(l => l.innerText.includes('Manholes')).style.paddingLeft`); pad != "1.25rem" {
+				p.fail("the child system is indented %q, want 1.25rem", pad)
+			}
+			p.axe("the system tree")
+
+			p.step = "disciplines"
+			p.click("Disciplines")
+			p.fill("Discipline code", "CIV")
+			p.fill("Discipline name", "Civil engineering")
+			p.click("Create discipline")
+			p.seeIn(`ul[aria-label="Disciplines"]`, "Civil engineering")
+			p.click("Disable Civil engineering")
+			p.see("Civil engineering disabled.")
+			p.seeIn(`ul[aria-label="Disciplines"]`, "disabled")
+			p.axe("disciplines")
+
+			p.step = "prefixes"
+			p.click("Prefixes")
+			p.fill("Number format", "DOC-")
+			p.click("Create prefix")
+			if got := p.fieldError("Number format"); !strings.Contains(got, "{number}") {
+				p.fail("number format error = %q", got)
+			}
+			p.fill("Number format", "DOC-{number}")
+			p.fill("Digits", "4")
+			p.click("Create prefix")
+			p.seeIn(`ul[aria-label="Prefixes"]`, "next: DOC-0001")
+			p.axe("prefixes")
+
+			p.step = "integrations"
+			p.click("Integrations")
+			p.see("No integrations yet.")
+			p.fill("Webhook URL", "ftp://hooks.example.com/x")
+			p.click("Create integration")
+			p.see("The request has invalid fields.")
+			p.fill("Webhook URL", "https://hooks.example.com/workspace")
+			p.click("Create integration")
+			p.see("Integration created.")
+			p.seeIn(`ul[aria-label="Integrations"]`, "https://hooks.example.com")
+			p.click("Send a sync event")
+			p.see("A sync event is queued.")
+			p.click("Delivery log")
+			p.seeIn(`ul[aria-label="Integrations"] table`, "integration.sync")
+			p.noHorizontalScroll()
+			p.axe("integrations and the delivery log")
+			p.checkCSP()
+		})
+	}
+}
+
+func TestBrowserInductions(t *testing.T) {
+	bctx := browser(t)
+	base := appServer(t)
+	for _, vp := range viewports {
+		t.Run(vp.name, func(t *testing.T) {
+			orgName := "Sites " + vp.name
+			m := orgWithOwner(t, bctx, base, "Mona", orgName, vp.width, vp.height, vp.mobile)
+
+			m.step = "an invite for the worker"
+			m.click("Invites")
+			m.click("Create invite")
+			m.see("Invite created.")
+			link := pollValue(m, `document.querySelector('ul[aria-label="Invites"] input.link-box')?.value ?? ''`, "the invite link")
+			w := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
+			w.run(chromedp.Navigate(link))
+			w.register("Will", "will-"+vp.name+"@example.com", "worker password")
+			w.click("Join " + orgName)
+			w.seeIn("h1", orgName)
+
+			m.step = "create an induction"
+			m.click("Inductions")
+			m.see("No inductions yet.")
+			m.fill("Induction name", "Site induction")
+			m.fill("Valid for (days)", "365")
+			m.click("Create induction")
+			m.seeIn("h1", "Site induction")
+
+			m.step = "the builder"
+			m.see("No questions yet.")
+			m.click("Add question")
+			m.fill("Question 1", "Will you wear boots?")
+			m.click("Add question")
+			m.fill("Question 2", "Which gate do you use?")
+			m.choose("Answer type of question 2", "One of a list")
+			m.click("Save induction")
+			if got := m.fieldError("Choices of question 2"); got == "" {
+				m.fail("no error for a list without choices")
+			}
+			m.fill("Choices of question 2", "North gate\nSouth gate")
+			m.click("Add question")
+			m.fill("Question 3", "Your emergency contact")
+			m.choose("Answer type of question 3", "Text")
+			m.click("Move question 3 up")
+			if got := eval[string](m, `document.getElementById('q1-text').value`); got != "Your emergency contact" {
+				m.fail("after moving up, question 2 is %q", got)
+			}
+			m.click("Save induction")
+			m.see("Saved as a new revision.")
+			m.noHorizontalScroll()
+			m.axe("the induction builder")
+
+			m.step = "assign the worker"
+			m.see("Nobody is assigned yet.")
+			m.choose("Assign to", "Will")
+			m.see("Assigned.")
+			m.seeIn(`ul[aria-label="Assigned people"]`, "to do")
+
+			w.step = "the worker completes it on their phone"
+			w.nav("My inductions")
+			w.seeIn(`ul[aria-label="My inductions"]`, "Site induction")
+			w.click("Site induction")
+			w.seeIn("h1", "Site induction")
+			w.axe("the completion page")
+			w.click("I confirm my answers")
+			w.see("The request has invalid fields.")
+			// The API names the first unanswered question; it is shown at that question.
+			if n := eval[int](w, `document.querySelectorAll('fieldset.question .error').length`); n < 1 {
+				w.fail("no question shows an error")
+			}
+			w.click("Yes")
+			w.run(chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('label.choice')].find(l => l.innerText.trim() === 'South gate').setAttribute('data-pick', '1')`),
+				chromedp.Click(chromedp.CSS(`[data-pick="1"]`)))
+			w.fill("Answer to question 2", "Pat, 07700 900123")
+			w.click("I confirm my answers")
+			w.see("You completed Site induction.")
+			w.noHorizontalScroll()
+			w.click("Back to my inductions")
+			w.see("Nothing to complete.")
+
+			m.step = "the records and their export"
+			m.run(chromedp.Reload())
+			m.seeIn(`ul[aria-label="Assigned people"]`, "completed")
+			m.seeIn("table.records", "Will")
+			m.axe("the records")
+			m.click("Download CSV")
+			m.see("The CSV file is downloading.")
+			m.click("Download XLSX")
+			m.see("The XLSX file is downloading.")
+			m.checkCSP()
+			w.checkCSP()
 		})
 	}
 }

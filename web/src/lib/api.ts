@@ -72,3 +72,19 @@ export function odata(s: string): string {
 export function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
+
+/** Downloads a file the API serves (with the bearer token) under a name. */
+export async function download(path: string, fallbackName: string): Promise<void> {
+  const r = await call('GET', path);
+  const cd = r.headers.get('Content-Disposition') ?? '';
+  const m = /filename\*=UTF-8''([^;]+)/i.exec(cd) ?? /filename="?([^";]+)"?/i.exec(cd);
+  const name = m ? decodeURIComponent(m[1]) : fallbackName;
+  const url = URL.createObjectURL(await r.blob());
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
