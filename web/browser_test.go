@@ -10,6 +10,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
 	"log/slog"
 	"net"
@@ -23,6 +26,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -139,6 +143,25 @@ func (p *page) checkCSP() {
 	p.t.Helper()
 	if got := eval[[]string](p, `window.__problems || []`); len(got) > 0 {
 		p.fail("the page had problems: %v", got)
+	}
+}
+
+// shot saves a picture of the page for the README when
+// WORKSPACE_SCREENSHOTS names a folder (see docs/web.md); otherwise nothing.
+func (p *page) shot(name string) {
+	p.t.Helper()
+	dir := os.Getenv("WORKSPACE_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		p.fail("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		p.fail("%v", err)
 	}
 }
 
@@ -311,7 +334,7 @@ func pollValue(p *page, expr, what string) string {
 // aria-label) is text, with a real mouse click.
 func (p *page) click(text string) {
 	p.t.Helper()
-	find := `[...document.querySelectorAll('button, a, input[type=radio], input[type=checkbox], label.check, label.choice')].find(e => (e.innerText.trim() === ` + js(text) +
+	find := `[...document.querySelectorAll('button, a, input[type=radio], input[type=checkbox], label.check, label.choice, label[for]')].find(e => (e.innerText.trim() === ` + js(text) +
 		` || e.getAttribute('aria-label') === ` + js(text) + `) && e.offsetParent !== null && !e.disabled)`
 	p.waitFor(find+` !== undefined`, fmt.Sprintf("a control %q", text))
 	p.run(chromedp.Evaluate[chromedp.Void](`(() => { document.querySelector('[data-click]')?.removeAttribute('data-click');
@@ -379,6 +402,28 @@ func (p *page) noHorizontalScroll() {
 	if w := eval[[]int](p, `[document.documentElement.scrollWidth, window.innerWidth]`); w[0] > w[1] {
 		p.fail("the page is %d px wide in a %d px window", w[0], w[1])
 	}
+}
+
+// writePNG makes a w x h picture (a gradient, so crops differ) in the
+// test's temp dir.
+func writePNG(t *testing.T, w, h int) string {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.Set(x, y, color.RGBA{uint8(x * 255 / w), uint8(y * 255 / h), 160, 255})
+		}
+	}
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("photo-%dx%d.png", w, h))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 var viewports = []struct {
@@ -451,6 +496,7 @@ func TestBrowserSignInAndAccount(t *testing.T) {
 			}
 			p.noHorizontalScroll()
 			p.axe("the sign-in page")
+			p.shot("sign-in-" + vp.name)
 
 			p.step = "a wrong password"
 			p.fill("E-mail address", email)
@@ -504,6 +550,31 @@ func TestBrowserSignInAndAccount(t *testing.T) {
 			p.see("Removed second-" + email)
 			p.noHorizontalScroll()
 			p.axe("the account page")
+
+			p.step = "account: a photo too small, then one cropped and saved"
+			p.run(chromedp.SetUploadFiles(chromedp.CSS("#avatar-file"), []string{writePNG(t, 200, 150)}))
+			p.see("it must be at least 640 x 480")
+			p.run(chromedp.SetUploadFiles(chromedp.CSS("#avatar-file"), []string{writePNG(t, 800, 600)}))
+			p.waitFor(`document.querySelector('.crop canvas') !== null`, "the crop preview")
+			p.click("Save photo")
+			p.see("Photo saved.")
+			p.waitFor(`(() => { const i = document.querySelector('img.avatar'); return i && i.complete && i.naturalWidth === 128 })()`, "the saved photo, served by the server")
+
+			p.step = "account: a signature drawn on the pad"
+			box := eval[[]float64](p, `(() => { const s = document.querySelector('.pad svg'); s.scrollIntoView({block: 'center'}); const r = s.getBoundingClientRect(); return [r.left, r.top, r.width, r.height] })()`)
+			x0, y0, w, h := box[0], box[1], box[2], box[3]
+			stroke := []chromedp.Action[chromedp.Void]{chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, x0+w*0.1, y0+h*0.5, chromedp.ButtonLeft)}
+			for i := 1; i <= 10; i++ {
+				stroke = append(stroke, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x0+w*(0.1+0.07*float64(i)), y0+h*(0.5+0.03*float64(i%3)), chromedp.ButtonLeft))
+			}
+			stroke = append(stroke, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, x0+w*0.8, y0+h*0.5, chromedp.ButtonLeft))
+			p.run(stroke...)
+			p.waitFor(`document.querySelectorAll('.pad svg path').length === 1`, "the stroke on the pad")
+			p.click("Save signature")
+			p.see("Signature saved.")
+			p.waitFor(`(() => { const i = document.querySelector('img.signature'); return i && decodeURIComponent(i.src).includes('<path d="M') })()`, "the saved signature")
+			p.run(chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+			p.shot("account-" + vp.name)
 			p.checkCSP()
 
 			p.signOut()
@@ -545,6 +616,7 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.click("Create project")
 			owner.seeIn("h1", "Bridge")
 			owner.see("open")
+			owner.waitFor(`document.querySelector('select[aria-label=Organisation]').selectedOptions[0].text === `+js(orgName), "the switcher to show the project's organisation")
 			owner.fill("New milestone", "Design")
 			owner.click("Add milestone")
 			owner.seeIn(`ul[aria-label="Milestones"]`, "Design")
@@ -552,6 +624,16 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.fill("New package", "Steelwork")
 			owner.click("Add package")
 			owner.seeIn(`ul[aria-label="Packages"]`, "Steelwork")
+			owner.step = "the project and package permission matrices"
+			owner.click("Edit documents: deny")
+			owner.see("@everyone: Edit documents is now deny on this project.")
+			owner.click("Permissions of Steelwork")
+			owner.see("Permissions of @everyone on this package")
+			// The package's matrix comes first in the page.
+			owner.click("Create workitems: allow")
+			owner.see("@everyone: Create workitems is now allow on this package.")
+			owner.run(chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+			owner.shot("project-" + vp.name)
 			owner.click("← Projects")
 			owner.seeIn(`ul[aria-label="Projects"]`, "Bridge")
 			owner.fill("Name", "Tunnel")
@@ -581,12 +663,24 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.click("Create role")
 			owner.see("Role Site crew created.")
 			owner.seeIn(`ul[aria-label="Roles"]`, "Site crew")
+			owner.fill("Name", "Foremen")
+			owner.click("Create role")
+			owner.see("Role Foremen created.")
+			owner.step = "roles: reorder"
+			firstRole := `document.querySelector('ul[aria-label="Roles"] li strong').innerText`
+			owner.waitFor(firstRole+` === 'Site crew'`, "Site crew first")
+			owner.click("Move Foremen up")
+			owner.see("Foremen moved.")
+			owner.waitFor(firstRole+` === 'Foremen'`, "Foremen first after moving it up")
+			owner.click("Move Foremen down")
+			owner.waitFor(firstRole+` === 'Site crew'`, "Site crew first again")
 			owner.run(chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('ul[aria-label="Roles"] li')].find(l => l.innerText.includes('Site crew')).querySelector('button[aria-expanded]').setAttribute('data-open', '1')`),
 				chromedp.Click(chromedp.CSS(`[data-open="1"]`)))
 			owner.see("Permissions of Site crew in the organisation")
 			owner.click("Create projects: deny")
 			owner.see("Site crew: Create projects is now deny.")
 			owner.axe("the roles and the permission matrix")
+			owner.shot("roles-" + vp.name)
 
 			owner.step = "invites: create and copy the link"
 			owner.click("Invites")
@@ -631,6 +725,7 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.waitFor(`[...document.querySelectorAll('table.access tr')].some(r => r.innerText.startsWith('Create projects') &&
 				/\bno\b/.test(r.innerText) && r.innerText.includes('deny by the role Site crew (organisation)'))`, "Create projects: no, denied by Site crew")
 			owner.seeIn("table.access", "allow by @everyone (organisation)")
+			owner.shot("members-access-" + vp.name)
 			owner.axe("the members")
 			owner.click("Remove")
 			owner.click("Yes, remove Gus")
@@ -741,6 +836,7 @@ func TestBrowserStructure(t *testing.T) {
 				p.fail("the child system is indented %q, want 1.25rem", pad)
 			}
 			p.axe("the system tree")
+			p.shot("systems-" + vp.name)
 
 			p.step = "disciplines"
 			p.click("Disciplines")
@@ -837,6 +933,8 @@ func TestBrowserInductions(t *testing.T) {
 			m.see("Saved as a new revision.")
 			m.noHorizontalScroll()
 			m.axe("the induction builder")
+			m.run(chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+			m.shot("induction-builder-" + vp.name)
 
 			m.step = "assign the worker"
 			m.see("Nobody is assigned yet.")
@@ -850,6 +948,7 @@ func TestBrowserInductions(t *testing.T) {
 			w.click("Site induction")
 			w.seeIn("h1", "Site induction")
 			w.axe("the completion page")
+			w.shot("induction-completion-" + vp.name)
 			w.click("I confirm my answers")
 			w.see("The request has invalid fields.")
 			// The API names the first unanswered question; it is shown at that question.
@@ -877,6 +976,80 @@ func TestBrowserInductions(t *testing.T) {
 			m.see("The XLSX file is downloading.")
 			m.checkCSP()
 			w.checkCSP()
+		})
+	}
+}
+
+func TestBrowserToolboxes(t *testing.T) {
+	bctx := browser(t)
+	base := appServer(t)
+	for _, vp := range viewports {
+		t.Run(vp.name, func(t *testing.T) {
+			p := orgWithOwner(t, bctx, base, "Tess", "Talks "+vp.name, vp.width, vp.height, vp.mobile)
+
+			p.step = "a template with sections and topics"
+			p.click("Toolboxes")
+			p.see("No toolbox talks yet.")
+			p.click("Create toolbox talk")
+			if got := p.fieldError("Title"); got == "" {
+				p.fail("no error for an empty title")
+			}
+			p.fill("Title", "Working at height")
+			p.click("This is a template for other talks")
+			p.click("Create toolbox talk")
+			p.seeIn("h1", "Working at height")
+			p.see("template")
+			p.fill("New section", "Ladders")
+			p.click("Add section")
+			p.see("Section Ladders added.")
+			p.fill("New section", "Harnesses")
+			p.click("Add section")
+			p.see("Section Harnesses added.")
+			p.fill("New topic in Ladders", "Three points of contact")
+			p.click("Add topic to Ladders")
+			p.seeIn(`ul[aria-label="Topics of Ladders"]`, "Three points of contact")
+			p.fill("New topic in Ladders", "Check the feet")
+			p.click("Add topic to Ladders")
+			p.seeIn(`ul[aria-label="Topics of Ladders"]`, "Check the feet")
+
+			p.step = "reorder sections and topics"
+			firstSection := `document.querySelector('ol[aria-label="Sections"] > li strong').innerText`
+			p.click("Move Harnesses up")
+			p.waitFor(firstSection+` === 'Harnesses'`, "Harnesses first")
+			p.click("Move topic Check the feet up")
+			p.waitFor(`document.querySelector('ul[aria-label="Topics of Ladders"] li').innerText.startsWith('Check the feet')`, "the moved topic first")
+			p.click("Remove Harnesses")
+			p.see("Section Harnesses removed.")
+			p.noHorizontalScroll()
+			p.axe("the toolbox builder")
+
+			p.step = "a talk from the template, held here"
+			p.click("← Toolbox talks")
+			p.seeIn(`ul[aria-label="Toolbox talks"]`, "Working at height")
+			p.fill("Title", "Monday talk")
+			p.choose("Start from", "Working at height")
+			p.click("Create toolbox talk")
+			p.seeIn("h1", "Monday talk")
+			p.seeIn(`ul[aria-label="Topics of Ladders"]`, "Three points of contact")
+			p.fill("Latitude", "95")
+			p.fill("Longitude", "0.1")
+			p.click("Record as held")
+			if got := p.fieldError("Latitude"); got == "" {
+				p.fail("no error for latitude 95")
+			}
+			p.fill("Latitude", "51.5")
+			p.click("Record as held")
+			p.see("The talk is recorded as held here.")
+			p.see("held ")
+			p.shot("toolbox-" + vp.name)
+
+			p.step = "archive and back"
+			p.click("Archive")
+			p.see("archived")
+			p.notSee("Add section")
+			p.click("Take out of the archive")
+			p.see("Add section")
+			p.checkCSP()
 		})
 	}
 }

@@ -64,6 +64,13 @@ export async function apiPage<T>(path: string, skip: number, top: number, filter
   return { items, total: Number(r.headers.get('X-Total-Count') ?? items.length) };
 }
 
+/** A list whose page the path already names, with its X-Total-Count. */
+export async function apiCounted<T>(path: string): Promise<Page<T>> {
+  const r = await call('GET', path);
+  const items = (await r.json()) as T[];
+  return { items, total: Number(r.headers.get('X-Total-Count') ?? items.length) };
+}
+
 /** Quotes a string for an OData $filter. */
 export function odata(s: string): string {
   return "'" + s.replace(/'/g, "''") + "'";

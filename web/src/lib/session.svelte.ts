@@ -26,7 +26,8 @@ export interface Organisation {
   [k: string]: unknown;
 }
 
-export const session = $state({ me: null as User | null, orgs: [] as Organisation[] });
+// currentOrg: the organisation the page shows (the switcher's choice), '' for none.
+export const session = $state({ me: null as User | null, orgs: [] as Organisation[], currentOrg: '' });
 
 export async function loadSession() {
   const [me, orgs] = await Promise.all([api<User>('GET', '/users/@me'), api<Organisation[]>('GET', '/users/@me/organisations')]);
