@@ -72,6 +72,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assetFieldUpdateStmt, err = db.PrepareContext(ctx, assetFieldUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetFieldUpdate: %w", err)
 	}
+	if q.assetGroupWorkItemCountAddStmt, err = db.PrepareContext(ctx, assetGroupWorkItemCountAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupWorkItemCountAdd: %w", err)
+	}
 	if q.assetStatusCreateStmt, err = db.PrepareContext(ctx, assetStatusCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetStatusCreate: %w", err)
 	}
@@ -1092,6 +1095,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.workItemMembersAmongStmt, err = db.PrepareContext(ctx, workItemMembersAmong); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemMembersAmong: %w", err)
 	}
+	if q.workItemRefAssetGroupStmt, err = db.PrepareContext(ctx, workItemRefAssetGroup); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemRefAssetGroup: %w", err)
+	}
+	if q.workItemRefFleetStmt, err = db.PrepareContext(ctx, workItemRefFleet); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemRefFleet: %w", err)
+	}
 	if q.workItemRefSubLocationStmt, err = db.PrepareContext(ctx, workItemRefSubLocation); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemRefSubLocation: %w", err)
 	}
@@ -1232,6 +1241,11 @@ func (q *Queries) Close() error {
 	if q.assetFieldUpdateStmt != nil {
 		if cerr := q.assetFieldUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetFieldUpdateStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupWorkItemCountAddStmt != nil {
+		if cerr := q.assetGroupWorkItemCountAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupWorkItemCountAddStmt: %w", cerr)
 		}
 	}
 	if q.assetStatusCreateStmt != nil {
@@ -2934,6 +2948,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing workItemMembersAmongStmt: %w", cerr)
 		}
 	}
+	if q.workItemRefAssetGroupStmt != nil {
+		if cerr := q.workItemRefAssetGroupStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemRefAssetGroupStmt: %w", cerr)
+		}
+	}
+	if q.workItemRefFleetStmt != nil {
+		if cerr := q.workItemRefFleetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemRefFleetStmt: %w", cerr)
+		}
+	}
 	if q.workItemRefSubLocationStmt != nil {
 		if cerr := q.workItemRefSubLocationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workItemRefSubLocationStmt: %w", cerr)
@@ -3084,6 +3108,7 @@ type Queries struct {
 	assetFieldInUseStmt                       *sql.Stmt
 	assetFieldListByIDsStmt                   *sql.Stmt
 	assetFieldUpdateStmt                      *sql.Stmt
+	assetGroupWorkItemCountAddStmt            *sql.Stmt
 	assetStatusCreateStmt                     *sql.Stmt
 	assetStatusGetStmt                        *sql.Stmt
 	assetStatusListByIDsStmt                  *sql.Stmt
@@ -3424,6 +3449,8 @@ type Queries struct {
 	workItemGetStmt                           *sql.Stmt
 	workItemListByIDsStmt                     *sql.Stmt
 	workItemMembersAmongStmt                  *sql.Stmt
+	workItemRefAssetGroupStmt                 *sql.Stmt
+	workItemRefFleetStmt                      *sql.Stmt
 	workItemRefSubLocationStmt                *sql.Stmt
 	workItemSubscribeStmt                     *sql.Stmt
 	workItemSubscriptionsOfStmt               *sql.Stmt
@@ -3465,6 +3492,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetFieldInUseStmt:                       q.assetFieldInUseStmt,
 		assetFieldListByIDsStmt:                   q.assetFieldListByIDsStmt,
 		assetFieldUpdateStmt:                      q.assetFieldUpdateStmt,
+		assetGroupWorkItemCountAddStmt:            q.assetGroupWorkItemCountAddStmt,
 		assetStatusCreateStmt:                     q.assetStatusCreateStmt,
 		assetStatusGetStmt:                        q.assetStatusGetStmt,
 		assetStatusListByIDsStmt:                  q.assetStatusListByIDsStmt,
@@ -3805,6 +3833,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		workItemGetStmt:                           q.workItemGetStmt,
 		workItemListByIDsStmt:                     q.workItemListByIDsStmt,
 		workItemMembersAmongStmt:                  q.workItemMembersAmongStmt,
+		workItemRefAssetGroupStmt:                 q.workItemRefAssetGroupStmt,
+		workItemRefFleetStmt:                      q.workItemRefFleetStmt,
 		workItemRefSubLocationStmt:                q.workItemRefSubLocationStmt,
 		workItemSubscribeStmt:                     q.workItemSubscribeStmt,
 		workItemSubscriptionsOfStmt:               q.workItemSubscriptionsOfStmt,

@@ -99,3 +99,17 @@ JOIN users u ON u.id = s.user_id AND u.deleted_at IS NULL
 JOIN organisation_members m ON m.user_id = s.user_id AND m.organisation_id = @organisation_id AND NOT m.pending
 WHERE s.work_item_id = @work_item_id AND s.user_id <> @actor_id
 ORDER BY u.id;
+
+-- name: WorkItemRefAssetGroup :one
+SELECT organisation_id, fleet_id FROM asset_groups WHERE id = @id;
+
+-- name: WorkItemRefFleet :one
+SELECT organisation_id FROM fleets WHERE id = @id;
+
+-- Asset groups' work item counts are kept here, not by a trigger: the
+-- asset_groups table comes from a later migration (0025) whose ALTER TABLE
+-- RENAME re-checks every trigger, so a trigger of 0021-0024 cannot name it.
+-- name: AssetGroupWorkItemCountAdd :exec
+UPDATE asset_groups SET open_work_item_count = open_work_item_count + @open_delta,
+    closed_work_item_count = closed_work_item_count + @closed_delta
+WHERE id = @id AND organisation_id = @organisation_id;

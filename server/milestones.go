@@ -43,7 +43,9 @@ func fullMilestone(ctx context.Context, q *db.Queries, m db.ProjectMilestone) (m
 	if err != nil {
 		return milestoneJSON{}, err
 	}
-	return toMilestone(m, users), nil
+	out := toMilestone(m, users)
+	out.WorkItemTypesCount, err = typeCounts(ctx, q, m.ID, m.OpenWorkItemCount, m.ClosedWorkItemCount)
+	return out, err
 }
 
 // maxMilestoneNameLen: the spec gives no limit; projects' and packages' 200.
@@ -282,8 +284,19 @@ func (s *Server) milestoneList(rq *request) error {
 		if err != nil {
 			return err
 		}
+		counts, err := q.WorkItemTypeCountsOfMany(rq.ctx, idsJSON(ids))
+		if err != nil {
+			return err
+		}
 		for _, m := range ms {
 			out = append(out, toMilestone(m, users))
+		}
+		for _, c := range counts {
+			for i := range out {
+				if int64(out[i].ID) == c.ScopeID {
+					out[i].WorkItemTypesCount[db.ID(c.TypeID).String()] = workItemTypeCount{OpenCount: c.OpenCount, ClosedCount: c.ClosedCount}
+				}
+			}
 		}
 		return nil
 	})

@@ -38,8 +38,8 @@ type projectPartialJSON struct {
 	DocumentCount        int64  `json:"document_count"`
 }
 
-// workItemTypeCount is one entry of work_item_types_count. Work items do not
-// exist yet, so the maps are empty until that area fills them.
+// workItemTypeCount is one entry of work_item_types_count (filled from the
+// work items area's kept counts by typeCounts).
 type workItemTypeCount struct {
 	OpenCount   int64 `json:"open_count"`
 	ClosedCount int64 `json:"closed_count"`
@@ -86,7 +86,9 @@ func fullProject(ctx context.Context, q *db.Queries, p db.Project, a Access) (pr
 	if err != nil {
 		return projectJSON{}, err
 	}
-	return toProject(p, users, a), nil
+	out := toProject(p, users, a)
+	out.WorkItemTypesCount, err = typeCounts(ctx, q, p.ID, p.OpenWorkItemCount, p.ClosedWorkItemCount)
+	return out, err
 }
 
 // userObjects loads the user objects of the given ids (nil ids and repeats
@@ -342,7 +344,11 @@ func (s *Server) projectGet(rq *request) error {
 	if err != nil {
 		return err
 	}
-	return rq.json(http.StatusOK, toProject(p, users, a))
+	out := toProject(p, users, a)
+	if out.WorkItemTypesCount, err = typeCounts(rq.ctx, s.store.R, p.ID, p.OpenWorkItemCount, p.ClosedWorkItemCount); err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
 }
 
 // projectPatch: ADMIN_PROJECTS. Closing needs every milestone closed;

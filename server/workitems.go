@@ -250,8 +250,8 @@ func (b *workItemBody) apply(w *db.WorkItem, p problems) ([]int64, error) {
 // checkWorkItemRefs checks that every reference of w names a row of w's
 // organisation that fits the others (400 naming the field). A milestone or
 // package must belong to the work item's project; a sub location to its
-// location. Documents, asset groups and fleets have no tables yet: any id
-// names none of this organisation's.
+// location. Documents have no table yet: any document id names none of
+// this organisation's.
 func checkWorkItemRefs(ctx context.Context, q *db.Queries, w *db.WorkItem, typeChanged bool) error {
 	org := w.OrganisationID
 	p := problems{}
@@ -313,14 +313,24 @@ func checkWorkItemRefs(ctx context.Context, q *db.Queries, w *db.WorkItem, typeC
 			p.add("sub_location_id", "must be a sub location of the work item's location")
 		}
 	}
-	if w.DocumentID != nil {
-		p.add("document_id", "names no document of this organisation")
-	}
 	if w.AssetGroupID != nil {
-		p.add("asset_group_id", "names no asset group of this organisation")
+		g, err := q.WorkItemRefAssetGroup(ctx, *w.AssetGroupID)
+		if db.IsNotFound(err) || (err == nil && g.OrganisationID != org) {
+			p.add("asset_group_id", "names no asset group of this organisation")
+		} else if err != nil {
+			return err
+		}
 	}
 	if w.FleetID != nil {
-		p.add("fleet_id", "names no fleet of this organisation")
+		fo, err := q.WorkItemRefFleet(ctx, *w.FleetID)
+		if db.IsNotFound(err) || (err == nil && fo != org) {
+			p.add("fleet_id", "names no fleet of this organisation")
+		} else if err != nil {
+			return err
+		}
+	}
+	if w.DocumentID != nil {
+		p.add("document_id", "names no document of this organisation")
 	}
 	return p.err()
 }
@@ -373,6 +383,34 @@ func drawWorkItemNumber(ctx context.Context, q *db.Queries, w *db.WorkItem) erro
 	}
 	w.PrefixID, w.Number, w.FormattedNumber = nil, n, strconv.FormatInt(n, 10)
 	return nil
+}
+
+// countAssetGroups keeps the asset groups' open and closed work item counts
+// when a work item is created (old nil) or changes status or asset group.
+// Projects and milestones are counted by triggers (migration 0021); asset
+// groups cannot be (queries/workitems.sql says why).
+func countAssetGroups(ctx context.Context, q *db.Queries, old *db.WorkItem, w db.WorkItem) error {
+	if old != nil && sameRef(old.AssetGroupID, w.AssetGroupID) && old.Status == w.Status {
+		return nil
+	}
+	add := func(groupID *int64, status string, d int64) error {
+		if groupID == nil {
+			return nil
+		}
+		p := db.AssetGroupWorkItemCountAddParams{ID: *groupID, OrganisationID: w.OrganisationID}
+		if status == statusOpen {
+			p.OpenDelta = d
+		} else {
+			p.ClosedDelta = d
+		}
+		return q.AssetGroupWorkItemCountAdd(ctx, p)
+	}
+	if old != nil {
+		if err := add(old.AssetGroupID, old.Status, -1); err != nil {
+			return err
+		}
+	}
+	return add(w.AssetGroupID, w.Status, 1)
 }
 
 // workItemEvent is a work item as integrations receive it.
@@ -435,6 +473,9 @@ func (s *Server) workItemCreate(rq *request) error {
 			return err
 		}
 		if err := setAssignees(rq.ctx, q, created, assignees); err != nil {
+			return err
+		}
+		if err := countAssetGroups(rq.ctx, q, nil, created); err != nil {
 			return err
 		}
 		if out, err = fullWorkItem(rq.ctx, q, created); err != nil {
@@ -578,6 +619,9 @@ func (s *Server) workItemPatch(rq *request) error {
 			ClosedAt: w.ClosedAt, ClosedBy: w.ClosedBy,
 		})
 		if err != nil {
+			return err
+		}
+		if err := countAssetGroups(rq.ctx, q, &old, w); err != nil {
 			return err
 		}
 		if assignees != nil {

@@ -54,7 +54,10 @@ func TestWorkItems(t *testing.T) {
 		}
 		return b
 	}
+	evilFleet := e.must(201, f.mallory, "POST", "/organisations/"+f.evil+"/fleets", map[string]any{"name": "Theirs"}).obj(t)["id"].(string)
+	fleet := e.must(201, f.alice, "POST", acme+"/fleets", map[string]any{"name": "Ours"}).obj(t)["id"].(string)
 	e.run(t, []scenario{
+		{"fleet of another organisation", f.alice, "POST", acme + "/workitems", wi(map[string]any{"fleet_id": evilFleet}), 400, wantField("fleet_id")},
 		{"member without CREATE_WORKITEMS", f.bob, "POST", acme + "/workitems", wi(nil), 403, nil},
 		{"pending member", f.pen, "POST", acme + "/workitems", wi(nil), 403, nil},
 		{"other organisation", f.mallory, "POST", acme + "/workitems", wi(nil), 403, nil},
@@ -91,10 +94,10 @@ func TestWorkItems(t *testing.T) {
 	// Nothing refused above drew a number: the first item is number 1.
 	first := e.must(201, f.alice, "POST", acme+"/workitems", wi(map[string]any{
 		"project_id": f.project, "milestone_id": f.milestone, "package_id": f.pkg, "location_id": f.location,
-		"sub_location_id": f.subLocation, "assignee_ids": []string{f.bob.ID, f.bob.ID}, "description": "leaks",
+		"sub_location_id": f.subLocation, "fleet_id": fleet, "assignee_ids": []string{f.bob.ID, f.bob.ID}, "description": "leaks",
 		"start_at": "2026-12-01T08:00:00+01:00", "finish_at": "2026-12-02T00:00:00Z"})).obj(t)
 	if first["number"] != float64(1) || first["formatted_number"] != "1" || first["status"] != "open" ||
-		first["type"].(map[string]any)["name"] != "Task" || first["milestone_id"] != f.milestone ||
+		first["type"].(map[string]any)["name"] != "Task" || first["milestone_id"] != f.milestone || first["fleet_id"] != fleet ||
 		first["start_at"] != "2026-12-01T07:00:00.000Z" || len(first["assignees"].([]any)) != 1 {
 		t.Fatalf("created %v", first)
 	}

@@ -235,3 +235,18 @@ func (s *Server) workItemTypePatch(rq *request) error {
 	}
 	return rq.json(http.StatusOK, out)
 }
+
+// typeCounts is work_item_types_count of a project or milestone, read from
+// the trigger-kept work_item_type_counts; nothing is read when the scope
+// holds no work items (its open and closed counts are zero).
+func typeCounts(ctx context.Context, q *db.Queries, scopeID, open, closed int64) (map[string]workItemTypeCount, error) {
+	out := map[string]workItemTypeCount{}
+	if open == 0 && closed == 0 {
+		return out, nil
+	}
+	rows, err := q.WorkItemTypeCountsOf(ctx, scopeID)
+	for _, r := range rows {
+		out[db.ID(r.TypeID).String()] = workItemTypeCount{OpenCount: r.OpenCount, ClosedCount: r.ClosedCount}
+	}
+	return out, err
+}
