@@ -754,3 +754,45 @@ func (d *Doc) SheetPosition(p ClausePos) (int, error) {
 	r, err := d.S.Rank(d.R.Clauses, p.key())
 	return int(r - lo), err
 }
+
+// NewClause is a clause to append in bulk.
+type NewClause struct {
+	ID    int64
+	Text  string
+	Cells map[int64]string
+}
+
+// AppendClauses adds clauses at the end of a sheet (0: the first) in one
+// tree update: the same content, and so the same hash, as inserting them
+// one by one, for imports and seeding.
+func (d *Doc) AppendClauses(sheet int64, items []NewClause) error {
+	if sheet == 0 {
+		sheet = d.R.Sheets[0].ID
+	} else if d.sheetIdx(sheet) < 0 {
+		return ErrNoSheet
+	}
+	last, err := d.lastOrder(sheet)
+	if err != nil {
+		return err
+	}
+	ce := make([]Edit, 0, len(items))
+	ie := make([]Edit, 0, len(items))
+	for _, it := range items {
+		for col := range it.Cells {
+			if d.columnIdx(col) < 0 {
+				return ErrNoColumn
+			}
+		}
+		if last, err = KeyBetween(last, ""); err != nil {
+			return err
+		}
+		h, err := d.S.putClause(it.Text, it.Cells)
+		if err != nil {
+			return err
+		}
+		k := clauseKey(sheet, last, it.ID)
+		ce = append(ce, Edit{Key: k, Val: h[:]})
+		ie = append(ie, Edit{Key: idKey(it.ID), Val: k})
+	}
+	return d.apply(ce, ie)
+}

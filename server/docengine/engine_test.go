@@ -577,6 +577,33 @@ func TestOperations(t *testing.T) {
 	}
 }
 
+// TestAppendClausesEqualsInserts: a bulk append hashes as inserting the
+// same clauses one by one.
+func TestAppendClausesEqualsInserts(t *testing.T) {
+	st := NewStage(NewMemStore())
+	one := st.New(Meta{Title: "A"}, s1, "Sheet 1")
+	bulk := st.New(Meta{Title: "A"}, s1, "Sheet 1")
+	for _, d := range []*Doc{one, bulk} {
+		must(t, d.AddColumn(Column{ID: c1, Name: "x"}))
+		must(t, d.InsertClause(1, Place{}, "first"))
+	}
+	var items []NewClause
+	for i := int64(2); i < 500; i++ {
+		must(t, one.InsertClause(i, Place{}, fmt.Sprint("c", i)))
+		must(t, one.SetCell(i, c1, fmt.Sprint(i)))
+		items = append(items, NewClause{ID: i, Text: fmt.Sprint("c", i), Cells: map[int64]string{c1: fmt.Sprint(i)}})
+	}
+	must(t, bulk.AppendClauses(0, items))
+	a, _ := one.Save()
+	b, _ := bulk.Save()
+	if a != b {
+		t.Fatal("bulk append hashes differently from single inserts")
+	}
+	if err := bulk.AppendClauses(0, []NewClause{{ID: 900, Cells: map[int64]string{99: "x"}}}); err != ErrNoColumn {
+		t.Errorf("unknown column: %v", err)
+	}
+}
+
 // BenchmarkCellEdit: a one-cell edit of a 10,000-clause document, from a
 // committed revision to the new revision's stored objects (bytes/op is
 // the new storage, reported as new-bytes/op).
@@ -585,10 +612,12 @@ func BenchmarkCellEdit(b *testing.B) {
 	st := NewStage(ms)
 	d := st.New(Meta{Title: "Big"}, s1, "Sheet 1")
 	must(b, d.AddColumn(Column{ID: c1, Name: "x"}))
+	var items []NewClause
 	for i := int64(1); i <= 10000; i++ {
-		must(b, d.InsertClause(i, Place{}, fmt.Sprintf("Clause %d: the contractor shall provide the works described.", i)))
-		must(b, d.SetCell(i, c1, fmt.Sprint(i)))
+		items = append(items, NewClause{ID: i, Text: fmt.Sprintf("Clause %d: the contractor shall provide the works described.", i),
+			Cells: map[int64]string{c1: fmt.Sprint(i)}})
 	}
+	must(b, d.AppendClauses(0, items))
 	root, err := d.Save()
 	must(b, err)
 	if _, err := st.Flush(root); err != nil {
@@ -626,9 +655,11 @@ func BenchmarkMerge10x10(b *testing.B) {
 	st := NewStage(ms)
 	d := st.New(Meta{Title: "Big"}, s1, "Sheet 1")
 	must(b, d.AddColumn(Column{ID: c1, Name: "x"}))
+	var items []NewClause
 	for i := int64(1); i <= 10000; i++ {
-		must(b, d.InsertClause(i, Place{}, fmt.Sprint("Clause ", i)))
+		items = append(items, NewClause{ID: i, Text: fmt.Sprint("Clause ", i)})
 	}
+	must(b, d.AppendClauses(0, items))
 	base, _ := d.Save()
 	o := change(b, st, base, func(d *Doc) error {
 		for k := int64(1); k <= 10; k++ {
