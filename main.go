@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(serveCmd(ctx, getenv, stdout, stderr), migrateCmd(ctx, stdout), backupCmd(ctx, stdout), adminCmd(ctx, getenv, stdout))
+	root.AddCommand(serveCmd(ctx, getenv, stdout, stderr), migrateCmd(ctx, stdout), backupCmd(ctx, stdout, stderr), restoreCmd(ctx, stdout), adminCmd(ctx, getenv, stdout))
 	return root.ExecuteContext(ctx)
 }
 
@@ -52,6 +52,9 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 		nodeID, maxBody, maxJSONBody, inFlightBody                                 int64
 		maxProjects, maxMembers, accountAttempts, addressAttempts, connsPerAddress int
 		registration, allowPrivateEgress                                           bool
+		backupDir                                                                  string
+		backupEvery                                                                time.Duration
+		backupKeep                                                                 int
 		oidcIssuers, oidcAudiences, oauthClients                                   []string
 	)
 	cmd := &cobra.Command{
@@ -80,14 +83,29 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			if maxProjects < 0 || maxMembers < 0 {
 				return errors.New("quotas must be 0 (unlimited) or more")
 			}
+			if backupDir != "" && backupEvery < time.Minute {
+				return errors.New("--backup-every must be at least 1m")
+			}
+			if backupKeep < 0 {
+				return errors.New("--backup-keep must be 0 (keep all) or more")
+			}
 			logs := server.NewLogBuffer(stderr, 100*time.Millisecond)
 			defer logs.Close()
 			logger := slog.New(logs.Handler(nil))
+			unlock, err := db.LockForServe(dbPath)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			store, err := db.Open(ctx, db.Options{Path: dbPath, Synchronous: syncMode, NodeID: nodeID})
 			if err != nil {
 				return err
 			}
 			defer store.Close()
+			if backupDir != "" {
+				stopBackups := scheduleBackups(ctx, logger, dbPath, backupDir, backupEvery, backupKeep)
+				defer stopBackups()
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return err
@@ -159,7 +177,39 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 	f.StringVar(&smtpURL, "smtp-url", "", "send mail through smtp://user:pass@host:port?from=addr (default: log and outbox)")
 	f.StringVar(&issuerURL, "issuer-url", "", "public base URL named in tokens (default: http://<addr>)")
 	f.StringVar(&audience, "audience", "workspace", "audience of the server's own access tokens")
+	f.StringVar(&backupDir, "backup-dir", "", "take online backups into this directory on a schedule (off when empty)")
+	f.DurationVar(&backupEvery, "backup-every", time.Hour, "time between scheduled backups (with --backup-dir)")
+	f.IntVar(&backupKeep, "backup-keep", 24, "scheduled backups to keep, oldest deleted first (0 keeps all)")
 	return cmd
+}
+
+// scheduleBackups takes a backup into dir every interval (the first one
+// interval after start) and keeps the newest keep; a failure is logged and
+// the next attempt comes at the next tick.
+func scheduleBackups(ctx context.Context, logger *slog.Logger, dbPath, dir string, every time.Duration, keep int) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				start := time.Now()
+				out, err := db.BackupInto(ctx, dbPath, dir, keep, now)
+				if err != nil {
+					logger.Error("scheduled backup failed", "dir", dir, "err", err)
+					continue
+				}
+				db.RecordBackup(now)
+				logger.Info("scheduled backup written", "file", out, "took_ms", time.Since(start).Milliseconds())
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // parseOAuthClients reads --oauth-client values. A secret never goes on the
@@ -210,7 +260,7 @@ func migrateCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
 	return cmd
 }
 
-func backupCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
+func backupCmd(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
 	var dbPath, out string
 	cmd := &cobra.Command{
 		Use:   "backup",
@@ -220,15 +270,58 @@ func backupCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
 			if out == "" {
 				return errors.New("--out is required")
 			}
-			if err := db.Backup(ctx, dbPath, out); err != nil {
+			var progress func(written, total int64)
+			if isTerminal(stderr) {
+				progress = func(written, total int64) {
+					fmt.Fprintf(stderr, "\rcopying: %.1f of about %.1f MiB", float64(written)/(1<<20), float64(total)/(1<<20))
+				}
+			}
+			err := db.BackupWithProgress(ctx, dbPath, out, progress)
+			if progress != nil {
+				fmt.Fprintln(stderr)
+			}
+			if err != nil {
 				return err
 			}
-			fmt.Fprintln(stdout, "backup written:", out)
+			fmt.Fprintln(stdout, "backup written and checked:", out)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&dbPath, "db", "./workspace.db", "SQLite database file")
 	cmd.Flags().StringVar(&out, "out", "", "file to write the copy to")
+	return cmd
+}
+
+// isTerminal says whether w is a terminal (a character device), where a
+// progress line helps; in logs and pipes it would only be noise.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func restoreCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
+	var dbPath, from string
+	cmd := &cobra.Command{
+		Use:   "restore",
+		Short: "Replace the database with a checked backup copy (refused while serve runs on it)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if from == "" {
+				return errors.New("--from is required")
+			}
+			if err := db.Restore(ctx, from, dbPath); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "restored %s from %s\n", dbPath, from)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dbPath, "db", "./workspace.db", "SQLite database file to replace")
+	cmd.Flags().StringVar(&from, "from", "", "backup copy to restore (checked before anything is replaced)")
 	return cmd
 }
 

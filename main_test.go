@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -183,6 +184,22 @@ func TestServeEndToEnd(t *testing.T) {
 		}
 		if st, _, _ := call(t, "GET", s.base+"/admin/outbox", tok, "", ""); st != http.StatusForbidden {
 			t.Fatalf("outbox as a plain user: status %d, want 403", st)
+		}
+	})
+	t.Run("restore is refused while serving", func(t *testing.T) {
+		copyPath := filepath.Join(t.TempDir(), "copy.db")
+		if err := run(ctx, []string{"backup", "--db", dbPath, "--out", copyPath}, noEnv, io.Discard, io.Discard); err != nil {
+			t.Fatalf("backup: %v", err)
+		}
+		err := run(ctx, []string{"restore", "--db", dbPath, "--from", copyPath}, noEnv, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "in use by a running server") {
+			t.Fatalf("restore while serving: %v, want a refusal", err)
+		}
+	})
+	t.Run("a second server on the same database is refused", func(t *testing.T) {
+		err := run(ctx, []string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0"}, noEnv, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "in use") {
+			t.Fatalf("second serve: %v, want a refusal", err)
 		}
 	})
 	t.Run("backup while serving", func(t *testing.T) {
@@ -427,6 +444,11 @@ func TestCommands(t *testing.T) {
 		{"backup without --out", []string{"backup", "--db", dbPath}},
 		{"backup of a missing database", []string{"backup", "--db", filepath.Join(dir, "missing.db"), "--out", filepath.Join(dir, "x.db")}},
 		{"backup onto the database", []string{"backup", "--db", dbPath, "--out", dbPath}},
+		{"restore without --from", []string{"restore", "--db", dbPath}},
+		{"restore from a missing copy", []string{"restore", "--db", dbPath, "--from", filepath.Join(dir, "missing.db")}},
+		{"restore from the database itself", []string{"restore", "--db", dbPath, "--from", dbPath}},
+		{"backups too often", []string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0", "--backup-dir", dir, "--backup-every", "1s"}},
+		{"negative backup-keep", []string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0", "--backup-keep", "-1"}},
 		{"admin create without e-mail", []string{"admin", "create", "--db", dbPath, "--password", "12345678"}},
 		{"admin create without password", []string{"admin", "create", "--db", dbPath, "--email", "a@example.com"}},
 		{"admin create short password", []string{"admin", "create", "--db", dbPath, "--email", "a@example.com", "--password", "short"}},
@@ -475,5 +497,34 @@ func TestParseOAuthClients(t *testing.T) {
 		if tc.ok && (got[0].Secret != tc.secret || len(got[0].RedirectURIs) != tc.uris) {
 			t.Errorf("%v: got %+v", tc.vals, got)
 		}
+	}
+}
+
+// TestScheduledBackups: the serve loop takes checked copies on its
+// interval and rotates them.
+func TestScheduledBackups(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "ws.db")
+	if err := run(ctx, []string{"migrate", "--db", dbPath}, noEnv, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	backups := filepath.Join(dir, "backups")
+	stop := scheduleBackups(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), dbPath, backups, 20*time.Millisecond, 2)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		copies, _ := filepath.Glob(filepath.Join(backups, "workspace-*.db"))
+		if len(copies) == 2 && !db.LastBackup().IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("copies %v after 20 s", copies)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	copies, _ := filepath.Glob(filepath.Join(backups, "workspace-*.db"))
+	if len(copies) > 2 {
+		t.Fatalf("kept %d copies, want at most 2", len(copies))
 	}
 }

@@ -248,3 +248,125 @@ func TestAwkwardPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestBackupIntoRotates: scheduled copies are named by time, each is
+// checked, and only the newest keep remain.
+func TestBackupIntoRotates(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "live.db")
+	store, err := Open(ctx, Options{Path: src, NodeID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	backups := filepath.Join(dir, "back ups #?%") // names are not URI syntax
+	start := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	var made []string
+	for i := range 4 {
+		out, err := BackupInto(ctx, src, backups, 2, start.Add(time.Duration(i)*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, out)
+	}
+	left, _ := filepath.Glob(filepath.Join(backups, "workspace-*"))
+	if len(left) != 2 || left[0] != made[2] || left[1] != made[3] {
+		t.Fatalf("left %v, want the newest two of %v", left, made)
+	}
+	if filepath.Base(made[3]) != "workspace-20261125T130000Z.db" {
+		t.Errorf("name %s", filepath.Base(made[3]))
+	}
+	for _, p := range left {
+		if err := CheckCopy(ctx, p); err != nil {
+			t.Errorf("copy %s: %v", p, err)
+		}
+	}
+}
+
+// TestRestore: a checked copy replaces the database (later writes are gone,
+// the old write-ahead log is not replayed); a damaged copy or a database a
+// server holds is refused and nothing changes.
+func TestRestore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "live.db")
+	store, err := Open(ctx, Options{Path: src, NodeID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(s *Store, key string) {
+		t.Helper()
+		if err := s.InTx(ctx, func(q *Queries) error { return q.MetaPut(ctx, MetaPutParams{Key: key, Value: "v"}) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(store, "before")
+	copyPath := filepath.Join(dir, "copy.db")
+	if err := Backup(ctx, src, copyPath); err != nil {
+		t.Fatal(err)
+	}
+	put(store, "after")
+
+	unlock, err := LockForServe(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Restore(ctx, copyPath, src); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("restore under a server: %v, want a refusal", err)
+	}
+	unlock()
+
+	junk := filepath.Join(dir, "junk.db")
+	if err := os.WriteFile(junk, []byte(strings.Repeat("not a database ", 500)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Restore(ctx, junk, src); err == nil {
+		t.Fatal("restore from junk: want an error")
+	}
+	empty := filepath.Join(dir, "empty.db")
+	if e, err := sql.Open("sqlite", empty); err == nil {
+		_, _ = e.Exec(`CREATE TABLE x (a)`)
+		e.Close()
+	}
+	if err := Restore(ctx, empty, src); err == nil || !strings.Contains(err.Error(), "not a workspace database") {
+		t.Fatalf("restore from a foreign database: %v", err)
+	}
+	store.Close()
+
+	if err := Restore(ctx, copyPath, src); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(ctx, Options{Path: src, NodeID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	has := func(key string) bool {
+		_, err := again.R.MetaGet(ctx, key)
+		return err == nil
+	}
+	if !has("before") || has("after") {
+		t.Fatalf("after restore: before=%v after=%v, want true false", has("before"), has("after"))
+	}
+}
+
+func TestBackupProgress(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "live.db")
+	store, err := Open(ctx, Options{Path: src, NodeID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var last, total int64
+	calls := 0
+	if err := BackupWithProgress(ctx, src, filepath.Join(dir, "c.db"), func(w, tot int64) { calls, last, total = calls+1, w, tot }); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(filepath.Join(dir, "c.db"))
+	if calls == 0 || last != fi.Size() || total <= 0 {
+		t.Errorf("progress calls %d, last %d (copy %d), total %d", calls, last, fi.Size(), total)
+	}
+}
