@@ -691,6 +691,8 @@ func TestBrowserOrganisations(t *testing.T) {
 			if !strings.HasPrefix(link, base+"/app/join/") {
 				owner.fail("invite link = %q", link)
 			}
+			owner.click("QR code")
+			owner.waitFor(`document.querySelectorAll('ul[aria-label="Invites"] svg.qr rect').length > 100`, "the invite's QR code")
 			owner.noHorizontalScroll()
 			owner.axe("the invites")
 
@@ -1042,6 +1044,43 @@ func TestBrowserToolboxes(t *testing.T) {
 			p.see("The talk is recorded as held here.")
 			p.see("held ")
 			p.shot("toolbox-" + vp.name)
+
+			p.step = "the meeting screen: a phone signs through the QR code"
+			p.click("Open the meeting screen")
+			p.see("Scan to sign with your phone")
+			p.waitFor(`document.querySelectorAll('svg.qr rect').length > 100`, "the QR code")
+			code := pollValue(p, `(document.querySelector('.conduct .muted')?.innerText.match(/Code (\d{6})/) || [])[1] || ''`, "the code under the QR code")
+			talk := pollValue(p, `location.pathname.split('/')[3]`, "the toolbox id")
+			phone := newPage(t, bctx, base, 375, 812, true)
+			phone.run(chromedp.Navigate(base + "/app/sign/" + talk + "?code=" + code))
+			phone.register("Sam", "sam-"+vp.name+"@example.com", "sam password")
+			phone.seeIn("h1", "Monday talk")
+			phone.see("Three points of contact")
+			phone.click("I was there: sign")
+			// Sam registered without a last name: the signature needs one.
+			if got := phone.fieldError("Last name"); got == "" {
+				phone.fail("no error for the missing last name")
+			}
+			phone.fill("Last name", "Signer")
+			phone.click("I was there: sign")
+			phone.see("You signed this talk. Thank you.")
+			phone.axe("signing with a phone")
+			phone.checkCSP()
+			p.seeIn(`ul[aria-label="Present"]`, "Sam") // the list follows without a reload
+
+			p.step = "the meeting screen: signing on the tablet"
+			p.fill("First name", "Vic")
+			p.fill("Last name", "Visitor")
+			p.fill("Company", "Scaffolds Ltd")
+			p.click("I attended this talk and understood it")
+			p.click("Sign without drawing")
+			p.see("Thank you, Vic.")
+			p.seeIn(`ul[aria-label="Present"]`, "Vic Visitor")
+			p.noHorizontalScroll()
+			p.axe("the meeting screen")
+			p.shot("toolbox-meeting-" + vp.name)
+			p.checkCSP()
+			p.click("← Back to the talk")
 
 			p.step = "archive and back"
 			p.click("Archive")
