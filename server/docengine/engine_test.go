@@ -297,6 +297,15 @@ func TestMergeScenarios(t *testing.T) {
 			order: []int64{102, 103, 104, 101, 105, 201}},
 		{name: "inserts in different gaps", ours: []op{insert(301, Place{After: 101}, "o")}, their: []op{insert(302, Place{After: 104}, "t")},
 			order: []int64{101, 301, 102, 103, 104, 302, 105, 201}},
+		{name: "inserts into one gap stay contiguous runs", ours: []op{insert(301, Place{After: 101}, "o1"), insert(302, Place{After: 301}, "o2")},
+			their: []op{insert(303, Place{After: 101}, "t1"), insert(304, Place{After: 303}, "t2")},
+			order: []int64{101, 301, 302, 303, 304, 102, 103, 104, 105, 201}},
+		{name: "the run with the smaller first id goes first", ours: []op{insert(310, Place{After: 101}, "o1"), insert(311, Place{After: 310}, "o2")},
+			their: []op{insert(305, Place{Before: 102}, "t1")},
+			order: []int64{101, 305, 310, 311, 102, 103, 104, 105, 201}},
+		{name: "inserts at the end of a sheet on both sides", ours: []op{insert(320, Place{Sheet: s1}, "o")},
+			their: []op{insert(321, Place{Sheet: s1}, "t"), insert(322, Place{Sheet: s1}, "t2")},
+			order: []int64{101, 102, 103, 104, 105, 320, 321, 322, 201}},
 		{name: "insert after a clause the other deleted", ours: []op{delClause(102)}, their: []op{insert(303, Place{After: 102}, "t")},
 			order: []int64{101, 303, 103, 104, 105, 201}},
 		{name: "sheet deleted vs clause edited in it", ours: []op{delSheet(s2)}, their: []op{setText(201, "edited")}, kinds: []string{KindContainerDeleted}},
@@ -687,6 +696,153 @@ func BenchmarkMerge10x10(b *testing.B) {
 		s := NewStage(ms)
 		if _, c, err := s.Merge(base, o, th); err != nil || c != nil {
 			b.Fatal(err, c)
+		}
+	}
+}
+
+// TestMergeRandomStructureAgainstModel: random inserts (runs after base
+// clauses of the side's parity, in random places within the run), deletes
+// (theirs, of even base clauses it does not insert after) and cell edits
+// on two branches, merged both ways, equal a model over plain slices.
+func TestMergeRandomStructureAgainstModel(t *testing.T) {
+	const n = 60
+	for seed := int64(1); seed <= 30; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		st := NewStage(NewMemStore())
+		d := st.New(Meta{Title: "R"}, s1, "Sheet 1")
+		must(t, d.AddColumn(Column{ID: c1, Name: "x"}))
+		var items []NewClause
+		for i := int64(1); i <= n; i++ {
+			items = append(items, NewClause{ID: i, Text: fmt.Sprint("c", i)})
+		}
+		must(t, d.AppendClauses(0, items))
+		base, err := d.Save()
+		must(t, err)
+		next := int64(1000)
+		deleted := map[int64]bool{}
+		cells := map[int64]string{}
+		side := func(parity int64) (Hash, []int64) {
+			d, err := st.Open(base)
+			must(t, err)
+			list := make([]int64, n) // the side's own order
+			for i := range list {
+				list[i] = int64(i + 1)
+			}
+			insertAt := func(pos int, id int64) {
+				list = append(list[:pos], append([]int64{id}, list[pos:]...)...)
+			}
+			for k := 0; k < 25; k++ {
+				switch rng.Intn(3) {
+				case 0: // insert after a base clause of our parity, or after one of our new clauses
+					var after int64
+					if rng.Intn(2) == 0 || next == 1000 {
+						after = int64(rng.Intn(n/2))*2 + 1 + parity
+					} else {
+						after = list[rng.Intn(len(list))]
+						if after <= n && (after%2 == 1) != (parity == 0) {
+							continue
+						}
+					}
+					if deleted[after] {
+						continue
+					}
+					next++
+					must(t, d.InsertClause(next, Place{After: after}, fmt.Sprint("new", next)))
+					for i, x := range list {
+						if x == after {
+							insertAt(i+1, next)
+							break
+						}
+					}
+				case 1: // theirs deletes an even base clause nobody inserts after
+					if parity == 0 {
+						continue
+					}
+					id := int64(rng.Intn(n/2))*2 + 2
+					used := false
+					for i, x := range list {
+						if x == id && i+1 < len(list) && list[i+1] > n {
+							used = true
+						}
+					}
+					if used || deleted[id] {
+						continue
+					}
+					deleted[id] = true
+					delete(cells, id)
+					must(t, d.DeleteClause(id))
+					for i, x := range list {
+						if x == id {
+							list = append(list[:i], list[i+1:]...)
+							break
+						}
+					}
+				default: // a cell of a base clause of our parity
+					id := int64(rng.Intn(n/2))*2 + 1 + parity
+					if deleted[id] {
+						continue
+					}
+					v := fmt.Sprint("v", rng.Intn(100))
+					must(t, d.SetCell(id, c1, v))
+					cells[id] = v
+				}
+			}
+			h, err := d.Save()
+			must(t, err)
+			return h, list
+		}
+		o, ol := side(0)
+		th, tl := side(1)
+		// model: walk the base, each base clause followed by the run a
+		// side inserted after it (the side owning its parity)
+		runAfter := func(list []int64, b int64) []int64 {
+			var run []int64
+			for i, x := range list {
+				if x == b {
+					for _, y := range list[i+1:] {
+						if y <= n {
+							break
+						}
+						run = append(run, y)
+					}
+				}
+			}
+			return run
+		}
+		var want []int64
+		want = append(want, runAfter(append([]int64{0}, ol...), 0)...)
+		for b := int64(1); b <= n; b++ {
+			if !deleted[b] {
+				want = append(want, b)
+			}
+			if b%2 == 1 {
+				want = append(want, runAfter(ol, b)...)
+			} else if !deleted[b] {
+				want = append(want, runAfter(tl, b)...)
+			}
+		}
+		var results [2]Hash
+		for i, pair := range [][2]Hash{{o, th}, {th, o}} {
+			res, conflicts, err := st.Merge(base, pair[0], pair[1])
+			must(t, err)
+			if len(conflicts) > 0 {
+				t.Fatalf("seed %d: conflicts %v", seed, conflicts)
+			}
+			results[i] = res
+		}
+		if results[0] != results[1] {
+			t.Fatalf("seed %d: merge not symmetric", seed)
+		}
+		if got := order(t, st, results[0]); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("seed %d: order\n got %v\nwant %v", seed, got, want)
+		}
+		md, _ := st.Open(results[0])
+		for id, v := range cells {
+			_, c, err := md.ClauseAt(id)
+			must(t, err)
+			if c.Cells[c1] != v {
+				t.Fatalf("seed %d: cell of %d = %q, want %q", seed, id, c.Cells[c1], v)
+			}
 		}
 	}
 }

@@ -368,6 +368,7 @@ func (m *merger) clauses(out *Root) error {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	var ce, ie []Edit
+	var results []merged
 	for _, id := range ids {
 		var b, o, t clauseState
 		oSide, inO := oc[id]
@@ -413,6 +414,16 @@ func (m *merger) clauses(out *Root) error {
 				continue
 			}
 		}
+		results = append(results, merged{id: id, o: o, res: res, added: !b.present && !(o.present && t.present)})
+	}
+	if len(m.conflicts) > 0 {
+		return nil
+	}
+	if err := m.contiguousRuns(results); err != nil {
+		return err
+	}
+	for _, r := range results {
+		id, o, res := r.id, r.o, r.res
 		if res == o {
 			continue
 		}
@@ -436,6 +447,96 @@ func (m *merger) clauses(out *Root) error {
 	}
 	out.Index, err = m.s.Apply(m.o.Index, ie)
 	return err
+}
+
+// merged is one clause's merge: ours, the result, and whether one side
+// added it.
+type merged struct {
+	id       int64
+	o, res   clauseState
+	added    bool
+	fromOurs bool
+}
+
+// contiguousRuns applies "inserts into the same gap stay as contiguous
+// runs, the run with the smaller first id first": when both sides added
+// clauses between the same two base clauses, the run that goes second is
+// re-keyed to follow the first run whole. Deciding by ids keeps the merge
+// symmetric.
+func (m *merger) contiguousRuns(results []merged) error {
+	type gapKey struct {
+		sheet int64
+		pred  string // order key of the base clause before, "" at the start
+	}
+	type gap struct {
+		next      string // order key of the base clause after, "" at the end
+		ours, the []int
+	}
+	gaps := map[gapKey]*gap{}
+	var order []gapKey
+	for i, r := range results {
+		if !r.added || !r.res.present {
+			continue
+		}
+		pred, next, err := m.baseNeighbours(r.res.pos)
+		if err != nil {
+			return err
+		}
+		k := gapKey{r.res.pos.Sheet, pred}
+		g, ok := gaps[k]
+		if !ok {
+			g = &gap{next: next}
+			gaps[k] = g
+			order = append(order, k)
+		}
+		if r.o.present {
+			g.ours = append(g.ours, i)
+		} else {
+			g.the = append(g.the, i)
+		}
+	}
+	less := func(a, b merged) bool {
+		if a.res.pos.Order != b.res.pos.Order {
+			return a.res.pos.Order < b.res.pos.Order
+		}
+		return a.id < b.id
+	}
+	for _, k := range order {
+		g := gaps[k]
+		if len(g.ours) == 0 || len(g.the) == 0 {
+			continue
+		}
+		for _, run := range [][]int{g.ours, g.the} {
+			sort.Slice(run, func(i, j int) bool { return less(results[run[i]], results[run[j]]) })
+		}
+		first, second := g.ours, g.the
+		if results[g.the[0]].id < results[g.ours[0]].id {
+			first, second = g.the, g.ours
+		}
+		prev := results[first[len(first)-1]].res.pos.Order
+		for _, i := range second {
+			o, err := KeyBetween(prev, g.next)
+			if err != nil {
+				return err
+			}
+			results[i].res.pos.Order = o
+			prev = o
+		}
+	}
+	return nil
+}
+
+// baseNeighbours are the order keys of the base clauses around a
+// position in its sheet ("" at either end).
+func (m *merger) baseNeighbours(p ClausePos) (string, string, error) {
+	d := &Doc{S: m.s, R: *m.b}
+	k := p.key()
+	prev, err := d.neighbour(p.Sheet, k, -1)
+	if err != nil {
+		return "", "", err
+	}
+	next, err := d.neighbour(p.Sheet, k, 1)
+	return prev, next, err
 }
 
 // clause merges one clause; ok false means it conflicted.
