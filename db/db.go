@@ -1104,6 +1104,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.workItemRefSubLocationStmt, err = db.PrepareContext(ctx, workItemRefSubLocation); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemRefSubLocation: %w", err)
 	}
+	if q.workItemSchedulesOfStmt, err = db.PrepareContext(ctx, workItemSchedulesOf); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemSchedulesOf: %w", err)
+	}
 	if q.workItemSubscribeStmt, err = db.PrepareContext(ctx, workItemSubscribe); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemSubscribe: %w", err)
 	}
@@ -2963,6 +2966,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing workItemRefSubLocationStmt: %w", cerr)
 		}
 	}
+	if q.workItemSchedulesOfStmt != nil {
+		if cerr := q.workItemSchedulesOfStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemSchedulesOfStmt: %w", cerr)
+		}
+	}
 	if q.workItemSubscribeStmt != nil {
 		if cerr := q.workItemSubscribeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workItemSubscribeStmt: %w", cerr)
@@ -3452,6 +3460,7 @@ type Queries struct {
 	workItemRefAssetGroupStmt                 *sql.Stmt
 	workItemRefFleetStmt                      *sql.Stmt
 	workItemRefSubLocationStmt                *sql.Stmt
+	workItemSchedulesOfStmt                   *sql.Stmt
 	workItemSubscribeStmt                     *sql.Stmt
 	workItemSubscriptionsOfStmt               *sql.Stmt
 	workItemTypeCountsOfStmt                  *sql.Stmt
@@ -3836,6 +3845,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		workItemRefAssetGroupStmt:                 q.workItemRefAssetGroupStmt,
 		workItemRefFleetStmt:                      q.workItemRefFleetStmt,
 		workItemRefSubLocationStmt:                q.workItemRefSubLocationStmt,
+		workItemSchedulesOfStmt:                   q.workItemSchedulesOfStmt,
 		workItemSubscribeStmt:                     q.workItemSubscribeStmt,
 		workItemSubscriptionsOfStmt:               q.workItemSubscriptionsOfStmt,
 		workItemTypeCountsOfStmt:                  q.workItemTypeCountsOfStmt,

@@ -404,6 +404,48 @@ func (q *Queries) WorkItemRefSubLocation(ctx context.Context, id int64) (WorkIte
 	return i, err
 }
 
+const workItemSchedulesOf = `-- name: WorkItemSchedulesOf :many
+SELECT id, organisation_id, work_item_id, toolbox_id, scheduled_start_at, scheduled_finish_at, actual_start_at, actual_finish_at, created_at, created_by, updated_at, updated_by FROM schedules WHERE work_item_id IN (SELECT value FROM json_each(?1))
+ORDER BY scheduled_start_at, id
+`
+
+// Schedules of many work items, for rendering a page.
+func (q *Queries) WorkItemSchedulesOf(ctx context.Context, idsJson interface{}) ([]Schedule, error) {
+	rows, err := q.query(ctx, q.workItemSchedulesOfStmt, workItemSchedulesOf, idsJson)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Schedule
+	for rows.Next() {
+		var i Schedule
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.WorkItemID,
+			&i.ToolboxID,
+			&i.ScheduledStartAt,
+			&i.ScheduledFinishAt,
+			&i.ActualStartAt,
+			&i.ActualFinishAt,
+			&i.CreatedAt,
+			&i.CreatedBy,
+			&i.UpdatedAt,
+			&i.UpdatedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workItemSubscribe = `-- name: WorkItemSubscribe :exec
 INSERT INTO work_item_subscriptions(work_item_id, user_id, created_at) VALUES (?1, ?2, ?3)
 ON CONFLICT DO NOTHING

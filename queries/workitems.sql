@@ -113,3 +113,8 @@ SELECT organisation_id FROM fleets WHERE id = @id;
 UPDATE asset_groups SET open_work_item_count = open_work_item_count + @open_delta,
     closed_work_item_count = closed_work_item_count + @closed_delta
 WHERE id = @id AND organisation_id = @organisation_id;
+
+-- Schedules of many work items, for rendering a page.
+-- name: WorkItemSchedulesOf :many
+SELECT * FROM schedules WHERE work_item_id IN (SELECT value FROM json_each(@ids_json))
+ORDER BY scheduled_start_at, id;

@@ -191,6 +191,9 @@ func (s *Server) routes() []route {
 		{"GET", "/organisations/:id/workitems", authenticated, s.workItemList},
 		{"GET", "/workitems/:id", authenticated, s.workItemGet},
 		{"PATCH", "/workitems/:id", authenticated, s.workItemPatch},
+		{"POST", "/workitems/:id/schedules", authenticated, s.workItemScheduleCreate},
+		{"PUT", "/workitems/:id/subscription", authenticated, s.workItemSubscribe},
+		{"DELETE", "/workitems/:id/subscription", authenticated, s.workItemUnsubscribe},
 		{"GET", "/workitems/:id/witnesses", authenticated, s.workItemWitnesses},
 
 		// Integrations and their webhook deliveries

@@ -1,51 +1,312 @@
 package server
 
-// The caller's own work items: still a placeholder until step 4 of issue 14.
+// The caller's own work items across organisations, work item schedules
+// and subscriptions (operations-data.md, Work items; docs/workitems.md).
 
 import (
+	"context"
+	"database/sql"
+	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"workspace/db"
+
 )
 
-var workItemIDFilters = []string{"organisation", "type", "work_item", "document", "fleet", "asset_group", "project", "status", "location"}
+// userWorkItemFilter is the OData whitelist of GET /users/@me/work-items.
+var userWorkItemFilter = db.FilterFields{
+	"status":     {Column: "status", Kind: db.FieldEnum, Values: []string{statusOpen, statusClosed}},
+	"type_id":    {Column: "type_id", Kind: db.FieldID},
+	"project_id": {Column: "project_id", Kind: db.FieldID},
+	"start_at":   {Column: "start_at", Kind: db.FieldTime},
+	"finish_at":  {Column: "finish_at", Kind: db.FieldTime},
+}
 
-// userWorkItems checks the row's filters and paging, then lists nothing.
+// userWorkItemIDFilters: query parameter -> the column it selects on.
+var userWorkItemIDFilters = []struct{ param, column string }{
+	{"organisation", "organisation_id"}, {"type", "type_id"}, {"work_item", "id"}, {"document", "document_id"},
+	{"fleet", "fleet_id"}, {"project", "project_id"}, {"location", "location_id"},
+}
+
+// userWorkItemTimeFilters: query parameter -> condition on the stored time.
+var userWorkItemTimeFilters = []struct{ param, cond string }{
+	{"open", "created_at >= ?"}, {"closed", "closed_at >= ?"},
+	{"start_date", "start_at >= ?"}, {"finish_date", "finish_at <= ?"},
+}
+
+// filterTime reads a date (midnight UTC) or an RFC 3339 date-time into the
+// stored layout.
+func filterTime(v string) (string, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil && t.UTC().Year() >= 0 && t.UTC().Year() <= 9999 {
+			return db.FormatTime(t), true
+		}
+	}
+	return "", false
+}
+
+// userWorkItems lists the work items the caller is assigned to, or invited
+// to through one of their schedules (not declined), in every organisation
+// where the caller is a member, with the row's filters and OData.
+// X-Total-Count and X-Status-Count count the filtered items before paging.
 func (s *Server) userWorkItems(rq *request) error {
 	qv := rq.r.URL.Query()
 	p := problems{}
-	for _, name := range workItemIDFilters {
-		if v, ok := qv[name]; ok {
-			if _, ok := db.ParseID(v[0]); !ok {
-				p.add(name, "must be a snowflake id")
+	where := "(id IN (SELECT work_item_id FROM work_item_assignees WHERE user_id = ?)" +
+		" OR id IN (SELECT sc.work_item_id FROM schedule_invitees si JOIN schedules sc ON sc.id = si.schedule_id" +
+		" WHERE si.user_id = ? AND si.status <> 'declined' AND sc.work_item_id IS NOT NULL))"
+	args := []any{rq.user.ID, rq.user.ID}
+	for _, f := range userWorkItemIDFilters {
+		if v, ok := qv[f.param]; ok {
+			id, ok := db.ParseID(v[0])
+			if !ok {
+				p.add(f.param, "must be a snowflake id")
+				continue
 			}
+			where += " AND " + f.column + " = ?"
+			args = append(args, int64(id))
 		}
 	}
+	includeAssets := false
 	if v, ok := qv["include_assets"]; ok {
-		if _, err := strconv.ParseBool(v[0]); err != nil {
+		b, err := strconv.ParseBool(v[0])
+		if err != nil {
 			p.add("include_assets", "must be true or false")
 		}
+		includeAssets = b
 	}
-	for _, name := range []string{"start_date", "finish_date"} {
-		if v, ok := qv[name]; ok && !validDate(v[0]) {
-			p.add(name, "must be an ISO 8601 date or date-time")
+	if v, ok := qv["asset_group"]; ok {
+		id, ok := db.ParseID(v[0])
+		switch {
+		case !ok:
+			p.add("asset_group", "must be a snowflake id")
+		case includeAssets:
+			// The group's own work items and those of the assets it holds.
+			where += " AND (asset_group_id = ? OR asset_group_id IN (SELECT asset_id FROM asset_group_members WHERE group_id = ?))"
+			args = append(args, int64(id), int64(id))
+		default:
+			where += " AND asset_group_id = ?"
+			args = append(args, int64(id))
+		}
+	}
+	if v, ok := qv["status"]; ok {
+		if v[0] != statusOpen && v[0] != statusClosed {
+			p.add("status", `must be "open" or "closed"`)
+		}
+		where += " AND status = ?"
+		args = append(args, v[0])
+	}
+	for _, f := range userWorkItemTimeFilters {
+		if v, ok := qv[f.param]; ok {
+			t, ok := filterTime(v[0])
+			if !ok {
+				p.add(f.param, "must be an ISO 8601 date or date-time")
+				continue
+			}
+			where += " AND " + f.cond
+			args = append(args, t)
 		}
 	}
 	if err := p.err(); err != nil {
 		return err
 	}
-	if _, err := parseListQuery(rq.r, db.FilterFields{}); err != nil {
+	lq, err := parseListQuery(rq.r, userWorkItemFilter)
+	if err != nil {
 		return err
 	}
-	rq.w.Header().Set("X-Total-Count", "0")
-	rq.w.Header().Set("X-Status-Count", "{}")
-	return rq.json(http.StatusOK, []struct{}{})
+	out := []workItemJSON{}
+	var open, closed int64
+	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
+		all, err := accessAll(rq.ctx, q, rq.user.ID)
+		if err != nil {
+			return err
+		}
+		var orgs []int64
+		for id, a := range all {
+			if a.IsMember() {
+				orgs = append(orgs, id)
+			}
+		}
+		if len(orgs) == 0 {
+			return nil
+		}
+		base := "organisation_id IN (SELECT value FROM json_each(?)) AND " + where
+		baseArgs := append([]any{idsJSON(orgs)}, args...)
+		cond, condArgs := lq.and(base, baseArgs)
+		var o, c sql.NullInt64
+		if err := tx.QueryRowContext(rq.ctx, "SELECT sum(status = 'open'), sum(status = 'closed') FROM work_items WHERE "+cond,
+			condArgs...).Scan(&o, &c); err != nil {
+			return fmt.Errorf("count work items: %w", err)
+		}
+		open, closed = o.Int64, c.Int64
+		total := open + closed
+		ids, _, err := queryPage(rq.ctx, q, tx, listSQL{From: "work_items", Where: base, Args: baseArgs, Total: &total}, lq)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		rows, err := q.WorkItemListByIDs(rq.ctx, idsJSON(ids))
+		if err != nil {
+			return err
+		}
+		out, err = renderWorkItems(rq.ctx, q, rows)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	setTotalCount(rq.w, open+closed)
+	rq.w.Header().Set("X-Status-Count", fmt.Sprintf("open=%d,closed=%d", open, closed))
+	return rq.json(http.StatusOK, out)
 }
 
-func (s *Server) userWorkItemSubscriptions(rq *request) error {
-	if _, err := rq.pathID("id"); err != nil {
+// workItemForViewer loads a work item the caller may read (VIEW_WORKITEMS
+// on its layer, or assigned to it); absent is 404.
+func workItemForViewer(ctx context.Context, q *db.Queries, userID, id int64) (db.WorkItem, Access, error) {
+	w, a, err := workItemAccess(ctx, q, userID, id, workItemAbsent(http.StatusNotFound))
+	if err != nil {
+		return w, a, err
+	}
+	if err := a.Require(0); err != nil {
+		return w, a, err
+	}
+	v, err := loadWorkItemView(ctx, q, []db.WorkItem{w})
+	if err != nil {
+		return w, a, err
+	}
+	return w, a, requireView(a, v, w)
+}
+
+type workItemSubscriptionJSON struct {
+	WorkItemID db.ID     `json:"work_item_id"`
+	User       *userJSON `json:"user"`
+	CreatedAt  string    `json:"created_at"`
+}
+
+// workItemSubscribe: the caller follows a work item it may read, and is
+// told of its status changes. Following twice is following once.
+func (s *Server) workItemSubscribe(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
 		return err
 	}
-	return notFound("No such work item.")
+	var out workItemSubscriptionJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		w, _, err := workItemForViewer(rq.ctx, q, rq.user.ID, id)
+		if err != nil {
+			return err
+		}
+		if err := q.WorkItemSubscribe(rq.ctx, db.WorkItemSubscribeParams{WorkItemID: w.ID, UserID: rq.user.ID, CreatedAt: s.nowText()}); err != nil {
+			return err
+		}
+		subs, err := mySubscriptions(rq.ctx, q, w.ID, rq.user.ID)
+		if err == nil && len(subs) == 1 {
+			out = subs[0]
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// workItemUnsubscribe stops following; not following is fine (204).
+func (s *Server) workItemUnsubscribe(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		w, a, err := workItemAccess(rq.ctx, q, rq.user.ID, id, workItemAbsent(http.StatusNotFound))
+		if err != nil {
+			return err
+		}
+		// Leaving needs no read access: someone who lost it may still stop
+		// following. Only a member of another organisation is refused.
+		if !a.Member {
+			return a.Require(0)
+		}
+		return q.WorkItemUnsubscribe(rq.ctx, db.WorkItemUnsubscribeParams{WorkItemID: w.ID, UserID: rq.user.ID})
+	})
+	if err != nil {
+		return err
+	}
+	return rq.noContent()
+}
+
+func mySubscriptions(ctx context.Context, q *db.Queries, workItemID, userID int64) ([]workItemSubscriptionJSON, error) {
+	rows, err := q.WorkItemSubscriptionsOf(ctx, workItemID)
+	if err != nil {
+		return nil, err
+	}
+	users, err := userObjects(ctx, q, &userID)
+	if err != nil {
+		return nil, err
+	}
+	out := []workItemSubscriptionJSON{}
+	for _, r := range rows {
+		if r.UserID == userID {
+			out = append(out, workItemSubscriptionJSON{WorkItemID: db.ID(r.WorkItemID), User: userRef(users, &r.UserID), CreatedAt: r.CreatedAt})
+		}
+	}
+	return out, nil
+}
+
+// userWorkItemSubscriptions lists the caller's subscriptions to one work
+// item it may read (none or one).
+func (s *Server) userWorkItemSubscriptions(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var out []workItemSubscriptionJSON
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		w, _, err := workItemForViewer(rq.ctx, q, rq.user.ID, id)
+		if err != nil {
+			return err
+		}
+		out, err = mySubscriptions(rq.ctx, q, w.ID, rq.user.ID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	setTotalCount(rq.w, int64(len(out)))
+	return rq.json(http.StatusOK, out)
+}
+
+// workItemScheduleCreate adds a schedule held by the work item
+// (CREATE_WORKITEMS where the work item is), through the schedules area.
+func (s *Server) workItemScheduleCreate(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b scheduleBody
+	if err := rq.decodeCreate(&b, scheduleReadOnly...); err != nil {
+		return err
+	}
+	sc := db.Schedule{}
+	if err := b.apply(&sc, true); err != nil {
+		return err
+	}
+	var out scheduleJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		w, a, err := workItemAccess(rq.ctx, q, rq.user.ID, id, workItemAbsent(http.StatusNotFound))
+		if err != nil {
+			return err
+		}
+		if err := a.Require(CreateWorkitems); err != nil {
+			return err
+		}
+		sc.OrganisationID, sc.WorkItemID = w.OrganisationID, &w.ID
+		out, err = s.createSchedule(rq.ctx, q, sc, b.InviteeIDs, rq.user.ID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusCreated, out)
 }

@@ -60,6 +60,7 @@ type workItemJSON struct {
 	StartAt         *string              `json:"start_at"`
 	FinishAt        *string              `json:"finish_at"`
 	Assignees       []userJSON           `json:"assignees"`
+	Schedules       []scheduleJSON       `json:"schedules"`
 	Tracking        workItemTrackingJSON `json:"tracking"`
 }
 
@@ -70,11 +71,12 @@ type workItemView struct {
 	types     map[int64]db.WorkItemType
 	assignees map[int64][]int64
 	users     map[int64]userJSON
+	schedules map[int64][]scheduleJSON
 }
 
 // loadWorkItemView reads the types, assignees and users of the work items.
 func loadWorkItemView(ctx context.Context, q *db.Queries, items []db.WorkItem) (workItemView, error) {
-	v := workItemView{types: map[int64]db.WorkItemType{}, assignees: map[int64][]int64{}}
+	v := workItemView{types: map[int64]db.WorkItemType{}, assignees: map[int64][]int64{}, schedules: map[int64][]scheduleJSON{}}
 	if len(items) == 0 {
 		v.users = map[int64]userJSON{}
 		return v, nil
@@ -103,6 +105,17 @@ func loadWorkItemView(ctx context.Context, q *db.Queries, items []db.WorkItem) (
 		userIDs = append(userIDs, &a.UserID)
 	}
 	v.users, err = userObjects(ctx, q, userIDs...)
+	if err != nil {
+		return v, err
+	}
+	scs, err := q.WorkItemSchedulesOf(ctx, idsJSON(ids))
+	if err != nil {
+		return v, err
+	}
+	rendered, err := schedulesJSON(ctx, q, scs)
+	for _, sc := range rendered {
+		v.schedules[int64(*sc.WorkItemID)] = append(v.schedules[int64(*sc.WorkItemID)], sc)
+	}
 	return v, err
 }
 
@@ -116,11 +129,17 @@ func (v workItemView) render(w db.WorkItem) workItemJSON {
 		ProjectID: optID(w.ProjectID), MilestoneID: optID(w.MilestoneID), PackageID: optID(w.PackageID),
 		DocumentID: optID(w.DocumentID), AssetGroupID: optID(w.AssetGroupID), FleetID: optID(w.FleetID),
 		LocationID: optID(w.LocationID), SubLocationID: optID(w.SubLocationID), StartAt: w.StartAt, FinishAt: w.FinishAt,
-		Assignees: []userJSON{},
+		Assignees: []userJSON{}, Schedules: v.schedules[w.ID],
 		Tracking: workItemTrackingJSON{
 			CreatedAt: w.CreatedAt, CreatedBy: userRef(v.users, &w.CreatedBy), UpdatedAt: w.UpdatedAt,
 			UpdatedBy: userRef(v.users, &w.UpdatedBy), ClosedAt: w.ClosedAt, ClosedBy: userRef(v.users, w.ClosedBy),
 		},
+	}
+	if out.Schedules == nil {
+		out.Schedules = []scheduleJSON{}
+	}
+	if out.Schedules == nil {
+		out.Schedules = []scheduleJSON{}
 	}
 	for _, id := range v.assignees[w.ID] {
 		out.Assignees = append(out.Assignees, *userRef(v.users, &id))
@@ -515,14 +534,19 @@ func workItemAccess(ctx context.Context, q *db.Queries, userID, id int64, absent
 	return w, a, err
 }
 
-// requireView: VIEW_WORKITEMS, or being one of the work item's assignees
-// (who find it in GET /users/@me/work-items).
+// requireView: VIEW_WORKITEMS, or being one of the work item's assignees or
+// (not declined) schedule invitees, who find it in GET /users/@me/work-items.
 func requireView(a Access, v workItemView, w db.WorkItem) error {
-	assigned := false
+	mine := false
 	for _, id := range v.assignees[w.ID] {
-		assigned = assigned || id == a.UserID
+		mine = mine || id == a.UserID
 	}
-	return a.RequireOr(assigned, ViewWorkitems)
+	for _, sc := range v.schedules[w.ID] {
+		for _, in := range sc.Invitees {
+			mine = mine || (in.User != nil && int64(in.User.ID) == a.UserID && in.Status != inviteeDeclined)
+		}
+	}
+	return a.RequireOr(mine, ViewWorkitems)
 }
 
 func (s *Server) workItemGet(rq *request) error {
