@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"workspace/db"
-
 )
 
 // userWorkItemFilter is the OData whitelist of GET /users/@me/work-items.
