@@ -357,5 +357,26 @@ func adminCmd(ctx context.Context, getenv func(string) string, stdout io.Writer)
 	create.Flags().StringVar(&email, "email", "", "e-mail address (sign-in name)")
 	create.Flags().StringVar(&password, "password", "", "password, 8-72 bytes (default: $WORKSPACE_ADMIN_PASSWORD)")
 	admin.AddCommand(create)
+	var rotateDB string
+	rotate := &cobra.Command{
+		Use:   "rotate-keys",
+		Short: "Add a new token signing key; running servers switch to it within a minute",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := db.Open(ctx, db.Options{Path: rotateDB, NodeID: -1})
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			kid, err := server.RotateSigningKey(ctx, store, time.Now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "new signing key %s: servers sign with it from their next key reload (within a minute); the old key stays in the JWKS until its tokens have expired\n", kid)
+			return nil
+		},
+	}
+	rotate.Flags().StringVar(&rotateDB, "db", "./workspace.db", "SQLite database file")
+	admin.AddCommand(rotate)
 	return admin
 }

@@ -414,6 +414,21 @@ func TestCommands(t *testing.T) {
 			t.Fatalf("schema_migrations: %d rows, %d versions; want each migration once", applied, distinct)
 		}
 	})
+	t.Run("admin rotate-keys", func(t *testing.T) {
+		var out syncBuffer
+		if err := run(ctx, []string{"admin", "rotate-keys", "--db", dbPath}, noEnv, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		d, err := sql.Open("sqlite", dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		var n int
+		if err := d.QueryRow(`SELECT count(*) FROM signing_keys`).Scan(&n); err != nil || n != 1 || !strings.Contains(out.String(), "new signing key") {
+			t.Fatalf("%d keys after rotating an empty database (%v); said %q", n, err, out.String())
+		}
+	})
 	t.Run("admin create twice with one e-mail", func(t *testing.T) {
 		args := []string{"admin", "create", "--db", dbPath, "--email", "twice@example.com", "--password", "12345678"}
 		if err := run(ctx, args, noEnv, io.Discard, io.Discard); err != nil {

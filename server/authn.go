@@ -3,12 +3,9 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
@@ -31,58 +29,6 @@ const (
 	accessTokenTTL  = time.Hour
 	refreshTokenTTL = 30 * 24 * time.Hour
 )
-
-// signingKey is the server's own RS256 key, kept in the database so tokens
-// survive restarts.
-type signingKey struct {
-	kid  string
-	priv *rsa.PrivateKey
-}
-
-// loadSigningKey returns the newest stored key, making one at first start.
-func loadSigningKey(ctx context.Context, store *db.Store, now time.Time) (*signingKey, error) {
-	var key *signingKey
-	err := store.InTx(ctx, func(q *db.Queries) error {
-		keys, err := q.SigningKeyList(ctx)
-		if err != nil {
-			return err
-		}
-		if len(keys) > 0 {
-			k := keys[len(keys)-1]
-			block, _ := pem.Decode([]byte(k.PrivateKeyPem))
-			if block == nil {
-				return errors.New("stored signing key is not PEM")
-			}
-			parsed, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-			if err != nil {
-				return err
-			}
-			rk, ok := parsed.(*rsa.PrivateKey)
-			if !ok {
-				return errors.New("stored signing key is not RSA")
-			}
-			key = &signingKey{kid: k.Kid, priv: rk}
-			return nil
-		}
-		priv, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			return err
-		}
-		der, err := x509.MarshalPKCS8PrivateKey(priv)
-		if err != nil {
-			return err
-		}
-		pub, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
-		sum := sha256.Sum256(pub)
-		key = &signingKey{kid: base64.RawURLEncoding.EncodeToString(sum[:12]), priv: priv}
-		return q.SigningKeyCreate(ctx, db.SigningKeyCreateParams{
-			Kid:           key.kid,
-			PrivateKeyPem: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
-			CreatedAt:     db.FormatTime(now),
-		})
-	})
-	return key, err
-}
 
 // ExternalIssuer is an OpenID provider whose tokens the server also trusts.
 type ExternalIssuer struct {
@@ -134,7 +80,7 @@ func (b *flexBool) UnmarshalJSON(raw []byte) error {
 type authenticator struct {
 	issuer   string
 	audience string
-	key      *signingKey
+	keys     atomic.Pointer[keySet]
 	external map[string]*externalVerifier // by issuer URL
 	parser   *jwt.Parser
 
@@ -173,16 +119,16 @@ const discoveryRetry = 10 * time.Second
 
 // newAuthenticator builds the verifier. now is the server's clock: expiry is
 // judged by it, so tests that move the clock see tokens expire.
-func newAuthenticator(life context.Context, issuer, audience string, key *signingKey, ext []ExternalIssuer, httpc *http.Client, log *slog.Logger, now func() time.Time) *authenticator {
+func newAuthenticator(life context.Context, issuer, audience string, keys *keySet, ext []ExternalIssuer, httpc *http.Client, log *slog.Logger, now func() time.Time) *authenticator {
 	a := &authenticator{
 		issuer:   issuer,
 		audience: audience,
-		key:      key,
 		external: map[string]*externalVerifier{},
 		parser: jwt.NewParser(jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(),
 			jwt.WithLeeway(30*time.Second), jwt.WithTimeFunc(now)),
 		verified: map[[32]byte]cachedToken{},
 	}
+	a.keys.Store(keys)
 	for _, e := range ext {
 		iss := strings.TrimSuffix(e.URL, "/")
 		refresh := e.KeyRefresh
@@ -197,9 +143,10 @@ func newAuthenticator(life context.Context, issuer, audience string, key *signin
 // sign makes a JWT with the server's key.
 func (a *authenticator) sign(c jwt.Claims, typ string) (string, error) {
 	t := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
-	t.Header["kid"] = a.key.kid
+	key := a.current()
+	t.Header["kid"] = key.kid
 	t.Header["typ"] = typ
-	return t.SignedString(a.key.priv)
+	return t.SignedString(key.priv)
 }
 
 // accessTokenType is the JWT type of our access tokens (RFC 9068). Only
@@ -236,13 +183,10 @@ func (a *authenticator) verify(ctx context.Context, raw string) (*claims, bool, 
 		iss, _ := t.Claims.GetIssuer()
 		if iss == a.issuer {
 			local = true
-			if kid, _ := t.Header["kid"].(string); kid != a.key.kid {
-				return nil, errors.New("unknown key id")
-			}
 			if typ, _ := t.Header["typ"].(string); !isAccessTokenType(typ) {
 				return nil, errors.New("not an access token")
 			}
-			return &a.key.priv.PublicKey, nil
+			return a.publicKey(t)
 		}
 		ev, ok := a.external[strings.TrimSuffix(iss, "/")]
 		if !ok {

@@ -74,7 +74,7 @@ func assertUnauthorized(t testing.TB, r *testResponse) {
 func TestBearerRejects(t *testing.T) {
 	e := newEnv(t)
 	alice := e.user("alice")
-	key := e.srv.auth.key
+	key := e.srv.auth.current()
 	other := newRSAKey(t)
 	pubDER, err := x509.MarshalPKIXPublicKey(&key.priv.PublicKey)
 	if err != nil {
@@ -257,8 +257,8 @@ func TestSigningKeySurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.auth.key.kid != e.srv.auth.key.kid {
-		t.Fatalf("kid after restart = %q, want %q", again.auth.key.kid, e.srv.auth.key.kid)
+	if again.auth.current().kid != e.srv.auth.current().kid {
+		t.Fatalf("kid after restart = %q, want %q", again.auth.current().kid, e.srv.auth.current().kid)
 	}
 	req := httptest.NewRequest("GET", "/users/@me", nil)
 	req.Header.Set("Authorization", "Bearer "+alice.Token)

@@ -323,7 +323,7 @@ func TestAuthorizationCodeGrant(t *testing.T) {
 			}
 			var c claims
 			p := jwt.NewParser(jwt.WithTimeFunc(e.clock.Now))
-			if _, err := p.ParseWithClaims(tok["id_token"].(string), &c, func(*jwt.Token) (any, error) { return &e.srv.auth.key.priv.PublicKey, nil }); err != nil {
+			if _, err := p.ParseWithClaims(tok["id_token"].(string), &c, func(*jwt.Token) (any, error) { return &e.srv.auth.current().priv.PublicKey, nil }); err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(c.Audience, jwt.ClaimStrings{WebClientID}) || c.Nonce != "n-1" || c.Subject != reg["id"] {

@@ -385,7 +385,7 @@ func (s *Server) discovery(rq *request) error {
 
 func (s *Server) jwks(rq *request) error {
 	rq.w.Header().Set("Cache-Control", "public, max-age=300")
-	return rq.json(http.StatusOK, map[string]any{"keys": []any{s.auth.key.jwk()}})
+	return rq.json(http.StatusOK, map[string]any{"keys": s.auth.keys.Load().jwkSet()})
 }
 
 func (s *Server) userinfo(rq *request) error {

@@ -125,7 +125,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		}
 		smtpURL = u
 	}
-	key, err := loadSigningKey(ctx, store, cfg.Now())
+	keys, err := loadSigningKeys(ctx, store, cfg.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		cfg:     cfg,
 		store:   store,
 		log:     cfg.Logger,
-		auth:    newAuthenticator(ctx, cfg.Issuer, cfg.Audience, key, cfg.ExternalIssuers, cfg.HTTPClient, cfg.Logger, cfg.Now),
+		auth:    newAuthenticator(ctx, cfg.Issuer, cfg.Audience, keys, cfg.ExternalIssuers, cfg.HTTPClient, cfg.Logger, cfg.Now),
 		now:     cfg.Now,
 		limits:  newAttemptLimits(cfg.AccountAttempts, cfg.AddressAttempts),
 		bodies:  &bodyBudget{limit: cfg.InFlightBody},
@@ -153,6 +153,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 	if cfg.Reminders {
 		go s.remindDaily(ctx)
 	}
+	go s.reloadKeysEvery(ctx, keyReload)
 	return s, nil
 }
 

@@ -200,10 +200,7 @@ func (s *Server) checkSignToken(raw string, userID int64, object string) (signCl
 		if typ, _ := t.Header["typ"].(string); typ != signTokenType {
 			return nil, errors.New("not a signing token")
 		}
-		if kid, _ := t.Header["kid"].(string); kid != s.auth.key.kid {
-			return nil, errors.New("unknown key id")
-		}
-		return &s.auth.key.priv.PublicKey, nil
+		return s.auth.publicKey(t)
 	})
 	if err != nil || c.Issuer != s.auth.issuer || c.Subject != db.ID(userID).String() || c.Object != object ||
 		!slices.Contains(c.Audience, s.auth.audience) {
