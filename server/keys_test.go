@@ -42,7 +42,7 @@ func TestKeyRotation(t *testing.T) {
 		t.Fatalf("jwks %v, want [%s %s]", got, kid, first)
 	}
 	e.must(200, alice, "GET", "/users/@me", nil) // the old key's token still verifies
-	bob := e.user("bob")                          // signed with the new key
+	bob := e.user("bob")                         // signed with the new key
 	e.must(200, bob, "GET", "/users/@me", nil)
 
 	// A new server on the same database starts with both keys too.
