@@ -42,6 +42,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.accessScopeGrantsStmt, err = db.PrepareContext(ctx, accessScopeGrants); err != nil {
 		return nil, fmt.Errorf("error preparing query AccessScopeGrants: %w", err)
 	}
+	if q.assetByNumberStmt, err = db.PrepareContext(ctx, assetByNumber); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetByNumber: %w", err)
+	}
 	if q.assetEnumValueInUseStmt, err = db.PrepareContext(ctx, assetEnumValueInUse); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetEnumValueInUse: %w", err)
 	}
@@ -72,8 +75,80 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assetFieldUpdateStmt, err = db.PrepareContext(ctx, assetFieldUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetFieldUpdate: %w", err)
 	}
+	if q.assetFieldValueDeleteStmt, err = db.PrepareContext(ctx, assetFieldValueDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldValueDelete: %w", err)
+	}
+	if q.assetFieldValuePutStmt, err = db.PrepareContext(ctx, assetFieldValuePut); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldValuePut: %w", err)
+	}
+	if q.assetFieldValuesOfStmt, err = db.PrepareContext(ctx, assetFieldValuesOf); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldValuesOf: %w", err)
+	}
+	if q.assetFieldValuesPruneStmt, err = db.PrepareContext(ctx, assetFieldValuesPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldValuesPrune: %w", err)
+	}
+	if q.assetGroupClashesStmt, err = db.PrepareContext(ctx, assetGroupClashes); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupClashes: %w", err)
+	}
+	if q.assetGroupCreateStmt, err = db.PrepareContext(ctx, assetGroupCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupCreate: %w", err)
+	}
+	if q.assetGroupGetStmt, err = db.PrepareContext(ctx, assetGroupGet); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupGet: %w", err)
+	}
+	if q.assetGroupListByIDsStmt, err = db.PrepareContext(ctx, assetGroupListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupListByIDs: %w", err)
+	}
+	if q.assetGroupMemberAddStmt, err = db.PrepareContext(ctx, assetGroupMemberAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupMemberAdd: %w", err)
+	}
+	if q.assetGroupMemberCountStmt, err = db.PrepareContext(ctx, assetGroupMemberCount); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupMemberCount: %w", err)
+	}
+	if q.assetGroupMemberGetStmt, err = db.PrepareContext(ctx, assetGroupMemberGet); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupMemberGet: %w", err)
+	}
+	if q.assetGroupMemberMoveStmt, err = db.PrepareContext(ctx, assetGroupMemberMove); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupMemberMove: %w", err)
+	}
+	if q.assetGroupMemberRemoveStmt, err = db.PrepareContext(ctx, assetGroupMemberRemove); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupMemberRemove: %w", err)
+	}
+	if q.assetGroupMembersCloseGapStmt, err = db.PrepareContext(ctx, assetGroupMembersCloseGap); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupMembersCloseGap: %w", err)
+	}
+	if q.assetGroupMembersOfStmt, err = db.PrepareContext(ctx, assetGroupMembersOf); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupMembersOf: %w", err)
+	}
+	if q.assetGroupUpdateStmt, err = db.PrepareContext(ctx, assetGroupUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupUpdate: %w", err)
+	}
 	if q.assetGroupWorkItemCountAddStmt, err = db.PrepareContext(ctx, assetGroupWorkItemCountAdd); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupWorkItemCountAdd: %w", err)
+	}
+	if q.assetLogAttachStmt, err = db.PrepareContext(ctx, assetLogAttach); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetLogAttach: %w", err)
+	}
+	if q.assetLogCreateStmt, err = db.PrepareContext(ctx, assetLogCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetLogCreate: %w", err)
+	}
+	if q.assetLogDeleteStmt, err = db.PrepareContext(ctx, assetLogDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetLogDelete: %w", err)
+	}
+	if q.assetLogGetStmt, err = db.PrepareContext(ctx, assetLogGet); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetLogGet: %w", err)
+	}
+	if q.assetLogListByIDsStmt, err = db.PrepareContext(ctx, assetLogListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetLogListByIDs: %w", err)
+	}
+	if q.assetLogUpdateStmt, err = db.PrepareContext(ctx, assetLogUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetLogUpdate: %w", err)
+	}
+	if q.assetMembershipsOfStmt, err = db.PrepareContext(ctx, assetMembershipsOf); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetMembershipsOf: %w", err)
+	}
+	if q.assetNumberTakenStmt, err = db.PrepareContext(ctx, assetNumberTaken); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetNumberTaken: %w", err)
 	}
 	if q.assetStatusCreateStmt, err = db.PrepareContext(ctx, assetStatusCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetStatusCreate: %w", err)
@@ -86,6 +161,24 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.assetStatusUpdateStmt, err = db.PrepareContext(ctx, assetStatusUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetStatusUpdate: %w", err)
+	}
+	if q.assetSubscriptionAllocateStmt, err = db.PrepareContext(ctx, assetSubscriptionAllocate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetSubscriptionAllocate: %w", err)
+	}
+	if q.assetSubscriptionCreateStmt, err = db.PrepareContext(ctx, assetSubscriptionCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetSubscriptionCreate: %w", err)
+	}
+	if q.assetSubscriptionGetStmt, err = db.PrepareContext(ctx, assetSubscriptionGet); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetSubscriptionGet: %w", err)
+	}
+	if q.assetSubscriptionListByIDsStmt, err = db.PrepareContext(ctx, assetSubscriptionListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetSubscriptionListByIDs: %w", err)
+	}
+	if q.assetSubscriptionReleaseStmt, err = db.PrepareContext(ctx, assetSubscriptionRelease); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetSubscriptionRelease: %w", err)
+	}
+	if q.assetSubscriptionUpdateStmt, err = db.PrepareContext(ctx, assetSubscriptionUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetSubscriptionUpdate: %w", err)
 	}
 	if q.assetTypeCreateStmt, err = db.PrepareContext(ctx, assetTypeCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetTypeCreate: %w", err)
@@ -116,6 +209,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.assetTypeZonesForStmt, err = db.PrepareContext(ctx, assetTypeZonesFor); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetTypeZonesFor: %w", err)
+	}
+	if q.assetUserIsMemberStmt, err = db.PrepareContext(ctx, assetUserIsMember); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetUserIsMember: %w", err)
 	}
 	if q.assetZoneCreateStmt, err = db.PrepareContext(ctx, assetZoneCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetZoneCreate: %w", err)
@@ -315,6 +411,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.fleetListByIDsStmt, err = db.PrepareContext(ctx, fleetListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query FleetListByIDs: %w", err)
 	}
+	if q.fleetShareHeldStmt, err = db.PrepareContext(ctx, fleetShareHeld); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetShareHeld: %w", err)
+	}
+	if q.fleetSharesHeldFromStmt, err = db.PrepareContext(ctx, fleetSharesHeldFrom); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetSharesHeldFrom: %w", err)
+	}
+	if q.fleetSharesToStmt, err = db.PrepareContext(ctx, fleetSharesTo); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetSharesTo: %w", err)
+	}
 	if q.fleetUpdateStmt, err = db.PrepareContext(ctx, fleetUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query FleetUpdate: %w", err)
 	}
@@ -446,6 +551,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.locationUpdateStmt, err = db.PrepareContext(ctx, locationUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query LocationUpdate: %w", err)
+	}
+	if q.locationsByIDsStmt, err = db.PrepareContext(ctx, locationsByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query LocationsByIDs: %w", err)
 	}
 	if q.memberApproveStmt, err = db.PrepareContext(ctx, memberApprove); err != nil {
 		return nil, fmt.Errorf("error preparing query MemberApprove: %w", err)
@@ -600,8 +708,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.prefixGetStmt, err = db.PrepareContext(ctx, prefixGet); err != nil {
 		return nil, fmt.Errorf("error preparing query PrefixGet: %w", err)
 	}
+	if q.prefixGetInOrgStmt, err = db.PrepareContext(ctx, prefixGetInOrg); err != nil {
+		return nil, fmt.Errorf("error preparing query PrefixGetInOrg: %w", err)
+	}
 	if q.prefixListByIDsStmt, err = db.PrepareContext(ctx, prefixListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query PrefixListByIDs: %w", err)
+	}
+	if q.prefixRaiseStmt, err = db.PrepareContext(ctx, prefixRaise); err != nil {
+		return nil, fmt.Errorf("error preparing query PrefixRaise: %w", err)
 	}
 	if q.prefixUpdateStmt, err = db.PrepareContext(ctx, prefixUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query PrefixUpdate: %w", err)
@@ -762,14 +876,23 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.signingKeyListStmt, err = db.PrepareContext(ctx, signingKeyList); err != nil {
 		return nil, fmt.Errorf("error preparing query SigningKeyList: %w", err)
 	}
+	if q.subLocationAssetCountStmt, err = db.PrepareContext(ctx, subLocationAssetCount); err != nil {
+		return nil, fmt.Errorf("error preparing query SubLocationAssetCount: %w", err)
+	}
 	if q.subLocationCreateStmt, err = db.PrepareContext(ctx, subLocationCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SubLocationCreate: %w", err)
+	}
+	if q.subLocationGetStmt, err = db.PrepareContext(ctx, subLocationGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SubLocationGet: %w", err)
 	}
 	if q.subLocationListStmt, err = db.PrepareContext(ctx, subLocationList); err != nil {
 		return nil, fmt.Errorf("error preparing query SubLocationList: %w", err)
 	}
 	if q.subLocationListForOrganisationStmt, err = db.PrepareContext(ctx, subLocationListForOrganisation); err != nil {
 		return nil, fmt.Errorf("error preparing query SubLocationListForOrganisation: %w", err)
+	}
+	if q.subLocationsOfLocationsStmt, err = db.PrepareContext(ctx, subLocationsOfLocations); err != nil {
+		return nil, fmt.Errorf("error preparing query SubLocationsOfLocations: %w", err)
 	}
 	if q.systemCreateStmt, err = db.PrepareContext(ctx, systemCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemCreate: %w", err)
@@ -1196,6 +1319,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing accessScopeGrantsStmt: %w", cerr)
 		}
 	}
+	if q.assetByNumberStmt != nil {
+		if cerr := q.assetByNumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetByNumberStmt: %w", cerr)
+		}
+	}
 	if q.assetEnumValueInUseStmt != nil {
 		if cerr := q.assetEnumValueInUseStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetEnumValueInUseStmt: %w", cerr)
@@ -1246,9 +1374,129 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assetFieldUpdateStmt: %w", cerr)
 		}
 	}
+	if q.assetFieldValueDeleteStmt != nil {
+		if cerr := q.assetFieldValueDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldValueDeleteStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldValuePutStmt != nil {
+		if cerr := q.assetFieldValuePutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldValuePutStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldValuesOfStmt != nil {
+		if cerr := q.assetFieldValuesOfStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldValuesOfStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldValuesPruneStmt != nil {
+		if cerr := q.assetFieldValuesPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldValuesPruneStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupClashesStmt != nil {
+		if cerr := q.assetGroupClashesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupClashesStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupCreateStmt != nil {
+		if cerr := q.assetGroupCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupCreateStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupGetStmt != nil {
+		if cerr := q.assetGroupGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupGetStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupListByIDsStmt != nil {
+		if cerr := q.assetGroupListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupMemberAddStmt != nil {
+		if cerr := q.assetGroupMemberAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupMemberAddStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupMemberCountStmt != nil {
+		if cerr := q.assetGroupMemberCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupMemberCountStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupMemberGetStmt != nil {
+		if cerr := q.assetGroupMemberGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupMemberGetStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupMemberMoveStmt != nil {
+		if cerr := q.assetGroupMemberMoveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupMemberMoveStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupMemberRemoveStmt != nil {
+		if cerr := q.assetGroupMemberRemoveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupMemberRemoveStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupMembersCloseGapStmt != nil {
+		if cerr := q.assetGroupMembersCloseGapStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupMembersCloseGapStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupMembersOfStmt != nil {
+		if cerr := q.assetGroupMembersOfStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupMembersOfStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupUpdateStmt != nil {
+		if cerr := q.assetGroupUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupUpdateStmt: %w", cerr)
+		}
+	}
 	if q.assetGroupWorkItemCountAddStmt != nil {
 		if cerr := q.assetGroupWorkItemCountAddStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetGroupWorkItemCountAddStmt: %w", cerr)
+		}
+	}
+	if q.assetLogAttachStmt != nil {
+		if cerr := q.assetLogAttachStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetLogAttachStmt: %w", cerr)
+		}
+	}
+	if q.assetLogCreateStmt != nil {
+		if cerr := q.assetLogCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetLogCreateStmt: %w", cerr)
+		}
+	}
+	if q.assetLogDeleteStmt != nil {
+		if cerr := q.assetLogDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetLogDeleteStmt: %w", cerr)
+		}
+	}
+	if q.assetLogGetStmt != nil {
+		if cerr := q.assetLogGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetLogGetStmt: %w", cerr)
+		}
+	}
+	if q.assetLogListByIDsStmt != nil {
+		if cerr := q.assetLogListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetLogListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.assetLogUpdateStmt != nil {
+		if cerr := q.assetLogUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetLogUpdateStmt: %w", cerr)
+		}
+	}
+	if q.assetMembershipsOfStmt != nil {
+		if cerr := q.assetMembershipsOfStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetMembershipsOfStmt: %w", cerr)
+		}
+	}
+	if q.assetNumberTakenStmt != nil {
+		if cerr := q.assetNumberTakenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetNumberTakenStmt: %w", cerr)
 		}
 	}
 	if q.assetStatusCreateStmt != nil {
@@ -1269,6 +1517,36 @@ func (q *Queries) Close() error {
 	if q.assetStatusUpdateStmt != nil {
 		if cerr := q.assetStatusUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetStatusUpdateStmt: %w", cerr)
+		}
+	}
+	if q.assetSubscriptionAllocateStmt != nil {
+		if cerr := q.assetSubscriptionAllocateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetSubscriptionAllocateStmt: %w", cerr)
+		}
+	}
+	if q.assetSubscriptionCreateStmt != nil {
+		if cerr := q.assetSubscriptionCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetSubscriptionCreateStmt: %w", cerr)
+		}
+	}
+	if q.assetSubscriptionGetStmt != nil {
+		if cerr := q.assetSubscriptionGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetSubscriptionGetStmt: %w", cerr)
+		}
+	}
+	if q.assetSubscriptionListByIDsStmt != nil {
+		if cerr := q.assetSubscriptionListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetSubscriptionListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.assetSubscriptionReleaseStmt != nil {
+		if cerr := q.assetSubscriptionReleaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetSubscriptionReleaseStmt: %w", cerr)
+		}
+	}
+	if q.assetSubscriptionUpdateStmt != nil {
+		if cerr := q.assetSubscriptionUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetSubscriptionUpdateStmt: %w", cerr)
 		}
 	}
 	if q.assetTypeCreateStmt != nil {
@@ -1319,6 +1597,11 @@ func (q *Queries) Close() error {
 	if q.assetTypeZonesForStmt != nil {
 		if cerr := q.assetTypeZonesForStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetTypeZonesForStmt: %w", cerr)
+		}
+	}
+	if q.assetUserIsMemberStmt != nil {
+		if cerr := q.assetUserIsMemberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetUserIsMemberStmt: %w", cerr)
 		}
 	}
 	if q.assetZoneCreateStmt != nil {
@@ -1651,6 +1934,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing fleetListByIDsStmt: %w", cerr)
 		}
 	}
+	if q.fleetShareHeldStmt != nil {
+		if cerr := q.fleetShareHeldStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetShareHeldStmt: %w", cerr)
+		}
+	}
+	if q.fleetSharesHeldFromStmt != nil {
+		if cerr := q.fleetSharesHeldFromStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetSharesHeldFromStmt: %w", cerr)
+		}
+	}
+	if q.fleetSharesToStmt != nil {
+		if cerr := q.fleetSharesToStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetSharesToStmt: %w", cerr)
+		}
+	}
 	if q.fleetUpdateStmt != nil {
 		if cerr := q.fleetUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing fleetUpdateStmt: %w", cerr)
@@ -1869,6 +2167,11 @@ func (q *Queries) Close() error {
 	if q.locationUpdateStmt != nil {
 		if cerr := q.locationUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing locationUpdateStmt: %w", cerr)
+		}
+	}
+	if q.locationsByIDsStmt != nil {
+		if cerr := q.locationsByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing locationsByIDsStmt: %w", cerr)
 		}
 	}
 	if q.memberApproveStmt != nil {
@@ -2126,9 +2429,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing prefixGetStmt: %w", cerr)
 		}
 	}
+	if q.prefixGetInOrgStmt != nil {
+		if cerr := q.prefixGetInOrgStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing prefixGetInOrgStmt: %w", cerr)
+		}
+	}
 	if q.prefixListByIDsStmt != nil {
 		if cerr := q.prefixListByIDsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing prefixListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.prefixRaiseStmt != nil {
+		if cerr := q.prefixRaiseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing prefixRaiseStmt: %w", cerr)
 		}
 	}
 	if q.prefixUpdateStmt != nil {
@@ -2396,9 +2709,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing signingKeyListStmt: %w", cerr)
 		}
 	}
+	if q.subLocationAssetCountStmt != nil {
+		if cerr := q.subLocationAssetCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing subLocationAssetCountStmt: %w", cerr)
+		}
+	}
 	if q.subLocationCreateStmt != nil {
 		if cerr := q.subLocationCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing subLocationCreateStmt: %w", cerr)
+		}
+	}
+	if q.subLocationGetStmt != nil {
+		if cerr := q.subLocationGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing subLocationGetStmt: %w", cerr)
 		}
 	}
 	if q.subLocationListStmt != nil {
@@ -2409,6 +2732,11 @@ func (q *Queries) Close() error {
 	if q.subLocationListForOrganisationStmt != nil {
 		if cerr := q.subLocationListForOrganisationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing subLocationListForOrganisationStmt: %w", cerr)
+		}
+	}
+	if q.subLocationsOfLocationsStmt != nil {
+		if cerr := q.subLocationsOfLocationsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing subLocationsOfLocationsStmt: %w", cerr)
 		}
 	}
 	if q.systemCreateStmt != nil {
@@ -3106,6 +3434,7 @@ type Queries struct {
 	accessMembershipStmt                      *sql.Stmt
 	accessMembershipsForUserStmt              *sql.Stmt
 	accessScopeGrantsStmt                     *sql.Stmt
+	assetByNumberStmt                         *sql.Stmt
 	assetEnumValueInUseStmt                   *sql.Stmt
 	assetFieldCreateStmt                      *sql.Stmt
 	assetFieldEnumValueCreateStmt             *sql.Stmt
@@ -3116,11 +3445,41 @@ type Queries struct {
 	assetFieldInUseStmt                       *sql.Stmt
 	assetFieldListByIDsStmt                   *sql.Stmt
 	assetFieldUpdateStmt                      *sql.Stmt
+	assetFieldValueDeleteStmt                 *sql.Stmt
+	assetFieldValuePutStmt                    *sql.Stmt
+	assetFieldValuesOfStmt                    *sql.Stmt
+	assetFieldValuesPruneStmt                 *sql.Stmt
+	assetGroupClashesStmt                     *sql.Stmt
+	assetGroupCreateStmt                      *sql.Stmt
+	assetGroupGetStmt                         *sql.Stmt
+	assetGroupListByIDsStmt                   *sql.Stmt
+	assetGroupMemberAddStmt                   *sql.Stmt
+	assetGroupMemberCountStmt                 *sql.Stmt
+	assetGroupMemberGetStmt                   *sql.Stmt
+	assetGroupMemberMoveStmt                  *sql.Stmt
+	assetGroupMemberRemoveStmt                *sql.Stmt
+	assetGroupMembersCloseGapStmt             *sql.Stmt
+	assetGroupMembersOfStmt                   *sql.Stmt
+	assetGroupUpdateStmt                      *sql.Stmt
 	assetGroupWorkItemCountAddStmt            *sql.Stmt
+	assetLogAttachStmt                        *sql.Stmt
+	assetLogCreateStmt                        *sql.Stmt
+	assetLogDeleteStmt                        *sql.Stmt
+	assetLogGetStmt                           *sql.Stmt
+	assetLogListByIDsStmt                     *sql.Stmt
+	assetLogUpdateStmt                        *sql.Stmt
+	assetMembershipsOfStmt                    *sql.Stmt
+	assetNumberTakenStmt                      *sql.Stmt
 	assetStatusCreateStmt                     *sql.Stmt
 	assetStatusGetStmt                        *sql.Stmt
 	assetStatusListByIDsStmt                  *sql.Stmt
 	assetStatusUpdateStmt                     *sql.Stmt
+	assetSubscriptionAllocateStmt             *sql.Stmt
+	assetSubscriptionCreateStmt               *sql.Stmt
+	assetSubscriptionGetStmt                  *sql.Stmt
+	assetSubscriptionListByIDsStmt            *sql.Stmt
+	assetSubscriptionReleaseStmt              *sql.Stmt
+	assetSubscriptionUpdateStmt               *sql.Stmt
 	assetTypeCreateStmt                       *sql.Stmt
 	assetTypeFieldAttachStmt                  *sql.Stmt
 	assetTypeFieldDetachStmt                  *sql.Stmt
@@ -3131,6 +3490,7 @@ type Queries struct {
 	assetTypeZoneAttachStmt                   *sql.Stmt
 	assetTypeZoneDetachStmt                   *sql.Stmt
 	assetTypeZonesForStmt                     *sql.Stmt
+	assetUserIsMemberStmt                     *sql.Stmt
 	assetZoneCreateStmt                       *sql.Stmt
 	assetZoneGetStmt                          *sql.Stmt
 	assetZoneListByIDsStmt                    *sql.Stmt
@@ -3197,6 +3557,9 @@ type Queries struct {
 	fleetGrantsDeleteStmt                     *sql.Stmt
 	fleetInUseStmt                            *sql.Stmt
 	fleetListByIDsStmt                        *sql.Stmt
+	fleetShareHeldStmt                        *sql.Stmt
+	fleetSharesHeldFromStmt                   *sql.Stmt
+	fleetSharesToStmt                         *sql.Stmt
 	fleetUpdateStmt                           *sql.Stmt
 	grantDeleteStmt                           *sql.Stmt
 	grantDeleteForTargetStmt                  *sql.Stmt
@@ -3241,6 +3604,7 @@ type Queries struct {
 	locationInductionPutStmt                  *sql.Stmt
 	locationListStmt                          *sql.Stmt
 	locationUpdateStmt                        *sql.Stmt
+	locationsByIDsStmt                        *sql.Stmt
 	memberApproveStmt                         *sql.Stmt
 	memberCreateStmt                          *sql.Stmt
 	memberDeleteStmt                          *sql.Stmt
@@ -3292,7 +3656,9 @@ type Queries struct {
 	prefixDeleteStmt                          *sql.Stmt
 	prefixDrawStmt                            *sql.Stmt
 	prefixGetStmt                             *sql.Stmt
+	prefixGetInOrgStmt                        *sql.Stmt
 	prefixListByIDsStmt                       *sql.Stmt
+	prefixRaiseStmt                           *sql.Stmt
 	prefixUpdateStmt                          *sql.Stmt
 	projectCreateStmt                         *sql.Stmt
 	projectDocumentCountAddStmt               *sql.Stmt
@@ -3346,9 +3712,12 @@ type Queries struct {
 	signingCodeUseStmt                        *sql.Stmt
 	signingKeyCreateStmt                      *sql.Stmt
 	signingKeyListStmt                        *sql.Stmt
+	subLocationAssetCountStmt                 *sql.Stmt
 	subLocationCreateStmt                     *sql.Stmt
+	subLocationGetStmt                        *sql.Stmt
 	subLocationListStmt                       *sql.Stmt
 	subLocationListForOrganisationStmt        *sql.Stmt
+	subLocationsOfLocationsStmt               *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
 	systemGetStmt                             *sql.Stmt
 	systemListByIDsStmt                       *sql.Stmt
@@ -3491,6 +3860,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		accessMembershipStmt:                      q.accessMembershipStmt,
 		accessMembershipsForUserStmt:              q.accessMembershipsForUserStmt,
 		accessScopeGrantsStmt:                     q.accessScopeGrantsStmt,
+		assetByNumberStmt:                         q.assetByNumberStmt,
 		assetEnumValueInUseStmt:                   q.assetEnumValueInUseStmt,
 		assetFieldCreateStmt:                      q.assetFieldCreateStmt,
 		assetFieldEnumValueCreateStmt:             q.assetFieldEnumValueCreateStmt,
@@ -3501,11 +3871,41 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetFieldInUseStmt:                       q.assetFieldInUseStmt,
 		assetFieldListByIDsStmt:                   q.assetFieldListByIDsStmt,
 		assetFieldUpdateStmt:                      q.assetFieldUpdateStmt,
+		assetFieldValueDeleteStmt:                 q.assetFieldValueDeleteStmt,
+		assetFieldValuePutStmt:                    q.assetFieldValuePutStmt,
+		assetFieldValuesOfStmt:                    q.assetFieldValuesOfStmt,
+		assetFieldValuesPruneStmt:                 q.assetFieldValuesPruneStmt,
+		assetGroupClashesStmt:                     q.assetGroupClashesStmt,
+		assetGroupCreateStmt:                      q.assetGroupCreateStmt,
+		assetGroupGetStmt:                         q.assetGroupGetStmt,
+		assetGroupListByIDsStmt:                   q.assetGroupListByIDsStmt,
+		assetGroupMemberAddStmt:                   q.assetGroupMemberAddStmt,
+		assetGroupMemberCountStmt:                 q.assetGroupMemberCountStmt,
+		assetGroupMemberGetStmt:                   q.assetGroupMemberGetStmt,
+		assetGroupMemberMoveStmt:                  q.assetGroupMemberMoveStmt,
+		assetGroupMemberRemoveStmt:                q.assetGroupMemberRemoveStmt,
+		assetGroupMembersCloseGapStmt:             q.assetGroupMembersCloseGapStmt,
+		assetGroupMembersOfStmt:                   q.assetGroupMembersOfStmt,
+		assetGroupUpdateStmt:                      q.assetGroupUpdateStmt,
 		assetGroupWorkItemCountAddStmt:            q.assetGroupWorkItemCountAddStmt,
+		assetLogAttachStmt:                        q.assetLogAttachStmt,
+		assetLogCreateStmt:                        q.assetLogCreateStmt,
+		assetLogDeleteStmt:                        q.assetLogDeleteStmt,
+		assetLogGetStmt:                           q.assetLogGetStmt,
+		assetLogListByIDsStmt:                     q.assetLogListByIDsStmt,
+		assetLogUpdateStmt:                        q.assetLogUpdateStmt,
+		assetMembershipsOfStmt:                    q.assetMembershipsOfStmt,
+		assetNumberTakenStmt:                      q.assetNumberTakenStmt,
 		assetStatusCreateStmt:                     q.assetStatusCreateStmt,
 		assetStatusGetStmt:                        q.assetStatusGetStmt,
 		assetStatusListByIDsStmt:                  q.assetStatusListByIDsStmt,
 		assetStatusUpdateStmt:                     q.assetStatusUpdateStmt,
+		assetSubscriptionAllocateStmt:             q.assetSubscriptionAllocateStmt,
+		assetSubscriptionCreateStmt:               q.assetSubscriptionCreateStmt,
+		assetSubscriptionGetStmt:                  q.assetSubscriptionGetStmt,
+		assetSubscriptionListByIDsStmt:            q.assetSubscriptionListByIDsStmt,
+		assetSubscriptionReleaseStmt:              q.assetSubscriptionReleaseStmt,
+		assetSubscriptionUpdateStmt:               q.assetSubscriptionUpdateStmt,
 		assetTypeCreateStmt:                       q.assetTypeCreateStmt,
 		assetTypeFieldAttachStmt:                  q.assetTypeFieldAttachStmt,
 		assetTypeFieldDetachStmt:                  q.assetTypeFieldDetachStmt,
@@ -3516,6 +3916,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetTypeZoneAttachStmt:                   q.assetTypeZoneAttachStmt,
 		assetTypeZoneDetachStmt:                   q.assetTypeZoneDetachStmt,
 		assetTypeZonesForStmt:                     q.assetTypeZonesForStmt,
+		assetUserIsMemberStmt:                     q.assetUserIsMemberStmt,
 		assetZoneCreateStmt:                       q.assetZoneCreateStmt,
 		assetZoneGetStmt:                          q.assetZoneGetStmt,
 		assetZoneListByIDsStmt:                    q.assetZoneListByIDsStmt,
@@ -3582,6 +3983,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		fleetGrantsDeleteStmt:                     q.fleetGrantsDeleteStmt,
 		fleetInUseStmt:                            q.fleetInUseStmt,
 		fleetListByIDsStmt:                        q.fleetListByIDsStmt,
+		fleetShareHeldStmt:                        q.fleetShareHeldStmt,
+		fleetSharesHeldFromStmt:                   q.fleetSharesHeldFromStmt,
+		fleetSharesToStmt:                         q.fleetSharesToStmt,
 		fleetUpdateStmt:                           q.fleetUpdateStmt,
 		grantDeleteStmt:                           q.grantDeleteStmt,
 		grantDeleteForTargetStmt:                  q.grantDeleteForTargetStmt,
@@ -3626,6 +4030,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		locationInductionPutStmt:                  q.locationInductionPutStmt,
 		locationListStmt:                          q.locationListStmt,
 		locationUpdateStmt:                        q.locationUpdateStmt,
+		locationsByIDsStmt:                        q.locationsByIDsStmt,
 		memberApproveStmt:                         q.memberApproveStmt,
 		memberCreateStmt:                          q.memberCreateStmt,
 		memberDeleteStmt:                          q.memberDeleteStmt,
@@ -3677,7 +4082,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		prefixDeleteStmt:                          q.prefixDeleteStmt,
 		prefixDrawStmt:                            q.prefixDrawStmt,
 		prefixGetStmt:                             q.prefixGetStmt,
+		prefixGetInOrgStmt:                        q.prefixGetInOrgStmt,
 		prefixListByIDsStmt:                       q.prefixListByIDsStmt,
+		prefixRaiseStmt:                           q.prefixRaiseStmt,
 		prefixUpdateStmt:                          q.prefixUpdateStmt,
 		projectCreateStmt:                         q.projectCreateStmt,
 		projectDocumentCountAddStmt:               q.projectDocumentCountAddStmt,
@@ -3731,9 +4138,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		signingCodeUseStmt:                        q.signingCodeUseStmt,
 		signingKeyCreateStmt:                      q.signingKeyCreateStmt,
 		signingKeyListStmt:                        q.signingKeyListStmt,
+		subLocationAssetCountStmt:                 q.subLocationAssetCountStmt,
 		subLocationCreateStmt:                     q.subLocationCreateStmt,
+		subLocationGetStmt:                        q.subLocationGetStmt,
 		subLocationListStmt:                       q.subLocationListStmt,
 		subLocationListForOrganisationStmt:        q.subLocationListForOrganisationStmt,
+		subLocationsOfLocationsStmt:               q.subLocationsOfLocationsStmt,
 		systemCreateStmt:                          q.systemCreateStmt,
 		systemGetStmt:                             q.systemGetStmt,
 		systemListByIDsStmt:                       q.systemListByIDsStmt,
