@@ -872,6 +872,40 @@ func (q *Queries) AssetNumberTaken(ctx context.Context, arg AssetNumberTakenPara
 	return taken, err
 }
 
+const assetStatusesOfOrganisation = `-- name: AssetStatusesOfOrganisation :many
+SELECT id, organisation_id, name, description, active, created_at FROM asset_statuses WHERE organisation_id = ?1 ORDER BY id
+`
+
+func (q *Queries) AssetStatusesOfOrganisation(ctx context.Context, organisationID int64) ([]AssetStatus, error) {
+	rows, err := q.query(ctx, q.assetStatusesOfOrganisationStmt, assetStatusesOfOrganisation, organisationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AssetStatus
+	for rows.Next() {
+		var i AssetStatus
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.Name,
+			&i.Description,
+			&i.Active,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const assetSubscriptionAllocate = `-- name: AssetSubscriptionAllocate :one
 UPDATE asset_subscriptions SET allocated = allocated + 1
 WHERE id = ?1 AND organisation_id = ?2 AND allocated < capacity
@@ -1024,6 +1058,42 @@ func (q *Queries) AssetSubscriptionUpdate(ctx context.Context, arg AssetSubscrip
 	return i, err
 }
 
+const assetTypesOfOrganisation = `-- name: AssetTypesOfOrganisation :many
+SELECT id, organisation_id, fleet_id, prefix_id, ephemerality, name, description, created_at FROM asset_types WHERE organisation_id = ?1 ORDER BY id
+`
+
+func (q *Queries) AssetTypesOfOrganisation(ctx context.Context, organisationID int64) ([]AssetType, error) {
+	rows, err := q.query(ctx, q.assetTypesOfOrganisationStmt, assetTypesOfOrganisation, organisationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AssetType
+	for rows.Next() {
+		var i AssetType
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.FleetID,
+			&i.PrefixID,
+			&i.Ephemerality,
+			&i.Name,
+			&i.Description,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const assetUserIsMember = `-- name: AssetUserIsMember :one
 SELECT EXISTS (SELECT 1 FROM organisation_members WHERE organisation_id = ?1 AND user_id = ?2 AND NOT pending) AS member
 `
@@ -1038,6 +1108,92 @@ func (q *Queries) AssetUserIsMember(ctx context.Context, arg AssetUserIsMemberPa
 	var member bool
 	err := row.Scan(&member)
 	return member, err
+}
+
+const assetsOfOrganisation = `-- name: AssetsOfOrganisation :many
+SELECT id, organisation_id, type_id, ephemerality, fleet_id, status_id, location_id, sub_location_id, subscription_id, prefix_id, number, formatted_number, name, normalised_name, description, active, open_work_item_count, closed_work_item_count, created_at, created_by, updated_at, updated_by FROM asset_groups WHERE organisation_id = ?1 AND ephemerality = 0 ORDER BY prefix_id, number, id
+`
+
+// Export: an organisation's assets in number order.
+func (q *Queries) AssetsOfOrganisation(ctx context.Context, organisationID int64) ([]AssetGroup, error) {
+	rows, err := q.query(ctx, q.assetsOfOrganisationStmt, assetsOfOrganisation, organisationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AssetGroup
+	for rows.Next() {
+		var i AssetGroup
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.TypeID,
+			&i.Ephemerality,
+			&i.FleetID,
+			&i.StatusID,
+			&i.LocationID,
+			&i.SubLocationID,
+			&i.SubscriptionID,
+			&i.PrefixID,
+			&i.Number,
+			&i.FormattedNumber,
+			&i.Name,
+			&i.NormalisedName,
+			&i.Description,
+			&i.Active,
+			&i.OpenWorkItemCount,
+			&i.ClosedWorkItemCount,
+			&i.CreatedAt,
+			&i.CreatedBy,
+			&i.UpdatedAt,
+			&i.UpdatedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const fleetsOfOrganisation = `-- name: FleetsOfOrganisation :many
+SELECT id, organisation_id, name, description, prefix_id, created_at, created_by FROM fleets WHERE organisation_id = ?1 ORDER BY id
+`
+
+func (q *Queries) FleetsOfOrganisation(ctx context.Context, organisationID int64) ([]Fleet, error) {
+	rows, err := q.query(ctx, q.fleetsOfOrganisationStmt, fleetsOfOrganisation, organisationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Fleet
+	for rows.Next() {
+		var i Fleet
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.Name,
+			&i.Description,
+			&i.PrefixID,
+			&i.CreatedAt,
+			&i.CreatedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const locationsByIDs = `-- name: LocationsByIDs :many

@@ -162,6 +162,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assetStatusUpdateStmt, err = db.PrepareContext(ctx, assetStatusUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetStatusUpdate: %w", err)
 	}
+	if q.assetStatusesOfOrganisationStmt, err = db.PrepareContext(ctx, assetStatusesOfOrganisation); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetStatusesOfOrganisation: %w", err)
+	}
 	if q.assetSubscriptionAllocateStmt, err = db.PrepareContext(ctx, assetSubscriptionAllocate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetSubscriptionAllocate: %w", err)
 	}
@@ -210,6 +213,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assetTypeZonesForStmt, err = db.PrepareContext(ctx, assetTypeZonesFor); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetTypeZonesFor: %w", err)
 	}
+	if q.assetTypesOfOrganisationStmt, err = db.PrepareContext(ctx, assetTypesOfOrganisation); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypesOfOrganisation: %w", err)
+	}
 	if q.assetUserIsMemberStmt, err = db.PrepareContext(ctx, assetUserIsMember); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetUserIsMember: %w", err)
 	}
@@ -224,6 +230,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.assetZoneUpdateStmt, err = db.PrepareContext(ctx, assetZoneUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetZoneUpdate: %w", err)
+	}
+	if q.assetsOfOrganisationStmt, err = db.PrepareContext(ctx, assetsOfOrganisation); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetsOfOrganisation: %w", err)
 	}
 	if q.banDeleteStmt, err = db.PrepareContext(ctx, banDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query BanDelete: %w", err)
@@ -411,8 +420,29 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.fleetListByIDsStmt, err = db.PrepareContext(ctx, fleetListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query FleetListByIDs: %w", err)
 	}
+	if q.fleetShareCreateStmt, err = db.PrepareContext(ctx, fleetShareCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetShareCreate: %w", err)
+	}
+	if q.fleetShareGetStmt, err = db.PrepareContext(ctx, fleetShareGet); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetShareGet: %w", err)
+	}
 	if q.fleetShareHeldStmt, err = db.PrepareContext(ctx, fleetShareHeld); err != nil {
 		return nil, fmt.Errorf("error preparing query FleetShareHeld: %w", err)
+	}
+	if q.fleetShareListForFleetStmt, err = db.PrepareContext(ctx, fleetShareListForFleet); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetShareListForFleet: %w", err)
+	}
+	if q.fleetShareOpenExistsStmt, err = db.PrepareContext(ctx, fleetShareOpenExists); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetShareOpenExists: %w", err)
+	}
+	if q.fleetShareSetStatusStmt, err = db.PrepareContext(ctx, fleetShareSetStatus); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetShareSetStatus: %w", err)
+	}
+	if q.fleetSharesDeleteStmt, err = db.PrepareContext(ctx, fleetSharesDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetSharesDelete: %w", err)
+	}
+	if q.fleetSharesForUserStmt, err = db.PrepareContext(ctx, fleetSharesForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetSharesForUser: %w", err)
 	}
 	if q.fleetSharesHeldFromStmt, err = db.PrepareContext(ctx, fleetSharesHeldFrom); err != nil {
 		return nil, fmt.Errorf("error preparing query FleetSharesHeldFrom: %w", err)
@@ -420,8 +450,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.fleetSharesToStmt, err = db.PrepareContext(ctx, fleetSharesTo); err != nil {
 		return nil, fmt.Errorf("error preparing query FleetSharesTo: %w", err)
 	}
+	if q.fleetSubscriptionCreateStmt, err = db.PrepareContext(ctx, fleetSubscriptionCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetSubscriptionCreate: %w", err)
+	}
+	if q.fleetSubscriptionDeleteStmt, err = db.PrepareContext(ctx, fleetSubscriptionDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetSubscriptionDelete: %w", err)
+	}
+	if q.fleetSubscriptionListStmt, err = db.PrepareContext(ctx, fleetSubscriptionList); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetSubscriptionList: %w", err)
+	}
+	if q.fleetSubscriptionsDeleteStmt, err = db.PrepareContext(ctx, fleetSubscriptionsDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetSubscriptionsDelete: %w", err)
+	}
 	if q.fleetUpdateStmt, err = db.PrepareContext(ctx, fleetUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query FleetUpdate: %w", err)
+	}
+	if q.fleetsOfOrganisationStmt, err = db.PrepareContext(ctx, fleetsOfOrganisation); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetsOfOrganisation: %w", err)
+	}
+	if q.fleetsSharedWithUserStmt, err = db.PrepareContext(ctx, fleetsSharedWithUser); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetsSharedWithUser: %w", err)
 	}
 	if q.grantDeleteStmt, err = db.PrepareContext(ctx, grantDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query GrantDelete: %w", err)
@@ -1251,6 +1299,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.workItemTypeListByIDsStmt, err = db.PrepareContext(ctx, workItemTypeListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemTypeListByIDs: %w", err)
 	}
+	if q.workItemTypeOfOrganisationStmt, err = db.PrepareContext(ctx, workItemTypeOfOrganisation); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemTypeOfOrganisation: %w", err)
+	}
 	if q.workItemTypeUpdateStmt, err = db.PrepareContext(ctx, workItemTypeUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemTypeUpdate: %w", err)
 	}
@@ -1519,6 +1570,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assetStatusUpdateStmt: %w", cerr)
 		}
 	}
+	if q.assetStatusesOfOrganisationStmt != nil {
+		if cerr := q.assetStatusesOfOrganisationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetStatusesOfOrganisationStmt: %w", cerr)
+		}
+	}
 	if q.assetSubscriptionAllocateStmt != nil {
 		if cerr := q.assetSubscriptionAllocateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetSubscriptionAllocateStmt: %w", cerr)
@@ -1599,6 +1655,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assetTypeZonesForStmt: %w", cerr)
 		}
 	}
+	if q.assetTypesOfOrganisationStmt != nil {
+		if cerr := q.assetTypesOfOrganisationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypesOfOrganisationStmt: %w", cerr)
+		}
+	}
 	if q.assetUserIsMemberStmt != nil {
 		if cerr := q.assetUserIsMemberStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetUserIsMemberStmt: %w", cerr)
@@ -1622,6 +1683,11 @@ func (q *Queries) Close() error {
 	if q.assetZoneUpdateStmt != nil {
 		if cerr := q.assetZoneUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetZoneUpdateStmt: %w", cerr)
+		}
+	}
+	if q.assetsOfOrganisationStmt != nil {
+		if cerr := q.assetsOfOrganisationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetsOfOrganisationStmt: %w", cerr)
 		}
 	}
 	if q.banDeleteStmt != nil {
@@ -1934,9 +2000,44 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing fleetListByIDsStmt: %w", cerr)
 		}
 	}
+	if q.fleetShareCreateStmt != nil {
+		if cerr := q.fleetShareCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetShareCreateStmt: %w", cerr)
+		}
+	}
+	if q.fleetShareGetStmt != nil {
+		if cerr := q.fleetShareGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetShareGetStmt: %w", cerr)
+		}
+	}
 	if q.fleetShareHeldStmt != nil {
 		if cerr := q.fleetShareHeldStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing fleetShareHeldStmt: %w", cerr)
+		}
+	}
+	if q.fleetShareListForFleetStmt != nil {
+		if cerr := q.fleetShareListForFleetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetShareListForFleetStmt: %w", cerr)
+		}
+	}
+	if q.fleetShareOpenExistsStmt != nil {
+		if cerr := q.fleetShareOpenExistsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetShareOpenExistsStmt: %w", cerr)
+		}
+	}
+	if q.fleetShareSetStatusStmt != nil {
+		if cerr := q.fleetShareSetStatusStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetShareSetStatusStmt: %w", cerr)
+		}
+	}
+	if q.fleetSharesDeleteStmt != nil {
+		if cerr := q.fleetSharesDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetSharesDeleteStmt: %w", cerr)
+		}
+	}
+	if q.fleetSharesForUserStmt != nil {
+		if cerr := q.fleetSharesForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetSharesForUserStmt: %w", cerr)
 		}
 	}
 	if q.fleetSharesHeldFromStmt != nil {
@@ -1949,9 +2050,39 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing fleetSharesToStmt: %w", cerr)
 		}
 	}
+	if q.fleetSubscriptionCreateStmt != nil {
+		if cerr := q.fleetSubscriptionCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetSubscriptionCreateStmt: %w", cerr)
+		}
+	}
+	if q.fleetSubscriptionDeleteStmt != nil {
+		if cerr := q.fleetSubscriptionDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetSubscriptionDeleteStmt: %w", cerr)
+		}
+	}
+	if q.fleetSubscriptionListStmt != nil {
+		if cerr := q.fleetSubscriptionListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetSubscriptionListStmt: %w", cerr)
+		}
+	}
+	if q.fleetSubscriptionsDeleteStmt != nil {
+		if cerr := q.fleetSubscriptionsDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetSubscriptionsDeleteStmt: %w", cerr)
+		}
+	}
 	if q.fleetUpdateStmt != nil {
 		if cerr := q.fleetUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing fleetUpdateStmt: %w", cerr)
+		}
+	}
+	if q.fleetsOfOrganisationStmt != nil {
+		if cerr := q.fleetsOfOrganisationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetsOfOrganisationStmt: %w", cerr)
+		}
+	}
+	if q.fleetsSharedWithUserStmt != nil {
+		if cerr := q.fleetsSharedWithUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetsSharedWithUserStmt: %w", cerr)
 		}
 	}
 	if q.grantDeleteStmt != nil {
@@ -3334,6 +3465,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing workItemTypeListByIDsStmt: %w", cerr)
 		}
 	}
+	if q.workItemTypeOfOrganisationStmt != nil {
+		if cerr := q.workItemTypeOfOrganisationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemTypeOfOrganisationStmt: %w", cerr)
+		}
+	}
 	if q.workItemTypeUpdateStmt != nil {
 		if cerr := q.workItemTypeUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workItemTypeUpdateStmt: %w", cerr)
@@ -3474,6 +3610,7 @@ type Queries struct {
 	assetStatusGetStmt                        *sql.Stmt
 	assetStatusListByIDsStmt                  *sql.Stmt
 	assetStatusUpdateStmt                     *sql.Stmt
+	assetStatusesOfOrganisationStmt           *sql.Stmt
 	assetSubscriptionAllocateStmt             *sql.Stmt
 	assetSubscriptionCreateStmt               *sql.Stmt
 	assetSubscriptionGetStmt                  *sql.Stmt
@@ -3490,11 +3627,13 @@ type Queries struct {
 	assetTypeZoneAttachStmt                   *sql.Stmt
 	assetTypeZoneDetachStmt                   *sql.Stmt
 	assetTypeZonesForStmt                     *sql.Stmt
+	assetTypesOfOrganisationStmt              *sql.Stmt
 	assetUserIsMemberStmt                     *sql.Stmt
 	assetZoneCreateStmt                       *sql.Stmt
 	assetZoneGetStmt                          *sql.Stmt
 	assetZoneListByIDsStmt                    *sql.Stmt
 	assetZoneUpdateStmt                       *sql.Stmt
+	assetsOfOrganisationStmt                  *sql.Stmt
 	banDeleteStmt                             *sql.Stmt
 	banExistsStmt                             *sql.Stmt
 	banListStmt                               *sql.Stmt
@@ -3557,10 +3696,23 @@ type Queries struct {
 	fleetGrantsDeleteStmt                     *sql.Stmt
 	fleetInUseStmt                            *sql.Stmt
 	fleetListByIDsStmt                        *sql.Stmt
+	fleetShareCreateStmt                      *sql.Stmt
+	fleetShareGetStmt                         *sql.Stmt
 	fleetShareHeldStmt                        *sql.Stmt
+	fleetShareListForFleetStmt                *sql.Stmt
+	fleetShareOpenExistsStmt                  *sql.Stmt
+	fleetShareSetStatusStmt                   *sql.Stmt
+	fleetSharesDeleteStmt                     *sql.Stmt
+	fleetSharesForUserStmt                    *sql.Stmt
 	fleetSharesHeldFromStmt                   *sql.Stmt
 	fleetSharesToStmt                         *sql.Stmt
+	fleetSubscriptionCreateStmt               *sql.Stmt
+	fleetSubscriptionDeleteStmt               *sql.Stmt
+	fleetSubscriptionListStmt                 *sql.Stmt
+	fleetSubscriptionsDeleteStmt              *sql.Stmt
 	fleetUpdateStmt                           *sql.Stmt
+	fleetsOfOrganisationStmt                  *sql.Stmt
+	fleetsSharedWithUserStmt                  *sql.Stmt
 	grantDeleteStmt                           *sql.Stmt
 	grantDeleteForTargetStmt                  *sql.Stmt
 	grantGetStmt                              *sql.Stmt
@@ -3837,6 +3989,7 @@ type Queries struct {
 	workItemTypeCreateStmt                    *sql.Stmt
 	workItemTypeGetStmt                       *sql.Stmt
 	workItemTypeListByIDsStmt                 *sql.Stmt
+	workItemTypeOfOrganisationStmt            *sql.Stmt
 	workItemTypeUpdateStmt                    *sql.Stmt
 	workItemUnsubscribeStmt                   *sql.Stmt
 	workItemUpdateStmt                        *sql.Stmt
@@ -3900,6 +4053,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetStatusGetStmt:                        q.assetStatusGetStmt,
 		assetStatusListByIDsStmt:                  q.assetStatusListByIDsStmt,
 		assetStatusUpdateStmt:                     q.assetStatusUpdateStmt,
+		assetStatusesOfOrganisationStmt:           q.assetStatusesOfOrganisationStmt,
 		assetSubscriptionAllocateStmt:             q.assetSubscriptionAllocateStmt,
 		assetSubscriptionCreateStmt:               q.assetSubscriptionCreateStmt,
 		assetSubscriptionGetStmt:                  q.assetSubscriptionGetStmt,
@@ -3916,11 +4070,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetTypeZoneAttachStmt:                   q.assetTypeZoneAttachStmt,
 		assetTypeZoneDetachStmt:                   q.assetTypeZoneDetachStmt,
 		assetTypeZonesForStmt:                     q.assetTypeZonesForStmt,
+		assetTypesOfOrganisationStmt:              q.assetTypesOfOrganisationStmt,
 		assetUserIsMemberStmt:                     q.assetUserIsMemberStmt,
 		assetZoneCreateStmt:                       q.assetZoneCreateStmt,
 		assetZoneGetStmt:                          q.assetZoneGetStmt,
 		assetZoneListByIDsStmt:                    q.assetZoneListByIDsStmt,
 		assetZoneUpdateStmt:                       q.assetZoneUpdateStmt,
+		assetsOfOrganisationStmt:                  q.assetsOfOrganisationStmt,
 		banDeleteStmt:                             q.banDeleteStmt,
 		banExistsStmt:                             q.banExistsStmt,
 		banListStmt:                               q.banListStmt,
@@ -3983,10 +4139,23 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		fleetGrantsDeleteStmt:                     q.fleetGrantsDeleteStmt,
 		fleetInUseStmt:                            q.fleetInUseStmt,
 		fleetListByIDsStmt:                        q.fleetListByIDsStmt,
+		fleetShareCreateStmt:                      q.fleetShareCreateStmt,
+		fleetShareGetStmt:                         q.fleetShareGetStmt,
 		fleetShareHeldStmt:                        q.fleetShareHeldStmt,
+		fleetShareListForFleetStmt:                q.fleetShareListForFleetStmt,
+		fleetShareOpenExistsStmt:                  q.fleetShareOpenExistsStmt,
+		fleetShareSetStatusStmt:                   q.fleetShareSetStatusStmt,
+		fleetSharesDeleteStmt:                     q.fleetSharesDeleteStmt,
+		fleetSharesForUserStmt:                    q.fleetSharesForUserStmt,
 		fleetSharesHeldFromStmt:                   q.fleetSharesHeldFromStmt,
 		fleetSharesToStmt:                         q.fleetSharesToStmt,
+		fleetSubscriptionCreateStmt:               q.fleetSubscriptionCreateStmt,
+		fleetSubscriptionDeleteStmt:               q.fleetSubscriptionDeleteStmt,
+		fleetSubscriptionListStmt:                 q.fleetSubscriptionListStmt,
+		fleetSubscriptionsDeleteStmt:              q.fleetSubscriptionsDeleteStmt,
 		fleetUpdateStmt:                           q.fleetUpdateStmt,
+		fleetsOfOrganisationStmt:                  q.fleetsOfOrganisationStmt,
+		fleetsSharedWithUserStmt:                  q.fleetsSharedWithUserStmt,
 		grantDeleteStmt:                           q.grantDeleteStmt,
 		grantDeleteForTargetStmt:                  q.grantDeleteForTargetStmt,
 		grantGetStmt:                              q.grantGetStmt,
@@ -4263,6 +4432,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		workItemTypeCreateStmt:                    q.workItemTypeCreateStmt,
 		workItemTypeGetStmt:                       q.workItemTypeGetStmt,
 		workItemTypeListByIDsStmt:                 q.workItemTypeListByIDsStmt,
+		workItemTypeOfOrganisationStmt:            q.workItemTypeOfOrganisationStmt,
 		workItemTypeUpdateStmt:                    q.workItemTypeUpdateStmt,
 		workItemUnsubscribeStmt:                   q.workItemUnsubscribeStmt,
 		workItemUpdateStmt:                        q.workItemUpdateStmt,

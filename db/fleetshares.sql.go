@@ -9,6 +9,74 @@ import (
 	"context"
 )
 
+const fleetShareCreate = `-- name: FleetShareCreate :one
+INSERT INTO fleet_shares(id, organisation_id, fleet_id, recipient_organisation_id, recipient_user_id, work_item_type_id, status, shared_by, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8)
+RETURNING id, organisation_id, fleet_id, recipient_organisation_id, recipient_user_id, work_item_type_id, status, shared_by, created_at, responded_at, responded_by
+`
+
+type FleetShareCreateParams struct {
+	ID                      int64
+	OrganisationID          int64
+	FleetID                 int64
+	RecipientOrganisationID *int64
+	RecipientUserID         *int64
+	WorkItemTypeID          *int64
+	SharedBy                int64
+	CreatedAt               string
+}
+
+func (q *Queries) FleetShareCreate(ctx context.Context, arg FleetShareCreateParams) (FleetShare, error) {
+	row := q.queryRow(ctx, q.fleetShareCreateStmt, fleetShareCreate,
+		arg.ID,
+		arg.OrganisationID,
+		arg.FleetID,
+		arg.RecipientOrganisationID,
+		arg.RecipientUserID,
+		arg.WorkItemTypeID,
+		arg.SharedBy,
+		arg.CreatedAt,
+	)
+	var i FleetShare
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.FleetID,
+		&i.RecipientOrganisationID,
+		&i.RecipientUserID,
+		&i.WorkItemTypeID,
+		&i.Status,
+		&i.SharedBy,
+		&i.CreatedAt,
+		&i.RespondedAt,
+		&i.RespondedBy,
+	)
+	return i, err
+}
+
+const fleetShareGet = `-- name: FleetShareGet :one
+SELECT id, organisation_id, fleet_id, recipient_organisation_id, recipient_user_id, work_item_type_id, status, shared_by, created_at, responded_at, responded_by FROM fleet_shares WHERE id = ?1
+`
+
+func (q *Queries) FleetShareGet(ctx context.Context, id int64) (FleetShare, error) {
+	row := q.queryRow(ctx, q.fleetShareGetStmt, fleetShareGet, id)
+	var i FleetShare
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.FleetID,
+		&i.RecipientOrganisationID,
+		&i.RecipientUserID,
+		&i.WorkItemTypeID,
+		&i.Status,
+		&i.SharedBy,
+		&i.CreatedAt,
+		&i.RespondedAt,
+		&i.RespondedBy,
+	)
+	return i, err
+}
+
 const fleetShareHeld = `-- name: FleetShareHeld :one
 
 SELECT EXISTS (SELECT 1 FROM fleet_shares s WHERE s.fleet_id = ?1 AND s.status = 1 AND (
@@ -29,6 +97,138 @@ func (q *Queries) FleetShareHeld(ctx context.Context, arg FleetShareHeldParams) 
 	var held bool
 	err := row.Scan(&held)
 	return held, err
+}
+
+const fleetShareListForFleet = `-- name: FleetShareListForFleet :many
+SELECT id, organisation_id, fleet_id, recipient_organisation_id, recipient_user_id, work_item_type_id, status, shared_by, created_at, responded_at, responded_by FROM fleet_shares WHERE fleet_id = ?1 ORDER BY id
+`
+
+func (q *Queries) FleetShareListForFleet(ctx context.Context, fleetID int64) ([]FleetShare, error) {
+	rows, err := q.query(ctx, q.fleetShareListForFleetStmt, fleetShareListForFleet, fleetID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FleetShare
+	for rows.Next() {
+		var i FleetShare
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.FleetID,
+			&i.RecipientOrganisationID,
+			&i.RecipientUserID,
+			&i.WorkItemTypeID,
+			&i.Status,
+			&i.SharedBy,
+			&i.CreatedAt,
+			&i.RespondedAt,
+			&i.RespondedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const fleetShareOpenExists = `-- name: FleetShareOpenExists :one
+SELECT EXISTS (SELECT 1 FROM fleet_shares WHERE fleet_id = ?1 AND status IN (0, 1)
+    AND (recipient_organisation_id = ?2 OR recipient_user_id = ?3)) AS found
+`
+
+type FleetShareOpenExistsParams struct {
+	FleetID                 int64
+	RecipientOrganisationID *int64
+	RecipientUserID         *int64
+}
+
+// A pending or accepted share of the fleet to the same recipient.
+func (q *Queries) FleetShareOpenExists(ctx context.Context, arg FleetShareOpenExistsParams) (bool, error) {
+	row := q.queryRow(ctx, q.fleetShareOpenExistsStmt, fleetShareOpenExists, arg.FleetID, arg.RecipientOrganisationID, arg.RecipientUserID)
+	var found bool
+	err := row.Scan(&found)
+	return found, err
+}
+
+const fleetShareSetStatus = `-- name: FleetShareSetStatus :exec
+UPDATE fleet_shares SET status = ?1, responded_at = ?2, responded_by = ?3 WHERE id = ?4
+`
+
+type FleetShareSetStatusParams struct {
+	Status      int64
+	RespondedAt *string
+	RespondedBy *int64
+	ID          int64
+}
+
+func (q *Queries) FleetShareSetStatus(ctx context.Context, arg FleetShareSetStatusParams) error {
+	_, err := q.exec(ctx, q.fleetShareSetStatusStmt, fleetShareSetStatus,
+		arg.Status,
+		arg.RespondedAt,
+		arg.RespondedBy,
+		arg.ID,
+	)
+	return err
+}
+
+const fleetSharesDelete = `-- name: FleetSharesDelete :exec
+DELETE FROM fleet_shares WHERE fleet_id = ?1
+`
+
+func (q *Queries) FleetSharesDelete(ctx context.Context, fleetID int64) error {
+	_, err := q.exec(ctx, q.fleetSharesDeleteStmt, fleetSharesDelete, fleetID)
+	return err
+}
+
+const fleetSharesForUser = `-- name: FleetSharesForUser :many
+SELECT s.id, s.organisation_id, s.fleet_id, s.recipient_organisation_id, s.recipient_user_id, s.work_item_type_id, s.status, s.shared_by, s.created_at, s.responded_at, s.responded_by FROM fleet_shares s JOIN organisations o ON o.id = s.organisation_id AND o.deleted_at IS NULL
+WHERE s.status IN (0, 1) AND (s.recipient_user_id = ?1 OR s.recipient_organisation_id IN (
+    SELECT m.organisation_id FROM organisation_members m WHERE m.user_id = ?1 AND NOT m.pending))
+ORDER BY s.id
+`
+
+// Pending and accepted shares addressed to the user or to an organisation
+// it is a (not pending) member of, of fleets of live organisations.
+func (q *Queries) FleetSharesForUser(ctx context.Context, userID *int64) ([]FleetShare, error) {
+	rows, err := q.query(ctx, q.fleetSharesForUserStmt, fleetSharesForUser, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FleetShare
+	for rows.Next() {
+		var i FleetShare
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.FleetID,
+			&i.RecipientOrganisationID,
+			&i.RecipientUserID,
+			&i.WorkItemTypeID,
+			&i.Status,
+			&i.SharedBy,
+			&i.CreatedAt,
+			&i.RespondedAt,
+			&i.RespondedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const fleetSharesHeldFrom = `-- name: FleetSharesHeldFrom :many
@@ -93,4 +293,161 @@ func (q *Queries) FleetSharesTo(ctx context.Context, organisationID *int64) ([]i
 		return nil, err
 	}
 	return items, nil
+}
+
+const fleetSubscriptionCreate = `-- name: FleetSubscriptionCreate :one
+INSERT INTO fleet_subscriptions(id, user_id, fleet_id, location_id, work_item_type_id, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+RETURNING id, user_id, fleet_id, location_id, work_item_type_id, created_at
+`
+
+type FleetSubscriptionCreateParams struct {
+	ID             int64
+	UserID         int64
+	FleetID        int64
+	LocationID     *int64
+	WorkItemTypeID *int64
+	CreatedAt      string
+}
+
+func (q *Queries) FleetSubscriptionCreate(ctx context.Context, arg FleetSubscriptionCreateParams) (FleetSubscription, error) {
+	row := q.queryRow(ctx, q.fleetSubscriptionCreateStmt, fleetSubscriptionCreate,
+		arg.ID,
+		arg.UserID,
+		arg.FleetID,
+		arg.LocationID,
+		arg.WorkItemTypeID,
+		arg.CreatedAt,
+	)
+	var i FleetSubscription
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.FleetID,
+		&i.LocationID,
+		&i.WorkItemTypeID,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const fleetSubscriptionDelete = `-- name: FleetSubscriptionDelete :execrows
+DELETE FROM fleet_subscriptions WHERE id = ?1 AND user_id = ?2 AND fleet_id = ?3
+`
+
+type FleetSubscriptionDeleteParams struct {
+	ID      int64
+	UserID  int64
+	FleetID int64
+}
+
+func (q *Queries) FleetSubscriptionDelete(ctx context.Context, arg FleetSubscriptionDeleteParams) (int64, error) {
+	result, err := q.exec(ctx, q.fleetSubscriptionDeleteStmt, fleetSubscriptionDelete, arg.ID, arg.UserID, arg.FleetID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const fleetSubscriptionList = `-- name: FleetSubscriptionList :many
+SELECT id, user_id, fleet_id, location_id, work_item_type_id, created_at FROM fleet_subscriptions WHERE user_id = ?1 AND fleet_id = ?2 ORDER BY id
+`
+
+type FleetSubscriptionListParams struct {
+	UserID  int64
+	FleetID int64
+}
+
+func (q *Queries) FleetSubscriptionList(ctx context.Context, arg FleetSubscriptionListParams) ([]FleetSubscription, error) {
+	rows, err := q.query(ctx, q.fleetSubscriptionListStmt, fleetSubscriptionList, arg.UserID, arg.FleetID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FleetSubscription
+	for rows.Next() {
+		var i FleetSubscription
+		if err := rows.Scan(
+			&i.ID,
+			&i.UserID,
+			&i.FleetID,
+			&i.LocationID,
+			&i.WorkItemTypeID,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const fleetSubscriptionsDelete = `-- name: FleetSubscriptionsDelete :exec
+DELETE FROM fleet_subscriptions WHERE fleet_id = ?1
+`
+
+func (q *Queries) FleetSubscriptionsDelete(ctx context.Context, fleetID int64) error {
+	_, err := q.exec(ctx, q.fleetSubscriptionsDeleteStmt, fleetSubscriptionsDelete, fleetID)
+	return err
+}
+
+const fleetsSharedWithUser = `-- name: FleetsSharedWithUser :many
+SELECT f.id, f.organisation_id, f.name, f.description, f.prefix_id, f.created_at, f.created_by FROM fleets f
+JOIN organisations o ON o.id = f.organisation_id AND o.deleted_at IS NULL
+WHERE f.id IN (SELECT s.fleet_id FROM fleet_shares s WHERE s.recipient_user_id = ?1 AND s.status = 1)
+ORDER BY f.id
+`
+
+// Fleets shared with the user personally and accepted.
+func (q *Queries) FleetsSharedWithUser(ctx context.Context, userID *int64) ([]Fleet, error) {
+	rows, err := q.query(ctx, q.fleetsSharedWithUserStmt, fleetsSharedWithUser, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Fleet
+	for rows.Next() {
+		var i Fleet
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.Name,
+			&i.Description,
+			&i.PrefixID,
+			&i.CreatedAt,
+			&i.CreatedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workItemTypeOfOrganisation = `-- name: WorkItemTypeOfOrganisation :one
+SELECT EXISTS (SELECT 1 FROM work_item_types WHERE id = ?1 AND organisation_id = ?2) AS found
+`
+
+type WorkItemTypeOfOrganisationParams struct {
+	ID             int64
+	OrganisationID int64
+}
+
+func (q *Queries) WorkItemTypeOfOrganisation(ctx context.Context, arg WorkItemTypeOfOrganisationParams) (bool, error) {
+	row := q.queryRow(ctx, q.workItemTypeOfOrganisationStmt, workItemTypeOfOrganisation, arg.ID, arg.OrganisationID)
+	var found bool
+	err := row.Scan(&found)
+	return found, err
 }

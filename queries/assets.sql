@@ -167,3 +167,16 @@ RETURNING *;
 
 -- name: AssetLogDelete :exec
 DELETE FROM asset_logs WHERE id = @id AND organisation_id = @organisation_id;
+
+-- Export: an organisation's assets in number order.
+-- name: AssetsOfOrganisation :many
+SELECT * FROM asset_groups WHERE organisation_id = @organisation_id AND ephemerality = 0 ORDER BY prefix_id, number, id;
+
+-- name: AssetTypesOfOrganisation :many
+SELECT * FROM asset_types WHERE organisation_id = @organisation_id ORDER BY id;
+
+-- name: AssetStatusesOfOrganisation :many
+SELECT * FROM asset_statuses WHERE organisation_id = @organisation_id ORDER BY id;
+
+-- name: FleetsOfOrganisation :many
+SELECT * FROM fleets WHERE organisation_id = @organisation_id ORDER BY id;

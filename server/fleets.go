@@ -276,6 +276,12 @@ func (s *Server) fleetDelete(rq *request) error {
 		if inUse {
 			return badRequest("The fleet still has asset types, assets or asset groups and cannot be deleted.")
 		}
+		if err := q.FleetSharesDelete(rq.ctx, f.ID); err != nil {
+			return err
+		}
+		if err := q.FleetSubscriptionsDelete(rq.ctx, f.ID); err != nil {
+			return err
+		}
 		if err := q.FleetGrantsDelete(rq.ctx, db.FleetGrantsDeleteParams{ScopeID: f.ID, OrganisationID: f.OrganisationID}); err != nil {
 			return err
 		}
@@ -349,13 +355,4 @@ func (s *Server) fleetGrantList(rq *request) error {
 		return err
 	}
 	return rq.json(http.StatusOK, out)
-}
-
-// Until fleet subscriptions are built (step 3 of issue 15) no fleet has
-// any: after the row's own input checks, lookups by id are 404.
-func (s *Server) userFleetSubscriptions(rq *request) error {
-	if _, err := rq.pathID("id"); err != nil {
-		return err
-	}
-	return notFound("No such fleet.")
 }

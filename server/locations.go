@@ -213,7 +213,13 @@ func (s *Server) locationList(rq *request) error {
 	}
 	out := []locationJSON{}
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
+		// Members, and holders of an accepted share of one of the
+		// organisation's fleets (spec: fleet-shared reads).
+		a, err := orgAccessOnly(rq, q, orgID)
+		if err != nil {
+			return err
+		}
+		if err := requireMemberOrShare(rq.ctx, q, a); err != nil {
 			return err
 		}
 		rows, err := q.LocationList(rq.ctx, db.LocationListParams{OrganisationID: orgID, DeliveryFilter: filter})
@@ -368,7 +374,7 @@ func (s *Server) subLocationList(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := a.Require(0); err != nil {
+		if err := requireMemberOrShare(rq.ctx, q, a); err != nil {
 			return err
 		}
 		rows, err := q.SubLocationList(rq.ctx, l.ID)

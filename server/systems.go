@@ -229,7 +229,12 @@ func (s *Server) systemList(rq *request) error {
 	out := []systemJSON{}
 	var total int64
 	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
+		// Members, and holders of an accepted fleet share (spec).
+		a, err := orgAccessOnly(rq, q, orgID)
+		if err != nil {
+			return err
+		}
+		if err := requireMemberOrShare(rq.ctx, q, a); err != nil {
 			return err
 		}
 		where := "organisation_id = ? AND unused = ?"

@@ -1,0 +1,535 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"workspace/db"
+)
+
+// Fleet shares and fleet subscriptions (operations-data.md "Fleets and
+// fleet shares"; decisions in docs/assets.md). An accepted share lets its
+// recipient read the fleet's assets and asset groups and the owning
+// organisation's locations, sub locations and systems, nothing else;
+// revoking ends that on the next request.
+
+// Fleet share statuses (operations-data.md).
+const (
+	sharePending int64 = iota
+	shareAccepted
+	shareRejected
+	shareRevoked
+)
+
+type fleetShareJSON struct {
+	ID                db.ID                `json:"id"`
+	Fleet             fleetPartialJSON     `json:"fleet"`
+	OwnerOrganisation *orgPartialJSON      `json:"owner_organisation"`
+	Organisation      *orgPartialJSON      `json:"organisation"`
+	User              any                  `json:"user"`
+	WorkItemType      *workItemTypeRefJSON `json:"work_item_type"`
+	Status            int64                `json:"status"`
+	SharedBy          any                  `json:"shared_by"`
+	CreatedAt         string               `json:"created_at"`
+	RespondedAt       *string              `json:"responded_at"`
+}
+
+// renderShares renders shares for the viewer: users through revealUser.
+func (s *Server) renderShares(ctx context.Context, q *db.Queries, viewerID int64, rows []db.FleetShare) ([]fleetShareJSON, error) {
+	out := make([]fleetShareJSON, 0, len(rows))
+	orgs := map[int64]*orgPartialJSON{}
+	org := func(id int64) (*orgPartialJSON, error) {
+		if o, ok := orgs[id]; ok {
+			return o, nil
+		}
+		o, err := q.OrganisationGet(ctx, id)
+		if db.IsNotFound(err) {
+			orgs[id] = nil
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		p := toOrgPartial(o)
+		orgs[id] = &p
+		return &p, nil
+	}
+	for _, r := range rows {
+		f, err := q.FleetGet(ctx, r.FleetID)
+		if err != nil {
+			return nil, err
+		}
+		sh := fleetShareJSON{ID: db.ID(r.ID), Fleet: fleetPartialJSON{ID: db.ID(f.ID), OrganisationID: db.ID(f.OrganisationID), Name: f.Name},
+			Status: r.Status, CreatedAt: r.CreatedAt, RespondedAt: r.RespondedAt}
+		if sh.OwnerOrganisation, err = org(r.OrganisationID); err != nil {
+			return nil, err
+		}
+		if r.RecipientOrganisationID != nil {
+			if sh.Organisation, err = org(*r.RecipientOrganisationID); err != nil {
+				return nil, err
+			}
+		}
+		if r.RecipientUserID != nil {
+			if sh.User, err = s.revealUser(ctx, q, *r.RecipientUserID, viewerID, false); err != nil {
+				return nil, err
+			}
+		}
+		if sh.SharedBy, err = s.revealUser(ctx, q, r.SharedBy, viewerID, false); err != nil {
+			return nil, err
+		}
+		if sh.WorkItemType, err = workItemTypeRef(ctx, q, r.WorkItemTypeID); err != nil {
+			return nil, err
+		}
+		out = append(out, sh)
+	}
+	return out, nil
+}
+
+type fleetShareBody struct {
+	OrganisationID refID `json:"organisation_id"`
+	UserID         refID `json:"user_id"`
+	WorkItemTypeID refID `json:"work_item_type_id"`
+}
+
+// fleetShareCreate shares a fleet with another organisation or one user:
+// MANAGE_FLEETS on the fleet; exactly one recipient; not the owning
+// organisation; a work item type of the owning organisation; no second
+// pending or accepted share to the same recipient (400).
+func (s *Server) fleetShareCreate(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b fleetShareBody
+	if err := rq.decodeCreate(&b, "id", "status", "fleet", "shared_by", "created_at"); err != nil {
+		return err
+	}
+	if (b.OrganisationID.ID == 0) == (b.UserID.ID == 0) {
+		return fieldError("organisation_id", "give exactly one of organisation_id and user_id")
+	}
+	var out fleetShareJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		f, a, err := fleetAccess(rq.ctx, q, rq.user.ID, id, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if err := a.Require(ManageFleets); err != nil {
+			return err
+		}
+		if b.OrganisationID.ID != 0 {
+			if b.OrganisationID.ID == f.OrganisationID {
+				return fieldError("organisation_id", "is the fleet's own organisation")
+			}
+			if _, err := q.OrganisationGet(rq.ctx, b.OrganisationID.ID); db.IsNotFound(err) {
+				return fieldError("organisation_id", "names no organisation")
+			} else if err != nil {
+				return err
+			}
+		} else if _, err := q.UserGet(rq.ctx, b.UserID.ID); db.IsNotFound(err) {
+			return fieldError("user_id", "names no user")
+		} else if err != nil {
+			return err
+		}
+		if b.WorkItemTypeID.ID != 0 {
+			ok, err := q.WorkItemTypeOfOrganisation(rq.ctx, db.WorkItemTypeOfOrganisationParams{ID: b.WorkItemTypeID.ID, OrganisationID: f.OrganisationID})
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fieldError("work_item_type_id", "names no work item type of the fleet's organisation")
+			}
+		}
+		dup, err := q.FleetShareOpenExists(rq.ctx, db.FleetShareOpenExistsParams{FleetID: f.ID, RecipientOrganisationID: b.OrganisationID.ptr(), RecipientUserID: b.UserID.ptr()})
+		if err != nil {
+			return err
+		}
+		if dup {
+			return badRequest("The fleet is already shared with that recipient (pending or accepted).")
+		}
+		sh, err := q.FleetShareCreate(rq.ctx, db.FleetShareCreateParams{ID: s.store.IDs.Next(), OrganisationID: f.OrganisationID, FleetID: f.ID,
+			RecipientOrganisationID: b.OrganisationID.ptr(), RecipientUserID: b.UserID.ptr(), WorkItemTypeID: b.WorkItemTypeID.ptr(),
+			SharedBy: rq.user.ID, CreatedAt: s.nowText()})
+		if err != nil {
+			return err
+		}
+		shares, err := s.renderShares(rq.ctx, q, rq.user.ID, []db.FleetShare{sh})
+		if err != nil {
+			return err
+		}
+		out = shares[0]
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusCreated, out)
+}
+
+func (s *Server) fleetShareList(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var out []fleetShareJSON
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		f, a, err := fleetAccess(rq.ctx, q, rq.user.ID, id, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if err := a.Require(ManageFleets); err != nil {
+			return err
+		}
+		rows, err := q.FleetShareListForFleet(rq.ctx, f.ID)
+		if err != nil {
+			return err
+		}
+		out, err = s.renderShares(rq.ctx, q, rq.user.ID, rows)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	setTotalCount(rq.w, int64(len(out)))
+	return rq.json(http.StatusOK, out)
+}
+
+// fleetShareRevoke: DELETE revokes (status 3) a pending or accepted share;
+// the recipient's reads end on its next request.
+func (s *Server) fleetShareRevoke(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	shareID, err := rq.pathID("share")
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		f, a, err := fleetAccess(rq.ctx, q, rq.user.ID, id, http.StatusNotFound)
+		if err != nil {
+			return err
+		}
+		if err := a.Require(ManageFleets); err != nil {
+			return err
+		}
+		sh, err := q.FleetShareGet(rq.ctx, shareID)
+		if db.IsNotFound(err) || (err == nil && sh.FleetID != f.ID) {
+			return notFound("The fleet share does not exist.")
+		}
+		if err != nil {
+			return err
+		}
+		if sh.Status == shareRevoked || sh.Status == shareRejected {
+			return nil
+		}
+		return q.FleetShareSetStatus(rq.ctx, db.FleetShareSetStatusParams{ID: sh.ID, Status: shareRevoked, RespondedAt: ptr(s.nowText()), RespondedBy: &rq.user.ID})
+	})
+	if err != nil {
+		return err
+	}
+	return rq.noContent()
+}
+
+// fleetShareRespond is POST /users/@me/fleet-shares/{id}/accept|reject: a
+// pending share addressed to the caller, or to an organisation where the
+// caller holds MANAGE_FLEETS. Another's share is 404; one no longer
+// pending is 400.
+func (s *Server) fleetShareRespond(accept bool) handlerFunc {
+	return func(rq *request) error {
+		id, err := rq.pathID("id")
+		if err != nil {
+			return err
+		}
+		var out fleetShareJSON
+		err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+			sh, err := q.FleetShareGet(rq.ctx, id)
+			if db.IsNotFound(err) {
+				return notFound("The fleet share does not exist.")
+			}
+			if err != nil {
+				return err
+			}
+			switch {
+			case sh.RecipientUserID != nil:
+				if *sh.RecipientUserID != rq.user.ID {
+					return notFound("The fleet share does not exist.")
+				}
+			default:
+				a, err := authorize(rq.ctx, q, rq.user.ID, *sh.RecipientOrganisationID, Scopes{})
+				if db.IsNotFound(err) || (err == nil && !a.IsMember()) {
+					return notFound("The fleet share does not exist.")
+				}
+				if err != nil {
+					return err
+				}
+				if err := a.Require(ManageFleets); err != nil {
+					return err
+				}
+			}
+			if sh.Status != sharePending {
+				return badRequest("The fleet share is no longer pending.")
+			}
+			status := shareRejected
+			if accept {
+				status = shareAccepted
+			}
+			if err := q.FleetShareSetStatus(rq.ctx, db.FleetShareSetStatusParams{ID: sh.ID, Status: status, RespondedAt: ptr(s.nowText()), RespondedBy: &rq.user.ID}); err != nil {
+				return err
+			}
+			sh.Status = status
+			shares, err := s.renderShares(rq.ctx, q, rq.user.ID, []db.FleetShare{sh})
+			if err != nil {
+				return err
+			}
+			out = shares[0]
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return rq.json(http.StatusOK, out)
+	}
+}
+
+// userFleetShares: pending and accepted shares addressed to the caller or
+// to an organisation it is a member of.
+func (s *Server) userFleetShares(rq *request) error {
+	var out []fleetShareJSON
+	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		rows, err := q.FleetSharesForUser(rq.ctx, &rq.user.ID)
+		if err != nil {
+			return err
+		}
+		out, err = s.renderShares(rq.ctx, q, rq.user.ID, rows)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	setTotalCount(rq.w, int64(len(out)))
+	return rq.json(http.StatusOK, out)
+}
+
+// shareItemJSON is one row of GET /users/@me/shares: the share's kind and
+// the share object of that kind.
+type shareItemJSON struct {
+	Type  string `json:"type"`
+	Share any    `json:"share"`
+}
+
+// userShares lists the shares addressed to the caller, pending or
+// accepted. Fleet shares are the kind this area keeps; project and
+// document shares join when their areas keep them (docs/assets.md).
+func (s *Server) userShares(rq *request) error {
+	out := []shareItemJSON{}
+	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		rows, err := q.FleetSharesForUser(rq.ctx, &rq.user.ID)
+		if err != nil {
+			return err
+		}
+		shares, err := s.renderShares(rq.ctx, q, rq.user.ID, rows)
+		for _, sh := range shares {
+			out = append(out, shareItemJSON{Type: "fleet", Share: sh})
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	setTotalCount(rq.w, int64(len(out)))
+	return rq.json(http.StatusOK, out)
+}
+
+// userFleets: fleets shared with the caller personally (no organisation),
+// accepted.
+func (s *Server) userFleets(rq *request) error {
+	out := []fleetJSON{}
+	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		rows, err := q.FleetsSharedWithUser(rq.ctx, &rq.user.ID)
+		for _, f := range rows {
+			out = append(out, toFleet(f))
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	setTotalCount(rq.w, int64(len(out)))
+	return rq.json(http.StatusOK, out)
+}
+
+// ---- Fleet subscriptions
+
+type fleetSubscriptionJSON struct {
+	ID           db.ID                `json:"id"`
+	FleetID      db.ID                `json:"fleet_id"`
+	Location     *locationJSON        `json:"location"`
+	WorkItemType *workItemTypeRefJSON `json:"work_item_type"`
+	CreatedAt    string               `json:"created_at"`
+}
+
+// fleetForSubscriber loads a fleet the caller may follow: a member of its
+// organisation or a holder of an accepted share of it; else 404.
+func fleetForSubscriber(ctx context.Context, q *db.Queries, userID, id int64) (db.Fleet, error) {
+	f, a, err := fleetAccess(ctx, q, userID, id, http.StatusNotFound)
+	if err != nil {
+		return f, err
+	}
+	if a.IsMember() {
+		return f, nil
+	}
+	ok, err := holdsFleetShare(ctx, q, userID, f.ID)
+	if err != nil {
+		return f, err
+	}
+	if !ok {
+		return f, notFound("The fleet does not exist.")
+	}
+	return f, nil
+}
+
+func (s *Server) renderFleetSubscriptions(ctx context.Context, q *db.Queries, rows []db.FleetSubscription) ([]fleetSubscriptionJSON, error) {
+	out := make([]fleetSubscriptionJSON, 0, len(rows))
+	for _, r := range rows {
+		sj := fleetSubscriptionJSON{ID: db.ID(r.ID), FleetID: db.ID(r.FleetID), CreatedAt: r.CreatedAt}
+		if r.LocationID != nil {
+			l, err := q.LocationGet(ctx, *r.LocationID)
+			if err != nil && !db.IsNotFound(err) {
+				return nil, err
+			}
+			if err == nil {
+				lj := toLocation(l, nil)
+				sj.Location = &lj
+			}
+		}
+		wt, err := workItemTypeRef(ctx, q, r.WorkItemTypeID)
+		if err != nil {
+			return nil, err
+		}
+		sj.WorkItemType = wt
+		out = append(out, sj)
+	}
+	return out, nil
+}
+
+func (s *Server) userFleetSubscriptions(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var out []fleetSubscriptionJSON
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		f, err := fleetForSubscriber(rq.ctx, q, rq.user.ID, id)
+		if err != nil {
+			return err
+		}
+		rows, err := q.FleetSubscriptionList(rq.ctx, db.FleetSubscriptionListParams{UserID: rq.user.ID, FleetID: f.ID})
+		if err != nil {
+			return err
+		}
+		out, err = s.renderFleetSubscriptions(rq.ctx, q, rows)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	setTotalCount(rq.w, int64(len(out)))
+	return rq.json(http.StatusOK, out)
+}
+
+// userFleetSubscriptionCreate: follow new work items on a fleet, optionally
+// only at a location and of a work item type, both of the fleet's
+// organisation.
+func (s *Server) userFleetSubscriptionCreate(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b struct {
+		LocationID     refID `json:"location_id"`
+		WorkItemTypeID refID `json:"work_item_type_id"`
+	}
+	if err := rq.decodeCreate(&b, "id", "fleet_id", "created_at"); err != nil {
+		return err
+	}
+	var out fleetSubscriptionJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		f, err := fleetForSubscriber(rq.ctx, q, rq.user.ID, id)
+		if err != nil {
+			return err
+		}
+		if b.LocationID.ID != 0 {
+			l, err := q.LocationGet(rq.ctx, b.LocationID.ID)
+			if db.IsNotFound(err) || (err == nil && l.OrganisationID != f.OrganisationID) {
+				return fieldError("location_id", "names no location of the fleet's organisation")
+			} else if err != nil {
+				return err
+			}
+		}
+		if b.WorkItemTypeID.ID != 0 {
+			ok, err := q.WorkItemTypeOfOrganisation(rq.ctx, db.WorkItemTypeOfOrganisationParams{ID: b.WorkItemTypeID.ID, OrganisationID: f.OrganisationID})
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fieldError("work_item_type_id", "names no work item type of the fleet's organisation")
+			}
+		}
+		sub, err := q.FleetSubscriptionCreate(rq.ctx, db.FleetSubscriptionCreateParams{ID: s.store.IDs.Next(), UserID: rq.user.ID, FleetID: f.ID,
+			LocationID: b.LocationID.ptr(), WorkItemTypeID: b.WorkItemTypeID.ptr(), CreatedAt: s.nowText()})
+		if err != nil {
+			return err
+		}
+		subs, err := s.renderFleetSubscriptions(rq.ctx, q, []db.FleetSubscription{sub})
+		if err != nil {
+			return err
+		}
+		out = subs[0]
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusCreated, out)
+}
+
+func (s *Server) userFleetSubscriptionDelete(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	subID, err := rq.pathID("subscription")
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		n, err := q.FleetSubscriptionDelete(rq.ctx, db.FleetSubscriptionDeleteParams{ID: subID, UserID: rq.user.ID, FleetID: id})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return notFound("The fleet subscription does not exist.")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.noContent()
+}
+
+// workItemTypeRef shows a work item type a share or subscription names (nil
+// when none, or when it is gone).
+func workItemTypeRef(ctx context.Context, q *db.Queries, id *int64) (*workItemTypeRefJSON, error) {
+	if id == nil {
+		return nil, nil
+	}
+	t, err := q.WorkItemTypeGet(ctx, *id)
+	if db.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &workItemTypeRefJSON{ID: db.ID(t.ID), Name: t.Name, Colour: t.Colour, PrefixID: optID(t.PrefixID), Enabled: t.Enabled}, nil
+}
