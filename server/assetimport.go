@@ -71,7 +71,7 @@ func (s *Server) assetExportData(rq *request) ([]string, [][]string, error) {
 		}
 		header = append(append([]string{}, assetColumns...), cat.fieldNames...)
 		for _, a := range assets {
-			row := []string{deref(a.FormattedNumber), a.Name, a.Description, cat.typeName[a.TypeID], cat.name(cat.statusName, a.StatusID),
+			row := []string{derefText(a.FormattedNumber), a.Name, a.Description, cat.typeName[a.TypeID], cat.name(cat.statusName, a.StatusID),
 				cat.name(cat.fleetName, a.FleetID), cat.name(cat.locationName, a.LocationID), cat.name(cat.subName, a.SubLocationID),
 				strconv.FormatBool(a.Active)}
 			for _, fname := range cat.fieldNames {
@@ -93,7 +93,7 @@ func (s *Server) assetExportData(rq *request) ([]string, [][]string, error) {
 	return header, rows, err
 }
 
-func deref(s *string) string {
+func derefText(s *string) string {
 	if s == nil {
 		return ""
 	}
@@ -535,7 +535,7 @@ func (s *Server) importRow(ctx context.Context, tx *sql.Tx, q *db.Queries, userI
 			b.Fields[db.ID(f.ID).String()] = json.RawMessage("null")
 			continue
 		}
-		b.Fields[db.ID(f.ID).String()] = cellJSON(f, v)
+		b.Fields[db.ID(f.ID).String()] = assetCellJSON(f, v)
 	}
 	if existing == nil && rr.Number != "" && hasType {
 		n, ok := numberFromCell(q, ctx, orgID, typ, rr.Number)
@@ -555,7 +555,7 @@ func (s *Server) importRow(ctx context.Context, tx *sql.Tx, q *db.Queries, userI
 		if existing == nil {
 			g, err := s.createAsset(ctx, q, userID, orgID, &b)
 			if err == nil {
-				rr.Number = deref(g.FormattedNumber)
+				rr.Number = derefText(g.FormattedNumber)
 			}
 			return err
 		}
@@ -600,8 +600,8 @@ func inSavepoint(ctx context.Context, tx *sql.Tx, fn func() error) error {
 	return err
 }
 
-// cellJSON turns a cell into the JSON value its field's type expects.
-func cellJSON(f db.AssetField, v string) json.RawMessage {
+// assetCellJSON turns a cell into the JSON value its field's type expects.
+func assetCellJSON(f db.AssetField, v string) json.RawMessage {
 	switch f.Type {
 	case fieldNumber:
 		if _, err := strconv.ParseFloat(v, 64); err == nil {

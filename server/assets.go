@@ -23,7 +23,7 @@ const (
 	maxTextValue     = 1000
 )
 
-type fieldValueJSON struct {
+type assetFieldValueJSON struct {
 	Value any     `json:"value"`
 	Units *string `json:"units"`
 }
@@ -45,7 +45,7 @@ type assetJSON struct {
 	PrefixID        *db.ID                    `json:"prefix_id"`
 	SubscriptionID  *db.ID                    `json:"subscription_id"`
 	Active          bool                      `json:"active"`
-	Fields          map[string]fieldValueJSON `json:"fields"`
+	Fields          map[string]assetFieldValueJSON `json:"fields"`
 	CreatedAt       string                    `json:"created_at"`
 	UpdatedAt       string                    `json:"updated_at"`
 }
@@ -70,7 +70,7 @@ type assetGroupJSON struct {
 	Assets              []groupMemberJSON         `json:"assets"`
 	OpenWorkItemCount   int64                     `json:"open_work_item_count"`
 	ClosedWorkItemCount int64                     `json:"closed_work_item_count"`
-	Fields              map[string]fieldValueJSON `json:"fields"`
+	Fields              map[string]assetFieldValueJSON `json:"fields"`
 }
 
 // assetView is what rendering a set of groups needs, read in a fixed number
@@ -79,13 +79,13 @@ type assetView struct {
 	types       map[int64]assetTypeJSON
 	statuses    map[int64]assetStatusJSON
 	locations   map[int64]locationJSON
-	values      map[int64]map[string]fieldValueJSON
+	values      map[int64]map[string]assetFieldValueJSON
 	memberships map[int64][]db.AssetMembershipsOfRow // by asset id
 }
 
 func loadAssetView(ctx context.Context, q *db.Queries, rows []db.AssetGroup) (*assetView, error) {
 	v := &assetView{types: map[int64]assetTypeJSON{}, statuses: map[int64]assetStatusJSON{}, locations: map[int64]locationJSON{},
-		values: map[int64]map[string]fieldValueJSON{}, memberships: map[int64][]db.AssetMembershipsOfRow{}}
+		values: map[int64]map[string]assetFieldValueJSON{}, memberships: map[int64][]db.AssetMembershipsOfRow{}}
 	ids := make([]int64, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
@@ -145,14 +145,14 @@ func loadAssetView(ctx context.Context, q *db.Queries, rows []db.AssetGroup) (*a
 	for _, fv := range vals {
 		m := v.values[fv.GroupID]
 		if m == nil {
-			m = map[string]fieldValueJSON{}
+			m = map[string]assetFieldValueJSON{}
 			v.values[fv.GroupID] = m
 		}
 		var val any
 		if err := json.Unmarshal([]byte(fv.Value), &val); err != nil {
 			return nil, err
 		}
-		m[db.ID(fv.FieldID).String()] = fieldValueJSON{Value: val, Units: fv.Units}
+		m[db.ID(fv.FieldID).String()] = assetFieldValueJSON{Value: val, Units: fv.Units}
 	}
 	return v, nil
 }
@@ -201,11 +201,11 @@ func (v *assetView) locationOf(id *int64) *locationJSON {
 	return nil
 }
 
-func (v *assetView) fieldsOf(id int64) map[string]fieldValueJSON {
+func (v *assetView) fieldsOf(id int64) map[string]assetFieldValueJSON {
 	if m := v.values[id]; m != nil {
 		return m
 	}
-	return map[string]fieldValueJSON{}
+	return map[string]assetFieldValueJSON{}
 }
 
 // activeGroup is the active temporary or permanent group of an asset, if
