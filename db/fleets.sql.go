@@ -100,7 +100,8 @@ func (q *Queries) FleetGrantsDelete(ctx context.Context, arg FleetGrantsDeletePa
 
 const fleetInUse = `-- name: FleetInUse :one
 SELECT CAST(EXISTS (SELECT 1 FROM asset_types t WHERE t.fleet_id = ?1)
-    OR EXISTS (SELECT 1 FROM asset_groups g WHERE g.fleet_id = ?1) AS BOOLEAN) AS in_use
+    OR EXISTS (SELECT 1 FROM asset_groups g WHERE g.fleet_id = ?1)
+    OR EXISTS (SELECT 1 FROM work_items w WHERE w.fleet_id = ?1) AS BOOLEAN) AS in_use
 `
 
 // What still refers to a fleet: a fleet is deleted only when nothing does.

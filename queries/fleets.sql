@@ -19,7 +19,8 @@ RETURNING *;
 -- What still refers to a fleet: a fleet is deleted only when nothing does.
 -- name: FleetInUse :one
 SELECT CAST(EXISTS (SELECT 1 FROM asset_types t WHERE t.fleet_id = @fleet_id)
-    OR EXISTS (SELECT 1 FROM asset_groups g WHERE g.fleet_id = @fleet_id) AS BOOLEAN) AS in_use;
+    OR EXISTS (SELECT 1 FROM asset_groups g WHERE g.fleet_id = @fleet_id)
+    OR EXISTS (SELECT 1 FROM work_items w WHERE w.fleet_id = @fleet_id) AS BOOLEAN) AS in_use;
 
 -- A fleet's grants go with it.
 -- name: FleetDelete :exec

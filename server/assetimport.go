@@ -519,7 +519,7 @@ func (s *Server) importRow(ctx context.Context, tx *sql.Tx, q *db.Queries, userI
 		}
 		b.Active = &a
 	}
-	b.Fields = map[string]json.RawMessage{}
+	b.Fields, b.fieldNames = map[string]json.RawMessage{}, map[string]string{}
 	for h, v := range cell {
 		f, ok := cat.fieldByName[h]
 		if !ok {
@@ -531,6 +531,7 @@ func (s *Server) importRow(ctx context.Context, tx *sql.Tx, q *db.Queries, userI
 			}
 			continue
 		}
+		b.fieldNames[db.ID(f.ID).String()] = h
 		if v == "" {
 			b.Fields[db.ID(f.ID).String()] = json.RawMessage("null")
 			continue

@@ -64,7 +64,7 @@ func TestAssetImportExport(t *testing.T) {
 				t.Fatalf("report %v", rep)
 			}
 			errs := rows[1].(map[string]any)["errors"].(map[string]any)
-			if errs["fields."+f.mileage] == nil || errs["fields."+f.fuel] == nil {
+			if errs["mileage"] == nil || errs["fuel"] == nil {
 				t.Errorf("row 3 errors %v", errs)
 			}
 			if rows[2].(map[string]any)["errors"].(map[string]any)["type"] == nil || rows[3].(map[string]any)["errors"].(map[string]any)["type"] == nil {

@@ -344,6 +344,17 @@ type assetBody struct {
 	Number         Opt[int64]                 `json:"number"`
 	Active         *bool                      `json:"active"`
 	Fields         map[string]json.RawMessage `json:"fields"`
+	// fieldNames, for PATCH .../fields: the name each field id was sent
+	// under, so a refusal names the key the caller sent.
+	fieldNames map[string]string
+}
+
+// fieldKey is how a refusal names the value sent for field id key.
+func (b *assetBody) fieldKey(key string) string {
+	if name, ok := b.fieldNames[key]; ok {
+		return name
+	}
+	return "fields." + key
 }
 
 var assetReadOnly = []string{"id", "organisation_id", "type", "status", "location", "position", "formatted_number", "created_at", "updated_at"}
@@ -611,7 +622,8 @@ func loadTypeFields(ctx context.Context, q *db.Queries, typeID int64) (typeField
 
 // writeFields checks every value of fields (keyed by field id) against the
 // group's type and writes them; one 400 names every field at fault.
-func writeFields(ctx context.Context, q *db.Queries, g db.AssetGroup, fields map[string]json.RawMessage, prefix string) error {
+func writeFields(ctx context.Context, q *db.Queries, g db.AssetGroup, b *assetBody) error {
+	fields := b.Fields
 	if len(fields) == 0 {
 		return nil
 	}
@@ -628,7 +640,7 @@ func writeFields(ctx context.Context, q *db.Queries, g db.AssetGroup, fields map
 	}
 	var writes []write
 	for key, raw := range fields {
-		name := prefix + key
+		name := b.fieldKey(key)
 		id, ok := db.ParseID(key)
 		f, attached := tf.byID[int64(id)]
 		if !ok || !attached {
@@ -840,7 +852,7 @@ func (s *Server) createAsset(ctx context.Context, q *db.Queries, userID, orgID i
 	if err != nil {
 		return g, err
 	}
-	if err := writeFields(ctx, q, g, b.Fields, "fields."); err != nil {
+	if err := writeFields(ctx, q, g, b); err != nil {
 		return g, err
 	}
 	if b.GroupID.Set && b.GroupID.ID != 0 {
@@ -1022,7 +1034,7 @@ func (s *Server) patchGroup(ctx context.Context, q *db.Queries, userID int64, g 
 	if err := q.AssetFieldValuesPrune(ctx, db.AssetFieldValuesPruneParams{GroupID: g.ID, TypeID: g.TypeID}); err != nil {
 		return g, err
 	}
-	if err := writeFields(ctx, q, g, b.Fields, "fields."); err != nil {
+	if err := writeFields(ctx, q, g, b); err != nil {
 		return g, err
 	}
 	if b.GroupID.Set && g.Ephemerality == ephemeralSingle {
@@ -1057,8 +1069,8 @@ func (s *Server) groupPatchWith(rq *request, assetsOnly bool) error {
 		if ro, err = rq.decodePatch(&b, readOnly...); err != nil {
 			return err
 		}
-		if !assetsOnly && (b.GroupID.Set || b.PrefixID.Set || b.Number.Set) {
-			return badRequest("group_id, prefix_id and number are asset fields, not group fields.")
+		if !assetsOnly && (b.GroupID.Set || b.PrefixID.Set || b.Number.Set || b.SubscriptionID.Set) {
+			return badRequest("group_id, prefix_id, number and subscription_id are asset fields, not group fields.")
 		}
 		if assetsOnly && (b.PrefixID.Set || b.Number.Set) {
 			return badRequest("prefix_id and number are set when an asset is created.")
@@ -1130,11 +1142,12 @@ func fieldsByName(ctx context.Context, q *db.Queries, g db.AssetGroup, keys map[
 		return err
 	}
 	builtins := map[string]json.RawMessage{}
-	b.Fields = map[string]json.RawMessage{}
+	b.Fields, b.fieldNames = map[string]json.RawMessage{}, map[string]string{}
 	p := problems{}
 	for key, raw := range keys {
 		if f, ok := tf.byName[strings.ToLower(strings.TrimSpace(key))]; ok {
 			b.Fields[db.ID(f.ID).String()] = raw
+			b.fieldNames[db.ID(f.ID).String()] = key
 		} else if name, ok := builtinFields[key]; ok {
 			builtins[name] = raw
 		} else {
@@ -1363,7 +1376,7 @@ func (s *Server) assetGroupCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFields(rq.ctx, q, g, b.Fields, "fields."); err != nil {
+		if err := writeFields(rq.ctx, q, g, &b); err != nil {
 			return err
 		}
 		out, err = renderGroup(rq.ctx, q, g)

@@ -126,6 +126,7 @@ func TestAssets(t *testing.T) {
 			}
 		}},
 		{"fields by unknown name", f.alice, "PATCH", ap + "/fields", map[string]any{"colour": "red"}, 400, wantField("colour")},
+		{"a bad value is named as sent", f.alice, "PATCH", ap + "/fields", map[string]any{"Mileage": "far"}, 400, wantField("Mileage")},
 		{"fields by name, other organisation", f.mallory, "PATCH", ap + "/fields", map[string]any{"mileage": 1}, 403, nil},
 		{"subscription moved away frees its place", f.alice, "PATCH", ap, map[string]any{"subscription_id": nil}, 200, nil},
 		{"freed", f.alice, "GET", "/asset-subscriptions/" + f.subscription, nil, 200, wantKey("allocated", 0)},
@@ -220,6 +221,7 @@ func TestAssetGroups(t *testing.T) {
 		{"single group fields cannot be patched", f.alice, "PATCH", single + "/fields", map[string]any{"name": "Renamed"}, 400, nil},
 		{"member cannot patch a group", f.bob, "PATCH", cp, map[string]any{"name": "C2"}, 403, nil},
 		{"other organisation cannot patch a group", f.mallory, "PATCH", cp, map[string]any{"name": "C2"}, 403, nil},
+		{"subscriptions are for assets", f.alice, "PATCH", cp, map[string]any{"subscription_id": f.subscription}, 400, nil},
 		{"group patch unknown field", f.alice, "PATCH", cp, map[string]any{"fields": map[string]any{f.mileage: 1}}, 400, wantField("fields." + f.mileage)},
 		{"group patch", f.alice, "PATCH", cp, map[string]any{"name": "Convoy 2", "active": false}, 200, wantKey("active", false)},
 		{"group of the other kind refused", f.alice, "PATCH", cp, map[string]any{"type_id": f.truck}, 400, wantField("type_id")},
@@ -344,4 +346,43 @@ func TestAssetNumbersConcurrent(t *testing.T) {
 			t.Fatalf("numbers %v, want TR-001..TR-100 each once", nums)
 		}
 	}
+}
+
+// TestAssetGroupWorkItemCounts: the counts on asset groups follow work
+// items through create, status changes, moves and the foreign-organisation
+// refusal (issue 14's work items, counted by triggers of migration 0026).
+func TestAssetGroupWorkItemCounts(t *testing.T) {
+	f := newAssetFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	asset := e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.plainType, "name": "A1"}).obj(t)["id"].(string)
+	other := e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.plainType, "name": "A2"}).obj(t)["id"].(string)
+	evilAsset := e.must(201, f.mallory, "POST", "/organisations/"+f.evil+"/assets",
+		map[string]any{"type_id": e.must(201, f.mallory, "POST", "/organisations/"+f.evil+"/asset-types", map[string]any{"ephemerality": 0}).obj(t)["id"]}).obj(t)["id"].(string)
+	wt := e.must(201, f.alice, "POST", acme+"/work-item-types", map[string]any{"name": "Repair", "colour": "#112233"}).obj(t)["id"].(string)
+	counts := func(id string, open, closed int) func(t *testing.T, r *testResponse) {
+		return func(t *testing.T, r *testResponse) {
+			for _, g := range r.arr(t) {
+				if g["id"] == id && (g["open_work_item_count"] != float64(open) || g["closed_work_item_count"] != float64(closed)) {
+					t.Errorf("group %s counts %v/%v, want %d/%d", id, g["open_work_item_count"], g["closed_work_item_count"], open, closed)
+				}
+			}
+		}
+	}
+	groups := acme + "/asset-groups?ephemerality=0"
+	e.run(t, []scenario{
+		{"asset group of another organisation", f.alice, "POST", acme + "/workitems", map[string]any{"type_id": wt, "title": "Fix it", "asset_group_id": evilAsset}, 400, wantField("asset_group_id")},
+		{"fleet of this organisation", f.alice, "POST", acme + "/workitems", map[string]any{"type_id": wt, "title": "Fleet job", "fleet_id": f.fleet}, 201, nil},
+	})
+	w := e.must(201, f.alice, "POST", acme+"/workitems", map[string]any{"type_id": wt, "title": "Fix brakes", "asset_group_id": asset}).obj(t)["id"].(string)
+	e.must(201, f.alice, "POST", acme+"/workitems", map[string]any{"type_id": wt, "title": "Fix lights", "asset_group_id": asset})
+	e.run(t, []scenario{
+		{"two open", f.bob, "GET", groups, nil, 200, counts(asset, 2, 0)},
+		{"close one", f.alice, "PATCH", "/workitems/" + w, map[string]any{"status": "closed"}, 200, nil},
+		{"one open, one closed", f.bob, "GET", groups, nil, 200, counts(asset, 1, 1)},
+		{"move it", f.alice, "PATCH", "/workitems/" + w, map[string]any{"asset_group_id": other}, 200, nil},
+		{"moved", f.bob, "GET", groups, nil, 200, func(t *testing.T, r *testResponse) {
+			counts(asset, 1, 0)(t, r)
+			counts(other, 0, 1)(t, r)
+		}},
+	})
 }
