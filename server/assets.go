@@ -29,25 +29,25 @@ type assetFieldValueJSON struct {
 }
 
 type assetJSON struct {
-	ID              db.ID                     `json:"id"`
-	OrganisationID  db.ID                     `json:"organisation_id"`
-	FleetID         *db.ID                    `json:"fleet_id"`
-	Type            *assetTypeJSON            `json:"type"`
-	Status          *assetStatusJSON          `json:"status"`
-	Location        *locationJSON             `json:"location"`
-	SubLocationID   *db.ID                    `json:"sub_location_id"`
-	GroupID         *db.ID                    `json:"group_id"`
-	Position        int64                     `json:"position"`
-	Name            string                    `json:"name"`
-	Description     string                    `json:"description"`
-	Number          *int64                    `json:"number"`
-	FormattedNumber *string                   `json:"formatted_number"`
-	PrefixID        *db.ID                    `json:"prefix_id"`
-	SubscriptionID  *db.ID                    `json:"subscription_id"`
-	Active          bool                      `json:"active"`
+	ID              db.ID                          `json:"id"`
+	OrganisationID  db.ID                          `json:"organisation_id"`
+	FleetID         *db.ID                         `json:"fleet_id"`
+	Type            *assetTypeJSON                 `json:"type"`
+	Status          *assetStatusJSON               `json:"status"`
+	Location        *locationJSON                  `json:"location"`
+	SubLocationID   *db.ID                         `json:"sub_location_id"`
+	GroupID         *db.ID                         `json:"group_id"`
+	Position        int64                          `json:"position"`
+	Name            string                         `json:"name"`
+	Description     string                         `json:"description"`
+	Number          *int64                         `json:"number"`
+	FormattedNumber *string                        `json:"formatted_number"`
+	PrefixID        *db.ID                         `json:"prefix_id"`
+	SubscriptionID  *db.ID                         `json:"subscription_id"`
+	Active          bool                           `json:"active"`
 	Fields          map[string]assetFieldValueJSON `json:"fields"`
-	CreatedAt       string                    `json:"created_at"`
-	UpdatedAt       string                    `json:"updated_at"`
+	CreatedAt       string                         `json:"created_at"`
+	UpdatedAt       string                         `json:"updated_at"`
 }
 
 type groupMemberJSON struct {
@@ -56,20 +56,20 @@ type groupMemberJSON struct {
 }
 
 type assetGroupJSON struct {
-	ID                  db.ID                     `json:"id"`
-	OrganisationID      db.ID                     `json:"organisation_id"`
-	Type                *assetTypeJSON            `json:"type"`
-	Ephemerality        int64                     `json:"ephemerality"`
-	Active              bool                      `json:"active"`
-	Name                string                    `json:"name"`
-	Description         string                    `json:"description"`
-	FleetID             *db.ID                    `json:"fleet_id"`
-	Status              *assetStatusJSON          `json:"status"`
-	Location            *locationJSON             `json:"location"`
-	SubLocationID       *db.ID                    `json:"sub_location_id"`
-	Assets              []groupMemberJSON         `json:"assets"`
-	OpenWorkItemCount   int64                     `json:"open_work_item_count"`
-	ClosedWorkItemCount int64                     `json:"closed_work_item_count"`
+	ID                  db.ID                          `json:"id"`
+	OrganisationID      db.ID                          `json:"organisation_id"`
+	Type                *assetTypeJSON                 `json:"type"`
+	Ephemerality        int64                          `json:"ephemerality"`
+	Active              bool                           `json:"active"`
+	Name                string                         `json:"name"`
+	Description         string                         `json:"description"`
+	FleetID             *db.ID                         `json:"fleet_id"`
+	Status              *assetStatusJSON               `json:"status"`
+	Location            *locationJSON                  `json:"location"`
+	SubLocationID       *db.ID                         `json:"sub_location_id"`
+	Assets              []groupMemberJSON              `json:"assets"`
+	OpenWorkItemCount   int64                          `json:"open_work_item_count"`
+	ClosedWorkItemCount int64                          `json:"closed_work_item_count"`
 	Fields              map[string]assetFieldValueJSON `json:"fields"`
 }
 
