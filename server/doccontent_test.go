@@ -369,3 +369,29 @@ func TestDocumentConcurrentEdits(t *testing.T) {
 		t.Fatalf("cell %q, winner %q", got, winner)
 	}
 }
+
+// TestDocumentLargeClauseText: clause text past the 1 MiB JSON limit up to
+// 16 MiB is taken (kept as a blob, read back whole); more is 400.
+func TestDocumentLargeClauseText(t *testing.T) {
+	f := newDocFixture(t)
+	e := f.e
+	c := content{f: f, doc: "/documents/" + f.doc}
+	h := c.head(t, "main")
+	big := strings.Repeat("0123456789abcdef", 3<<15) // 1.5 MiB
+	h = c.change(t, "POST", c.rev(h)+"/clauses", map[string]any{"text": big})
+	got := e.must(200, f.bob, "GET", c.rev(h)+"/clauses", nil).arr(t)
+	if len(got) != 1 || got[0]["text"] != big {
+		t.Fatalf("large text not kept whole (%d clauses)", len(got))
+	}
+	e.run(t, []scenario{
+		{"other JSON bodies keep the 1 MiB limit", f.alice, "PATCH", c.doc, map[string]any{"title": strings.Repeat("t", 2<<20)}, 413, nil},
+	})
+	// the 16 MiB rule itself, without pushing 16 MiB of JSON through the
+	// race detector
+	if err := checkClauseText(ptr(strings.Repeat("x", 16<<20+1))); err == nil {
+		t.Fatal("text over 16 MiB taken")
+	}
+	if err := checkClauseText(ptr(strings.Repeat("x", 16<<20))); err != nil {
+		t.Fatal("text of 16 MiB refused")
+	}
+}

@@ -607,6 +607,19 @@ func (s *Server) columnDelete(rq *request) error {
 
 // Clauses.
 
+// maxClauseBody lets a clause's text reach the spec's 16 MiB (JSON escapes
+// included) on the clause writes of a caller presenting a token.
+const maxClauseBody = 20 << 20
+
+// isClauseWrite: POST or PATCH of a clause, with a bearer token.
+func isClauseWrite(r *http.Request) bool {
+	if (r.Method != http.MethodPost && r.Method != http.MethodPatch) || r.Header.Get("Authorization") == "" {
+		return false
+	}
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	return len(parts) >= 5 && parts[0] == "documents" && parts[2] == "revisions" && parts[4] == "clauses"
+}
+
 type clauseBody struct {
 	After   *db.ID  `json:"after"`
 	Below   *db.ID  `json:"below"`

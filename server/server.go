@@ -281,6 +281,9 @@ func (s *Server) bodyLimit(r *http.Request) int64 {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.HasPrefix(mt, "multipart/") {
 		return s.cfg.MaxBody
 	}
+	if isClauseWrite(r) {
+		return min(maxClauseBody, s.cfg.MaxBody)
+	}
 	return min(s.cfg.MaxJSONBody, s.cfg.MaxBody)
 }
 
