@@ -223,7 +223,7 @@ func (p *page) fail(format string, args ...any) {
 // run does actions with a deadline, failing the test on error.
 func (p *page) run(actions ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(p.ctx, 45*time.Second)
 	defer cancel()
 	if err := chromedp.Do(ctx, actions...); err != nil {
 		p.fail("%v", err)
@@ -231,11 +231,11 @@ func (p *page) run(actions ...chromedp.Action[chromedp.Void]) {
 }
 
 // eval evaluates JavaScript and returns its value as T. An error (the page
-// navigating away, an element not rendered yet) is retried until a 20 s
+// navigating away, an element not rendered yet) is retried until a 45 s
 // deadline.
 func eval[T any](p *page, js string) T {
 	p.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(45 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
@@ -250,12 +250,12 @@ func eval[T any](p *page, js string) T {
 	}
 }
 
-// waitFor polls a JavaScript condition until it holds, with a 20 s
+// waitFor polls a JavaScript condition until it holds, with a 45 s
 // deadline. Errors while polling are expected (a navigation destroys the
 // page's JavaScript context) and only reported if the deadline passes.
 func (p *page) waitFor(cond, what string) {
 	p.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(45 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
 		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!(`+cond+`)`))
@@ -312,10 +312,10 @@ func (p *page) inputFor(label string) string {
 		` && l.htmlFor && document.getElementById(l.htmlFor)); return l ? l.htmlFor : '' })()`, fmt.Sprintf("a field labelled %q", label))
 }
 
-// pollValue evaluates js until it gives a non-empty string (deadline 20 s).
+// pollValue evaluates js until it gives a non-empty string (deadline 45 s).
 func pollValue(p *page, expr, what string) string {
 	p.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(45 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
@@ -339,7 +339,7 @@ func (p *page) click(text string) {
 	p.waitFor(find+` !== undefined`, fmt.Sprintf("a control %q", text))
 	p.run(chromedp.Evaluate[chromedp.Void](`(() => { document.querySelector('[data-click]')?.removeAttribute('data-click');
 		const e = ` + find + `; e.setAttribute('data-click', '1'); e.scrollIntoView({block: 'center'}) })()`))
-	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(p.ctx, 45*time.Second)
 	defer cancel()
 	// A click that starts a navigation may end with the old document gone:
 	// that is the click working, not failing.
@@ -1080,7 +1080,24 @@ func TestBrowserToolboxes(t *testing.T) {
 			p.axe("the meeting screen")
 			p.shot("toolbox-meeting-" + vp.name)
 			p.checkCSP()
-			p.click("← Back to the talk")
+
+			p.step = "the person's own QR code signs through the app"
+			p.nav("Tess")
+			p.click("Show my QR code")
+			p.waitFor(`document.querySelectorAll('svg.qr rect').length > 100`, "the personal QR code")
+			mine := pollValue(p, `document.querySelector('.my-code')?.innerText ?? ''`, "the personal code")
+			if eval[bool](p, `localStorage.length !== 0`) {
+				p.fail("the QR secret went to localStorage")
+			}
+			p.axe("the account page with its QR code")
+			p.open("/app/sign/" + talk + "?code=" + mine)
+			p.seeIn("h1", "Monday talk")
+			p.click("I was there: sign")
+			p.fill("Last name", "Tester")
+			p.click("I was there: sign")
+			p.see("You signed this talk. Thank you.")
+			p.open("/app/toolboxes/" + talk)
+			p.seeIn(`ul[aria-label="Signed by"]`, "app") // signed_method: the person's own code
 
 			p.step = "archive and back"
 			p.click("Archive")

@@ -144,6 +144,7 @@ export async function token(): Promise<string | null> {
 export async function signOut(): Promise<void> {
   const rt = sessionStorage.getItem(REFRESH_KEY);
   sessionStorage.removeItem(REFRESH_KEY);
+  sessionStorage.removeItem('workspace.qr'); // the meeting QR secret (MyQrCode)
   accessToken = '';
   if (rt) {
     await fetch('/oauth/revoke', {

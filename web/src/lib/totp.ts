@@ -50,8 +50,8 @@ function sha1(data: Uint8Array): Uint8Array {
 
 async function hmacSha1(key: Uint8Array, msg: Uint8Array): Promise<Uint8Array> {
   if (crypto.subtle) {
-    const k = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-1' }, false, ['sign']);
-    return new Uint8Array(await crypto.subtle.sign('HMAC', k, msg));
+    const k = await crypto.subtle.importKey('raw', new Uint8Array(key), { name: 'HMAC', hash: 'SHA-1' }, false, ['sign']);
+    return new Uint8Array(await crypto.subtle.sign('HMAC', k, new Uint8Array(msg)));
   }
   const block = new Uint8Array(64);
   block.set(key.length > 64 ? sha1(key) : key);
