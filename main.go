@@ -52,7 +52,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 		nodeID, maxBody, maxJSONBody, inFlightBody                                 int64
 		maxProjects, maxMembers, accountAttempts, addressAttempts, connsPerAddress int
 		registration, allowPrivateEgress                                           bool
-		backupDir                                                                  string
+		backupDir, metricsAddr                                                     string
 		backupEvery                                                                time.Duration
 		backupKeep                                                                 int
 		oidcIssuers, oidcAudiences, oauthClients                                   []string
@@ -136,6 +136,22 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			// write timeout bounds a client that reads answers too slowly.
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, WriteTimeout: 15 * time.Minute}
 			errc := make(chan error, 1)
+			if metricsAddr != "" {
+				mln, err := net.Listen("tcp", metricsAddr)
+				if err != nil {
+					return fmt.Errorf("--metrics-addr: %w", err)
+				}
+				mux := http.NewServeMux()
+				mux.Handle("GET /metrics", h.Metrics())
+				msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+				defer msrv.Close()
+				go func() {
+					if err := msrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+						logger.Error("metrics listener", "err", err)
+					}
+				}()
+				fmt.Fprintf(stdout, "metrics on http://%s/metrics\n", mln.Addr())
+			}
 			go func() { errc <- srv.Serve(server.JSONProtocolErrors(server.LimitConnsPerAddress(ln, connsPerAddress))) }()
 			logger.Info("serving", "addr", ln.Addr().String(), "db", dbPath, "issuer", issuerURL)
 			fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
@@ -177,6 +193,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 	f.StringVar(&smtpURL, "smtp-url", "", "send mail through smtp://user:pass@host:port?from=addr (default: log and outbox)")
 	f.StringVar(&issuerURL, "issuer-url", "", "public base URL named in tokens (default: http://<addr>)")
 	f.StringVar(&audience, "audience", "workspace", "audience of the server's own access tokens")
+	f.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics on a listener of their own (off when empty)")
 	f.StringVar(&backupDir, "backup-dir", "", "take online backups into this directory on a schedule (off when empty)")
 	f.DurationVar(&backupEvery, "backup-every", time.Hour, "time between scheduled backups (with --backup-dir)")
 	f.IntVar(&backupKeep, "backup-keep", 24, "scheduled backups to keep, oldest deleted first (0 keeps all)")

@@ -543,3 +543,30 @@ func TestScheduledBackups(t *testing.T) {
 		t.Fatalf("kept %d copies, want at most 2", len(copies))
 	}
 }
+
+// TestServeMetricsListener: --metrics-addr serves the metrics on a listener
+// of their own; the API's listener does not have them.
+func TestServeMetricsListener(t *testing.T) {
+	s := startServe(t, "--db", filepath.Join(t.TempDir(), "ws.db"), "--synchronous", "NORMAL", "--metrics-addr", "127.0.0.1:0")
+	out := s.out.String()
+	i := strings.Index(out, "metrics on http://")
+	if i < 0 {
+		t.Fatalf("no metrics line in %q", out)
+	}
+	url := strings.TrimSpace(strings.SplitN(out[i+len("metrics on "):], "\n", 2)[0])
+	if st, _, _ := call(t, "GET", s.base+"/readyz", "", "", ""); st != http.StatusOK {
+		t.Fatalf("readyz: %d", st)
+	}
+	r, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != 200 || !strings.Contains(string(body), `workspace_http_requests_total{code="200",route="GET /readyz"}`) {
+		t.Fatalf("metrics: %d %s", r.StatusCode, body)
+	}
+	if r, err := http.Get(s.base + "/metrics"); err != nil || r.StatusCode != http.StatusNotFound {
+		t.Fatalf("the API listener answers /metrics: %v %v", err, r.StatusCode)
+	}
+}

@@ -546,6 +546,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.integrationCreateStmt, err = db.PrepareContext(ctx, integrationCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query IntegrationCreate: %w", err)
 	}
+	if q.integrationDeliveriesPendingStmt, err = db.PrepareContext(ctx, integrationDeliveriesPending); err != nil {
+		return nil, fmt.Errorf("error preparing query IntegrationDeliveriesPending: %w", err)
+	}
 	if q.integrationGetStmt, err = db.PrepareContext(ctx, integrationGet); err != nil {
 		return nil, fmt.Errorf("error preparing query IntegrationGet: %w", err)
 	}
@@ -2210,6 +2213,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing integrationCreateStmt: %w", cerr)
 		}
 	}
+	if q.integrationDeliveriesPendingStmt != nil {
+		if cerr := q.integrationDeliveriesPendingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing integrationDeliveriesPendingStmt: %w", cerr)
+		}
+	}
 	if q.integrationGetStmt != nil {
 		if cerr := q.integrationGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing integrationGetStmt: %w", cerr)
@@ -3738,6 +3746,7 @@ type Queries struct {
 	inductionRevisionListStmt                 *sql.Stmt
 	inductionSetRevisionStmt                  *sql.Stmt
 	integrationCreateStmt                     *sql.Stmt
+	integrationDeliveriesPendingStmt          *sql.Stmt
 	integrationGetStmt                        *sql.Stmt
 	integrationListStmt                       *sql.Stmt
 	integrationUpdateStmt                     *sql.Stmt
@@ -4181,6 +4190,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		inductionRevisionListStmt:                 q.inductionRevisionListStmt,
 		inductionSetRevisionStmt:                  q.inductionSetRevisionStmt,
 		integrationCreateStmt:                     q.integrationCreateStmt,
+		integrationDeliveriesPendingStmt:          q.integrationDeliveriesPendingStmt,
 		integrationGetStmt:                        q.integrationGetStmt,
 		integrationListStmt:                       q.integrationListStmt,
 		integrationUpdateStmt:                     q.integrationUpdateStmt,

@@ -209,6 +209,17 @@ func (q *Queries) IntegrationCreate(ctx context.Context, arg IntegrationCreatePa
 	return i, err
 }
 
+const integrationDeliveriesPending = `-- name: IntegrationDeliveriesPending :one
+SELECT count(*) FROM integration_deliveries WHERE status = 'pending'
+`
+
+func (q *Queries) IntegrationDeliveriesPending(ctx context.Context) (int64, error) {
+	row := q.queryRow(ctx, q.integrationDeliveriesPendingStmt, integrationDeliveriesPending)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const integrationGet = `-- name: IntegrationGet :one
 SELECT id, organisation_id, item_type, provider, enabled, url, secret, created_at FROM integrations WHERE id = ?1
 `

@@ -89,3 +89,32 @@ func apply(ctx context.Context, w *sql.DB, m migration) error {
 	}
 	return tx.Commit()
 }
+
+// PendingMigrations counts the embedded migrations the database has not
+// recorded (0 when it is up to date), for the readiness check.
+func PendingMigrations(ctx context.Context, d *sql.DB) (int, error) {
+	ms, err := migrations()
+	if err != nil {
+		return 0, err
+	}
+	applied := map[int]bool{}
+	rows, err := d.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return 0, err
+		}
+		applied[v] = true
+	}
+	n := 0
+	for _, m := range ms {
+		if !applied[m.version] {
+			n++
+		}
+	}
+	return n, rows.Err()
+}

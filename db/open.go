@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -48,6 +49,7 @@ type Store struct {
 	readGens  sync.Map           // *Queries of running read transactions -> generation at BEGIN
 	closeOnce sync.Once
 	loopDone  chan struct{}
+	observer  atomic.Pointer[func(members int, took time.Duration)]
 }
 
 func dsn(path, sync string, readOnly bool) string {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // maxBatch bounds how many write transactions share one commit.
@@ -70,9 +71,17 @@ func (s *Store) writeLoop() {
 				break collect
 			}
 		}
+		start := time.Now()
 		s.runBatch(batch)
+		if f := s.observer.Load(); f != nil {
+			(*f)(len(batch), time.Since(start))
+		}
 	}
 }
+
+// ObserveBatches has f called after every write batch (group commit) with
+// its number of transactions and how long it took, for the metrics.
+func (s *Store) ObserveBatches(f func(members int, took time.Duration)) { s.observer.Store(&f) }
 
 // runBatch commits a batch and answers every member. If SQLite aborted the
 // shared transaction under a member, every member run so far is answered

@@ -38,3 +38,6 @@ WHERE id = @id;
 
 -- name: DeliveryList :many
 SELECT * FROM integration_deliveries WHERE integration_id = @integration_id ORDER BY id DESC LIMIT 200;
+
+-- name: IntegrationDeliveriesPending :one
+SELECT count(*) FROM integration_deliveries WHERE status = 'pending';

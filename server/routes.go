@@ -18,6 +18,7 @@ type route struct {
 func (s *Server) routes() []route {
 	return []route{
 		{"GET", "/healthz", public, s.healthz},
+		{"GET", "/readyz", public, s.readyz},
 
 		// The web app (web/dist, docs/web.md); / sends a browser to it.
 		{"GET", "/", public, s.appRoot},
@@ -365,7 +366,7 @@ func (s *Server) buildRouter() *httprouter.Router {
 	rt.RedirectFixedPath = false
 	rt.HandleMethodNotAllowed = true
 	for _, r := range s.routes() {
-		rt.Handle(r.method, r.path, s.handle(r.access, r.handler))
+		rt.Handle(r.method, r.path, s.handle(r.method+" "+r.path, r.access, r.handler))
 	}
 	rt.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, notFound("No such path."))

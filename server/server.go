@@ -67,14 +67,15 @@ type Config struct {
 
 // Server holds the dependencies of every handler.
 type Server struct {
-	cfg    Config
-	store  *db.Store
-	log    *slog.Logger
-	auth   *authenticator
-	users  userCache
-	shown  userCache // users shown in objects (creators), deleted ones included
-	access *accessCache
-	bodies *bodyBudget
+	cfg     Config
+	store   *db.Store
+	log     *slog.Logger
+	auth    *authenticator
+	metrics *metrics
+	users   userCache
+	shown   userCache // users shown in objects (creators), deleted ones included
+	access  *accessCache
+	bodies  *bodyBudget
 	// avatars keeps resized avatars (32 MiB).
 	avatars *resizedCache
 	mailer  *mailer
@@ -144,6 +145,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		hsts: strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
 		app:  defaultAppFiles,
 	}
+	s.metrics = newMetrics(store)
 	s.mailer = &mailer{smtp: smtpURL, store: store, log: cfg.Logger, now: s.clock}
 	s.router = s.buildRouter()
 	if cfg.WebhookPoll > 0 {
@@ -216,6 +218,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := strconv.FormatUint(requestCounter.Add(1), 36)
 	ctx := context.WithValue(r.Context(), requestIDKey, id)
 	ctx = withAccessCache(ctx, s.access)
+	route := &routeSlot{pattern: "unmatched"}
+	ctx = context.WithValue(ctx, routeKey{}, route)
 	r = r.WithContext(context.WithValue(ctx, loggerKey, s.log))
 	// The id is what a 500 names; the header lets a client quote it for any answer.
 	h := w.Header()
@@ -241,9 +245,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if sw.status == 0 {
 			sw.status = http.StatusOK // what net/http sends for a handler that wrote nothing
 		}
+		took := time.Since(start)
+		s.metrics.observe(route.pattern, sw.status, took)
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("id", id), slog.String("method", r.Method), slog.String("path", path),
-			slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)))
+			slog.Int("status", sw.status), slog.Duration("duration", took))
 	}()
 	if r.Body != nil && r.ContentLength != 0 && r.Body != http.NoBody {
 		limit := s.bodyLimit(r)
@@ -345,8 +351,11 @@ const (
 )
 
 // handle wraps a handler with authentication and the one error exit.
-func (s *Server) handle(acc access, h handlerFunc) httprouter.Handle {
+func (s *Server) handle(pattern string, acc access, h handlerFunc) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		if slot, ok := r.Context().Value(routeKey{}).(*routeSlot); ok {
+			slot.pattern = pattern
+		}
 		rq := &request{w: w, r: r, params: ps, ctx: r.Context()}
 		if acc == authenticated {
 			u, err := s.authenticate(r)

@@ -173,8 +173,8 @@ func TestWriteError(t *testing.T) {
 func TestPanicsAndInternalErrors(t *testing.T) {
 	var log syncBuffer
 	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewJSONHandler(&log, nil)) })
-	e.srv.router.Handle("GET", "/test/panic", e.srv.handle(public, func(rq *request) error { panic("boom secret") }))
-	e.srv.router.Handle("GET", "/test/fail", e.srv.handle(public, func(rq *request) error { return errors.New("driver secret") }))
+	e.srv.router.Handle("GET", "/test/panic", e.srv.handle("test", public, func(rq *request) error { panic("boom secret") }))
+	e.srv.router.Handle("GET", "/test/fail", e.srv.handle("test", public, func(rq *request) error { return errors.New("driver secret") }))
 	for _, path := range []string{"/test/panic", "/test/fail"} {
 		t.Run(path, func(t *testing.T) {
 			r := e.do(nil, "GET", path, nil)
