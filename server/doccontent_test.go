@@ -395,3 +395,64 @@ func TestDocumentLargeClauseText(t *testing.T) {
 		t.Fatal("text of 16 MiB refused")
 	}
 }
+
+// TestDocumentCalculations: formula columns compute on read and in the
+// field update's answer, conditional formatting gives colours, and bad
+// expressions and cycles are refused when saved.
+func TestDocumentCalculations(t *testing.T) {
+	f := newDocFixture(t)
+	e := f.e
+	c := content{f: f, doc: "/documents/" + f.doc}
+	h := c.head(t, "main")
+	for _, col := range []map[string]any{
+		{"name": "qty", "type": "number"},
+		{"name": "rate", "type": "number"},
+		{"name": "note", "type": "text", "conditional_formatting": `qty > 10 ? "#ff0000" : ""`},
+		{"name": "total", "type": "formula", "formula": "qty * rate"},
+		{"name": "double", "type": "formula", "formula": "total * 2"},
+		{"name": "broken", "type": "formula", "formula": "note * 2"},
+	} {
+		h = c.change(t, "POST", c.rev(h)+"/columns", col)
+	}
+	ids := map[string]string{}
+	for _, col := range e.must(200, f.alice, "GET", c.rev(h)+"/columns", nil).arr(t) {
+		ids[col["name"].(string)] = col["column_id"].(string)
+	}
+	h = c.change(t, "POST", c.rev(h)+"/clauses", map[string]any{"text": "priced"})
+	clause := c.clauseIDs(t, h)[0]
+	h = c.change(t, "PATCH", c.rev(h)+"/fields", map[string]any{"clause_id": clause, "column_id": ids["qty"], "value": "12"})
+	r := e.must(200, f.alice, "PATCH", c.rev(h)+"/fields", map[string]any{"clause_id": clause, "column_id": ids["rate"], "value": "2.5"}).obj(t)
+	got := map[string]string{}
+	colour := ""
+	for _, fv := range r["fields"].([]any) {
+		m := fv.(map[string]any)
+		got[m["column_id"].(string)] = m["value"].(string)
+		if m["column_id"] == ids["note"] && m["background_colour"] != nil {
+			colour = m["background_colour"].(string)
+		}
+	}
+	if got[ids["total"]] != "30" || got[ids["double"]] != "60" || got[ids["broken"]] != "#ERROR" || colour != "#FF0000" {
+		t.Fatalf("calculated fields %v (colour %q): %v", got, colour, r)
+	}
+	h = r["hash"].(string)
+	read := c.cells(t, h)
+	if read[clause+"/"+ids["total"]] != "30" {
+		t.Fatalf("calculated on read: %v", read)
+	}
+	rev := c.rev(h)
+	e.run(t, []scenario{
+		{"formula that does not compile", f.alice, "POST", rev + "/columns", map[string]any{"name": "bad", "type": "formula", "formula": "qty *"}, 400, wantField("formula")},
+		{"formula naming no column", f.alice, "POST", rev + "/columns", map[string]any{"name": "bad", "type": "formula", "formula": "nope * 2"}, 400, wantField("formula")},
+		{"formula column without a formula", f.alice, "POST", rev + "/columns", map[string]any{"name": "bad", "type": "formula"}, 400, wantField("formula")},
+		{"formatting that does not compile", f.alice, "PATCH", rev + "/columns/" + ids["note"], map[string]any{"conditional_formatting": "(("}, 400, wantField("conditional_formatting")},
+		{"a cycle", f.alice, "PATCH", rev + "/columns/" + ids["total"], map[string]any{"formula": "double + 1"}, 400, wantField("formula")},
+		{"a formula naming itself", f.alice, "PATCH", rev + "/columns/" + ids["total"], map[string]any{"formula": "total + 1"}, 400, wantField("formula")},
+		{"a formula cell cannot be set", f.alice, "PATCH", rev + "/fields", map[string]any{"clause_id": clause, "column_id": ids["total"], "value": "1"}, 400, wantField("value")},
+		{"a column a formula uses", f.alice, "DELETE", rev + "/columns/" + ids["rate"], nil, 400, nil},
+		{"expr builtins are not column names", f.alice, "POST", rev + "/columns", map[string]any{"name": "rounded", "type": "formula", "formula": "round(rate)"}, 200, nil},
+		{"a column by id", f.alice, "PATCH", rev + "/columns/" + ids["double"], map[string]any{"formula": "c" + ids["total"] + " * 3"}, 200, nil},
+	})
+	if v := c.cells(t, c.head(t, "main"))[clause+"/"+ids["double"]]; v != "90" {
+		t.Fatalf("formula by column id gave %q", v)
+	}
+}

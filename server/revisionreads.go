@@ -59,6 +59,7 @@ func clausesOf(rev db.DocumentRevision, doc *docengine.Doc, sheet int64, skip, t
 	if err != nil {
 		return nil, 0, err
 	}
+	plan, _ := planCalc(doc.R.Columns) // a stored revision's plan compiles (checked on save)
 	// positions within each sheet: the rank of the first row's key
 	first := map[int64]int{}
 	out := make([]clauseJSON, 0, len(rows))
@@ -72,12 +73,8 @@ func clausesOf(rev db.DocumentRevision, doc *docengine.Doc, sheet int64, skip, t
 			pos = n
 		}
 		first[r.Sheet] = pos + 1
-		cj := clauseJSON{RevisionID: db.ID(rev.ID), ClauseID: db.ID(r.ID), SheetID: db.ID(r.Sheet), Order: pos, Text: r.Text, Fields: []cellJSON{}}
-		for _, c := range doc.R.Columns {
-			if v, ok := r.Cells[c.ID]; ok {
-				cj.Fields = append(cj.Fields, cellJSON{ColumnID: db.ID(c.ID), Value: v})
-			}
-		}
+		cj := clauseJSON{RevisionID: db.ID(rev.ID), ClauseID: db.ID(r.ID), SheetID: db.ID(r.Sheet), Order: pos, Text: r.Text,
+			Fields: cellsOf(plan, doc.R.Columns, r.Cells)}
 		out = append(out, cj)
 	}
 	return out, total, nil
@@ -480,4 +477,30 @@ func (s *Server) branchDelete(rq *request) error {
 		return err
 	}
 	return rq.noContent()
+}
+
+// cellsOf renders a clause's cells in column order with calculated values
+// and background colours.
+func cellsOf(plan *calcPlan, cols []docengine.Column, cells map[int64]string) []cellJSON {
+	var values, colours map[int64]string
+	if plan != nil {
+		values, colours = plan.row(cells)
+	}
+	out := []cellJSON{}
+	for _, c := range cols {
+		v, ok := cells[c.ID]
+		if c.Type == "formula" {
+			v, ok = values[c.ID], values[c.ID] != ""
+		}
+		colour, coloured := colours[c.ID]
+		if !ok && !coloured {
+			continue
+		}
+		cj := cellJSON{ColumnID: db.ID(c.ID), Value: v}
+		if coloured {
+			cj.BackgroundColour = &colour
+		}
+		out = append(out, cj)
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -374,6 +375,16 @@ func (s *Server) change(rq *request, op func(q *db.Queries, d db.Document, doc *
 			if len(conflicts) > 0 {
 				return conflictError(head, conflicts)
 			}
+			// the merged columns' expressions must still compile without a cycle
+			mr, err := st.Root(merged)
+			if err != nil {
+				return err
+			}
+			var pe *calcPlanError
+			if _, err := planCalc(mr.Columns); errors.As(err, &pe) {
+				return conflictError(head, []docengine.Conflict{{ID: fmt.Sprintf("constraint:0:0:%d:%s", pe.columnID, pe.field),
+					Kind: docengine.KindConstraint, ColumnID: pe.columnID, Ours: pe.msg}})
+			}
 			result = merged
 		}
 		res.branch = br
@@ -558,7 +569,10 @@ func (s *Server) columnCreate(rq *request) error {
 		if err := b.apply(rq.ctx, q, d, &c); err != nil {
 			return err
 		}
-		return doc.AddColumn(c)
+		if err := doc.AddColumn(c); err != nil {
+			return err
+		}
+		return checkCalc(doc)
 	})
 }
 
@@ -591,7 +605,10 @@ func (s *Server) columnPatch(rq *request) error {
 		if err := b.apply(rq.ctx, q, d, &c); err != nil {
 			return err
 		}
-		return doc.PatchColumn(c)
+		if err := doc.PatchColumn(c); err != nil {
+			return err
+		}
+		return checkCalc(doc)
 	})
 }
 
@@ -601,8 +618,25 @@ func (s *Server) columnDelete(rq *request) error {
 		return err
 	}
 	return s.answerChange(rq, func(_ *db.Queries, _ db.Document, doc *docengine.Doc) error {
-		return doc.DeleteColumn(colID)
+		if err := doc.DeleteColumn(colID); err != nil {
+			return err
+		}
+		if _, err := planCalc(doc.R.Columns); err != nil {
+			return badRequest("The column is used by an expression of another column; change that first.")
+		}
+		return nil
 	})
+}
+
+// checkCalc refuses a column change whose expressions do not compile or
+// make a formula cycle (400 naming formula or conditional_formatting).
+func checkCalc(doc *docengine.Doc) error {
+	_, err := planCalc(doc.R.Columns)
+	var pe *calcPlanError
+	if errors.As(err, &pe) {
+		return fieldError(pe.field, pe.msg)
+	}
+	return err
 }
 
 // Clauses.
@@ -814,10 +848,9 @@ func (s *Server) fieldUpdate(rq *request) error {
 	// the clause's cells as they are in the result (the value sent, or the
 	// head's when the change merged onto a newer head)
 	if _, cl, err := res.doc.ClauseAt(clauseID); err == nil {
-		for _, col := range res.doc.R.Columns {
-			if v, ok := cl.Cells[col.ID]; ok {
-				out.Fields = append(out.Fields, fieldCellJSON{ColumnID: db.ID(col.ID), ClauseID: db.ID(clauseID), Value: v})
-			}
+		plan, _ := planCalc(res.doc.R.Columns)
+		for _, c := range cellsOf(plan, res.doc.R.Columns, cl.Cells) {
+			out.Fields = append(out.Fields, fieldCellJSON{ColumnID: c.ColumnID, ClauseID: db.ID(clauseID), Value: c.Value, BackgroundColour: c.BackgroundColour})
 		}
 	}
 	return rq.json(http.StatusOK, out)
