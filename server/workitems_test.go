@@ -239,3 +239,32 @@ func TestWorkItemNumbersConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkItemRowsNever5xx: malformed bodies, ids and queries on every
+// work item row answer 4xx, never 5xx.
+func TestWorkItemRowsNever5xx(t *testing.T) {
+	f := newWIFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	w := e.must(201, f.alice, "POST", acme+"/workitems", map[string]any{"type_id": f.task, "title": "Target"}).obj(t)["id"].(string)
+	bodies := []any{nil, "", "null", "[]", "{", `"text"`, `{"type_id": {}, "title": [1], "assignee_ids": "x", "status": 5}`,
+		`{"type_id": "99999999999999999999", "project_id": -1, "start_at": "9999-12-31T23:59:59-01:00", "assignee_ids": [null]}`,
+		`{"milestone_id": "1", "sub_location_id": "1", "asset_group_id": "1", "finish_at": null, "prefix_id": "0"}`,
+		`{"scheduled_start_at": "2026-01-01T00:00:00Z", "scheduled_finish_at": "2026-01-01T00:00:00Z", "invitee_ids": ["1"]}`}
+	paths := []string{
+		acme + "/workitems", acme + "/workitems?$filter=" + url.QueryEscape("start_at gt 'x'"), acme + "/work-item-types",
+		"/workitems/" + w, "/workitems/1", "/workitems/" + w + "/schedules", "/workitems/" + w + "/subscription",
+		"/work-item-types/" + f.task, "/users/@me/work-items?open=%20&asset_group=1&include_assets=1",
+		"/users/@me/work-items/" + w + "/subscriptions", "/users/@me/work-items?$filter=" + url.QueryEscape("type_id eq 'abc'"),
+	}
+	for _, p := range paths {
+		for _, m := range []string{"GET", "POST", "PATCH", "PUT", "DELETE"} {
+			for _, b := range bodies {
+				for _, u := range []*testUser{f.alice, f.bob, f.mallory} {
+					if r := e.do(u, m, p, b); r.Status >= 500 {
+						t.Errorf("%s %s %.60v: status %d: %.200s", m, p, b, r.Status, r.Body)
+					}
+				}
+			}
+		}
+	}
+}
