@@ -2,10 +2,12 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -274,4 +276,45 @@ func (p *calcPlan) row(cells map[int64]string) (map[int64]string, map[int64]stri
 		}
 	}
 	return values, colours
+}
+
+// Document data formats (spec: 0 String, 1 Decimal, 2 Scientific,
+// 3 Engineering, 4 Time, 5 Unixtime), applied on output to number and
+// formula cells that hold a number.
+func formatData(format int64, v string) (string, bool) {
+	if format == 0 {
+		return "", false
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return "", false
+	}
+	switch format {
+	case 1:
+		return strconv.FormatFloat(f, 'f', 4, 64), true
+	case 2, 3:
+		exp := 0
+		if f != 0 {
+			exp = int(math.Floor(math.Log10(math.Abs(f))))
+		}
+		if format == 3 {
+			exp = int(math.Floor(float64(exp)/3)) * 3
+		}
+		m := f / math.Pow10(exp)
+		return strconv.FormatFloat(m, 'f', 4, 64) + "x10^" + strconv.Itoa(exp), true
+	case 4:
+		s := int64(math.Round(math.Abs(f)))
+		sign := ""
+		if f < 0 {
+			sign = "-"
+		}
+		return fmt.Sprintf("%s%02d:%02d:%02d:%02d", sign, s/86400, s%86400/3600, s%3600/60, s%60), true
+	case 5:
+		ms := int64(f * 1000)
+		if math.Abs(f) >= 1e11 { // already milliseconds
+			ms = int64(f)
+		}
+		return time.UnixMilli(ms).UTC().Format(time.RFC3339), true
+	}
+	return "", false
 }

@@ -405,7 +405,7 @@ func TestDocumentCalculations(t *testing.T) {
 	c := content{f: f, doc: "/documents/" + f.doc}
 	h := c.head(t, "main")
 	for _, col := range []map[string]any{
-		{"name": "qty", "type": "number"},
+		{"name": "qty", "type": "number", "data_format": 1},
 		{"name": "rate", "type": "number"},
 		{"name": "note", "type": "text", "conditional_formatting": `qty > 10 ? "#ff0000" : ""`},
 		{"name": "total", "type": "formula", "formula": "qty * rate"},
@@ -431,6 +431,11 @@ func TestDocumentCalculations(t *testing.T) {
 			colour = m["background_colour"].(string)
 		}
 	}
+	for _, fv := range r["fields"].([]any) {
+		if m := fv.(map[string]any); m["column_id"] == ids["qty"] && m["formatted_value"] != "12.0000" {
+			t.Fatalf("qty in its data format: %v", m)
+		}
+	}
 	if got[ids["total"]] != "30" || got[ids["double"]] != "60" || got[ids["broken"]] != "#ERROR" || colour != "#FF0000" {
 		t.Fatalf("calculated fields %v (colour %q): %v", got, colour, r)
 	}
@@ -454,5 +459,35 @@ func TestDocumentCalculations(t *testing.T) {
 	})
 	if v := c.cells(t, c.head(t, "main"))[clause+"/"+ids["double"]]; v != "90" {
 		t.Fatalf("formula by column id gave %q", v)
+	}
+}
+
+func TestFormatData(t *testing.T) {
+	rows := []struct {
+		format int64
+		in     string
+		want   string
+		ok     bool
+	}{
+		{0, "12.5", "", false},
+		{1, "12.5", "12.5000", true},
+		{1, "abc", "", false},
+		{2, "12345", "1.2345x10^4", true},
+		{2, "0.00012", "1.2000x10^-4", true},
+		{2, "0", "0.0000x10^0", true},
+		{3, "12345", "12.3450x10^3", true},
+		{3, "0.00012", "120.0000x10^-6", true},
+		{4, "93784", "01:02:03:04", true},
+		{4, "-61", "-00:00:01:01", true},
+		{5, "0", "1970-01-01T00:00:00Z", true},
+		{5, "1700000000", "2023-11-14T22:13:20Z", true},
+		{5, "1700000000000", "2023-11-14T22:13:20Z", true},
+		{9, "1", "", false},
+	}
+	for _, r := range rows {
+		got, ok := formatData(r.format, r.in)
+		if got != r.want || ok != r.ok {
+			t.Errorf("formatData(%d, %q) = %q %v, want %q %v", r.format, r.in, got, ok, r.want, r.ok)
+		}
 	}
 }

@@ -497,6 +497,11 @@ func cellsOf(plan *calcPlan, cols []docengine.Column, cells map[int64]string) []
 			continue
 		}
 		cj := cellJSON{ColumnID: db.ID(c.ID), Value: v}
+		if c.Type == "number" || c.Type == "formula" {
+			if fv, ok := formatData(c.DataFormat, v); ok {
+				cj.FormattedValue = &fv
+			}
+		}
 		if coloured {
 			cj.BackgroundColour = &colour
 		}

@@ -101,9 +101,12 @@ type columnJSON struct {
 	Order                 int    `json:"order"`
 }
 
+// cellJSON is a cell as read; formatted_value is the value in the
+// column's data format (when it has one and the value is a number).
 type cellJSON struct {
 	ColumnID         db.ID   `json:"column_id"`
 	Value            string  `json:"value"`
+	FormattedValue   *string `json:"formatted_value,omitempty"`
 	BackgroundColour *string `json:"background_colour"`
 }
 
@@ -766,6 +769,7 @@ type fieldCellJSON struct {
 	ColumnID         db.ID   `json:"column_id"`
 	ClauseID         db.ID   `json:"clause_id"`
 	Value            string  `json:"value"`
+	FormattedValue   *string `json:"formatted_value,omitempty"`
 	BackgroundColour *string `json:"background_colour"`
 }
 
@@ -850,7 +854,7 @@ func (s *Server) fieldUpdate(rq *request) error {
 	if _, cl, err := res.doc.ClauseAt(clauseID); err == nil {
 		plan, _ := planCalc(res.doc.R.Columns)
 		for _, c := range cellsOf(plan, res.doc.R.Columns, cl.Cells) {
-			out.Fields = append(out.Fields, fieldCellJSON{ColumnID: c.ColumnID, ClauseID: db.ID(clauseID), Value: c.Value, BackgroundColour: c.BackgroundColour})
+			out.Fields = append(out.Fields, fieldCellJSON{ColumnID: c.ColumnID, ClauseID: db.ID(clauseID), Value: c.Value, FormattedValue: c.FormattedValue, BackgroundColour: c.BackgroundColour})
 		}
 	}
 	return rq.json(http.StatusOK, out)
