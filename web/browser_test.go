@@ -515,9 +515,17 @@ func TestBrowserSignInAndAccount(t *testing.T) {
 				p.fail("localStorage holds %d items", n)
 			}
 
+			p.step = "keyboard: a skip link, and focus moves to the page after navigating"
+			if got := eval[string](p, `document.querySelector('a.skip').getAttribute('href')`); got != "#content" {
+				p.fail("skip link points at %q", got)
+			}
+			p.nav("My inductions")
+			p.see("Nothing to complete.")
+			p.waitFor(`document.activeElement && document.activeElement.id === 'content'`, "focus on the new page's content")
+
 			p.step = "a reload keeps the person signed in"
 			p.run(chromedp.Reload())
-			p.see("Your organisations")
+			p.seeIn("h1", "My inductions")
 
 			p.step = "account: profile"
 			p.nav("Robin")
@@ -730,9 +738,17 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.shot("members-access-" + vp.name)
 			owner.axe("the members")
 			owner.click("Remove")
-			owner.click("Yes, remove Gus")
-			owner.see("Gus was removed.")
+			owner.click("Cancel")
+			owner.seeIn(`ul[aria-label="Members"]`, "Gus")
+			owner.step = "members: ban and unban"
+			owner.click("Ban")
+			owner.click("Yes, ban Gus")
+			owner.see("Gus was banned.")
 			owner.waitFor(`!document.querySelector('ul[aria-label="Members"]').innerText.includes('Gus')`, "Gus to leave the list")
+			owner.seeIn(`ul[aria-label="Banned"]`, "Gus")
+			owner.click("Unban Gus")
+			owner.see("Gus may join again.")
+			owner.notSee("Banned")
 
 			owner.step = "settings"
 			owner.click("Settings")
