@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(serveCmd(ctx, getenv, stdout, stderr), migrateCmd(ctx, stdout), backupCmd(ctx, stdout, stderr), restoreCmd(ctx, stdout), adminCmd(ctx, getenv, stdout))
+	root.AddCommand(serveCmd(ctx, getenv, stdout, stderr), migrateCmd(ctx, stdout), backupCmd(ctx, stdout, stderr), restoreCmd(ctx, stdout), auditCmd(ctx, stdout), adminCmd(ctx, getenv, stdout))
 	return root.ExecuteContext(ctx)
 }
 
@@ -340,6 +340,38 @@ func restoreCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&dbPath, "db", "./workspace.db", "SQLite database file to replace")
 	cmd.Flags().StringVar(&from, "from", "", "backup copy to restore (checked before anything is replaced)")
 	return cmd
+}
+
+func auditCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
+	audit := &cobra.Command{Use: "audit", Short: "The audit trail", Args: cobra.NoArgs}
+	var dbPath string
+	verify := &cobra.Command{
+		Use:   "verify",
+		Short: "Recompute every audit hash chain and name the first entry altered or removed",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := os.Stat(dbPath); err != nil {
+				return err
+			}
+			store, err := db.Open(ctx, db.Options{Path: dbPath, NodeID: -1})
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			problems, checked, err := db.VerifyAudit(ctx, store.R)
+			if err != nil {
+				return err
+			}
+			if len(problems) > 0 {
+				return fmt.Errorf("the audit trail was tampered with:\n  %s", strings.Join(problems, "\n  "))
+			}
+			fmt.Fprintf(stdout, "%d audit entries checked: every chain is whole\n", checked)
+			return nil
+		},
+	}
+	verify.Flags().StringVar(&dbPath, "db", "./workspace.db", "SQLite database file")
+	audit.AddCommand(verify)
+	return audit
 }
 
 func adminCmd(ctx context.Context, getenv func(string) string, stdout io.Writer) *cobra.Command {

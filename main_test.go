@@ -570,3 +570,43 @@ func TestServeMetricsListener(t *testing.T) {
 		t.Fatalf("the API listener answers /metrics: %v %v", err, r.StatusCode)
 	}
 }
+
+// TestAuditVerifyCommand: `audit verify` passes a whole trail and names the
+// entry that was changed directly in the file.
+func TestAuditVerifyCommand(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "ws.db")
+	store, err := db.Open(ctx, db.Options{Path: dbPath, NodeID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		err := store.InTx(ctx, func(q *db.Queries) error {
+			return db.AuditAppendEntry(ctx, q, db.AuditLog{ID: store.IDs.Next(), Chain: 7, Action: "POST /things", TargetIds: "{}",
+				ChangedFields: `["name"]`, RequestID: strconv.Itoa(i), CreatedAt: "2026-11-25T10:00:00.000Z"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	store.Close()
+	var out syncBuffer
+	if err := run(ctx, []string{"audit", "verify", "--db", dbPath}, noEnv, &out, io.Discard); err != nil || !strings.Contains(out.String(), "3 audit entries checked") {
+		t.Fatalf("verify a whole trail: %v, %q", err, out.String())
+	}
+	d, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Exec(`UPDATE audit_log SET request_id = 'forged' WHERE seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	err = run(ctx, []string{"audit", "verify", "--db", dbPath}, noEnv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "entry 2 ") {
+		t.Fatalf("verify a tampered trail: %v, want entry 2 named", err)
+	}
+	if err := run(ctx, []string{"audit", "verify", "--db", filepath.Join(t.TempDir(), "missing.db")}, noEnv, io.Discard, io.Discard); err == nil {
+		t.Fatal("verify of a missing database: want an error")
+	}
+}

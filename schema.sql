@@ -1138,3 +1138,21 @@ CREATE TABLE document_branches (
     deleted_by INTEGER REFERENCES users(id)
 );
 CREATE UNIQUE INDEX document_branches_name ON document_branches(document_id, name) WHERE deleted_at IS NULL;
+
+-- Audit log (0043)
+CREATE TABLE audit_log (
+    id INTEGER PRIMARY KEY,
+    chain INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    organisation_id INTEGER,
+    actor_id INTEGER,
+    action TEXT NOT NULL,
+    target_ids TEXT NOT NULL,
+    changed_fields TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE UNIQUE INDEX audit_log_chain ON audit_log(chain, seq);
+CREATE INDEX audit_log_actor ON audit_log(chain, actor_id, seq);

@@ -234,6 +234,21 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assetsOfOrganisationStmt, err = db.PrepareContext(ctx, assetsOfOrganisation); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetsOfOrganisation: %w", err)
 	}
+	if q.auditAppendStmt, err = db.PrepareContext(ctx, auditAppend); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditAppend: %w", err)
+	}
+	if q.auditChainStmt, err = db.PrepareContext(ctx, auditChain); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditChain: %w", err)
+	}
+	if q.auditChainsStmt, err = db.PrepareContext(ctx, auditChains); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditChains: %w", err)
+	}
+	if q.auditLastStmt, err = db.PrepareContext(ctx, auditLast); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditLast: %w", err)
+	}
+	if q.auditListByIDsStmt, err = db.PrepareContext(ctx, auditListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query AuditListByIDs: %w", err)
+	}
 	if q.banDeleteStmt, err = db.PrepareContext(ctx, banDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query BanDelete: %w", err)
 	}
@@ -1691,6 +1706,31 @@ func (q *Queries) Close() error {
 	if q.assetsOfOrganisationStmt != nil {
 		if cerr := q.assetsOfOrganisationStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetsOfOrganisationStmt: %w", cerr)
+		}
+	}
+	if q.auditAppendStmt != nil {
+		if cerr := q.auditAppendStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditAppendStmt: %w", cerr)
+		}
+	}
+	if q.auditChainStmt != nil {
+		if cerr := q.auditChainStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditChainStmt: %w", cerr)
+		}
+	}
+	if q.auditChainsStmt != nil {
+		if cerr := q.auditChainsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditChainsStmt: %w", cerr)
+		}
+	}
+	if q.auditLastStmt != nil {
+		if cerr := q.auditLastStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditLastStmt: %w", cerr)
+		}
+	}
+	if q.auditListByIDsStmt != nil {
+		if cerr := q.auditListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing auditListByIDsStmt: %w", cerr)
 		}
 	}
 	if q.banDeleteStmt != nil {
@@ -3642,6 +3682,11 @@ type Queries struct {
 	assetZoneListByIDsStmt                    *sql.Stmt
 	assetZoneUpdateStmt                       *sql.Stmt
 	assetsOfOrganisationStmt                  *sql.Stmt
+	auditAppendStmt                           *sql.Stmt
+	auditChainStmt                            *sql.Stmt
+	auditChainsStmt                           *sql.Stmt
+	auditLastStmt                             *sql.Stmt
+	auditListByIDsStmt                        *sql.Stmt
 	banDeleteStmt                             *sql.Stmt
 	banExistsStmt                             *sql.Stmt
 	banListStmt                               *sql.Stmt
@@ -4086,6 +4131,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetZoneListByIDsStmt:                    q.assetZoneListByIDsStmt,
 		assetZoneUpdateStmt:                       q.assetZoneUpdateStmt,
 		assetsOfOrganisationStmt:                  q.assetsOfOrganisationStmt,
+		auditAppendStmt:                           q.auditAppendStmt,
+		auditChainStmt:                            q.auditChainStmt,
+		auditChainsStmt:                           q.auditChainsStmt,
+		auditLastStmt:                             q.auditLastStmt,
+		auditListByIDsStmt:                        q.auditListByIDsStmt,
 		banDeleteStmt:                             q.banDeleteStmt,
 		banExistsStmt:                             q.banExistsStmt,
 		banListStmt:                               q.banListStmt,

@@ -133,6 +133,21 @@ type AssetZone struct {
 	CreatedAt      string
 }
 
+type AuditLog struct {
+	ID             int64
+	Chain          int64
+	Seq            int64
+	OrganisationID *int64
+	ActorID        *int64
+	Action         string
+	TargetIds      string
+	ChangedFields  string
+	RequestID      string
+	CreatedAt      string
+	PrevHash       string
+	Hash           string
+}
+
 type Blob struct {
 	Hash        string
 	ContentType string

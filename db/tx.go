@@ -161,7 +161,26 @@ func runMember(r *writeRequest, tx *sql.Tx, q *Queries) (res writeResult) {
 			res = writeResult{panicked: true, panicVal: p}
 		}
 	}()
-	return writeResult{err: r.fn(tx, q)}
+	err := r.fn(tx, q)
+	if err == nil {
+		if hook, ok := r.ctx.Value(afterWriteKey{}).(AfterWrite); ok {
+			// Inside the member's savepoint: the hook's rows commit or roll
+			// back with the write they describe.
+			err = hook(r.ctx, q)
+		}
+	}
+	return writeResult{err: err}
+}
+
+// AfterWrite runs after a write transaction's work succeeded, in the same
+// transaction (the audit trail appends its entry here).
+type AfterWrite func(ctx context.Context, q *Queries) error
+
+type afterWriteKey struct{}
+
+// WithAfterWrite has every InTx under ctx run hook after its work.
+func WithAfterWrite(ctx context.Context, hook AfterWrite) context.Context {
+	return context.WithValue(ctx, afterWriteKey{}, hook)
 }
 
 // ReadTx runs fn in one read transaction on the reader pool, so several

@@ -302,6 +302,7 @@ func (a Access) needsGrants() bool { return !a.Owner && a.IsMember() }
 // organisation is db.ErrNotFound; the caller's loader maps it to the row's
 // status. Handlers then ask Require (or Can) of the result.
 func authorize(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scopes) (Access, error) {
+	noteAuditOrg(ctx, orgID)
 	if c, gen := cachedAccess(ctx, q); c != nil {
 		return c.authorize(ctx, q, gen, userID, orgID, sc)
 	}

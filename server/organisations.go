@@ -101,6 +101,7 @@ func (s *Server) organisationCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
+		noteAuditOrg(rq.ctx, org.ID) // the new organisation's chain starts with its creation
 		if err := q.MemberCreate(rq.ctx, db.MemberCreateParams{OrganisationID: org.ID, UserID: rq.user.ID, JoinedAt: now}); err != nil {
 			return err
 		}

@@ -170,6 +170,7 @@ func decodeJSON(r *http.Request, dst any) error {
 	if err := json.Unmarshal(body, dst); err != nil {
 		return jsonProblem(err)
 	}
+	noteAuditFields(r.Context(), body)
 	return nil
 }
 

@@ -19,6 +19,8 @@ func (s *Server) routes() []route {
 	return []route{
 		{"GET", "/healthz", public, s.healthz},
 		{"GET", "/readyz", public, s.readyz},
+		{"GET", "/organisations/:id/audit-log", authenticated, s.auditLog},
+		{"GET", "/organisations/:id/audit-log/export", authenticated, s.auditExport},
 
 		// The web app (web/dist, docs/web.md); / sends a browser to it.
 		{"GET", "/", public, s.appRoot},

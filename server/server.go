@@ -364,6 +364,10 @@ func (s *Server) handle(pattern string, acc access, h handlerFunc) httprouter.Ha
 				return
 			}
 			rq.user = u
+			if isWrite(r.Method) {
+				rq.r = s.withAudit(r, pattern, ps, u.ID)
+				rq.ctx = rq.r.Context()
+			}
 			// An answer made for one caller must not be kept by a shared
 			// cache or the browser's history.
 			w.Header().Set("Cache-Control", "no-store")

@@ -1,0 +1,235 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"workspace/db"
+)
+
+// The audit trail (docs/operations.md, Audit trail): every authenticated
+// write through the API appends an entry (actor, action as the route
+// pattern, target ids from the path, the body's top-level field names, the
+// request id, the time) to its organisation's hash chain, in the write's own
+// transaction (db.WithAfterWrite). The organisation is the one the handler
+// authorized in; writes outside any organisation go to chain 0.
+
+// auditSlot collects what a write's entry needs while the request runs.
+type auditSlot struct {
+	orgID  *int64
+	fields []string
+}
+
+type auditKey struct{}
+
+func auditSlotFrom(ctx context.Context) *auditSlot {
+	s, _ := ctx.Value(auditKey{}).(*auditSlot)
+	return s
+}
+
+// noteAuditOrg records the organisation a request is authorized in.
+func noteAuditOrg(ctx context.Context, orgID int64) {
+	if s := auditSlotFrom(ctx); s != nil {
+		s.orgID = &orgID
+	}
+}
+
+// noteAuditFields records the top-level keys of a JSON body.
+func noteAuditFields(ctx context.Context, body []byte) {
+	s := auditSlotFrom(ctx)
+	if s == nil {
+		return
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return
+	}
+	s.fields = s.fields[:0]
+	for k := range m {
+		s.fields = append(s.fields, k)
+	}
+	slices.Sort(s.fields)
+}
+
+func isWrite(method string) bool {
+	return method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions
+}
+
+// withAudit makes every write transaction of an authenticated write request
+// append its audit entry.
+func (s *Server) withAudit(r *http.Request, pattern string, ps httprouter.Params, actorID int64) *http.Request {
+	slot := &auditSlot{}
+	targets := map[string]string{}
+	for _, p := range ps {
+		targets[p.Key] = p.Value
+	}
+	targetJSON, _ := json.Marshal(targets)
+	ctx := context.WithValue(r.Context(), auditKey{}, slot)
+	ctx = db.WithAfterWrite(ctx, func(ctx context.Context, q *db.Queries) error {
+		fields, _ := json.Marshal(append([]string{}, slot.fields...))
+		e := db.AuditLog{ID: s.store.IDs.Next(), OrganisationID: slot.orgID, ActorID: &actorID, Action: pattern,
+			TargetIds: string(targetJSON), ChangedFields: string(fields), RequestID: requestID(ctx), CreatedAt: s.nowText()}
+		if slot.orgID != nil {
+			e.Chain = *slot.orgID
+		}
+		return db.AuditAppendEntry(ctx, q, e)
+	})
+	return r.WithContext(ctx)
+}
+
+type auditEntryJSON struct {
+	ID             db.ID             `json:"id"`
+	Seq            int64             `json:"seq"`
+	OrganisationID *db.ID            `json:"organisation_id"`
+	ActorID        *db.ID            `json:"actor_id"`
+	Action         string            `json:"action"`
+	TargetIDs      map[string]string `json:"target_ids"`
+	ChangedFields  []string          `json:"changed_fields"`
+	RequestID      string            `json:"request_id"`
+	CreatedAt      string            `json:"created_at"`
+	PrevHash       string            `json:"prev_hash"`
+	Hash           string            `json:"hash"`
+}
+
+func toAuditEntry(e db.AuditLog) auditEntryJSON {
+	out := auditEntryJSON{ID: db.ID(e.ID), Seq: e.Seq, OrganisationID: optID(e.OrganisationID), ActorID: optID(e.ActorID),
+		Action: e.Action, RequestID: e.RequestID, CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash,
+		TargetIDs: map[string]string{}, ChangedFields: []string{}}
+	_ = json.Unmarshal([]byte(e.TargetIds), &out.TargetIDs)
+	_ = json.Unmarshal([]byte(e.ChangedFields), &out.ChangedFields)
+	return out
+}
+
+// auditFilter reads the log's filters: actor and target (ids), action (a
+// route pattern, or its method alone), from and to (RFC 3339).
+func auditFilter(rq *request, orgID int64) (listSQL, error) {
+	qs := rq.r.URL.Query()
+	where, args := []string{"chain = ?"}, []any{orgID}
+	p := problems{}
+	if v := qs.Get("actor"); v != "" {
+		if id, ok := db.ParseID(v); ok {
+			where, args = append(where, "actor_id = ?"), append(args, int64(id))
+		} else {
+			p.add("actor", "must be a snowflake id")
+		}
+	}
+	if v := qs.Get("target"); v != "" {
+		if _, ok := db.ParseID(v); ok {
+			where, args = append(where, "EXISTS (SELECT 1 FROM json_each(target_ids) WHERE value = ?)"), append(args, v)
+		} else {
+			p.add("target", "must be a snowflake id")
+		}
+	}
+	if v := qs.Get("action"); v != "" {
+		p.length("action", v, 1, 300)
+		if strings.Contains(v, " ") {
+			where, args = append(where, "action = ?"), append(args, v)
+		} else {
+			where, args = append(where, "action LIKE ? ESCAPE '\\'"), append(args, likeEscape(strings.ToUpper(v))+" %")
+		}
+	}
+	for _, f := range []struct{ param, cond string }{{"from", "created_at >= ?"}, {"to", "created_at < ?"}} {
+		if v := qs.Get(f.param); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				p.add(f.param, "must be an RFC 3339 date and time")
+				continue
+			}
+			where, args = append(where, f.cond), append(args, db.FormatTime(t))
+		}
+	}
+	return listSQL{From: "audit_log", Where: strings.Join(where, " AND "), Args: args, OrderBy: "seq DESC"}, p.err()
+}
+
+// auditLog: the organisation's entries, newest first (MANAGE_ORGANISATION).
+func (s *Server) auditLog(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	lq, err := parseListQuery(rq.r, nil)
+	if err != nil {
+		return err
+	}
+	ls, err := auditFilter(rq, orgID)
+	if err != nil {
+		return err
+	}
+	out := []auditEntryJSON{}
+	var total int64
+	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+			return err
+		}
+		var ids []int64
+		ids, total, err = queryPage(rq.ctx, q, tx, ls, lq)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		rows, err := q.AuditListByIDs(rq.ctx, idsJSON(ids))
+		for _, e := range rows {
+			out = append(out, toAuditEntry(e))
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	setTotalCount(rq.w, total)
+	return rq.json(http.StatusOK, out)
+}
+
+// auditExport: every matching entry as JSON Lines, oldest first, read in
+// pages so a long trail is never held in memory at once.
+func (s *Server) auditExport(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	ls, err := auditFilter(rq, orgID)
+	if err != nil {
+		return err
+	}
+	ls.OrderBy = "seq"
+	if err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		_, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation)
+		return err
+	}); err != nil {
+		return err
+	}
+	rq.w.Header().Set("Content-Type", "application/x-ndjson")
+	rq.w.Header().Set("Content-Disposition", contentDisposition("audit-log.jsonl"))
+	rq.w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(rq.w)
+	for skip := 0; ; skip += maxTop {
+		var rows []db.AuditLog
+		err := s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
+			ids, _, err := queryPage(rq.ctx, q, tx, ls, listQuery{Skip: skip, Top: maxTop})
+			if err != nil || len(ids) == 0 {
+				return err
+			}
+			rows, err = q.AuditListByIDs(rq.ctx, idsJSON(ids))
+			return err
+		})
+		if err != nil {
+			// The status is sent; end the stream short and log why.
+			s.log.ErrorContext(rq.ctx, "audit export", "err", err)
+			return nil
+		}
+		for _, e := range rows {
+			if err := enc.Encode(toAuditEntry(e)); err != nil {
+				return nil // the client went away
+			}
+		}
+		if len(rows) < maxTop {
+			return nil
+		}
+	}
+}

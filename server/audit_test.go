@@ -1,0 +1,91 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"workspace/db"
+)
+
+func TestAuditTrail(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	loc := e.must(201, f.alice, "POST", acme+"/locations", map[string]any{"name": "Yard", "code": "Y1"}).obj(t)["id"].(string)
+	e.must(200, f.alice, "PATCH", "/locations/"+loc, map[string]any{"name": "Main yard"})
+	e.must(400, f.alice, "PATCH", "/locations/"+loc, map[string]any{"latitude": 95, "longitude": 0}) // refused: no entry
+	lair := e.must(201, f.mallory, "POST", "/organisations/"+f.evil+"/locations", map[string]any{"name": "Lair"}).obj(t)["id"].(string)
+	e.must(200, f.mallory, "PATCH", "/locations/"+lair, map[string]any{"name": "Den"})
+	e.must(200, f.bob, "PATCH", "/users/@me", map[string]any{"first_name": "Robert"}) // no organisation: chain 0
+	log := "/organisations/" + f.acme + "/audit-log"
+	e.run(t, []scenario{
+		{"member without MANAGE_ORGANISATION", f.bob, "GET", log, nil, 403, nil},
+		{"other organisation", f.mallory, "GET", log, nil, 403, nil},
+		{"absent organisation", f.alice, "GET", "/organisations/123456789/audit-log", nil, 404, nil},
+		{"newest first, this organisation only", f.alice, "GET", log, nil, 200, func(t *testing.T, r *testResponse) {
+			l := r.arr(t)
+			var actions []string
+			for _, en := range l {
+				actions = append(actions, en["action"].(string))
+			}
+			// The fixture's own writes (creating Acme, adding bob...) come first in the chain.
+			if len(l) < 2 || actions[0] != "PATCH /locations/:id" || actions[1] != "POST /organisations/:id/locations" {
+				t.Fatalf("actions %v", actions)
+			}
+			patch := l[0]
+			if patch["actor_id"] != f.alice.ID || patch["target_ids"].(map[string]any)["id"] != loc ||
+				strings.Join(toStrings(patch["changed_fields"]), ",") != "name" || patch["prev_hash"] != l[1]["hash"] || patch["request_id"] == "" {
+				t.Errorf("entry %v", patch)
+			}
+			if r.Header.Get("X-Total-Count") != strconv.Itoa(len(l)) {
+				t.Errorf("X-Total-Count %s for %d entries", r.Header.Get("X-Total-Count"), len(l))
+			}
+		}},
+		{"by target", f.alice, "GET", log + "?target=" + loc, nil, 200, wantLen(1)},
+		{"by action", f.alice, "GET", log + "?action=PATCH%20/locations/:id", nil, 200, wantLen(1)},
+		{"by method", f.alice, "GET", log + "?action=patch", nil, 200, wantLen(1)},
+		{"by actor", f.alice, "GET", log + "?actor=" + f.mallory.ID, nil, 200, wantLen(0)},
+		{"from the future", f.alice, "GET", log + "?from=2030-01-01T00:00:00Z", nil, 200, wantLen(0)},
+		{"bad from", f.alice, "GET", log + "?from=yesterday", nil, 400, wantField("from")},
+		{"bad actor", f.alice, "GET", log + "?actor=x", nil, 400, wantField("actor")},
+		{"paging", f.alice, "GET", log + "?$top=1", nil, 200, wantLen(1)},
+		{"export", f.alice, "GET", log + "/export?target=" + loc, nil, 200, func(t *testing.T, r *testResponse) {
+			lines := strings.Split(strings.TrimSpace(string(r.Body)), "\n")
+			if r.Header.Get("Content-Type") != "application/x-ndjson" || len(lines) != 1 || !strings.Contains(lines[0], `"PATCH /locations/:id"`) {
+				t.Errorf("export %q", r.Body)
+			}
+		}},
+		{"other organisation cannot export", f.mallory, "GET", log + "/export", nil, 403, nil},
+	})
+
+	ctx := context.Background()
+	problems, checked, err := db.VerifyAudit(ctx, e.store.R)
+	if err != nil || len(problems) != 0 || checked == 0 {
+		t.Fatalf("verify: %v %v (%d checked)", problems, err, checked)
+	}
+	// Alter one entry's content directly in SQLite: verify names it.
+	if _, err := e.write(`UPDATE audit_log SET action = 'GET /nothing' WHERE chain = ? AND seq = 2`, parseTestID(t, f.acme)); err != nil {
+		t.Fatal(err)
+	}
+	problems, _, _ = db.VerifyAudit(ctx, e.store.R)
+	if len(problems) != 1 || !strings.Contains(problems[0], "entry 2 ") || !strings.Contains(problems[0], "altered") {
+		t.Fatalf("after altering: %v", problems)
+	}
+	// Remove an entry of another chain: verify names the gap there too.
+	if _, err := e.write(`DELETE FROM audit_log WHERE chain = ? AND seq = 1`, parseTestID(t, f.evil)); err != nil {
+		t.Fatal(err)
+	}
+	problems, _, _ = db.VerifyAudit(ctx, e.store.R)
+	if len(problems) != 2 || !strings.Contains(strings.Join(problems, "|"), "entry 1 is missing") {
+		t.Fatalf("after removing: %v", problems)
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
+}
