@@ -1,10 +1,14 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+
+	"workspace/db"
+	"workspace/server/docengine"
 )
 
 // content is a document of the doc fixture seen through HTTP.
@@ -490,4 +494,48 @@ func TestFormatData(t *testing.T) {
 			t.Errorf("formatData(%d, %q) = %q %v, want %q %v", r.format, r.in, got, ok, r.want, r.ok)
 		}
 	}
+}
+
+// TestDocumentSheetLimit: the 201st sheet is refused.
+func TestDocumentSheetLimit(t *testing.T) {
+	f := newDocFixture(t)
+	c := content{f: f, doc: "/documents/" + f.doc}
+	id, _ := db.ParseID(f.doc)
+	ctx := context.Background()
+	// 199 more sheets straight through the engine, then one over HTTP
+	err := f.e.store.InTx(ctx, func(q *db.Queries) error {
+		d, err := q.DocumentGet(ctx, int64(id))
+		if err != nil {
+			return err
+		}
+		br, _ := q.BranchGet(ctx, *d.DefaultBranchID)
+		rev, _ := q.RevisionGet(ctx, br.RevisionID)
+		st := docengine.NewStage(chunkStore{ctx, q})
+		doc, err := st.Open(hashOf(rev.Hash))
+		if err != nil {
+			return err
+		}
+		for i := 2; i <= maxSheets; i++ {
+			if err := doc.AddSheet(f.e.store.IDs.Next(), fmt.Sprint("S", i)); err != nil {
+				return err
+			}
+		}
+		h, _ := doc.Save()
+		if _, err := st.Flush(h); err != nil {
+			return err
+		}
+		nr, err := q.RevisionCreate(ctx, db.RevisionCreateParams{ID: f.e.store.IDs.Next(), DocumentID: d.ID, Hash: h[:], ParentID: &rev.ID,
+			Parents: "[]", Generation: 1, CreatedAt: f.e.srv.nowText(), CreatedBy: rev.CreatedBy})
+		if err != nil {
+			return err
+		}
+		_, err = q.BranchMove(ctx, db.BranchMoveParams{ID: br.ID, RevisionID: nr.ID, OldRevisionID: rev.ID})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.e.run(t, []scenario{
+		{"sheet over the limit", f.alice, "POST", c.rev(c.head(t, "main")) + "/sheets", map[string]any{"name": "One more"}, 400, nil},
+	})
 }

@@ -28,7 +28,11 @@ const (
 	maxClauseText    = 16 << 20
 	maxCellValue     = 64 << 10
 	maxConflictsBody = 100
-	conflictCode     = 4090
+	// sheets and columns live in the content root, rewritten by every
+	// change: bounded so a change stays small (docs/documents.md)
+	maxSheets    = 200
+	maxColumns   = 500
+	conflictCode = 4090
 )
 
 var columnTypes = map[string]bool{"text": true, "number": true, "boolean": true, "date": true, "enum": true, "formula": true}
@@ -455,6 +459,9 @@ func (s *Server) sheetCreate(rq *request) error {
 		return err
 	}
 	return s.answerChange(rq, func(_ *db.Queries, _ db.Document, doc *docengine.Doc) error {
+		if len(doc.R.Sheets) >= maxSheets {
+			return badRequest("A document has at most %d sheets.", maxSheets)
+		}
 		return doc.AddSheet(s.store.IDs.Next(), *b.Name)
 	})
 }
@@ -562,6 +569,9 @@ func (s *Server) columnCreate(rq *request) error {
 		return err
 	}
 	return s.answerChange(rq, func(q *db.Queries, d db.Document, doc *docengine.Doc) error {
+		if len(doc.R.Columns) >= maxColumns {
+			return badRequest("A document has at most %d columns.", maxColumns)
+		}
 		c := docengine.Column{ID: s.store.IDs.Next(), Type: "text"}
 		if b.Name == nil {
 			c.Name = "Column " + strconv.Itoa(len(doc.R.Columns)+1)
