@@ -1287,6 +1287,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.workItemRefAssetGroupStmt, err = db.PrepareContext(ctx, workItemRefAssetGroup); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemRefAssetGroup: %w", err)
 	}
+	if q.workItemRefDocumentStmt, err = db.PrepareContext(ctx, workItemRefDocument); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemRefDocument: %w", err)
+	}
 	if q.workItemRefFleetStmt, err = db.PrepareContext(ctx, workItemRefFleet); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemRefFleet: %w", err)
 	}
@@ -3463,6 +3466,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing workItemRefAssetGroupStmt: %w", cerr)
 		}
 	}
+	if q.workItemRefDocumentStmt != nil {
+		if cerr := q.workItemRefDocumentStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemRefDocumentStmt: %w", cerr)
+		}
+	}
 	if q.workItemRefFleetStmt != nil {
 		if cerr := q.workItemRefFleetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workItemRefFleetStmt: %w", cerr)
@@ -4033,6 +4041,7 @@ type Queries struct {
 	workItemListByIDsStmt                     *sql.Stmt
 	workItemMembersAmongStmt                  *sql.Stmt
 	workItemRefAssetGroupStmt                 *sql.Stmt
+	workItemRefDocumentStmt                   *sql.Stmt
 	workItemRefFleetStmt                      *sql.Stmt
 	workItemRefSubLocationStmt                *sql.Stmt
 	workItemSchedulesOfStmt                   *sql.Stmt
@@ -4482,6 +4491,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		workItemListByIDsStmt:                     q.workItemListByIDsStmt,
 		workItemMembersAmongStmt:                  q.workItemMembersAmongStmt,
 		workItemRefAssetGroupStmt:                 q.workItemRefAssetGroupStmt,
+		workItemRefDocumentStmt:                   q.workItemRefDocumentStmt,
 		workItemRefFleetStmt:                      q.workItemRefFleetStmt,
 		workItemRefSubLocationStmt:                q.workItemRefSubLocationStmt,
 		workItemSchedulesOfStmt:                   q.workItemSchedulesOfStmt,

@@ -377,6 +377,22 @@ func (q *Queries) WorkItemRefAssetGroup(ctx context.Context, id int64) (WorkItem
 	return i, err
 }
 
+const workItemRefDocument = `-- name: WorkItemRefDocument :one
+SELECT organisation_id, deleted_at FROM documents WHERE id = ?1
+`
+
+type WorkItemRefDocumentRow struct {
+	OrganisationID int64
+	DeletedAt      *string
+}
+
+func (q *Queries) WorkItemRefDocument(ctx context.Context, id int64) (WorkItemRefDocumentRow, error) {
+	row := q.queryRow(ctx, q.workItemRefDocumentStmt, workItemRefDocument, id)
+	var i WorkItemRefDocumentRow
+	err := row.Scan(&i.OrganisationID, &i.DeletedAt)
+	return i, err
+}
+
 const workItemRefFleet = `-- name: WorkItemRefFleet :one
 SELECT organisation_id FROM fleets WHERE id = ?1
 `

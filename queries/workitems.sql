@@ -118,3 +118,6 @@ WHERE id = @id AND organisation_id = @organisation_id;
 -- name: WorkItemSchedulesOf :many
 SELECT * FROM schedules WHERE work_item_id IN (SELECT value FROM json_each(@ids_json))
 ORDER BY scheduled_start_at, id;
+
+-- name: WorkItemRefDocument :one
+SELECT organisation_id, deleted_at FROM documents WHERE id = @id;

@@ -134,6 +134,10 @@ func renderDocument(ctx context.Context, q *db.Queries, d db.Document, a Access)
 	if a.Owner {
 		out.Permissions = AllPermissions.Bools(ViewDocuments | EditDocuments)
 	}
+	var err error
+	if out.OpenWorkItemCount, out.ClosedWorkItemCount, out.WorkItemTypesCount, err = documentWorkItemCounts(ctx, q, d.ID); err != nil {
+		return out, err
+	}
 	if d.DeletedBy != nil {
 		out.DeletedBy = &idJSON{db.ID(*d.DeletedBy)}
 	}
@@ -156,7 +160,6 @@ func renderDocument(ctx context.Context, q *db.Queries, d db.Document, a Access)
 		}
 		out.DefaultBranch = &bj
 	}
-	var err error
 	if out.BranchCount, err = q.DocumentBranchCount(ctx, d.ID); err != nil {
 		return out, err
 	}

@@ -9,7 +9,7 @@ import (
 
 // TestWorkItemCounts: after a random sequence of creations, status changes,
 // moves between projects, milestones, types and asset groups, and deletes,
-// the kept counts on projects, milestones and asset groups and the
+// the kept counts on projects, milestones, documents and asset groups and the
 // work_item_types_count entries equal counts recomputed from scratch.
 func TestWorkItemCounts(t *testing.T) {
 	f := newWIFixture(t)
@@ -28,6 +28,10 @@ func TestWorkItemCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 		groups = append(groups, fmt.Sprint(id))
+	}
+	var docs []any
+	for _, title := range []string{"Spec A", "Spec B"} {
+		docs = append(docs, e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": title}).obj(t)["id"].(string))
 	}
 	rng := rand.New(rand.NewPCG(14, 14))
 	pick := func(options ...any) any { return options[rng.IntN(len(options))] }
@@ -49,15 +53,18 @@ func TestWorkItemCounts(t *testing.T) {
 		switch op := rng.IntN(10); {
 		case op < 4 || len(items) == 0:
 			b := map[string]any{"type_id": pick(f.task, f.defect), "title": fmt.Sprint("Item ", i),
-				"status": pick("open", "open", "closed"), "asset_group_id": pick(nil, groups[0], groups[1])}
+				"status": pick("open", "open", "closed"), "asset_group_id": pick(nil, groups[0], groups[1]),
+				"document_id": pick(nil, docs[0], docs[1])}
 			place(b)
 			items = append(items, e.must(201, f.alice, "POST", acme+"/workitems", b).obj(t)["id"].(string))
 		case op < 9:
 			b := map[string]any{}
 			for range 1 + rng.IntN(3) {
-				switch rng.IntN(4) {
+				switch rng.IntN(5) {
 				case 0:
 					b["status"] = pick("open", "closed")
+				case 4:
+					b["document_id"] = pick(nil, docs[0], docs[1])
 				case 1:
 					place(b)
 				case 2:
@@ -94,7 +101,8 @@ func TestWorkItemCounts(t *testing.T) {
 		WITH truth AS (
 			SELECT scope, type_id, sum(status = 'open') AS o, sum(status = 'closed') AS c FROM (
 				SELECT project_id AS scope, type_id, status FROM work_items WHERE project_id IS NOT NULL
-				UNION ALL SELECT milestone_id, type_id, status FROM work_items WHERE milestone_id IS NOT NULL)
+				UNION ALL SELECT milestone_id, type_id, status FROM work_items WHERE milestone_id IS NOT NULL
+				UNION ALL SELECT document_id, type_id, status FROM work_items WHERE document_id IS NOT NULL)
 			GROUP BY scope, type_id),
 		kept AS (SELECT scope_id AS scope, type_id, open_count AS o, closed_count AS c FROM work_item_type_counts
 			WHERE open_count <> 0 OR closed_count <> 0)
@@ -117,6 +125,17 @@ func TestWorkItemCounts(t *testing.T) {
 		}
 		if len(got) == 0 {
 			t.Fatalf("%s has no work_item_types_count", path)
+		}
+	}
+	for _, doc := range docs {
+		var open, closed int64
+		if err := e.store.Reader.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE status = 'open'), count(*) FILTER (WHERE status = 'closed')
+			FROM work_items WHERE document_id = ?`, doc).Scan(&open, &closed); err != nil {
+			t.Fatal(err)
+		}
+		d := e.must(200, f.alice, "GET", "/documents/"+doc.(string), nil).obj(t)
+		if d["open_work_item_count"] != float64(open) || d["closed_work_item_count"] != float64(closed) || open+closed == 0 {
+			t.Fatalf("document counts %v/%v, want %d/%d", d["open_work_item_count"], d["closed_work_item_count"], open, closed)
 		}
 	}
 	ms := e.must(200, f.bob, "GET", "/projects/"+f.project+"/milestones", nil).arr(t)

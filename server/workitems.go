@@ -269,8 +269,7 @@ func (b *workItemBody) apply(w *db.WorkItem, p problems) ([]int64, error) {
 // checkWorkItemRefs checks that every reference of w names a row of w's
 // organisation that fits the others (400 naming the field). A milestone or
 // package must belong to the work item's project; a sub location to its
-// location. Documents have no table yet: any document id names none of
-// this organisation's.
+// location. A deleted document takes no new work items.
 func checkWorkItemRefs(ctx context.Context, q *db.Queries, w *db.WorkItem, typeChanged bool) error {
 	org := w.OrganisationID
 	p := problems{}
@@ -349,7 +348,12 @@ func checkWorkItemRefs(ctx context.Context, q *db.Queries, w *db.WorkItem, typeC
 		}
 	}
 	if w.DocumentID != nil {
-		p.add("document_id", "names no document of this organisation")
+		d, err := q.WorkItemRefDocument(ctx, *w.DocumentID)
+		if db.IsNotFound(err) || (err == nil && (d.OrganisationID != org || d.DeletedAt != nil)) {
+			p.add("document_id", "names no document of this organisation")
+		} else if err != nil {
+			return err
+		}
 	}
 	return p.err()
 }

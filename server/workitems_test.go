@@ -55,6 +55,7 @@ func TestWorkItems(t *testing.T) {
 		return b
 	}
 	evilFleet := e.must(201, f.mallory, "POST", "/organisations/"+f.evil+"/fleets", map[string]any{"name": "Theirs"}).obj(t)["id"].(string)
+	evilDoc := e.must(201, f.mallory, "POST", "/documents", map[string]any{"organisation_id": f.evil, "title": "Theirs"}).obj(t)["id"].(string)
 	fleet := e.must(201, f.alice, "POST", acme+"/fleets", map[string]any{"name": "Ours"}).obj(t)["id"].(string)
 	e.run(t, []scenario{
 		{"fleet of another organisation", f.alice, "POST", acme + "/workitems", wi(map[string]any{"fleet_id": evilFleet}), 400, wantField("fleet_id")},
@@ -84,6 +85,7 @@ func TestWorkItems(t *testing.T) {
 		{"package of another project", f.alice, "POST", acme + "/workitems", wi(map[string]any{"project_id": f.other, "package_id": f.pkg}), 400, wantField("package_id")},
 		{"location of another organisation", f.alice, "POST", acme + "/workitems", wi(map[string]any{"location_id": f.evilLocation}), 400, wantField("location_id")},
 		{"sub location without its location", f.alice, "POST", acme + "/workitems", wi(map[string]any{"sub_location_id": f.subLocation}), 400, wantField("sub_location_id")},
+		{"document of another organisation", f.alice, "POST", acme + "/workitems", wi(map[string]any{"document_id": evilDoc}), 400, wantField("document_id")},
 		{"absent document", f.alice, "POST", acme + "/workitems", wi(map[string]any{"document_id": "123456789"}), 400, wantField("document_id")},
 		{"absent fleet", f.alice, "POST", acme + "/workitems", wi(map[string]any{"fleet_id": "123456789"}), 400, wantField("fleet_id")},
 		{"absent asset group", f.alice, "POST", acme + "/workitems", wi(map[string]any{"asset_group_id": "123456789"}), 400, wantField("asset_group_id")},

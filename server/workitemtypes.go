@@ -250,3 +250,17 @@ func typeCounts(ctx context.Context, q *db.Queries, scopeID, open, closed int64)
 	}
 	return out, err
 }
+
+// documentWorkItemCounts is a document's open and closed work item counts and
+// work_item_types_count, all from its trigger-kept work_item_type_counts
+// entries (migration 0022): the documents table carries no counters.
+func documentWorkItemCounts(ctx context.Context, q *db.Queries, documentID int64) (open, closed int64, types map[string]any, err error) {
+	types = map[string]any{}
+	rows, err := q.WorkItemTypeCountsOf(ctx, documentID)
+	for _, r := range rows {
+		open += r.OpenCount
+		closed += r.ClosedCount
+		types[db.ID(r.TypeID).String()] = workItemTypeCount{OpenCount: r.OpenCount, ClosedCount: r.ClosedCount}
+	}
+	return open, closed, types, err
+}
