@@ -11,11 +11,14 @@ import (
 // Witness signing (spec: GET /users/@me/witness/{id} and its sign row;
 // decisions.md, Signing flows): a user's TOTP code opens a 30-minute
 // signing token for an object that can be witnessed, and signing with it
-// records the witness's details and signature. Work items can be witnessed;
-// document revisions join when that area lands. Decisions in
+// records the witness's details and signature. Work items and document
+// revisions can be witnessed. Decisions in
 // docs/toolboxes.md (Witnesses).
 
-const witnessWorkItem = "work_item"
+const (
+	witnessWorkItem = "work_item"
+	witnessRevision = "document_revision"
+)
 
 type witnessTokenJSON struct {
 	SignToken  string `json:"sign_token"`
@@ -23,6 +26,7 @@ type witnessTokenJSON struct {
 	ObjectType string `json:"object_type"`
 	ObjectID   db.ID  `json:"object_id"`
 	Title      string `json:"title"`
+	Hash       string `json:"hash,omitempty"` // a revision's content hash, which the witness signs
 }
 
 type witnessRecordJSON struct {
@@ -52,6 +56,7 @@ type witnessed struct {
 	kind    string
 	id, org int64
 	title   string
+	hash    string
 }
 
 // witnessObject finds the object by id among those that can be witnessed and
@@ -60,6 +65,9 @@ type witnessed struct {
 func witnessObject(ctx context.Context, q *db.Queries, userID, id int64) (witnessed, error) {
 	absent := notFound("No such document revision or work item.")
 	w, a, err := workItemAccess(ctx, q, userID, id, absent)
+	if err == absent {
+		return witnessRevisionObject(ctx, q, userID, id, absent)
+	}
 	if err != nil {
 		return witnessed{}, err
 	}
@@ -71,6 +79,27 @@ func witnessObject(ctx context.Context, q *db.Queries, userID, id int64) (witnes
 		return witnessed{}, absent
 	}
 	return witnessed{kind: witnessWorkItem, id: w.ID, org: w.OrganisationID, title: w.Title}, nil
+}
+
+// witnessRevisionObject: a document revision, for callers with VIEW_DOCUMENTS
+// on its document. Revisions are insert-only, so witnessing the id binds
+// the signature to the revision's content hash (documents.md).
+func witnessRevisionObject(ctx context.Context, q *db.Queries, userID, id int64, absent *Error) (witnessed, error) {
+	r, err := q.RevisionGet(ctx, id)
+	if db.IsNotFound(err) {
+		return witnessed{}, absent
+	}
+	if err != nil {
+		return witnessed{}, err
+	}
+	d, a, err := documentAccess(ctx, q, userID, r.DocumentID, absent)
+	if err != nil {
+		return witnessed{}, err
+	}
+	if a.Require(ViewDocuments) != nil {
+		return witnessed{}, absent
+	}
+	return witnessed{kind: witnessRevision, id: r.ID, org: d.OrganisationID, title: d.Title, hash: hashOf(r.Hash).String()}, nil
 }
 
 func (s *Server) userWitnessGet(rq *request) error {
@@ -109,7 +138,7 @@ func (s *Server) userWitnessGet(rq *request) error {
 		}
 		tok, err := s.issueSignToken(rq.user.ID, signObject("witness", obj.id), methodApp)
 		out = witnessTokenJSON{SignToken: tok, ExpiresAt: db.FormatTime(s.now().Add(signTokenTTL)), ObjectType: obj.kind,
-			ObjectID: db.ID(obj.id), Title: obj.title}
+			ObjectID: db.ID(obj.id), Title: obj.title, Hash: obj.hash}
 		return err
 	})
 	if badCode {

@@ -56,3 +56,36 @@ func TestWitnessSigning(t *testing.T) {
 		{"an expired token", f.bob, "POST", "/users/@me/witness/" + id + "/sign", map[string]any{"jwt": jwt}, 404, nil},
 	})
 }
+
+func TestWitnessRevision(t *testing.T) {
+	f := newDocFixture(t)
+	e := f.e
+	revs := e.must(200, f.alice, "GET", "/documents/"+f.doc+"/revisions", nil).arr(t)
+	if len(revs) == 0 {
+		t.Fatal("a new document has no revision")
+	}
+	rev, hash := revs[0]["id"].(string), revs[0]["hash"].(string)
+	for _, u := range []*testUser{f.alice, f.mallory} {
+		e.must(200, u, "PUT", "/users/@me/qr/token", map[string]any{"token": userSecret})
+	}
+	e.run(t, []scenario{
+		{"another organisation's revision", f.mallory, "GET", "/users/@me/witness/" + rev + "?token=" + code(t, e, userSecret), nil, 404, nil},
+	})
+	var jwt string
+	e.run(t, []scenario{
+		{"a revision opens with its hash", f.alice, "GET", "/users/@me/witness/" + rev + "?token=" + code(t, e, userSecret), nil, 200, func(t *testing.T, r *testResponse) {
+			o := r.obj(t)
+			jwt, _ = o["sign_token"].(string)
+			if o["object_type"] != "document_revision" || o["hash"] != hash || o["title"] != "Main spec" {
+				t.Errorf("got %v", o)
+			}
+		}},
+	})
+	e.run(t, []scenario{
+		{"witness the revision", f.alice, "POST", "/users/@me/witness/" + rev + "/sign", map[string]any{"jwt": jwt}, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["object_type"] != "document_revision" || o["object_id"] != rev {
+				t.Errorf("got %v", o)
+			}
+		}},
+	})
+}
