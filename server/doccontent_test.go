@@ -170,7 +170,7 @@ func TestDocumentContentChanges(t *testing.T) {
 		t.Fatal("tree without ?tree=true")
 	}
 	hist := e.must(200, f.bob, "GET", c.doc+"/revisions?$top=3", nil)
-	if a := hist.arr(t); len(a) != 3 || a[0]["hash"] != h || hist.Header.Get("X-Total-Count") != "15" {
+	if a := hist.arr(t); len(a) != 3 || a[0]["hash"] != h || a[0]["title"] != "Main spec" || hist.Header.Get("X-Total-Count") != "15" {
 		t.Fatalf("history %s (total %s)", hist.Body, hist.Header.Get("X-Total-Count"))
 	}
 	all := e.must(200, f.bob, "GET", c.doc+"/revisions?$top=100", nil).arr(t)

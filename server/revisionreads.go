@@ -206,9 +206,14 @@ func (s *Server) revisionList(rq *request) error {
 			return err
 		}
 		total = r.Generation + 1
+		st := docengine.NewStage(chunkStore{rq.ctx, q})
 		for i := 0; i < lq.Skip+lq.Top; i++ {
 			if i >= lq.Skip {
-				out = append(out, toDocRevision(r, nil))
+				root, err := st.Root(hashOf(r.Hash))
+				if err != nil {
+					return err
+				}
+				out = append(out, toDocRevision(r, root))
 			}
 			if r.ParentID == nil {
 				total = int64(i + 1)
