@@ -269,8 +269,11 @@ func (b *workItemBody) apply(w *db.WorkItem, p problems) ([]int64, error) {
 // checkWorkItemRefs checks that every reference of w names a row of w's
 // organisation that fits the others (400 naming the field). A milestone or
 // package must belong to the work item's project; a sub location to its
-// location. A deleted document takes no new work items.
-func checkWorkItemRefs(ctx context.Context, q *db.Queries, w *db.WorkItem, typeChanged bool) error {
+// location. A disabled type or a deleted document takes no new work items
+// (prev, the row before a PATCH, says what is new).
+func checkWorkItemRefs(ctx context.Context, q *db.Queries, w *db.WorkItem, prev *db.WorkItem) error {
+	typeChanged := prev == nil || prev.TypeID != w.TypeID
+	documentChanged := prev == nil || !sameRef(prev.DocumentID, w.DocumentID)
 	org := w.OrganisationID
 	p := problems{}
 	t, err := q.WorkItemTypeGet(ctx, w.TypeID)
@@ -349,7 +352,8 @@ func checkWorkItemRefs(ctx context.Context, q *db.Queries, w *db.WorkItem, typeC
 	}
 	if w.DocumentID != nil {
 		d, err := q.WorkItemRefDocument(ctx, *w.DocumentID)
-		if db.IsNotFound(err) || (err == nil && (d.OrganisationID != org || d.DeletedAt != nil)) {
+		// A work item keeps a document deleted after it was linked.
+		if db.IsNotFound(err) || (err == nil && (d.OrganisationID != org || (d.DeletedAt != nil && documentChanged))) {
 			p.add("document_id", "names no document of this organisation")
 		} else if err != nil {
 			return err
@@ -467,7 +471,7 @@ func (s *Server) workItemCreate(rq *request) error {
 		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
 			return err
 		}
-		if err := checkWorkItemRefs(rq.ctx, q, &w, true); err != nil {
+		if err := checkWorkItemRefs(rq.ctx, q, &w, nil); err != nil {
 			return err
 		}
 		a, err := authorize(rq.ctx, q, rq.user.ID, orgID, workItemScopes(w))
@@ -620,7 +624,7 @@ func (s *Server) workItemPatch(rq *request) error {
 		if moved && !b.PackageID.Set {
 			w.PackageID = nil
 		}
-		if err := checkWorkItemRefs(rq.ctx, q, &w, w.TypeID != old.TypeID); err != nil {
+		if err := checkWorkItemRefs(rq.ctx, q, &w, &old); err != nil {
 			return err
 		}
 		if moved {

@@ -162,6 +162,16 @@ func TestWorkItems(t *testing.T) {
 		}},
 		{"refused patches left the number", f.bob, "GET", path, nil, 200, wantKey("number", 1)},
 	})
+	// A deleted document keeps its work items but takes no new one.
+	doc := e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Spec"}).obj(t)["id"].(string)
+	linked := e.must(201, f.alice, "POST", acme+"/workitems", wi(map[string]any{"document_id": doc})).obj(t)["id"].(string)
+	if r := e.do(f.alice, "DELETE", "/documents/"+doc, nil); r.Status >= 300 {
+		t.Fatalf("delete document: %d %s", r.Status, r.Body)
+	}
+	e.run(t, []scenario{
+		{"an item of a deleted document still patches", f.alice, "PATCH", "/workitems/" + linked, map[string]any{"title": "Still here"}, 200, wantKey("document_id", doc)},
+		{"a deleted document takes no new item", f.alice, "POST", acme + "/workitems", wi(map[string]any{"document_id": doc}), 400, wantField("document_id")},
+	})
 	// A disabled type takes no new items; a disabled prefix numbers none.
 	e.must(200, f.alice, "PATCH", "/work-item-types/"+f.task, map[string]any{"enabled": false})
 	e.must(200, f.alice, "PATCH", "/api/prefixes/"+f.prefix, map[string]any{"enabled": false})
