@@ -170,7 +170,19 @@ func scheduleAccess(ctx context.Context, q *db.Queries, userID, id int64) (db.Sc
 	if err != nil {
 		return sc, Access{}, err
 	}
-	a, err := authorize(ctx, q, userID, sc.OrganisationID, Scopes{})
+	// A work item's schedule is resolved where the work item is: on its
+	// project's layer when it has one.
+	scopes := Scopes{}
+	if sc.WorkItemID != nil {
+		w, err := q.WorkItemGet(ctx, *sc.WorkItemID)
+		if err != nil && !db.IsNotFound(err) {
+			return sc, Access{}, err
+		}
+		if err == nil {
+			scopes = workItemScopes(w)
+		}
+	}
+	a, err := authorize(ctx, q, userID, sc.OrganisationID, scopes)
 	if db.IsNotFound(err) {
 		return sc, Access{}, notFound("The schedule does not exist.")
 	}
