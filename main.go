@@ -121,7 +121,10 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			if smtpURL == "" {
 				smtpURL = getenv("WORKSPACE_SMTP_URL")
 			}
-			h, err := server.New(ctx, store, server.Config{
+			// The server's background jobs stop (and are waited for) before
+			// the store closes.
+			srvCtx, stopJobs := context.WithCancel(ctx)
+			h, err := server.New(srvCtx, store, server.Config{
 				Issuer: issuerURL, Audience: audience, Registration: registration, MaxBody: maxBody,
 				WebhookPoll: time.Second, AllowPrivateEgress: allowPrivateEgress, Reminders: true,
 				MaxJSONBody: maxJSONBody, InFlightBody: inFlightBody,
@@ -130,8 +133,10 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 				OAuthClients: clients,
 			})
 			if err != nil {
+				stopJobs()
 				return err
 			}
+			defer func() { stopJobs(); h.Wait() }()
 			// Bodies get per-request read deadlines (server.bodyDeadline); the
 			// write timeout bounds a client that reads answers too slowly.
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, WriteTimeout: 15 * time.Minute}

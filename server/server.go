@@ -72,6 +72,7 @@ type Server struct {
 	log     *slog.Logger
 	auth    *authenticator
 	metrics *metrics
+	bg      sync.WaitGroup
 	users   userCache
 	shown   userCache // users shown in objects (creators), deleted ones included
 	access  *accessCache
@@ -150,14 +151,28 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 	s.router = s.buildRouter()
 	if cfg.WebhookPoll > 0 {
 		// Runs for the server's lifetime (ctx): the queue is in the table.
-		go s.deliverWebhooks(ctx, cfg.WebhookPoll)
+		s.background(func() { s.deliverWebhooks(ctx, cfg.WebhookPoll) })
 	}
 	if cfg.Reminders {
-		go s.remindDaily(ctx)
+		s.background(func() { s.remindDaily(ctx) })
 	}
-	go s.reloadKeysEvery(ctx, keyReload)
+	s.background(func() { s.reloadKeysEvery(ctx, keyReload) })
 	return s, nil
 }
+
+// background runs work for the server's lifetime (New's ctx); Wait waits
+// for all of it to stop.
+func (s *Server) background(f func()) {
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		f()
+	}()
+}
+
+// Wait returns when the background work has stopped, after New's context
+// ended: the store must not close under a running job.
+func (s *Server) Wait() { s.bg.Wait() }
 
 func (s *Server) clock() time.Time { return s.now().UTC() }
 

@@ -82,6 +82,7 @@ func newEnv(t testing.TB, opts ...func(*Config)) *testEnv {
 	if err != nil {
 		t.Fatalf("new server: %v", err)
 	}
+	t.Cleanup(func() { cancel(); srv.Wait() }) // jobs stop before the store closes
 	return &testEnv{t: t, srv: srv, store: store, clock: clock, cfg: cfg}
 }
 
