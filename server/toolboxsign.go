@@ -170,6 +170,18 @@ func (sg *signer) override(first, last, company, position *string) {
 	}
 }
 
+// onlyConfirmedPhone accepts a phone number in a signer's own request only
+// when it is their confirmed one (the spec's user sign rows).
+func (sg signer) onlyConfirmedPhone(given *string) error {
+	if given == nil || *given == "" {
+		return nil
+	}
+	if n, _ := normalisePhone(*given); sg.phone == nil || *sg.phone != n {
+		return fieldError("phone_number", "must be your confirmed phone number")
+	}
+	return nil
+}
+
 func (sg signer) missingDetails() bool { return sg.first == "" || sg.last == "" }
 
 // signToken is a 30-minute proof that a user may sign one object, and how
@@ -404,11 +416,8 @@ func (s *Server) userToolboxSign(rq *request) error {
 			method = c.Method
 		}
 		sg := signerFromUser(rq.user)
-		if b.PhoneNumber != nil && *b.PhoneNumber != "" {
-			given, _ := normalisePhone(*b.PhoneNumber)
-			if sg.phone == nil || *sg.phone != given {
-				return fieldError("phone_number", "must be your confirmed phone number")
-			}
+		if err := sg.onlyConfirmedPhone(b.PhoneNumber); err != nil {
+			return err
 		}
 		sg.override(b.FirstName, b.LastName, b.Company, b.Position)
 		var scheduleID *int64
@@ -419,6 +428,12 @@ func (s *Server) userToolboxSign(rq *request) error {
 		out, err = s.recordSignature(rq, q, t, sg, scheduleID, method, http.StatusBadRequest)
 		return err
 	})
+	return answerSign(rq, out, err)
+}
+
+// answerSign answers a sign row: the toolbox user response, or a refusal
+// in the same shape with its status.
+func answerSign(rq *request, out signResponse, err error) error {
 	var refusal *signRefusal
 	if errors.As(err, &refusal) {
 		return rq.json(refusal.status, refusalBody{signResponse: refusal.body})
@@ -695,12 +710,5 @@ func (s *Server) toolboxSign(rq *request) error {
 	if badCode {
 		s.failedGuess(rq, g)
 	}
-	var refusal *signRefusal
-	if errors.As(err, &refusal) {
-		return rq.json(refusal.status, refusalBody{signResponse: refusal.body})
-	}
-	if err != nil {
-		return err
-	}
-	return rq.json(http.StatusOK, out)
+	return answerSign(rq, out, err)
 }

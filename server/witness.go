@@ -185,11 +185,8 @@ func (s *Server) userWitnessSign(rq *request) error {
 			return err
 		}
 		sg := signerFromUser(rq.user)
-		if b.PhoneNumber != nil && *b.PhoneNumber != "" {
-			given, _ := normalisePhone(*b.PhoneNumber)
-			if sg.phone == nil || *sg.phone != given {
-				return fieldError("phone_number", "must be your confirmed phone number")
-			}
+		if err := sg.onlyConfirmedPhone(b.PhoneNumber); err != nil {
+			return err
 		}
 		sg.override(b.FirstName, b.LastName, b.Company, b.Position)
 		if sg.missingDetails() {
