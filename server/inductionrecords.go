@@ -220,6 +220,9 @@ func (s *Server) userInductionComplete(rq *request) error {
 		if err != nil {
 			return err
 		}
+		if err := s.emitInduction(rq.ctx, q, i, r, "completed", strings.TrimSpace(u.FirstName+" "+u.LastName)); err != nil {
+			return err
+		}
 		out, err = s.toRecord(rq.ctx, q, rec, rq.user.ID, true)
 		return err
 	})

@@ -430,6 +430,9 @@ func (s *Server) inductionCreate(rq *request) error {
 			return err
 		}
 		i.RevisionID = r.ID
+		if err := s.emitInduction(rq.ctx, q, i, r, "created", ""); err != nil {
+			return err
+		}
 		out, err = toInduction(i, r, true)
 		return err
 	})
@@ -553,6 +556,9 @@ func (s *Server) inductionPatch(rq *request) error {
 			return err
 		}
 		i.RevisionID, i.UpdatedAt, i.UpdatedBy = r.ID, now, rq.user.ID
+		if err := s.emitInduction(rq.ctx, q, i, r, "updated", ""); err != nil {
+			return err
+		}
 		out, err = toInduction(i, r, true)
 		return err
 	})
@@ -631,4 +637,28 @@ func (s *Server) inductionRevision(rq *request) error {
 		return err
 	}
 	return rq.json(http.StatusOK, out)
+}
+
+// inductionEvent is the data of an induction integration event.
+type inductionEvent struct {
+	ID             db.ID  `json:"id"`
+	OrganisationID db.ID  `json:"organisation_id"`
+	Name           string `json:"name"`
+	RevisionHash   string `json:"revision_hash"`
+	Completer      string `json:"completed_by,omitempty"`
+}
+
+func (e inductionEvent) summary() string {
+	if e.Completer != "" {
+		return e.Name + " completed by " + e.Completer
+	}
+	return e.Name
+}
+
+// emitInduction queues the integrations' deliveries of an induction
+// change (created, updated: a new revision; completed: a record), in the
+// change's transaction.
+func (s *Server) emitInduction(ctx context.Context, q *db.Queries, i db.Induction, r db.InductionRevision, event, completer string) error {
+	return s.emit(ctx, q, i.OrganisationID, "induction", event, inductionEvent{ID: db.ID(i.ID), OrganisationID: db.ID(i.OrganisationID),
+		Name: r.Name, RevisionHash: r.Hash, Completer: completer})
 }

@@ -400,3 +400,31 @@ func TestInductionReminders(t *testing.T) {
 		t.Errorf("alice: %v", got)
 	}
 }
+
+// TestInductionEvents: induction integrations get created, updated (a new
+// revision) and completed deliveries, queued in the change's transaction.
+func TestInductionEvents(t *testing.T) {
+	f := newOrgFixture(t) // no worker: deliveries only queue
+	e, acme := f.e, "/organisations/"+f.acme
+	integ := e.must(201, f.alice, "POST", acme+"/integrations", map[string]any{"item_type": "induction", "provider": "github",
+		"configuration": `{"url": "https://hooks.example/induction"}`}).obj(t)["id"].(string)
+	id := e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Site"}).obj(t)["id"].(string)
+	q := e.must(200, f.alice, "PATCH", "/inductions/"+id, map[string]any{"questions": []any{map[string]any{"question": "Fit?", "type": "boolean"}}}).obj(t)
+	qid := q["questions"].([]any)[0].(map[string]any)["id"].(string)
+	e.must(201, f.bob, "POST", "/inductions/"+id+"/users/"+f.bob.ID, nil)
+	e.must(201, f.bob, "POST", "/users/@me/inductions/"+id+"/records", map[string]any{"answers": []any{map[string]any{"question_id": qid, "value": true}}})
+	rows, err := e.store.Writer.Query(`SELECT event FROM integration_deliveries WHERE integration_id = ? ORDER BY id`, parseTestID(t, integ))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var ev string
+		_ = rows.Scan(&ev)
+		got = append(got, ev)
+	}
+	if strings.Join(got, ",") != "induction.created,induction.updated,induction.completed" {
+		t.Errorf("events %v", got)
+	}
+}
