@@ -1114,6 +1114,9 @@ func TestBrowserToolboxes(t *testing.T) {
 			p.see("You signed this talk. Thank you.")
 			p.open("/app/toolboxes/" + talk)
 			p.seeIn(`ul[aria-label="Signed by"]`, "app") // signed_method: the person's own code
+			p.step = "the report"
+			p.click("Download the report (DOCX)")
+			p.see("The report is downloading.")
 
 			p.step = "archive and back"
 			p.click("Archive")
