@@ -304,6 +304,15 @@ func (p *page) fill(label, value string) {
 		chromedp.SendKeys(chromedp.ID(id), value))
 }
 
+// setValue sets a control's value as a date or time picker would (typing
+// into them depends on the browser's locale) and tells the page.
+func (p *page) setValue(label, value string) {
+	p.t.Helper()
+	id := p.inputFor(label)
+	p.run(chromedp.Evaluate[chromedp.Void](`(() => { const el = document.getElementById(` + js(id) + `); el.value = ` + js(value) +
+		`; el.dispatchEvent(new Event('input', {bubbles: true})) })()`))
+}
+
 // inputFor finds the id of the control a visible label names. One
 // evaluation finds and answers, so a page replaced in between cannot split it.
 func (p *page) inputFor(label string) string {
@@ -1057,6 +1066,17 @@ func TestBrowserToolboxes(t *testing.T) {
 			p.click("Save comments on Three points of contact")
 			p.see("Comments saved.")
 			p.seeIn(`ul[aria-label="Topics of Ladders"]`, "All used correctly")
+			p.step = "a session with an invitee"
+			p.setValue("Session starts", "2026-12-01T07:00")
+			p.setValue("Session ends", "2026-12-01T07:30")
+			p.click("Schedule a session")
+			p.see("Session scheduled.")
+			p.choose("Invite a member", "Tess")
+			p.see("Invited.")
+			p.seeIn(`ol[aria-label="Sessions"]`, "invited")
+			p.click("Check in Tess")
+			p.see("Tess checked in.")
+			p.seeIn(`ol[aria-label="Sessions"]`, "checked in")
 			p.fill("Latitude", "95")
 			p.fill("Longitude", "0.1")
 			p.click("Record as held")
