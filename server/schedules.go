@@ -366,17 +366,8 @@ func (s *Server) scheduleDelete(rq *request) error {
 	return rq.noContent()
 }
 
-// scheduleInvitee reads the path's schedule and user ids.
-func scheduleInvitee(rq *request) (scheduleID, userID int64, err error) {
-	if scheduleID, err = rq.pathID("id"); err != nil {
-		return 0, 0, err
-	}
-	userID, err = rq.pathID("user")
-	return scheduleID, userID, err
-}
-
 func (s *Server) scheduleInviteePut(rq *request) error {
-	id, userID, err := scheduleInvitee(rq)
+	id, userID, err := rq.pathIDs("id", "user")
 	if err != nil {
 		return err
 	}
@@ -402,7 +393,7 @@ func (s *Server) scheduleInviteePut(rq *request) error {
 }
 
 func (s *Server) scheduleInviteeDelete(rq *request) error {
-	id, userID, err := scheduleInvitee(rq)
+	id, userID, err := rq.pathIDs("id", "user")
 	if err != nil {
 		return err
 	}

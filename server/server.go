@@ -447,6 +447,15 @@ func (rq *request) pathID(name string) (int64, error) {
 	return int64(v), nil
 }
 
+// pathIDs reads a parent's and a child's snowflake path parameters.
+func (rq *request) pathIDs(parent, child string) (parentID, childID int64, err error) {
+	if parentID, err = rq.pathID(parent); err != nil {
+		return 0, 0, err
+	}
+	childID, err = rq.pathID(child)
+	return parentID, childID, err
+}
+
 func (rq *request) decode(dst any) error { return decodeJSON(rq.r, dst) }
 
 func (rq *request) json(status int, v any) error {

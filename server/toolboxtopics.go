@@ -19,15 +19,6 @@ type sectionBody struct {
 	Order *int64  `json:"order"`
 }
 
-// toolboxChild reads the path's toolbox id and child id.
-func toolboxChild(rq *request, child string) (toolboxID, childID int64, err error) {
-	if toolboxID, err = rq.pathID("id"); err != nil {
-		return 0, 0, err
-	}
-	childID, err = rq.pathID(child)
-	return toolboxID, childID, err
-}
-
 // renderPart loads the toolbox's parts again after a change, so the
 // answer shows the moved order of every sibling.
 func renderPart(ctx context.Context, q *db.Queries, toolboxID int64) (toolboxParts, error) {
@@ -102,7 +93,7 @@ func (s *Server) sectionCreate(rq *request) error {
 }
 
 func (s *Server) sectionGet(rq *request) error {
-	id, sectionID, err := toolboxChild(rq, "section")
+	id, sectionID, err := rq.pathIDs("id", "section")
 	if err != nil {
 		return err
 	}
@@ -149,7 +140,7 @@ func moveWithin(from, to int64, shift func(delta, lo, hi int64) error) error {
 }
 
 func (s *Server) sectionPatch(rq *request) error {
-	id, sectionID, err := toolboxChild(rq, "section")
+	id, sectionID, err := rq.pathIDs("id", "section")
 	if err != nil {
 		return err
 	}
@@ -231,7 +222,7 @@ func (s *Server) sectionPatch(rq *request) error {
 // sectionDelete removes an empty section (400 while it holds topics) and
 // answers with the removed section.
 func (s *Server) sectionDelete(rq *request) error {
-	id, sectionID, err := toolboxChild(rq, "section")
+	id, sectionID, err := rq.pathIDs("id", "section")
 	if err != nil {
 		return err
 	}
@@ -366,7 +357,7 @@ func reviewedTopic(tp db.ToolboxTopic, now string, userID int64) db.ToolboxTopic
 }
 
 func (s *Server) topicGet(rq *request) error {
-	id, topicID, err := toolboxChild(rq, "topic")
+	id, topicID, err := rq.pathIDs("id", "topic")
 	if err != nil {
 		return err
 	}
@@ -396,7 +387,7 @@ func (s *Server) topicGet(rq *request) error {
 // it: within its list (order), or to another section or the top level
 // (section_id), where it goes to the end unless order says where.
 func (s *Server) topicPatch(rq *request) error {
-	id, topicID, err := toolboxChild(rq, "topic")
+	id, topicID, err := rq.pathIDs("id", "topic")
 	if err != nil {
 		return err
 	}
@@ -518,7 +509,7 @@ func sameSection(a, b *int64) bool {
 
 // topicDelete removes a topic, closes the gap and answers with the removed topic.
 func (s *Server) topicDelete(rq *request) error {
-	id, topicID, err := toolboxChild(rq, "topic")
+	id, topicID, err := rq.pathIDs("id", "topic")
 	if err != nil {
 		return err
 	}

@@ -93,10 +93,7 @@ func (s *Server) inductionAssign(rq *request) error {
 		if err := a.RequireSelfOr(userID, ManageInductions); err != nil {
 			return err
 		}
-		m, err := q.MemberGet(rq.ctx, db.MemberGetParams{OrganisationID: i.OrganisationID, UserID: userID})
-		if db.IsNotFound(err) || (err == nil && m.Pending) {
-			return fieldError("user", "is not a member of the organisation")
-		} else if err != nil {
+		if err := requireMember(rq.ctx, q, i.OrganisationID, userID, "user"); err != nil {
 			return err
 		}
 		ui, err := q.UserInductionGet(rq.ctx, db.UserInductionGetParams{InductionID: i.ID, UserID: userID})
