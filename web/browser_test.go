@@ -435,6 +435,20 @@ func writePNG(t *testing.T, w, h int) string {
 	return path
 }
 
+// writeFile writes content under name in the test's temp dir.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// minimalPDF is a one-page PDF (header and trailer are what the server checks).
+const minimalPDF = "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n" +
+	"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+
 var viewports = []struct {
 	name          string
 	width, height int64
@@ -958,6 +972,19 @@ func TestBrowserInductions(t *testing.T) {
 			}
 			m.click("Save induction")
 			m.see("Saved as a new revision.")
+
+			m.step = "the builder: a PDF to read"
+			m.run(chromedp.SetUploadFiles(chromedp.CSS("#ind-pdf"), []string{writeFile(t, "rules.pdf", "not a PDF at all")}))
+			m.click("Save induction")
+			if got := m.fieldError("PDF document to read (optional)"); !strings.Contains(got, "PDF") {
+				m.fail("error for a file that is not a PDF = %q", got)
+			}
+			m.run(chromedp.SetUploadFiles(chromedp.CSS("#ind-pdf"), []string{writeFile(t, "Site rules.pdf", minimalPDF)}))
+			m.click("Save induction")
+			m.see("Saved as a new revision.")
+			m.seeIn(".pdf-current", "Site rules.pdf")
+			m.click("Download Site rules.pdf")
+			m.see("The PDF is downloading.")
 			m.noHorizontalScroll()
 			m.axe("the induction builder")
 			m.run(chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
@@ -974,6 +1001,7 @@ func TestBrowserInductions(t *testing.T) {
 			w.seeIn(`ul[aria-label="My inductions"]`, "Site induction")
 			w.click("Site induction")
 			w.seeIn("h1", "Site induction")
+			w.see("Read the document (Site rules.pdf)")
 			w.axe("the completion page")
 			w.shot("induction-completion-" + vp.name)
 			w.click("I confirm my answers")
@@ -1152,6 +1180,107 @@ func TestBrowserToolboxes(t *testing.T) {
 			p.notSee("Add section")
 			p.click("Take out of the archive")
 			p.see("Add section")
+			p.checkCSP()
+		})
+	}
+}
+
+func TestBrowserToolboxSessions(t *testing.T) {
+	bctx := browser(t)
+	base := appServer(t)
+	for _, vp := range viewports {
+		t.Run(vp.name, func(t *testing.T) {
+			orgName := "Crews " + vp.name
+			p := orgWithOwner(t, bctx, base, "Hana", orgName, vp.width, vp.height, vp.mobile)
+
+			p.step = "a worker joins"
+			p.click("Invites")
+			p.click("Create invite")
+			p.see("Invite created.")
+			link := pollValue(p, `document.querySelector('ul[aria-label="Invites"] input.link-box')?.value ?? ''`, "the invite link")
+			w := newPage(t, bctx, base, 375, 812, true)
+			w.run(chromedp.Navigate(link))
+			w.register("Ivo", "ivo-"+vp.name+"@example.com", "worker password")
+			w.click("Join " + orgName)
+			w.seeIn("h1", orgName)
+
+			p.step = "a talk with a session"
+			p.click("Toolboxes")
+			p.fill("Title", "Tuesday talk")
+			p.click("Create toolbox talk")
+			p.seeIn("h1", "Tuesday talk")
+			p.fill("New section", "Lifting")
+			p.click("Add section")
+			p.fill("New topic in Lifting", "Stay clear of the load")
+			p.click("Add topic to Lifting")
+			p.seeIn(`ul[aria-label="Topics of Lifting"]`, "Stay clear of the load")
+			p.setValue("Session starts", "2026-12-02T07:00")
+			p.setValue("Session ends", "2026-12-02T07:30")
+			p.click("Schedule a session")
+			p.see("Session scheduled.")
+
+			p.step = "change the session's times"
+			p.click("Change times")
+			if got := eval[string](p, `document.querySelector('input[type=datetime-local][id^=times-start]').value`); got != "2026-12-02T07:00" {
+				p.fail("the form starts at %q, want the session's start", got)
+			}
+			p.setValue("New start", "2026-12-02T09:00")
+			p.setValue("New end", "2026-12-02T08:00")
+			p.click("Save times")
+			if got := p.fieldError("New end"); !strings.Contains(got, "before") {
+				p.fail("error for an end before the start = %q", got)
+			}
+			p.setValue("New end", "2026-12-02T09:45")
+			p.click("Save times")
+			p.see("Session times saved.")
+			p.waitFor(`document.querySelector('.session-times').innerText === new Date('2026-12-02T09:00').toLocaleString() + ' – ' + new Date('2026-12-02T09:45').toLocaleString()`,
+				"the session's new times")
+			p.choose("Invite a member", "Ivo")
+			p.see("Invited.")
+			p.seeIn(`ol[aria-label="Sessions"]`, "Ivo")
+			p.noHorizontalScroll()
+			p.axe("a talk's sessions")
+
+			w.step = "the invitee opens the talk on their phone: not held yet"
+			w.click("Toolboxes")
+			w.click("Tuesday talk")
+			w.see("You are invited to a session of this talk.")
+			w.click("Check in and sign")
+			w.seeIn(`ul[aria-label="Your sessions"]`, "invited")
+			w.see("Stay clear of the load")
+			w.see("Check in to your session first; you can sign once the talk is held.")
+			if !eval[bool](w, `[...document.querySelectorAll('button')].find(b => b.innerText.trim() === 'I was there: sign').disabled`) {
+				w.fail("signing is offered before checking in")
+			}
+			w.axe("an invitee's sessions")
+
+			p.step = "the talk is held"
+			p.fill("Latitude", "51.5")
+			p.fill("Longitude", "-0.1")
+			p.click("Record as held")
+			p.see("The talk is recorded as held here.")
+
+			w.step = "the invitee checks in and signs"
+			w.run(chromedp.Reload())
+			w.seeIn(`ul[aria-label="Your sessions"]`, "invited")
+			w.click("Check in")
+			w.see("You are checked in.")
+			w.seeIn(`ul[aria-label="Your sessions"]`, "checked in")
+			w.click("I was there: sign")
+			// Ivo registered without a last name: the signature needs one.
+			if got := w.fieldError("Last name"); got == "" {
+				w.fail("no error for the missing last name")
+			}
+			w.fill("Last name", "Invitee")
+			w.click("I was there: sign")
+			w.see("You signed this talk. Thank you.")
+			w.noHorizontalScroll()
+			w.checkCSP()
+
+			p.step = "the organiser sees the invitee attending and signed"
+			p.run(chromedp.Reload())
+			p.seeIn(`ol[aria-label="Sessions"]`, "attending")
+			p.seeIn(`ul[aria-label="Signed by"]`, "Ivo Invitee")
 			p.checkCSP()
 		})
 	}

@@ -14,6 +14,8 @@ export class ApiError extends Error {
 async function send(method: string, path: string, body: unknown, tok: string | null): Promise<Response> {
   const headers: Record<string, string> = {};
   if (tok) headers.Authorization = 'Bearer ' + tok;
+  // A FormData body goes as multipart/form-data (the browser sets the boundary).
+  if (body instanceof FormData) return fetch(path, { method, headers, body });
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   return fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 }
