@@ -354,6 +354,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.documentFieldValuesStmt, err = db.PrepareContext(ctx, documentFieldValues); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentFieldValues: %w", err)
 	}
+	if q.documentFieldValuesAllStmt, err = db.PrepareContext(ctx, documentFieldValuesAll); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentFieldValuesAll: %w", err)
+	}
 	if q.documentFieldValuesRetireStmt, err = db.PrepareContext(ctx, documentFieldValuesRetire); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentFieldValuesRetire: %w", err)
 	}
@@ -1909,6 +1912,11 @@ func (q *Queries) Close() error {
 	if q.documentFieldValuesStmt != nil {
 		if cerr := q.documentFieldValuesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing documentFieldValuesStmt: %w", cerr)
+		}
+	}
+	if q.documentFieldValuesAllStmt != nil {
+		if cerr := q.documentFieldValuesAllStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentFieldValuesAllStmt: %w", cerr)
 		}
 	}
 	if q.documentFieldValuesRetireStmt != nil {
@@ -3730,6 +3738,7 @@ type Queries struct {
 	documentFieldValueKeepStmt                *sql.Stmt
 	documentFieldValueUnretireStmt            *sql.Stmt
 	documentFieldValuesStmt                   *sql.Stmt
+	documentFieldValuesAllStmt                *sql.Stmt
 	documentFieldValuesRetireStmt             *sql.Stmt
 	documentForkCountStmt                     *sql.Stmt
 	documentGetStmt                           *sql.Stmt
@@ -4180,6 +4189,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		documentFieldValueKeepStmt:                q.documentFieldValueKeepStmt,
 		documentFieldValueUnretireStmt:            q.documentFieldValueUnretireStmt,
 		documentFieldValuesStmt:                   q.documentFieldValuesStmt,
+		documentFieldValuesAllStmt:                q.documentFieldValuesAllStmt,
 		documentFieldValuesRetireStmt:             q.documentFieldValuesRetireStmt,
 		documentForkCountStmt:                     q.documentForkCountStmt,
 		documentGetStmt:                           q.documentGetStmt,

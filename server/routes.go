@@ -345,6 +345,10 @@ func (s *Server) routes() []route {
 		{"PATCH", "/documents/:id/revisions/:hash/clauses/:clause", authenticated, s.clausePatch},
 		{"DELETE", "/documents/:id/revisions/:hash/clauses/:clause", authenticated, s.clauseDelete},
 		{"PATCH", "/documents/:id/revisions/:hash/fields", authenticated, s.fieldUpdate},
+		// Exports and clause numbering (server/documentexports.go)
+		{"PATCH", "/documents/:id/revisions/:hash", authenticated, s.revisionPatch},
+		{"GET", "/documents/:id/revisions/:hash/export.docx", authenticated, s.exportDOCX},
+		{"GET", "/documents/:id/revisions/:hash/export.xlsx", authenticated, s.exportXLSX},
 	}
 }
 

@@ -1,0 +1,750 @@
+package server
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	_ "image/jpeg" // logos are JPEG or PNG (orgidentity.go)
+	_ "image/png"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nguyenthenguyen/docx"
+	"github.com/xuri/excelize/v2"
+
+	"workspace/db"
+	"workspace/server/docengine"
+	"workspace/web"
+)
+
+// Exports of a revision (documents.md "Export"): GET
+// /documents/{id}/revisions/{hash}/export.docx and .xlsx. Both read the
+// revision in one snapshot, number the clauses per the revision's
+// clause_prefix_format, show cells as the clauses endpoint does (calculated
+// formulas, data formats, enum value texts, background colours) and carry
+// the organisation's logo in the page header. The DOCX fills the default
+// template web/templates/document-export.docx with nguyenthenguyen/docx
+// (sheet block and table rows cloned from the template's own XML, as the
+// toolbox report does); the XLSX is written with excelize's stream writer,
+// one worksheet per sheet. PATCH /documents/{id}/revisions/{hash} sets the
+// numbering (a change through the change flow).
+
+const (
+	// maxExportBytes bounds the text and cell bytes one export holds in
+	// memory; a larger revision is 400 (export a sheet-sized branch).
+	maxExportBytes = 64 << 20
+	// exportPage is how many clauses one engine read takes.
+	exportPage        = 1000
+	maxPrefixFormat   = 50
+	maxClauseDigits   = 10
+	logoHeightPx      = 48 // the logo's height in the DOCX header, in pixels at 96 dpi
+	logoMaxWidthPx    = 240
+	documentTokenName = "{document}"
+)
+
+// exportCell is one cell as exported: shown is the text a reader sees;
+// number, boolean and date hold the typed value for the XLSX when the cell
+// is one.
+type exportCell struct {
+	shown   string
+	number  *float64
+	boolean *bool
+	date    *time.Time
+	colour  string // #RRGGBB or ""
+}
+
+type exportRow struct {
+	number string
+	text   string
+	cells  []exportCell // aligned with exportData.columns
+}
+
+type exportSheet struct {
+	name string
+	rows []exportRow
+}
+
+type exportData struct {
+	org     db.Organisation
+	doc     db.Document
+	rev     db.DocumentRevision
+	hash    docengine.Hash
+	meta    docengine.Meta
+	columns []docengine.Column
+	sheets  []exportSheet
+	logo    *db.Blob
+}
+
+// exportTitle is the document's title as the revision has it.
+func (x *exportData) title() string {
+	if x.meta.Title != "" {
+		return x.meta.Title
+	}
+	return x.doc.Title
+}
+
+// subtitle: the document number and the revision.
+func (x *exportData) subtitle() string {
+	num := x.doc.FormattedNumber
+	if num == "" {
+		num = strconv.FormatInt(x.doc.Number, 10)
+	}
+	return "Document " + num + ", revision " + x.hash.String()[:12] + " of " + x.rev.CreatedAt
+}
+
+func (x *exportData) fileName(ext string) string {
+	name := strings.Map(func(r rune) rune {
+		if strings.ContainsRune(`/\:*?"<>|`, r) || r < 0x20 {
+			return '_'
+		}
+		return r
+	}, x.title())
+	return name + " " + x.hash.String()[:12] + "." + ext
+}
+
+// clauseNumberer numbers clauses 1, 2, ... in document order through the
+// revision's clause_prefix_format ({number} zero-padded to clause_digits,
+// {document} the document's formatted number); without a format, the
+// format of the clause_prefix_id prefix; else the plain number.
+func clauseNumberer(meta docengine.Meta, d db.Document, prefix *db.Prefix) func(n int) string {
+	format := meta.ClausePrefixFormat
+	var digits *int64
+	if meta.ClauseDigits > 0 {
+		digits = &meta.ClauseDigits
+	}
+	if format == "" && prefix != nil {
+		format = prefix.NumberFormat
+		if digits == nil {
+			digits = prefix.NumberDigits
+		}
+	}
+	if format == "" {
+		format = numberToken
+	}
+	format = strings.ReplaceAll(format, documentTokenName, d.FormattedNumber)
+	return func(n int) string { return formatNumber(format, digits, int64(n)) }
+}
+
+// loadExport reads everything an export shows, in the caller's snapshot.
+func loadExport(rq *request, q *db.Queries, h docengine.Hash) (*exportData, error) {
+	d, rev, doc, err := readContent(rq, q, h)
+	if err != nil {
+		return nil, err
+	}
+	org, err := q.OrganisationGet(rq.ctx, d.OrganisationID)
+	if err != nil {
+		return nil, err
+	}
+	x := &exportData{org: org, doc: d, rev: rev, hash: h, meta: doc.R.Meta, columns: doc.R.Columns}
+	if org.LogoHash != nil {
+		b, err := q.BlobGet(rq.ctx, *org.LogoHash)
+		if err == nil {
+			x.logo = &b
+		} else if !db.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	var prefix *db.Prefix
+	if x.meta.ClausePrefixID != 0 && x.meta.ClausePrefixFormat == "" {
+		p, err := q.PrefixGetInOrg(rq.ctx, db.PrefixGetInOrgParams{ID: x.meta.ClausePrefixID, OrganisationID: d.OrganisationID})
+		if err == nil {
+			prefix = &p
+		} else if !db.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	number := clauseNumberer(x.meta, d, prefix)
+	enums, err := enumTexts(rq.ctx, q, x.columns)
+	if err != nil {
+		return nil, err
+	}
+	plan, _ := planCalc(x.columns) // a stored revision's plan compiles (checked on save)
+	budget := maxExportBytes
+	n := 0
+	for _, sh := range doc.R.Sheets {
+		es := exportSheet{name: sh.Name}
+		for skip := 0; ; skip += exportPage {
+			rows, total, err := doc.Clauses(sh.ID, skip, exportPage)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rows {
+				n++
+				row := exportRow{number: number(n), text: r.Text, cells: make([]exportCell, len(x.columns))}
+				budget -= len(r.Text)
+				byCol := map[db.ID]cellJSON{}
+				for _, c := range cellsOf(plan, x.columns, r.Cells) {
+					byCol[c.ColumnID] = c
+				}
+				for i, col := range x.columns {
+					c, ok := byCol[db.ID(col.ID)]
+					if !ok {
+						continue
+					}
+					budget -= len(c.Value)
+					row.cells[i] = exportCellOf(col, c, enums)
+				}
+				if budget < 0 {
+					return nil, badRequest("The revision is too large to export (over %d MiB of text).", maxExportBytes>>20)
+				}
+				es.rows = append(es.rows, row)
+			}
+			if skip+exportPage >= total {
+				break
+			}
+		}
+		x.sheets = append(x.sheets, es)
+	}
+	return x, nil
+}
+
+// enumTexts maps the enum value ids the columns may hold to their texts,
+// retired values included (cells keep naming them).
+func enumTexts(ctx context.Context, q *db.Queries, cols []docengine.Column) (map[string]string, error) {
+	var ids []int64
+	for _, c := range cols {
+		if c.Type == "enum" && c.FieldID != 0 {
+			ids = append(ids, c.FieldID)
+		}
+	}
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	vals, err := q.DocumentFieldValuesAll(ctx, idsJSON(ids))
+	for _, v := range vals {
+		out[db.ID(v.ID).String()] = v.Value
+	}
+	return out, err
+}
+
+// exportCellOf types a cell for the exports.
+func exportCellOf(col docengine.Column, c cellJSON, enums map[string]string) exportCell {
+	out := exportCell{shown: c.Value}
+	if c.BackgroundColour != nil {
+		out.colour = *c.BackgroundColour
+	}
+	switch col.Type {
+	case "number", "formula":
+		if c.FormattedValue != nil {
+			out.shown = *c.FormattedValue
+		}
+		if f, err := strconv.ParseFloat(c.Value, 64); err == nil && (col.DataFormat <= 3) {
+			out.number = &f
+		}
+	case "boolean":
+		b := c.Value == "true"
+		out.boolean = &b
+		out.shown = "No"
+		if b {
+			out.shown = "Yes"
+		}
+	case "date":
+		if t, err := time.Parse(time.DateOnly, c.Value); err == nil {
+			out.date = &t
+		}
+	case "enum":
+		if t, ok := enums[c.Value]; ok {
+			out.shown = t
+		}
+	}
+	return out
+}
+
+func (s *Server) exportDOCX(rq *request) error {
+	h, err := rq.pathHash("hash")
+	if err != nil {
+		return err
+	}
+	var x *exportData
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) (err error) {
+		x, err = loadExport(rq, q, h)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	out, err := renderDocumentDOCX(x, s.now())
+	if err != nil {
+		return err
+	}
+	rq.w.Header().Set("Content-Type", docxType)
+	rq.w.Header().Set("Content-Disposition", contentDisposition(x.fileName("docx")))
+	rq.w.WriteHeader(http.StatusOK)
+	_, err = rq.w.Write(out)
+	return err
+}
+
+// renderDocumentDOCX fills the default template: the {SHEET_NAME}
+// paragraph and the table after it are cloned per sheet, the {HEADER} cell
+// per heading, the {CELL} row per clause and its cell per value.
+func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
+	tmpl, err := web.Templates.ReadFile("templates/document-export.docx")
+	if err != nil {
+		return nil, err
+	}
+	r, err := docx.ReadDocxFromMemory(bytes.NewReader(tmpl), int64(len(tmpl)))
+	if err != nil {
+		return nil, fmt.Errorf("export template: %w", err)
+	}
+	defer r.Close()
+	d := r.Editable()
+	content := d.GetContent()
+
+	_, blockStart, _, err := element(content, "w:p", "{SHEET_NAME}")
+	if err != nil {
+		return nil, err
+	}
+	_, _, blockEnd, err := element(content, "w:tbl", "{CELL}")
+	if err != nil {
+		return nil, err
+	}
+	block := content[blockStart:blockEnd]
+	headerCell, _, _, err := element(block, "w:tc", "{HEADER}")
+	if err != nil {
+		return nil, err
+	}
+	headerRow, _, _, err := element(block, "w:tr", "{HEADER}")
+	if err != nil {
+		return nil, err
+	}
+	bodyRow, _, _, err := element(block, "w:tr", "{CELL}")
+	if err != nil {
+		return nil, err
+	}
+	bodyCell, _, _, err := element(bodyRow, "w:tc", "{CELL}")
+	if err != nil {
+		return nil, err
+	}
+	grid, _, _, err := element(block, "w:tblGrid", "<w:gridCol")
+	if err != nil {
+		return nil, err
+	}
+	// Column widths: number, clause text (wide), then the columns, in
+	// fiftieths of a percent of the page width.
+	widths := []int{600, 2400}
+	for range x.columns {
+		widths = append(widths, 1200)
+	}
+	var gridXML strings.Builder
+	gridXML.WriteString("<w:tblGrid>")
+	for _, w := range widths {
+		fmt.Fprintf(&gridXML, `<w:gridCol w:w="%d"/>`, w)
+	}
+	gridXML.WriteString("</w:tblGrid>")
+
+	cell := func(tmpl, marker, text, colour string) string {
+		c := strings.Replace(tmpl, marker, xmlText(text), 1)
+		if colour != "" {
+			shd := `<w:shd w:val="clear" w:color="auto" w:fill="` + strings.TrimPrefix(colour, "#") + `"/>`
+			c = strings.Replace(c, "</w:tcPr>", shd+"</w:tcPr>", 1)
+		}
+		return c
+	}
+	var heads strings.Builder
+	for _, hname := range append([]string{"No.", "Clause"}, columnNames(x.columns)...) {
+		heads.WriteString(cell(headerCell, "{HEADER}", hname, ""))
+	}
+	headRowXML := strings.Replace(headerRow, headerCell, heads.String(), 1)
+
+	var sheets strings.Builder
+	for _, sh := range x.sheets {
+		var rows strings.Builder
+		for _, row := range sh.rows {
+			var cells strings.Builder
+			cells.WriteString(cell(bodyCell, "{CELL}", row.number, ""))
+			cells.WriteString(cell(bodyCell, "{CELL}", row.text, ""))
+			for _, c := range row.cells {
+				cells.WriteString(cell(bodyCell, "{CELL}", c.shown, c.colour))
+			}
+			rows.WriteString(strings.Replace(bodyRow, bodyCell, cells.String(), 1))
+		}
+		b := strings.Replace(block, "{SHEET_NAME}", xmlText(sh.name), 1)
+		b = strings.Replace(b, grid, gridXML.String(), 1)
+		b = strings.Replace(b, bodyRow, rows.String(), 1)
+		b = strings.Replace(b, headerRow, headRowXML, 1)
+		sheets.WriteString(b)
+	}
+	content = content[:blockStart] + sheets.String() + content[blockEnd:]
+	d.SetContent(content)
+
+	for k, v := range map[string]string{
+		"{TITLE}": x.title(), "{SUBTITLE}": x.subtitle(),
+		"{GENERATED}": "Exported " + now.UTC().Format("2 Jan 2006 15:04 MST"),
+	} {
+		if err := d.Replace(k, strings.Join(strings.Fields(v), " "), -1); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.ReplaceHeader("{ORGANISATION}", strings.Join(strings.Fields(" "+x.org.Name), " ")); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := d.Write(&buf); err != nil {
+		return nil, err
+	}
+	return withLogo(buf.Bytes(), x.logo)
+}
+
+func columnNames(cols []docengine.Column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// withLogo puts the organisation's logo in the header in place of the
+// {LOGO} run (or drops the run when there is no logo that decodes).
+func withLogo(doc []byte, logo *db.Blob) ([]byte, error) {
+	var run string
+	var media, ext string
+	if logo != nil {
+		if cfg, format, err := image.DecodeConfig(bytes.NewReader(logo.Data)); err == nil && cfg.Height > 0 && (format == "png" || format == "jpeg") {
+			ext = format
+			media = "word/media/logo." + ext
+			h := logoHeightPx
+			w := cfg.Width * h / cfg.Height
+			if w > logoMaxWidthPx {
+				w, h = logoMaxWidthPx, cfg.Height*logoMaxWidthPx/cfg.Width
+			}
+			cx, cy := max(w, 1)*emuPerPixel, max(h, 1)*emuPerPixel
+			run = fmt.Sprintf(`<w:r><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0"><wp:extent cx="%d" cy="%d"/>`+
+				`<wp:docPr id="100" name="Logo"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">`+
+				`<pic:pic><pic:nvPicPr><pic:cNvPr id="100" name="logo.%s"/><pic:cNvPicPr/></pic:nvPicPr>`+
+				`<pic:blipFill><a:blip r:embed="rIdLogo"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>`+
+				`<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="%d" cy="%d"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr>`+
+				`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`, cx, cy, ext, cx, cy)
+		}
+	}
+	zr, err := zip.NewReader(bytes.NewReader(doc), int64(len(doc)))
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			return nil, err
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return nil, err
+		}
+		switch f.Name {
+		case "word/header1.xml":
+			s := string(data)
+			_, rs, re, err := element(s, "w:r", "{LOGO}")
+			if err != nil {
+				return nil, err
+			}
+			data = []byte(s[:rs] + run + s[re:])
+		case "word/_rels/header1.xml.rels":
+			if media != "" {
+				rel := `<Relationship Id="rIdLogo" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/logo.` + ext + `"/>`
+				data = []byte(strings.Replace(string(data), "</Relationships>", rel+"</Relationships>", 1))
+			}
+		}
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Deflate, Modified: f.Modified})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.Write(data); err != nil {
+			return nil, err
+		}
+	}
+	if media != "" {
+		w, err := zw.Create(media)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.Write(logo.Data); err != nil {
+			return nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (s *Server) exportXLSX(rq *request) error {
+	h, err := rq.pathHash("hash")
+	if err != nil {
+		return err
+	}
+	var x *exportData
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) (err error) {
+		x, err = loadExport(rq, q, h)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	f, err := renderDocumentXLSX(x)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rq.w.Header().Set("Content-Type", xlsxType)
+	rq.w.Header().Set("Content-Disposition", contentDisposition(x.fileName("xlsx")))
+	rq.w.WriteHeader(http.StatusOK)
+	_, err = f.WriteTo(rq.w)
+	return err
+}
+
+// xlsxNumFmts are the data formats Excel can show itself (custom number
+// formats); Time and Unixtime cells are written as their formatted text.
+var xlsxNumFmts = map[int64]string{1: "0.0000", 2: "0.0000E+00", 3: "##0.0000E+0"}
+
+// xlsxSheetName makes a sheet name Excel accepts: at most 31 characters,
+// none of []:*?/\, not starting or ending with ', unique (case-insensitive).
+func xlsxSheetName(name string, used map[string]bool) string {
+	clean := strings.Map(func(r rune) rune {
+		if strings.ContainsRune(`[]:*?/\`, r) || r < 0x20 {
+			return '_'
+		}
+		return r
+	}, name)
+	clean = strings.Trim(clean, "'")
+	if r := []rune(clean); len(r) > 31 {
+		clean = string(r[:31])
+	}
+	if clean == "" {
+		clean = "Sheet"
+	}
+	out := clean
+	for i := 2; used[strings.ToLower(out)]; i++ {
+		suffix := " (" + strconv.Itoa(i) + ")"
+		r := []rune(clean)
+		if len(r)+len([]rune(suffix)) > 31 {
+			r = r[:31-len([]rune(suffix))]
+		}
+		out = string(r) + suffix
+	}
+	used[strings.ToLower(out)] = true
+	return out
+}
+
+// renderDocumentXLSX writes one worksheet per sheet: a heading row (No.,
+// Clause, the columns) and a row per clause. Every text goes in as a
+// string cell (never a formula, whatever it starts with); numbers, booleans
+// and dates as typed cells with the column's number format; the logo and
+// the title in the printed page header.
+func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
+	f := excelize.NewFile()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+		}
+	}()
+	if err := f.SetDocProps(&excelize.DocProperties{Title: x.title(), Subject: x.subtitle(), Creator: x.org.Name}); err != nil {
+		return nil, err
+	}
+	bold, err := f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}, Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"E7E6E6"}}})
+	if err != nil {
+		return nil, err
+	}
+	wrap, err := f.NewStyle(&excelize.Style{Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}})
+	if err != nil {
+		return nil, err
+	}
+	styles := map[string]int{}
+	// styleFor is the style of a cell: the column's number format (or a
+	// date format) and the background colour.
+	styleFor := func(numFmt, colour string) (int, error) {
+		key := numFmt + "|" + colour
+		if id, ok := styles[key]; ok {
+			return id, nil
+		}
+		st := &excelize.Style{Alignment: &excelize.Alignment{Vertical: "top"}}
+		if numFmt != "" {
+			st.CustomNumFmt = &numFmt
+		}
+		if colour != "" {
+			st.Fill = excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{strings.TrimPrefix(colour, "#")}}
+		}
+		id, err := f.NewStyle(st)
+		styles[key] = id
+		return id, err
+	}
+	used := map[string]bool{}
+	heads := append([]string{"No.", "Clause"}, columnNames(x.columns)...)
+	for i, sh := range x.sheets {
+		name := xlsxSheetName(sh.name, used)
+		if i == 0 {
+			if err := f.SetSheetName("Sheet1", name); err != nil {
+				return nil, err
+			}
+		} else if _, err := f.NewSheet(name); err != nil {
+			return nil, err
+		}
+		if err := f.SetColWidth(name, "A", "A", 10); err != nil {
+			return nil, err
+		}
+		if err := f.SetColWidth(name, "B", "B", 60); err != nil {
+			return nil, err
+		}
+		if len(x.columns) > 0 {
+			last, _ := excelize.ColumnNumberToName(len(heads))
+			if err := f.SetColWidth(name, "C", last, 18); err != nil {
+				return nil, err
+			}
+		}
+		header := "&L&G&C&\"-,Bold\"" + xlsxHeaderText(x.title()) + "&R" + xlsxHeaderText(sh.name)
+		if x.logo == nil {
+			header = "&C&\"-,Bold\"" + xlsxHeaderText(x.title()) + "&R" + xlsxHeaderText(sh.name)
+		}
+		if err := f.SetHeaderFooter(name, &excelize.HeaderFooterOptions{OddHeader: header, OddFooter: "&L" + xlsxHeaderText(x.subtitle()) + "&RPage &P of &N"}); err != nil {
+			return nil, err
+		}
+		if x.logo != nil {
+			if err := addXLSXLogo(f, name, x.logo); err != nil {
+				return nil, err
+			}
+		}
+		sw, err := f.NewStreamWriter(name)
+		if err != nil {
+			return nil, err
+		}
+		row := make([]any, len(heads))
+		for j, hname := range heads {
+			row[j] = excelize.Cell{StyleID: bold, Value: hname}
+		}
+		if err := sw.SetRow("A1", row, excelize.RowOpts{}); err != nil {
+			return nil, err
+		}
+		for r, cl := range sh.rows {
+			row := make([]any, 0, len(heads))
+			row = append(row, excelize.Cell{Value: cl.number}, excelize.Cell{StyleID: wrap, Value: cl.text})
+			for j, c := range cl.cells {
+				var v any = c.shown
+				numFmt := ""
+				switch {
+				case c.number != nil:
+					v, numFmt = *c.number, xlsxNumFmts[x.columns[j].DataFormat]
+				case c.boolean != nil:
+					v = *c.boolean
+				case c.date != nil:
+					v, numFmt = *c.date, "yyyy-mm-dd"
+				}
+				id, err := styleFor(numFmt, c.colour)
+				if err != nil {
+					return nil, err
+				}
+				row = append(row, excelize.Cell{StyleID: id, Value: v})
+			}
+			cellName, _ := excelize.CoordinatesToCellName(1, r+2)
+			if err := sw.SetRow(cellName, row); err != nil {
+				return nil, err
+			}
+		}
+		if err := sw.Flush(); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return f, nil
+}
+
+// xlsxHeaderText escapes & in header text (it starts a code) and bounds it
+// (Excel keeps 255 characters of a header).
+func xlsxHeaderText(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60])
+	}
+	return strings.ReplaceAll(s, "&", "&&")
+}
+
+func addXLSXLogo(f *excelize.File, sheet string, logo *db.Blob) error {
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(logo.Data))
+	if err != nil || cfg.Height == 0 {
+		return nil // a logo that does not decode is left out
+	}
+	ext := ".png"
+	if format == "jpeg" {
+		ext = ".jpg"
+	}
+	h := logoHeightPx
+	w := cfg.Width * h / cfg.Height
+	if w > logoMaxWidthPx {
+		w, h = logoMaxWidthPx, cfg.Height*logoMaxWidthPx/cfg.Width
+	}
+	return f.AddHeaderFooterImage(sheet, &excelize.HeaderFooterImageOptions{Position: excelize.HeaderFooterImagePositionLeft,
+		File: logo.Data, Extension: ext, Width: fmt.Sprintf("%dpt", max(w, 1)*3/4), Height: fmt.Sprintf("%dpt", max(h, 1)*3/4)})
+}
+
+// The numbering of a revision: PATCH /documents/{id}/revisions/{hash}.
+
+type revisionMetaBody struct {
+	ClausePrefixFormat *string    `json:"clause_prefix_format"`
+	ClausePrefixID     Opt[db.ID] `json:"clause_prefix_id"`
+	ClauseDigits       Opt[int64] `json:"clause_digits"`
+}
+
+var revisionReadOnly = []string{"id", "hash", "document_id", "user", "created_by", "created_at", "parents", "signed",
+	"totp_token", "tree", "template_hash", "template_hash_xlsx"}
+
+// revisionPatch changes the clause numbering of the content (a change
+// through the change flow: a new revision on the branch).
+func (s *Server) revisionPatch(rq *request) error {
+	var b revisionMetaBody
+	ro, err := rq.decodePatch(&b, revisionReadOnly...)
+	if err != nil {
+		return err
+	}
+	base, err := rq.pathHash("hash")
+	if err != nil {
+		return err
+	}
+	p := problems{}
+	if b.ClausePrefixFormat != nil {
+		*b.ClausePrefixFormat = strings.TrimSpace(*b.ClausePrefixFormat)
+		p.length("clause_prefix_format", *b.ClausePrefixFormat, 0, maxPrefixFormat)
+		if *b.ClausePrefixFormat != "" && !strings.Contains(*b.ClausePrefixFormat, numberToken) {
+			p.add("clause_prefix_format", "must contain "+numberToken)
+		}
+	}
+	if b.ClauseDigits.Set && !b.ClauseDigits.Null && (b.ClauseDigits.Value < 0 || b.ClauseDigits.Value > maxClauseDigits) {
+		p.add("clause_digits", fmt.Sprintf("must be from 0 to %d", maxClauseDigits))
+	}
+	if err := p.err(); err != nil {
+		return err
+	}
+	return s.answerChange(rq, func(q *db.Queries, d db.Document, doc *docengine.Doc) error {
+		rev, err := revisionIn(rq.ctx, q, d.ID, base)
+		if err != nil {
+			return err
+		}
+		if err := ro.check(toDocRevision(rev, &doc.R)); err != nil {
+			return err
+		}
+		m := &doc.R.Meta
+		setIf(&m.ClausePrefixFormat, b.ClausePrefixFormat)
+		if b.ClauseDigits.Set {
+			m.ClauseDigits = b.ClauseDigits.Value // null: 0, no padding
+		}
+		if b.ClausePrefixID.Set {
+			m.ClausePrefixID = 0
+			if !b.ClausePrefixID.Null {
+				id := int64(b.ClausePrefixID.Value)
+				if _, err := q.PrefixGetInOrg(rq.ctx, db.PrefixGetInOrgParams{ID: id, OrganisationID: d.OrganisationID}); db.IsNotFound(err) {
+					return fieldError("clause_prefix_id", "names no prefix of this organisation")
+				} else if err != nil {
+					return err
+				}
+				m.ClausePrefixID = id
+			}
+		}
+		return nil
+	})
+}
