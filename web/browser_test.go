@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,6 +54,15 @@ func chromium(t *testing.T) string {
 // loopback; its issuer is its own URL, so the app's redirect URI matches.
 func appServer(t *testing.T) string {
 	t.Helper()
+	base, _ := appServerWith(t, nil)
+	return base
+}
+
+// appServerWith is appServer with a change to its configuration (a fake DNS
+// resolver, say); it also gives the store, for what a person would read
+// elsewhere (an SMS in the outbox).
+func appServerWith(t *testing.T, configure func(*server.Config)) (string, *db.Store) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	store, err := db.Open(ctx, db.Options{Path: filepath.Join(t.TempDir(), "web.db"), Synchronous: "NORMAL", NodeID: -1})
@@ -65,17 +75,21 @@ func appServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	h, err := server.New(ctx, store, server.Config{
+	cfg := server.Config{
 		Issuer: base, Registration: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	h, err := server.New(ctx, store, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
 	hs.Start()
 	t.Cleanup(hs.Close)
-	return base
+	return base, store
 }
 
 // browser starts one headless Chromium for the test.
@@ -1281,6 +1295,161 @@ func TestBrowserToolboxSessions(t *testing.T) {
 			p.run(chromedp.Reload())
 			p.seeIn(`ol[aria-label="Sessions"]`, "attending")
 			p.seeIn(`ul[aria-label="Signed by"]`, "Ivo Invitee")
+			p.checkCSP()
+		})
+	}
+}
+
+// smsCode is the code of the last SMS in the outbox to number.
+func smsCode(t *testing.T, store *db.Store, number string) string {
+	t.Helper()
+	rows, err := store.R.OutboxList(context.Background(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := ""
+	for _, r := range rows {
+		if r.Kind == "sms" && r.Recipient == number {
+			if _, c, ok := strings.Cut(r.Body, "Code: "); ok {
+				code = strings.TrimSpace(c)
+			}
+		}
+	}
+	if len(code) != 6 {
+		t.Fatalf("no SMS code to %s in the outbox", number)
+	}
+	return code
+}
+
+func TestBrowserPhoneVerification(t *testing.T) {
+	bctx := browser(t)
+	base, store := appServerWith(t, nil)
+	for i, vp := range viewports {
+		t.Run(vp.name, func(t *testing.T) {
+			p := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
+			p.open("/")
+			p.register("Pia", "pia-"+vp.name+"@example.com", "phone password")
+			number := fmt.Sprintf("+4477009001%02d", i)
+
+			p.step = "a phone number, saved"
+			p.nav("Pia")
+			p.see("No phone number yet.")
+			p.fill("Phone number", "12")
+			p.click("Save number")
+			if got := p.fieldError("Phone number"); got == "" {
+				p.fail("no error for a two-digit phone number")
+			}
+			p.fill("Phone number", number[:3]+" "+number[3:7]+" "+number[7:])
+			p.click("Save number")
+			p.see("Phone number saved. Confirm it with a code.")
+			p.seeIn(`section[aria-labelledby="phone-h"]`, number)
+			p.seeIn(`section[aria-labelledby="phone-h"]`, "not confirmed")
+
+			p.step = "a code by SMS confirms it"
+			p.click("Send me a code")
+			p.see("We sent a code by SMS to " + number + ".")
+			code := smsCode(t, store, number)
+			wrong := "000000"
+			if code == wrong {
+				wrong = "111111"
+			}
+			p.fill("Code from the SMS", wrong)
+			p.click("Confirm number")
+			if got := p.fieldError("Code from the SMS"); !strings.Contains(got, "invalid") {
+				p.fail("error for a wrong code = %q", got)
+			}
+			p.fill("Code from the SMS", code)
+			p.click("Confirm number")
+			p.see("Phone number confirmed.")
+			p.waitFor(`(() => { const s = document.querySelector('section[aria-labelledby="phone-h"]').innerText; return s.includes('confirmed') && !s.includes('not confirmed') })()`,
+				"the number shown confirmed")
+			p.notSee("Send me a code")
+			p.noHorizontalScroll()
+			p.axe("the account page with a phone number")
+			p.checkCSP()
+		})
+	}
+}
+
+func TestBrowserOrganisationImagesAndDomains(t *testing.T) {
+	bctx := browser(t)
+	// The domain's DNS: the test publishes a TXT record as a person would.
+	var mu sync.Mutex
+	zone := map[string][]string{}
+	base, _ := appServerWith(t, func(c *server.Config) {
+		c.LookupTXT = func(ctx context.Context, name string) ([]string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if r, ok := zone[name]; ok {
+				return r, nil
+			}
+			return nil, &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
+		}
+	})
+	for _, vp := range viewports {
+		t.Run(vp.name, func(t *testing.T) {
+			orgName := "Brand " + vp.name
+			p := orgWithOwner(t, bctx, base, "Iris", orgName, vp.width, vp.height, vp.mobile)
+
+			p.step = "images: an icon and a banner"
+			p.click("Settings")
+			p.seeIn(`ul[aria-label="Images"]`, "none")
+			p.run(chromedp.SetUploadFiles(chromedp.CSS("#org-icon"), []string{writePNG(t, 64, 64)}))
+			p.see("Icon saved.")
+			p.waitFor(`(() => { const i = document.querySelector('img.org-image.icon'); return i && i.complete && i.naturalWidth > 0 })()`, "the icon, served by the server")
+			p.waitFor(`(() => { const i = document.querySelector('h1 img.org-icon'); return i && i.complete && i.naturalWidth > 0 })()`, "the icon beside the name")
+			p.run(chromedp.SetUploadFiles(chromedp.CSS("#org-banner"), []string{writeFile(t, "banner.png", "not a picture")}))
+			p.see("The image must be a JPEG or PNG image.")
+			p.run(chromedp.SetUploadFiles(chromedp.CSS("#org-banner"), []string{writePNG(t, 800, 200)}))
+			p.see("Banner saved.")
+			p.waitFor(`(() => { const i = document.querySelector('img.org-banner'); return i && i.complete && i.naturalWidth > 0 })()`, "the banner above the name")
+			p.noHorizontalScroll()
+			p.axe("the settings with images")
+			p.run(chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+			p.shot("organisation-settings-" + vp.name)
+			p.click("Remove icon")
+			p.see("Icon removed.")
+			p.waitFor(`document.querySelector('h1 img.org-icon') === null`, "the icon to go")
+
+			p.step = "domains: add one"
+			domain := "works-" + vp.name + ".example"
+			p.click("Domains")
+			p.see("No domains yet.")
+			p.fill("Domain", "not a domain")
+			p.click("Add domain")
+			if got := p.fieldError("Domain"); got == "" {
+				p.fail("no error for a bad domain name")
+			}
+			p.fill("Domain", strings.ToUpper(domain))
+			p.click("Add domain")
+			p.see("Domain " + domain + " added")
+			p.seeIn(`ul[aria-label="Domains"]`, "not verified")
+			p.seeIn(".txt-name", "_workspace-challenge."+domain)
+			token := pollValue(p, `document.querySelector('.txt-value')?.innerText ?? ''`, "the challenge token")
+
+			p.step = "domains: restricting needs an approved domain"
+			p.click("Only people with a confirmed address on an approved domain")
+			p.see("needs at least one verified and approved domain")
+			p.waitFor(`!document.getElementById('org-restrict').checked`, "the box unticked again")
+
+			p.step = "domains: verify with the TXT record, approve"
+			p.click("Check the record of " + domain)
+			p.see("No TXT record at _workspace-challenge." + domain)
+			mu.Lock()
+			zone["_workspace-challenge."+domain] = []string{"v=spf1 -all", token}
+			mu.Unlock()
+			p.click("Check the record of " + domain)
+			p.see(domain + " is verified.")
+			p.click("Approve " + domain)
+			p.see(domain + " is approved.")
+			p.seeIn(`ul[aria-label="Domains"]`, "approved")
+			p.click("Only people with a confirmed address on an approved domain")
+			p.see("Only people with an address on an approved domain may join now.")
+			p.click("Withdraw approval of " + domain)
+			p.see("keep at least one approved domain")
+			p.seeIn(`ul[aria-label="Domains"]`, "approved")
+			p.noHorizontalScroll()
+			p.axe("the domains")
 			p.checkCSP()
 		})
 	}
