@@ -843,11 +843,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.revisionByHashStmt, err = db.PrepareContext(ctx, revisionByHash); err != nil {
 		return nil, fmt.Errorf("error preparing query RevisionByHash: %w", err)
 	}
+	if q.revisionCopyStmt, err = db.PrepareContext(ctx, revisionCopy); err != nil {
+		return nil, fmt.Errorf("error preparing query RevisionCopy: %w", err)
+	}
 	if q.revisionCreateStmt, err = db.PrepareContext(ctx, revisionCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query RevisionCreate: %w", err)
 	}
 	if q.revisionGetStmt, err = db.PrepareContext(ctx, revisionGet); err != nil {
 		return nil, fmt.Errorf("error preparing query RevisionGet: %w", err)
+	}
+	if q.revisionsOfDocumentStmt, err = db.PrepareContext(ctx, revisionsOfDocument); err != nil {
+		return nil, fmt.Errorf("error preparing query RevisionsOfDocument: %w", err)
 	}
 	if q.roleCountStmt, err = db.PrepareContext(ctx, roleCount); err != nil {
 		return nil, fmt.Errorf("error preparing query RoleCount: %w", err)
@@ -2729,6 +2735,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing revisionByHashStmt: %w", cerr)
 		}
 	}
+	if q.revisionCopyStmt != nil {
+		if cerr := q.revisionCopyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing revisionCopyStmt: %w", cerr)
+		}
+	}
 	if q.revisionCreateStmt != nil {
 		if cerr := q.revisionCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing revisionCreateStmt: %w", cerr)
@@ -2737,6 +2748,11 @@ func (q *Queries) Close() error {
 	if q.revisionGetStmt != nil {
 		if cerr := q.revisionGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing revisionGetStmt: %w", cerr)
+		}
+	}
+	if q.revisionsOfDocumentStmt != nil {
+		if cerr := q.revisionsOfDocumentStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing revisionsOfDocumentStmt: %w", cerr)
 		}
 	}
 	if q.roleCountStmt != nil {
@@ -3901,8 +3917,10 @@ type Queries struct {
 	refreshTokenRevokeFamilyStmt              *sql.Stmt
 	refreshTokenUseStmt                       *sql.Stmt
 	revisionByHashStmt                        *sql.Stmt
+	revisionCopyStmt                          *sql.Stmt
 	revisionCreateStmt                        *sql.Stmt
 	revisionGetStmt                           *sql.Stmt
+	revisionsOfDocumentStmt                   *sql.Stmt
 	roleCountStmt                             *sql.Stmt
 	roleCreateStmt                            *sql.Stmt
 	roleDeleteStmt                            *sql.Stmt
@@ -4352,8 +4370,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		refreshTokenRevokeFamilyStmt:              q.refreshTokenRevokeFamilyStmt,
 		refreshTokenUseStmt:                       q.refreshTokenUseStmt,
 		revisionByHashStmt:                        q.revisionByHashStmt,
+		revisionCopyStmt:                          q.revisionCopyStmt,
 		revisionCreateStmt:                        q.revisionCreateStmt,
 		revisionGetStmt:                           q.revisionGetStmt,
+		revisionsOfDocumentStmt:                   q.revisionsOfDocumentStmt,
 		roleCountStmt:                             q.roleCountStmt,
 		roleCreateStmt:                            q.roleCreateStmt,
 		roleDeleteStmt:                            q.roleDeleteStmt,

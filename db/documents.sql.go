@@ -992,7 +992,7 @@ func (q *Queries) ProjectDocumentCountAdd(ctx context.Context, arg ProjectDocume
 }
 
 const revisionByHash = `-- name: RevisionByHash :one
-SELECT id, document_id, hash, parent_id, parents, generation, message, created_at, created_by FROM document_revisions WHERE document_id = ?1 AND hash = ?2 ORDER BY id DESC LIMIT 1
+SELECT id, document_id, hash, parent_id, parents, generation, message, created_at, created_by, origin_revision_id FROM document_revisions WHERE document_id = ?1 AND hash = ?2 ORDER BY id DESC LIMIT 1
 `
 
 type RevisionByHashParams struct {
@@ -1015,6 +1015,7 @@ func (q *Queries) RevisionByHash(ctx context.Context, arg RevisionByHashParams) 
 		&i.Message,
 		&i.CreatedAt,
 		&i.CreatedBy,
+		&i.OriginRevisionID,
 	)
 	return i, err
 }
@@ -1022,7 +1023,7 @@ func (q *Queries) RevisionByHash(ctx context.Context, arg RevisionByHashParams) 
 const revisionCreate = `-- name: RevisionCreate :one
 INSERT INTO document_revisions(id, document_id, hash, parent_id, parents, generation, message, created_at, created_by)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-RETURNING id, document_id, hash, parent_id, parents, generation, message, created_at, created_by
+RETURNING id, document_id, hash, parent_id, parents, generation, message, created_at, created_by, origin_revision_id
 `
 
 type RevisionCreateParams struct {
@@ -1060,12 +1061,13 @@ func (q *Queries) RevisionCreate(ctx context.Context, arg RevisionCreateParams) 
 		&i.Message,
 		&i.CreatedAt,
 		&i.CreatedBy,
+		&i.OriginRevisionID,
 	)
 	return i, err
 }
 
 const revisionGet = `-- name: RevisionGet :one
-SELECT id, document_id, hash, parent_id, parents, generation, message, created_at, created_by FROM document_revisions WHERE id = ?1
+SELECT id, document_id, hash, parent_id, parents, generation, message, created_at, created_by, origin_revision_id FROM document_revisions WHERE id = ?1
 `
 
 func (q *Queries) RevisionGet(ctx context.Context, id int64) (DocumentRevision, error) {
@@ -1081,6 +1083,7 @@ func (q *Queries) RevisionGet(ctx context.Context, id int64) (DocumentRevision, 
 		&i.Message,
 		&i.CreatedAt,
 		&i.CreatedBy,
+		&i.OriginRevisionID,
 	)
 	return i, err
 }

@@ -234,15 +234,16 @@ type DocumentFieldValue struct {
 }
 
 type DocumentRevision struct {
-	ID         int64
-	DocumentID int64
-	Hash       []byte
-	ParentID   *int64
-	Parents    string
-	Generation int64
-	Message    *string
-	CreatedAt  string
-	CreatedBy  int64
+	ID               int64
+	DocumentID       int64
+	Hash             []byte
+	ParentID         *int64
+	Parents          string
+	Generation       int64
+	Message          *string
+	CreatedAt        string
+	CreatedBy        int64
+	OriginRevisionID *int64
 }
 
 type DocumentType struct {

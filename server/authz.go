@@ -190,7 +190,14 @@ type Scopes struct {
 	Project int64
 	Package int64
 	Fleet   int64
+	// Document is the document a request acts on. Documents carry no
+	// grants (no layer in ids); it is what a non-member's accepted shares
+	// are looked up by (Access.RequireDoc, docs/documents.md "Shares").
+	Document int64
 }
+
+// layered reports whether a grant layer below the organisation applies.
+func (sc Scopes) layered() bool { return sc.Project != 0 || sc.Package != 0 || sc.Fleet != 0 }
 
 // ids are the scope ids whose grants apply, the organisation's included.
 func (sc Scopes) ids(orgID int64) []int64 {
@@ -228,7 +235,10 @@ type Access struct {
 	Pending        bool
 	TopRank        int64 // rank of the caller's highest role; noRoles if none
 	Scopes         Scopes
-	perms          PermSet
+	// Shared: the scopes a non-member holds on Scopes.Document through
+	// accepted shares; zero for members (their permissions decide).
+	Shared DocScope
+	perms  PermSet
 }
 
 // IsMember: a pending member counts as no member.
@@ -266,6 +276,68 @@ func (a Access) RequireOr(alt bool, p Permission) error {
 func (a Access) RequireSelfOr(userID int64, p Permission) error {
 	return a.RequireOr(userID == a.UserID, p)
 }
+
+// DocScope is one scope of a document share (documents.md: view, edit,
+// branch, fork, revisions, export). Members reach a document through their
+// permissions, one per scope (docScopePermission); a non-member only
+// through the scopes of its accepted shares of that very document.
+type DocScope uint8
+
+const (
+	DocView DocScope = 1 << iota
+	DocEdit
+	DocBranch
+	DocFork
+	DocRevisions
+	DocExport
+)
+
+// docScopeNames names each scope as the share object's field does.
+var docScopeNames = []struct {
+	Scope DocScope
+	Name  string
+}{
+	{DocView, "scope_view"}, {DocEdit, "scope_edit"}, {DocBranch, "scope_branch"},
+	{DocFork, "scope_fork"}, {DocRevisions, "scope_revisions"}, {DocExport, "scope_export"},
+}
+
+// docScopePermission is the permission a member needs for one scope:
+// reading (view, revisions, export) VIEW_DOCUMENTS; changing (edit, branch,
+// fork) EDIT_DOCUMENTS. Anything else, a combination included, has none
+// (false): it is refused, never guessed.
+func docScopePermission(s DocScope) (Permission, bool) {
+	switch s {
+	case DocView, DocRevisions, DocExport:
+		return ViewDocuments, true
+	case DocEdit, DocBranch, DocFork:
+		return EditDocuments, true
+	}
+	return 0, false
+}
+
+// RequireDoc is Require for one scope of the document in a.Scopes: a
+// member needs the scope's permission; a non-member needs an accepted
+// share of the document that grants the scope.
+func (a Access) RequireDoc(s DocScope) error {
+	p, ok := docScopePermission(s)
+	if !ok {
+		return forbidden("That is not a document scope.")
+	}
+	if a.IsMember() || a.Shared == 0 {
+		return a.Require(p)
+	}
+	if a.Shared&s != s {
+		for _, n := range docScopeNames {
+			if n.Scope == s {
+				return forbidden("Your share of this document does not include %s.", n.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// CanDoc is RequireDoc as a boolean.
+func (a Access) CanDoc(s DocScope) bool { return a.RequireDoc(s) == nil }
 
 // Permissions is the caller's whole effective set.
 func (a Access) Permissions() PermSet {
@@ -331,7 +403,7 @@ func resolveAccess(ctx context.Context, q *db.Queries, userID, orgID int64, sc S
 		}
 	}
 	a.perms = Effective(grants)
-	if sc != (Scopes{}) {
+	if sc.layered() {
 		a.perms = withProjectImplications(a.perms)
 	}
 	return a, nil

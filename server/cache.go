@@ -124,7 +124,7 @@ func (c *accessCache) authorize(ctx context.Context, q *db.Queries, gen uint64, 
 	}
 	a := st.access
 	a.Scopes = sc
-	if !a.needsGrants() || sc == (Scopes{}) {
+	if !a.needsGrants() || !sc.layered() {
 		return a, nil
 	}
 	grants := append([]Grant(nil), st.orgGrants...)

@@ -109,7 +109,7 @@ func documentAccess(ctx context.Context, q *db.Queries, userID, id int64, absent
 	if err != nil {
 		return d, Access{}, err
 	}
-	a, err := authorize(ctx, q, userID, d.OrganisationID, Scopes{Project: deref(d.ProjectID), Package: deref(d.PackageID)})
+	a, err := authorize(ctx, q, userID, d.OrganisationID, Scopes{Project: deref(d.ProjectID), Package: deref(d.PackageID), Document: d.ID})
 	if db.IsNotFound(err) {
 		return d, Access{}, absent
 	}
@@ -432,40 +432,8 @@ func (s *Server) documentCreate(rq *request) error {
 		if err := a.Require(EditDocuments); err != nil {
 			return err
 		}
-		n, err := q.CounterNext(rq.ctx, db.CounterNextParams{OrganisationID: orgID, Name: documentCounter})
-		if err != nil {
+		if d, err = s.insertDocument(rq.ctx, q, d, b.PrefixID, rq.user.ID); err != nil {
 			return err
-		}
-		formatted := strconv.FormatInt(n, 10)
-		if d.TypeID != nil {
-			t, err := q.DocumentTypeGet(rq.ctx, *d.TypeID)
-			if err != nil {
-				return err
-			}
-			if t.NumberFormat != "" {
-				formatted = formatNumber(t.NumberFormat, nil, n)
-			}
-			if err := q.DocumentTypeNumbered(rq.ctx, db.DocumentTypeNumberedParams{ID: t.ID, Number: n}); err != nil {
-				return err
-			}
-		}
-		if b.PrefixID != nil {
-			// a prefix, when named, gives the formatted number (its own sequence)
-			if _, formatted, err = drawNumber(rq.ctx, q, orgID, int64(*b.PrefixID)); err != nil {
-				return err
-			}
-		}
-		now := s.nowText()
-		d, err = q.DocumentCreate(rq.ctx, db.DocumentCreateParams{ID: s.store.IDs.Next(), OrganisationID: orgID, Number: n,
-			FormattedNumber: formatted, Title: d.Title, TypeID: d.TypeID, ProjectID: d.ProjectID, PackageID: d.PackageID,
-			DisciplineID: d.DisciplineID, Fields: d.Fields, CreatedAt: now, CreatedBy: rq.user.ID})
-		if err != nil {
-			return err
-		}
-		if d.ProjectID != nil {
-			if err := q.ProjectDocumentCountAdd(rq.ctx, db.ProjectDocumentCountAddParams{ID: *d.ProjectID, Delta: 1}); err != nil {
-				return err
-			}
 		}
 		branchName := a.Org.DefaultBranchName
 		if strings.TrimSpace(branchName) == "" {
@@ -481,6 +449,45 @@ func (s *Server) documentCreate(rq *request) error {
 		return err
 	}
 	return rq.json(http.StatusCreated, out)
+}
+
+// insertDocument stores a new document d (organisation, title, links and
+// fields set) with a number drawn in the write transaction: the
+// organisation's next, formatted by the type's number_format, or by the
+// prefix when one is named (its own sequence).
+func (s *Server) insertDocument(ctx context.Context, q *db.Queries, d db.Document, prefixID *db.ID, userID int64) (db.Document, error) {
+	n, err := q.CounterNext(ctx, db.CounterNextParams{OrganisationID: d.OrganisationID, Name: documentCounter})
+	if err != nil {
+		return d, err
+	}
+	formatted := strconv.FormatInt(n, 10)
+	if d.TypeID != nil {
+		t, err := q.DocumentTypeGet(ctx, *d.TypeID)
+		if err != nil {
+			return d, err
+		}
+		if t.NumberFormat != "" {
+			formatted = formatNumber(t.NumberFormat, nil, n)
+		}
+		if err := q.DocumentTypeNumbered(ctx, db.DocumentTypeNumberedParams{ID: t.ID, Number: n}); err != nil {
+			return d, err
+		}
+	}
+	if prefixID != nil {
+		if _, formatted, err = drawNumber(ctx, q, d.OrganisationID, int64(*prefixID)); err != nil {
+			return d, err
+		}
+	}
+	d, err = q.DocumentCreate(ctx, db.DocumentCreateParams{ID: s.store.IDs.Next(), OrganisationID: d.OrganisationID,
+		OriginID: d.OriginID, Number: n, FormattedNumber: formatted, Title: d.Title, TypeID: d.TypeID, ProjectID: d.ProjectID,
+		PackageID: d.PackageID, DisciplineID: d.DisciplineID, Fields: d.Fields, CreatedAt: s.nowText(), CreatedBy: userID})
+	if err != nil {
+		return d, err
+	}
+	if d.ProjectID != nil {
+		err = q.ProjectDocumentCountAdd(ctx, db.ProjectDocumentCountAddParams{ID: *d.ProjectID, Delta: 1})
+	}
+	return d, err
 }
 
 // initialRevision gives a new document its first revision (one sheet,

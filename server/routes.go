@@ -324,6 +324,7 @@ func (s *Server) routes() []route {
 		{"PATCH", "/documents/:id", authenticated, s.documentPatch},
 		{"DELETE", "/documents/:id", authenticated, s.documentDelete},
 		{"POST", "/documents/:id/restore", authenticated, s.documentRestore},
+		{"POST", "/documents/:id", authenticated, s.documentFork},
 		{"GET", "/documents/:id/branches", authenticated, s.branchList},
 		{"POST", "/documents/:id/branches", authenticated, s.branchCreate},
 		{"GET", "/documents/:id/branches/:name", authenticated, s.branchGet},
