@@ -809,6 +809,23 @@ type UserTotpSecret struct {
 	ExpiresAt string
 }
 
+type UserWorkItem struct {
+	UserID         int64
+	WorkItemID     int64
+	OrganisationID int64
+	Status         string
+	TypeID         int64
+	ProjectID      *int64
+	DocumentID     *int64
+	FleetID        *int64
+	LocationID     *int64
+	AssetGroupID   *int64
+	StartAt        *string
+	FinishAt       *string
+	CreatedAt      string
+	ClosedAt       *string
+}
+
 type WitnessRecord struct {
 	ID             int64
 	OrganisationID int64

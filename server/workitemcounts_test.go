@@ -143,3 +143,124 @@ func TestWorkItemCounts(t *testing.T) {
 		t.Fatalf("milestone list entry %v, want %d open", entry, open)
 	}
 }
+
+// TestUserWorkItemsKept: after a random sequence of assignments, schedules
+// with invitations (declined, checked in, removed), schedule and work item
+// deletions and changes to the copied columns, user_work_items (what GET
+// /users/@me/work-items reads) equals the membership recomputed from the
+// source tables, and the list answers exactly the caller's work items.
+func TestUserWorkItemsKept(t *testing.T) {
+	f := newWIFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	carol := e.user("carol")
+	e.addMember(f.acme, carol)
+	people := []*testUser{f.alice, f.bob, carol}
+	rng := rand.New(rand.NewPCG(23, 23))
+	someone := func() *testUser { return people[rng.IntN(len(people))] }
+	assignees := func() []string {
+		var ids []string
+		for _, u := range people {
+			if rng.IntN(2) == 0 {
+				ids = append(ids, fmt.Sprint(u.id))
+			}
+		}
+		return ids
+	}
+	type schedule struct{ id, item string }
+	var items []string
+	var schedules []schedule
+	for i := range 120 {
+		switch op := rng.IntN(9); {
+		case op == 0 || len(items) == 0:
+			items = append(items, e.must(201, f.alice, "POST", acme+"/workitems", map[string]any{"type_id": f.task,
+				"title": fmt.Sprint("Item ", i), "assignee_ids": assignees()}).obj(t)["id"].(string))
+		case op == 1:
+			b := map[string]any{"assignee_ids": assignees()}
+			if rng.IntN(2) == 0 {
+				b["status"] = []string{"open", "closed"}[rng.IntN(2)]
+			}
+			if rng.IntN(2) == 0 {
+				b["start_at"] = fmt.Sprintf("2026-0%d-01T00:00:00Z", 1+rng.IntN(9))
+				b["type_id"] = []string{f.task, f.defect}[rng.IntN(2)]
+				b["project_id"] = []any{nil, f.project}[rng.IntN(2)]
+			}
+			e.must(200, f.alice, "PATCH", "/workitems/"+items[rng.IntN(len(items))], b)
+		case op == 2:
+			item := items[rng.IntN(len(items))]
+			var invitees []string
+			for _, u := range people {
+				if rng.IntN(2) == 0 {
+					invitees = append(invitees, fmt.Sprint(u.id))
+				}
+			}
+			sc := e.must(201, f.alice, "POST", "/workitems/"+item+"/schedules", map[string]any{
+				"scheduled_start_at": "2026-05-01T08:00:00Z", "scheduled_finish_at": "2026-05-01T09:00:00Z", "invitee_ids": invitees}).obj(t)
+			schedules = append(schedules, schedule{sc["id"].(string), item})
+		case op == 3 && len(schedules) > 0:
+			sc := schedules[rng.IntN(len(schedules))]
+			u := someone()
+			e.do(u, "POST", "/schedules/"+sc.id+[]string{"/decline", "/check-in"}[rng.IntN(2)], map[string]any{})
+		case op == 4 && len(schedules) > 0:
+			sc := schedules[rng.IntN(len(schedules))]
+			u := someone()
+			if rng.IntN(2) == 0 {
+				e.do(f.alice, "PUT", fmt.Sprintf("/schedules/%s/invitees/%d", sc.id, u.id), nil)
+			} else {
+				e.do(f.alice, "DELETE", fmt.Sprintf("/schedules/%s/invitees/%d", sc.id, u.id), nil)
+			}
+		case op == 5 && len(schedules) > 0:
+			j := rng.IntN(len(schedules))
+			e.must(204, f.alice, "DELETE", "/schedules/"+schedules[j].id, nil)
+			schedules = append(schedules[:j], schedules[j+1:]...)
+		case op == 6 && len(items) > 1:
+			// No endpoint deletes work items; the triggers must still hold.
+			j := rng.IntN(len(items))
+			if _, err := e.write(`DELETE FROM schedules WHERE work_item_id = ?`, items[j]); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.write(`DELETE FROM work_items WHERE id = ?`, items[j]); err != nil {
+				t.Fatal(err)
+			}
+			kept := schedules[:0]
+			for _, sc := range schedules {
+				if sc.item != items[j] {
+					kept = append(kept, sc)
+				}
+			}
+			schedules = kept
+			items = append(items[:j], items[j+1:]...)
+		}
+	}
+	var mismatches, rows int
+	err := e.store.Reader.QueryRowContext(context.Background(), `
+		WITH truth AS (
+			SELECT m.user_id, w.id, w.organisation_id, w.status, w.type_id, w.project_id, w.document_id, w.fleet_id,
+				w.location_id, w.asset_group_id, w.start_at, w.finish_at, w.created_at, w.closed_at
+			FROM (SELECT user_id, work_item_id FROM work_item_assignees
+				UNION SELECT si.user_id, sc.work_item_id FROM schedule_invitees si JOIN schedules sc ON sc.id = si.schedule_id
+				WHERE si.status <> 'declined' AND sc.work_item_id IS NOT NULL) m
+			JOIN work_items w ON w.id = m.work_item_id),
+		kept AS (SELECT * FROM user_work_items)
+		SELECT (SELECT count(*) FROM (SELECT * FROM truth EXCEPT SELECT * FROM kept
+			UNION ALL SELECT * FROM kept EXCEPT SELECT * FROM truth)), (SELECT count(*) FROM kept)`).Scan(&mismatches, &rows)
+	if err != nil || mismatches != 0 || rows == 0 {
+		t.Fatalf("user_work_items: %d mismatches in %d rows (err %v)", mismatches, rows, err)
+	}
+	// The sequence must have reached each source of membership.
+	var invitedOnly, declined int
+	if err := e.store.Reader.QueryRowContext(context.Background(), `SELECT
+		(SELECT count(*) FROM user_work_items u WHERE NOT EXISTS (SELECT 1 FROM work_item_assignees a WHERE a.work_item_id = u.work_item_id AND a.user_id = u.user_id)),
+		(SELECT count(*) FROM schedule_invitees WHERE status = 'declined')`).Scan(&invitedOnly, &declined); err != nil || invitedOnly == 0 || declined == 0 {
+		t.Fatalf("the sequence left %d invitation-only memberships and %d declines (err %v)", invitedOnly, declined, err)
+	}
+	for _, u := range people {
+		var want int
+		if err := e.store.Reader.QueryRowContext(context.Background(), `SELECT count(*) FROM user_work_items WHERE user_id = ?`, u.id).Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		r := e.must(200, u, "GET", "/users/@me/work-items?$top=500", nil)
+		if got := len(r.arr(t)); got != want || r.Header.Get("X-Total-Count") != fmt.Sprint(want) {
+			t.Fatalf("%d: list has %d (X-Total-Count %s), want %d", u.id, got, r.Header.Get("X-Total-Count"), want)
+		}
+	}
+}
