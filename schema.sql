@@ -1136,7 +1136,7 @@ CREATE TABLE document_branches (
     created_by INTEGER NOT NULL REFERENCES users(id),
     deleted_at TEXT,
     deleted_by INTEGER REFERENCES users(id)
-);
+, strict BOOLEAN NOT NULL DEFAULT 0);
 CREATE UNIQUE INDEX document_branches_name ON document_branches(document_id, name) WHERE deleted_at IS NULL;
 
 -- Audit log (0043)
@@ -1285,3 +1285,25 @@ CREATE TRIGGER user_work_items_item_delete AFTER DELETE ON work_items BEGIN
     DELETE FROM user_work_items WHERE work_item_id = OLD.id;
 END;
 
+-- == 0050_merge_requests (issue 13) ==
+-- (0050 also adds document_branches.strict, written into that table above)
+CREATE TABLE document_merge_requests (
+    id INTEGER PRIMARY KEY,
+    organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+    number INTEGER NOT NULL,
+    document_id INTEGER NOT NULL REFERENCES documents(id),
+    from_document_id INTEGER NOT NULL REFERENCES documents(id),
+    from_branch_id INTEGER NOT NULL REFERENCES document_branches(id),
+    to_branch_id INTEGER NOT NULL REFERENCES document_branches(id),
+    title TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'merged', 'closed')),
+    revision_id INTEGER REFERENCES document_revisions(id),
+    created_at TEXT NOT NULL,
+    created_by INTEGER NOT NULL REFERENCES users(id),
+    updated_at TEXT NOT NULL,
+    closed_at TEXT,
+    closed_by INTEGER REFERENCES users(id),
+    UNIQUE (organisation_id, number)
+);
+CREATE INDEX document_merge_requests_document ON document_merge_requests(document_id, number);

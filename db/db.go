@@ -660,6 +660,21 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.memberRolesDeleteForUserStmt, err = db.PrepareContext(ctx, memberRolesDeleteForUser); err != nil {
 		return nil, fmt.Errorf("error preparing query MemberRolesDeleteForUser: %w", err)
 	}
+	if q.mergeRequestByNumberStmt, err = db.PrepareContext(ctx, mergeRequestByNumber); err != nil {
+		return nil, fmt.Errorf("error preparing query MergeRequestByNumber: %w", err)
+	}
+	if q.mergeRequestCreateStmt, err = db.PrepareContext(ctx, mergeRequestCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query MergeRequestCreate: %w", err)
+	}
+	if q.mergeRequestFinishStmt, err = db.PrepareContext(ctx, mergeRequestFinish); err != nil {
+		return nil, fmt.Errorf("error preparing query MergeRequestFinish: %w", err)
+	}
+	if q.mergeRequestListByIDsStmt, err = db.PrepareContext(ctx, mergeRequestListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query MergeRequestListByIDs: %w", err)
+	}
+	if q.mergeRequestOpenBetweenStmt, err = db.PrepareContext(ctx, mergeRequestOpenBetween); err != nil {
+		return nil, fmt.Errorf("error preparing query MergeRequestOpenBetween: %w", err)
+	}
 	if q.metaGetStmt, err = db.PrepareContext(ctx, metaGet); err != nil {
 		return nil, fmt.Errorf("error preparing query MetaGet: %w", err)
 	}
@@ -2430,6 +2445,31 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing memberRolesDeleteForUserStmt: %w", cerr)
 		}
 	}
+	if q.mergeRequestByNumberStmt != nil {
+		if cerr := q.mergeRequestByNumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mergeRequestByNumberStmt: %w", cerr)
+		}
+	}
+	if q.mergeRequestCreateStmt != nil {
+		if cerr := q.mergeRequestCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mergeRequestCreateStmt: %w", cerr)
+		}
+	}
+	if q.mergeRequestFinishStmt != nil {
+		if cerr := q.mergeRequestFinishStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mergeRequestFinishStmt: %w", cerr)
+		}
+	}
+	if q.mergeRequestListByIDsStmt != nil {
+		if cerr := q.mergeRequestListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mergeRequestListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.mergeRequestOpenBetweenStmt != nil {
+		if cerr := q.mergeRequestOpenBetweenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mergeRequestOpenBetweenStmt: %w", cerr)
+		}
+	}
 	if q.metaGetStmt != nil {
 		if cerr := q.metaGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing metaGetStmt: %w", cerr)
@@ -3856,6 +3896,11 @@ type Queries struct {
 	memberRoleRemoveStmt                      *sql.Stmt
 	memberRolesDeleteForRoleStmt              *sql.Stmt
 	memberRolesDeleteForUserStmt              *sql.Stmt
+	mergeRequestByNumberStmt                  *sql.Stmt
+	mergeRequestCreateStmt                    *sql.Stmt
+	mergeRequestFinishStmt                    *sql.Stmt
+	mergeRequestListByIDsStmt                 *sql.Stmt
+	mergeRequestOpenBetweenStmt               *sql.Stmt
 	metaGetStmt                               *sql.Stmt
 	metaPutStmt                               *sql.Stmt
 	milestoneCreateStmt                       *sql.Stmt
@@ -4309,6 +4354,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		memberRoleRemoveStmt:                      q.memberRoleRemoveStmt,
 		memberRolesDeleteForRoleStmt:              q.memberRolesDeleteForRoleStmt,
 		memberRolesDeleteForUserStmt:              q.memberRolesDeleteForUserStmt,
+		mergeRequestByNumberStmt:                  q.mergeRequestByNumberStmt,
+		mergeRequestCreateStmt:                    q.mergeRequestCreateStmt,
+		mergeRequestFinishStmt:                    q.mergeRequestFinishStmt,
+		mergeRequestListByIDsStmt:                 q.mergeRequestListByIDsStmt,
+		mergeRequestOpenBetweenStmt:               q.mergeRequestOpenBetweenStmt,
 		metaGetStmt:                               q.metaGetStmt,
 		metaPutStmt:                               q.metaPutStmt,
 		milestoneCreateStmt:                       q.milestoneCreateStmt,

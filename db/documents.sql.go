@@ -10,7 +10,7 @@ import (
 )
 
 const branchByName = `-- name: BranchByName :one
-SELECT id, organisation_id, document_id, name, revision_id, protected, created_at, created_by, deleted_at, deleted_by FROM document_branches WHERE document_id = ?1 AND name = ?2 AND deleted_at IS NULL
+SELECT id, organisation_id, document_id, name, revision_id, protected, created_at, created_by, deleted_at, deleted_by, strict FROM document_branches WHERE document_id = ?1 AND name = ?2 AND deleted_at IS NULL
 `
 
 type BranchByNameParams struct {
@@ -32,6 +32,7 @@ func (q *Queries) BranchByName(ctx context.Context, arg BranchByNameParams) (Doc
 		&i.CreatedBy,
 		&i.DeletedAt,
 		&i.DeletedBy,
+		&i.Strict,
 	)
 	return i, err
 }
@@ -39,7 +40,7 @@ func (q *Queries) BranchByName(ctx context.Context, arg BranchByNameParams) (Doc
 const branchCreate = `-- name: BranchCreate :one
 INSERT INTO document_branches(id, organisation_id, document_id, name, revision_id, protected, created_at, created_by)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-RETURNING id, organisation_id, document_id, name, revision_id, protected, created_at, created_by, deleted_at, deleted_by
+RETURNING id, organisation_id, document_id, name, revision_id, protected, created_at, created_by, deleted_at, deleted_by, strict
 `
 
 type BranchCreateParams struct {
@@ -76,6 +77,7 @@ func (q *Queries) BranchCreate(ctx context.Context, arg BranchCreateParams) (Doc
 		&i.CreatedBy,
 		&i.DeletedAt,
 		&i.DeletedBy,
+		&i.Strict,
 	)
 	return i, err
 }
@@ -96,7 +98,7 @@ func (q *Queries) BranchDelete(ctx context.Context, arg BranchDeleteParams) erro
 }
 
 const branchGet = `-- name: BranchGet :one
-SELECT id, organisation_id, document_id, name, revision_id, protected, created_at, created_by, deleted_at, deleted_by FROM document_branches WHERE id = ?1
+SELECT id, organisation_id, document_id, name, revision_id, protected, created_at, created_by, deleted_at, deleted_by, strict FROM document_branches WHERE id = ?1
 `
 
 func (q *Queries) BranchGet(ctx context.Context, id int64) (DocumentBranch, error) {
@@ -113,12 +115,13 @@ func (q *Queries) BranchGet(ctx context.Context, id int64) (DocumentBranch, erro
 		&i.CreatedBy,
 		&i.DeletedAt,
 		&i.DeletedBy,
+		&i.Strict,
 	)
 	return i, err
 }
 
 const branchList = `-- name: BranchList :many
-SELECT id, organisation_id, document_id, name, revision_id, protected, created_at, created_by, deleted_at, deleted_by FROM document_branches WHERE document_id = ?1 AND deleted_at IS NULL ORDER BY name
+SELECT id, organisation_id, document_id, name, revision_id, protected, created_at, created_by, deleted_at, deleted_by, strict FROM document_branches WHERE document_id = ?1 AND deleted_at IS NULL ORDER BY name
 `
 
 func (q *Queries) BranchList(ctx context.Context, documentID int64) ([]DocumentBranch, error) {
@@ -141,6 +144,7 @@ func (q *Queries) BranchList(ctx context.Context, documentID int64) ([]DocumentB
 			&i.CreatedBy,
 			&i.DeletedAt,
 			&i.DeletedBy,
+			&i.Strict,
 		); err != nil {
 			return nil, err
 		}
@@ -174,17 +178,23 @@ func (q *Queries) BranchMove(ctx context.Context, arg BranchMoveParams) (int64, 
 }
 
 const branchUpdate = `-- name: BranchUpdate :one
-UPDATE document_branches SET name = ?1, protected = ?2 WHERE id = ?3 RETURNING id, organisation_id, document_id, name, revision_id, protected, created_at, created_by, deleted_at, deleted_by
+UPDATE document_branches SET name = ?1, protected = ?2, strict = ?3 WHERE id = ?4 RETURNING id, organisation_id, document_id, name, revision_id, protected, created_at, created_by, deleted_at, deleted_by, strict
 `
 
 type BranchUpdateParams struct {
 	Name      string
 	Protected bool
+	Strict    bool
 	ID        int64
 }
 
 func (q *Queries) BranchUpdate(ctx context.Context, arg BranchUpdateParams) (DocumentBranch, error) {
-	row := q.queryRow(ctx, q.branchUpdateStmt, branchUpdate, arg.Name, arg.Protected, arg.ID)
+	row := q.queryRow(ctx, q.branchUpdateStmt, branchUpdate,
+		arg.Name,
+		arg.Protected,
+		arg.Strict,
+		arg.ID,
+	)
 	var i DocumentBranch
 	err := row.Scan(
 		&i.ID,
@@ -197,6 +207,7 @@ func (q *Queries) BranchUpdate(ctx context.Context, arg BranchUpdateParams) (Doc
 		&i.CreatedBy,
 		&i.DeletedAt,
 		&i.DeletedBy,
+		&i.Strict,
 	)
 	return i, err
 }

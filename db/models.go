@@ -200,6 +200,7 @@ type DocumentBranch struct {
 	CreatedBy      int64
 	DeletedAt      *string
 	DeletedBy      *int64
+	Strict         bool
 }
 
 type DocumentChunk struct {
@@ -231,6 +232,25 @@ type DocumentFieldValue struct {
 	Retired   bool
 	UpdatedAt string
 	UpdatedBy int64
+}
+
+type DocumentMergeRequest struct {
+	ID             int64
+	OrganisationID int64
+	Number         int64
+	DocumentID     int64
+	FromDocumentID int64
+	FromBranchID   int64
+	ToBranchID     int64
+	Title          string
+	Description    string
+	Status         string
+	RevisionID     *int64
+	CreatedAt      string
+	CreatedBy      int64
+	UpdatedAt      string
+	ClosedAt       *string
+	ClosedBy       *int64
 }
 
 type DocumentRevision struct {

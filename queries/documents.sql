@@ -131,7 +131,7 @@ SELECT * FROM document_branches WHERE document_id = @document_id AND deleted_at 
 UPDATE document_branches SET revision_id = @revision_id WHERE id = @id AND revision_id = @old_revision_id;
 
 -- name: BranchUpdate :one
-UPDATE document_branches SET name = @name, protected = @protected WHERE id = @id RETURNING *;
+UPDATE document_branches SET name = @name, protected = @protected, strict = @strict WHERE id = @id RETURNING *;
 
 -- name: BranchDelete :exec
 UPDATE document_branches SET deleted_at = @deleted_at, deleted_by = @deleted_by WHERE id = @id;

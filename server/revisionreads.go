@@ -279,6 +279,7 @@ type branchBody struct {
 	Name      *string `json:"name"`
 	Revision  *string `json:"revision"`
 	Protected *bool   `json:"protected"`
+	Strict    *bool   `json:"strict"`
 }
 
 var branchReadOnly = []string{"id", "organisation_id", "revision_id", "commit_count", "created_at", "document_id",
@@ -447,7 +448,8 @@ func (s *Server) branchPatch(rq *request) error {
 		}
 		setIf(&br.Name, b.Name)
 		setIf(&br.Protected, b.Protected)
-		if br, err = q.BranchUpdate(rq.ctx, db.BranchUpdateParams{ID: br.ID, Name: br.Name, Protected: br.Protected}); err != nil {
+		setIf(&br.Strict, b.Strict)
+		if br, err = q.BranchUpdate(rq.ctx, db.BranchUpdateParams{ID: br.ID, Name: br.Name, Protected: br.Protected, Strict: br.Strict}); err != nil {
 			return err
 		}
 		out, err = renderBranch(rq.ctx, q, br)

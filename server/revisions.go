@@ -75,6 +75,7 @@ type branchJSON struct {
 	Revision       revisionPartial `json:"revision"`
 	Name           string          `json:"name"`
 	Protected      bool            `json:"protected"`
+	Strict         bool            `json:"strict"`
 	CommitCount    int64           `json:"commit_count"`
 	CreatedAt      string          `json:"created_at"`
 	DocumentID     db.ID           `json:"document_id"`
@@ -183,7 +184,7 @@ func renderBranch(ctx context.Context, q *db.Queries, b db.DocumentBranch) (bran
 		return branchJSON{}, err
 	}
 	out := branchJSON{ID: db.ID(b.ID), OrganisationID: db.ID(b.OrganisationID), RevisionID: db.ID(b.RevisionID),
-		Revision: toDocRevisionPartial(r), Name: b.Name, Protected: b.Protected, CommitCount: r.Generation + 1,
+		Revision: toDocRevisionPartial(r), Name: b.Name, Protected: b.Protected, Strict: b.Strict, CommitCount: r.Generation + 1,
 		CreatedAt: b.CreatedAt, DocumentID: db.ID(b.DocumentID), Document: idJSON{db.ID(b.DocumentID)},
 		CreatedBy: idJSON{db.ID(b.CreatedBy)}, IsDeleted: b.DeletedAt != nil, DeletedAt: b.DeletedAt}
 	if b.DeletedBy != nil {
@@ -317,7 +318,8 @@ func nonZeroID(v int64) *db.ID {
 	return &id
 }
 
-func conflictError(head db.DocumentRevision, cs []docengine.Conflict) error {
+// conflictsJSON lists at most maxConflictsBody conflicts.
+func conflictsJSON(cs []docengine.Conflict) []conflictJSON {
 	list := make([]conflictJSON, 0, min(len(cs), maxConflictsBody))
 	for i, c := range cs {
 		if i == maxConflictsBody {
@@ -326,6 +328,11 @@ func conflictError(head db.DocumentRevision, cs []docengine.Conflict) error {
 		list = append(list, conflictJSON{ID: c.ID, Kind: c.Kind, SheetID: nonZeroID(c.SheetID), ClauseID: nonZeroID(c.ClauseID),
 			ColumnID: nonZeroID(c.ColumnID), Base: c.Base, Ours: c.Ours, Theirs: c.Theirs})
 	}
+	return list
+}
+
+func conflictError(head db.DocumentRevision, cs []docengine.Conflict) error {
+	list := conflictsJSON(cs)
 	return &Error{Status: http.StatusConflict, Code: conflictCode,
 		Message: "The change conflicts with the head of the branch; nothing was changed.",
 		Extra: map[string]any{"head": map[string]any{"id": db.ID(head.ID), "hash": hashOf(head.Hash).String()},
@@ -375,7 +382,8 @@ func (s *Server) change(rq *request, op func(q *db.Queries, d db.Document, doc *
 		headHash := hashOf(head.Hash)
 		result := t
 		if headHash != base {
-			merged, conflicts, err := st.Merge(base, headHash, t)
+			// a strict branch refuses any change of a clause the head changed too
+			merged, conflicts, err := st.MergeWith(base, headHash, t, docengine.MergeOptions{Strict: br.Strict})
 			if err != nil {
 				return err
 			}

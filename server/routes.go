@@ -350,6 +350,12 @@ func (s *Server) routes() []route {
 		{"PATCH", "/documents/:id/revisions/:hash", authenticated, s.revisionPatch},
 		{"GET", "/documents/:id/revisions/:hash/export.docx", authenticated, s.exportDOCX},
 		{"GET", "/documents/:id/revisions/:hash/export.xlsx", authenticated, s.exportXLSX},
+		// Merge requests (mergerequests.go)
+		{"POST", "/documents/:id/merge-requests", authenticated, s.mergeRequestCreate},
+		{"GET", "/documents/:id/merge-requests", authenticated, s.mergeRequestList},
+		{"GET", "/documents/:id/merge-requests/:number", authenticated, s.mergeRequestGet},
+		{"POST", "/documents/:id/merge-requests/:number/merge", authenticated, s.mergeRequestMerge},
+		{"POST", "/documents/:id/merge-requests/:number/close", authenticated, s.mergeRequestClose},
 	}
 }
 

@@ -16,7 +16,44 @@ const (
 	KindColumnDeleted    = "column_deleted"
 	KindMoveMove         = "move_move"
 	KindConstraint       = "constraint"
+	// KindClause: under the strict policy, both sides changed one clause
+	// (any change: text, a cell, its place) in different ways.
+	KindClause = "clause"
 )
+
+// Take says how a resolution settles one conflict: the side called ours,
+// the side called theirs, the base, or a value the caller gives (only for
+// text and cell conflicts).
+type Take string
+
+const (
+	TakeOurs   Take = "ours"
+	TakeTheirs Take = "theirs"
+	TakeBase   Take = "base"
+	TakeValue  Take = "value"
+)
+
+// Resolution settles the conflict of its id (Conflict.ID).
+type Resolution struct {
+	Take  Take
+	Value string
+}
+
+// MergeOptions adjust a merge. Strict makes any change of one clause on
+// both sides a conflict (KindClause), as a protected branch may ask;
+// Resolve settles conflicts by id instead of reporting them.
+type MergeOptions struct {
+	Strict  bool
+	Resolve map[string]Resolution
+}
+
+// ResolutionError is a resolution that cannot apply to its conflict (a
+// value for a conflict that takes none).
+type ResolutionError struct {
+	ID, Msg string
+}
+
+func (e *ResolutionError) Error() string { return "resolution " + e.ID + ": " + e.Msg }
 
 // Conflict is one reason a merge cannot be made. Base, Ours and Theirs
 // are the three values of the attribute in question (nil when absent).
@@ -34,25 +71,85 @@ type Conflict struct {
 type merger struct {
 	s         *Stage
 	b, o, t   *Root
+	opt       MergeOptions
 	conflicts []Conflict
+	bad       *ResolutionError
+}
+
+func conflictID(c Conflict, attr string) string {
+	return fmt.Sprintf("%s:%d:%d:%d:%s", c.Kind, c.SheetID, c.ClauseID, c.ColumnID, attr)
 }
 
 func (m *merger) conflict(c Conflict, attr string) {
-	c.ID = fmt.Sprintf("%s:%d:%d:%d:%s", c.Kind, c.SheetID, c.ClauseID, c.ColumnID, attr)
+	c.ID = conflictID(c, attr)
 	m.conflicts = append(m.conflicts, c)
+}
+
+// settle looks up a resolution for the conflict; without one (or with a
+// value where none can apply, valued false) the conflict is recorded.
+func (m *merger) settle(c Conflict, attr string, valued bool) (Resolution, bool) {
+	r, ok := m.opt.Resolve[conflictID(c, attr)]
+	if ok && r.Take == TakeValue && !valued {
+		if m.bad == nil {
+			m.bad = &ResolutionError{ID: conflictID(c, attr), Msg: "a " + c.Kind + " conflict takes ours, theirs or base, not a value"}
+		}
+		ok = false
+	}
+	if !ok {
+		m.conflict(c, attr)
+	}
+	return r, ok
+}
+
+// lookup finds a resolution for a conflict checked after the merge of a
+// clause, without recording the conflict (the caller decides).
+func (m *merger) lookup(c Conflict, attr string, valued bool) (Resolution, bool) {
+	r, ok := m.opt.Resolve[conflictID(c, attr)]
+	if ok && r.Take == TakeValue && !valued {
+		if m.bad == nil {
+			m.bad = &ResolutionError{ID: conflictID(c, attr), Msg: "a " + c.Kind + " conflict takes ours, theirs or base, not a value"}
+		}
+		return r, false
+	}
+	return r, ok
+}
+
+// chooseValue is choose, or the given value.
+func chooseValue(r Resolution, b, o, t string) string {
+	if r.Take == TakeValue {
+		return r.Value
+	}
+	return choose(r, b, o, t)
+}
+
+// choose is the side a resolution takes.
+func choose[T any](r Resolution, b, o, t T) T {
+	switch r.Take {
+	case TakeTheirs:
+		return t
+	case TakeBase:
+		return b
+	}
+	return o
 }
 
 // Merge makes the three-way merge of ours and theirs from their base. It
 // is symmetric in ours and theirs; any conflict means no result (Zero).
 func (s *Stage) Merge(base, ours, theirs Hash) (Hash, []Conflict, error) {
+	return s.MergeWith(base, ours, theirs, MergeOptions{})
+}
+
+// MergeWith is Merge with options: the strict policy and resolutions.
+// Symmetric as Merge is, with ours and theirs swapped in resolutions too.
+// A resolution that cannot apply is a *ResolutionError.
+func (s *Stage) MergeWith(base, ours, theirs Hash, opt MergeOptions) (Hash, []Conflict, error) {
 	if ours == theirs || theirs == base {
 		return ours, nil, nil
 	}
 	if ours == base {
 		return theirs, nil, nil
 	}
-	var m merger
-	m.s = s
+	m := merger{s: s, opt: opt}
 	var err error
 	if m.b, err = s.Root(base); err != nil {
 		return Zero, nil, err
@@ -72,6 +169,9 @@ func (s *Stage) Merge(base, ours, theirs Hash) (Hash, []Conflict, error) {
 		return Zero, nil, err
 	}
 	m.constraints(&out)
+	if m.bad != nil {
+		return Zero, nil, m.bad
+	}
 	if len(m.conflicts) > 0 {
 		sort.Slice(m.conflicts, func(i, j int) bool { return m.conflicts[i].ID < m.conflicts[j].ID })
 		return Zero, m.conflicts, nil
@@ -105,7 +205,9 @@ func (m *merger) meta() Meta {
 			dst(tv)
 			return
 		}
-		m.conflict(Conflict{Kind: KindAttribute, Base: bv, Ours: ov, Theirs: tv}, "meta."+name)
+		if r, ok := m.settle(Conflict{Kind: KindAttribute, Base: bv, Ours: ov, Theirs: tv}, "meta."+name, false); ok {
+			dst(choose(r, bv, ov, tv))
+		}
 	}
 	attr("title", b.Title, o.Title, t.Title, func(v any) { out.Title = v.(string) })
 	attr("clause_prefix_format", b.ClausePrefixFormat, o.ClausePrefixFormat, t.ClausePrefixFormat, func(v any) { out.ClausePrefixFormat = v.(string) })
@@ -171,8 +273,8 @@ func mergeKeyed[E any](m *merger, kind string, b, o, t []E, id func(E) int64, or
 		case !inB && inO && inT:
 			if equalContent(ox, tx, content, order) {
 				out = append(out, ox)
-			} else {
-				m.conflict(Conflict{Kind: KindAttribute, SheetID: sheetOf(kind, k), ColumnID: columnOf(kind, k), Ours: ox, Theirs: tx}, kind+".add")
+			} else if r, ok := m.settle(Conflict{Kind: KindAttribute, SheetID: sheetOf(kind, k), ColumnID: columnOf(kind, k), Ours: ox, Theirs: tx}, kind+".add", false); ok && r.Take != TakeBase {
+				out = append(out, choose(r, ox, ox, tx))
 			}
 		case !inB:
 			if inO {
@@ -189,15 +291,20 @@ func mergeKeyed[E any](m *merger, kind string, b, o, t []E, id func(E) int64, or
 				other = tx
 			}
 			if !equalContent(bx, other, content, order) {
-				m.conflict(Conflict{Kind: KindDeleteModify, SheetID: sheetOf(kind, k), ColumnID: columnOf(kind, k),
-					Base: bx, Ours: valOrNil(inO, ox), Theirs: valOrNil(inT, tx)}, kind)
+				r, ok := m.settle(Conflict{Kind: KindDeleteModify, SheetID: sheetOf(kind, k), ColumnID: columnOf(kind, k),
+					Base: bx, Ours: valOrNil(inO, ox), Theirs: valOrNil(inT, tx)}, kind, false)
+				if ok && choose(r, true, inO, inT) {
+					out = append(out, choose(r, bx, ox, tx))
+				}
 			}
 		default:
 			r, _ := content(bx, ox, tx) // content reports its own conflicts
 			ro, moved := pick3(order(bx), order(ox), order(tx))
 			if !moved {
-				m.conflict(Conflict{Kind: KindMoveMove, SheetID: sheetOf(kind, k), ColumnID: columnOf(kind, k),
-					Base: order(bx), Ours: order(ox), Theirs: order(tx)}, kind+".order")
+				if r, ok := m.settle(Conflict{Kind: KindMoveMove, SheetID: sheetOf(kind, k), ColumnID: columnOf(kind, k),
+					Base: order(bx), Ours: order(ox), Theirs: order(tx)}, kind+".order", false); ok {
+					ro = choose(r, order(bx), order(ox), order(tx))
+				}
 			}
 			out = append(out, withOrder(r, ro, order))
 		}
@@ -248,7 +355,9 @@ func (m *merger) sheets() []Sheet {
 			r := o
 			var ok bool
 			if r.Name, ok = pick3(b.Name, o.Name, t.Name); !ok {
-				m.conflict(Conflict{Kind: KindAttribute, SheetID: b.ID, Base: b.Name, Ours: o.Name, Theirs: t.Name}, "sheet.name")
+				if res, settled := m.settle(Conflict{Kind: KindAttribute, SheetID: b.ID, Base: b.Name, Ours: o.Name, Theirs: t.Name}, "sheet.name", false); settled {
+					r.Name, ok = choose(res, b.Name, o.Name, t.Name), true
+				}
 			}
 			return r, ok
 		})
@@ -265,16 +374,22 @@ func (m *merger) columns() []Column {
 			str := func(name string, bv, ov, tv string, dst *string) {
 				v, ok := pick3(bv, ov, tv)
 				if !ok {
-					all = false
-					m.conflict(Conflict{Kind: KindAttribute, ColumnID: b.ID, Base: bv, Ours: ov, Theirs: tv}, "column."+name)
+					if r, settled := m.settle(Conflict{Kind: KindAttribute, ColumnID: b.ID, Base: bv, Ours: ov, Theirs: tv}, "column."+name, false); settled {
+						v = choose(r, bv, ov, tv)
+					} else {
+						all = false
+					}
 				}
 				*dst = v
 			}
 			num := func(name string, bv, ov, tv int64, dst *int64) {
 				v, ok := pick3(bv, ov, tv)
 				if !ok {
-					all = false
-					m.conflict(Conflict{Kind: KindAttribute, ColumnID: b.ID, Base: bv, Ours: ov, Theirs: tv}, "column."+name)
+					if r, settled := m.settle(Conflict{Kind: KindAttribute, ColumnID: b.ID, Base: bv, Ours: ov, Theirs: tv}, "column."+name, false); settled {
+						v = choose(r, bv, ov, tv)
+					} else {
+						all = false
+					}
 				}
 				*dst = v
 			}
@@ -393,25 +508,64 @@ func (m *merger) clauses(out *Root) error {
 			continue
 		}
 		if res.present && !sheets[res.pos.Sheet] {
-			m.conflict(Conflict{Kind: KindContainerDeleted, SheetID: res.pos.Sheet, ClauseID: id}, "clause")
-			continue
+			// a resolution may take the side that dropped the clause (or
+			// one that keeps it in a live sheet); else it conflicts
+			c := Conflict{Kind: KindContainerDeleted, SheetID: res.pos.Sheet, ClauseID: id}
+			if r, ok := m.lookup(c, "clause", false); ok {
+				if st := choose(r, b, o, t); !st.present || sheets[st.pos.Sheet] {
+					res = st
+				}
+			}
+			if res.present && !sheets[res.pos.Sheet] {
+				m.conflict(c, "clause")
+				continue
+			}
 		}
 		if res.present && res.val != b.val {
 			// a cell kept in a column the merge deletes was set by the
-			// side that kept the column: never dropped silently
+			// side that kept the column: never dropped silently (a
+			// resolution may take a side where the cell is empty)
 			c, err := m.s.clause(res.val)
 			if err != nil {
 				return err
 			}
 			hit := false
+			var drop []int64
 			for col := range c.Cells {
-				if !columns[col] {
-					hit = true
-					m.conflict(Conflict{Kind: KindColumnDeleted, SheetID: res.pos.Sheet, ClauseID: id, ColumnID: col, Theirs: c.Cells[col]}, "cell")
+				if columns[col] {
+					continue
 				}
+				cf := Conflict{Kind: KindColumnDeleted, SheetID: res.pos.Sheet, ClauseID: id, ColumnID: col, Theirs: c.Cells[col]}
+				if r, ok := m.lookup(cf, "cell", true); ok {
+					var vs [3]string
+					for i, st := range []clauseState{b, o, t} {
+						if vs[i], err = m.cellOf(st, col); err != nil {
+							return err
+						}
+					}
+					if chooseValue(r, vs[0], vs[1], vs[2]) == "" {
+						drop = append(drop, col)
+						continue
+					}
+				}
+				hit = true
+				m.conflict(cf, "cell")
 			}
 			if hit {
 				continue
+			}
+			if len(drop) > 0 {
+				text, err := m.s.ClauseText(c)
+				if err != nil {
+					return err
+				}
+				cells := copyCells(c.Cells)
+				for _, col := range drop {
+					delete(cells, col)
+				}
+				if res.val, err = m.s.putClause(text, cells); err != nil {
+					return err
+				}
 			}
 		}
 		results = append(results, merged{id: id, o: o, res: res, added: !b.present && !(o.present && t.present)})
@@ -550,6 +704,20 @@ func (m *merger) clause(id int64, b, o, t clauseState, deletedSheet func(*Root, 
 	if t == b {
 		return o, true, nil
 	}
+	if m.opt.Strict {
+		// the strict policy: any change of the clause on both sides (text,
+		// a cell, its place, its removal) conflicts as a whole
+		sheet := b.pos.Sheet
+		if !b.present {
+			sheet = o.pos.Sheet
+		}
+		r, ok := m.settle(Conflict{Kind: KindClause, SheetID: sheet, ClauseID: id, Base: stateString(b),
+			Ours: stateString(o), Theirs: stateString(t)}, "clause", false)
+		if !ok {
+			return clauseState{}, false, nil
+		}
+		return choose(r, b, o, t), true, nil
+	}
 	if !b.present {
 		// both added the same id differently: merge as from an empty clause
 		b = clauseState{present: true, pos: o.pos}
@@ -567,14 +735,20 @@ func (m *merger) clause(id int64, b, o, t clauseState, deletedSheet func(*Root, 
 		if deletedSheet(delRoot, b.pos.Sheet) {
 			kind = KindContainerDeleted
 		}
-		m.conflict(Conflict{Kind: kind, SheetID: b.pos.Sheet, ClauseID: id, Base: b.val.String(),
-			Ours: stateString(o), Theirs: stateString(t)}, "clause")
-		return clauseState{}, false, nil
+		r, ok := m.settle(Conflict{Kind: kind, SheetID: b.pos.Sheet, ClauseID: id, Base: b.val.String(),
+			Ours: stateString(o), Theirs: stateString(t)}, "clause", false)
+		if !ok {
+			return clauseState{}, false, nil
+		}
+		return choose(r, b, o, t), true, nil
 	}
 	pos, ok := pick3(b.pos, o.pos, t.pos)
 	if !ok {
-		m.conflict(Conflict{Kind: KindMoveMove, SheetID: b.pos.Sheet, ClauseID: id, Base: posString(b.pos),
-			Ours: posString(o.pos), Theirs: posString(t.pos)}, "clause.order")
+		var r Resolution
+		if r, ok = m.settle(Conflict{Kind: KindMoveMove, SheetID: b.pos.Sheet, ClauseID: id, Base: posString(b.pos),
+			Ours: posString(o.pos), Theirs: posString(t.pos)}, "clause.order", false); ok {
+			pos = choose(r, b.pos, o.pos, t.pos)
+		}
 	}
 	val, same := pick3(b.val, o.val, t.val)
 	if !same {
@@ -585,6 +759,18 @@ func (m *merger) clause(id int64, b, o, t clauseState, deletedSheet func(*Root, 
 		val = v
 	}
 	return clauseState{present: true, pos: pos, val: val}, ok, nil
+}
+
+// cellOf is a clause's cell on one side ("" when absent).
+func (m *merger) cellOf(s clauseState, col int64) (string, error) {
+	if !s.present || s.val.IsZero() {
+		return "", nil
+	}
+	c, err := m.s.clause(s.val)
+	if err != nil {
+		return "", err
+	}
+	return c.Cells[col], nil
 }
 
 func stateString(s clauseState) any {
@@ -625,8 +811,11 @@ func (m *merger) clauseContent(id int64, b, o, t clauseState) (Hash, bool, error
 	good := true
 	text, ok := Merge3Text(bt, ot, tt)
 	if !ok {
-		good = false
-		m.conflict(Conflict{Kind: KindText, SheetID: b.pos.Sheet, ClauseID: id, Base: bt, Ours: ot, Theirs: tt}, "text")
+		if r, settled := m.settle(Conflict{Kind: KindText, SheetID: b.pos.Sheet, ClauseID: id, Base: bt, Ours: ot, Theirs: tt}, "text", true); settled {
+			text = chooseValue(r, bt, ot, tt)
+		} else {
+			good = false
+		}
 	}
 	cols := map[int64]bool{}
 	for _, cc := range []map[int64]string{bc, occ, tcc} {
@@ -651,14 +840,17 @@ func (m *merger) clauseContent(id int64, b, o, t clauseState) (Hash, bool, error
 	for _, col := range colIDs {
 		v, ok := pick3(bc[col], occ[col], tcc[col])
 		if !ok {
-			good = false
 			kind := KindCell
 			if !hasCol(m.o, col) || !hasCol(m.t, col) {
 				kind = KindColumnDeleted
 			}
-			m.conflict(Conflict{Kind: kind, SheetID: b.pos.Sheet, ClauseID: id, ColumnID: col,
-				Base: bc[col], Ours: occ[col], Theirs: tcc[col]}, "cell")
-			continue
+			r, settled := m.settle(Conflict{Kind: kind, SheetID: b.pos.Sheet, ClauseID: id, ColumnID: col,
+				Base: bc[col], Ours: occ[col], Theirs: tcc[col]}, "cell", true)
+			if !settled {
+				good = false
+				continue
+			}
+			v = chooseValue(r, bc[col], occ[col], tcc[col])
 		}
 		cells[col] = v
 	}
