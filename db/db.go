@@ -468,6 +468,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.fleetSharesToStmt, err = db.PrepareContext(ctx, fleetSharesTo); err != nil {
 		return nil, fmt.Errorf("error preparing query FleetSharesTo: %w", err)
 	}
+	if q.fleetSubscribersToNotifyStmt, err = db.PrepareContext(ctx, fleetSubscribersToNotify); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetSubscribersToNotify: %w", err)
+	}
 	if q.fleetSubscriptionCreateStmt, err = db.PrepareContext(ctx, fleetSubscriptionCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query FleetSubscriptionCreate: %w", err)
 	}
@@ -2123,6 +2126,11 @@ func (q *Queries) Close() error {
 	if q.fleetSharesToStmt != nil {
 		if cerr := q.fleetSharesToStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing fleetSharesToStmt: %w", cerr)
+		}
+	}
+	if q.fleetSubscribersToNotifyStmt != nil {
+		if cerr := q.fleetSubscribersToNotifyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetSubscribersToNotifyStmt: %w", cerr)
 		}
 	}
 	if q.fleetSubscriptionCreateStmt != nil {
@@ -3832,6 +3840,7 @@ type Queries struct {
 	fleetSharesForUserStmt                    *sql.Stmt
 	fleetSharesHeldFromStmt                   *sql.Stmt
 	fleetSharesToStmt                         *sql.Stmt
+	fleetSubscribersToNotifyStmt              *sql.Stmt
 	fleetSubscriptionCreateStmt               *sql.Stmt
 	fleetSubscriptionDeleteStmt               *sql.Stmt
 	fleetSubscriptionListStmt                 *sql.Stmt
@@ -4290,6 +4299,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		fleetSharesForUserStmt:                    q.fleetSharesForUserStmt,
 		fleetSharesHeldFromStmt:                   q.fleetSharesHeldFromStmt,
 		fleetSharesToStmt:                         q.fleetSharesToStmt,
+		fleetSubscribersToNotifyStmt:              q.fleetSubscribersToNotifyStmt,
 		fleetSubscriptionCreateStmt:               q.fleetSubscriptionCreateStmt,
 		fleetSubscriptionDeleteStmt:               q.fleetSubscriptionDeleteStmt,
 		fleetSubscriptionListStmt:                 q.fleetSubscriptionListStmt,

@@ -295,6 +295,70 @@ func (q *Queries) FleetSharesTo(ctx context.Context, organisationID *int64) ([]i
 	return items, nil
 }
 
+const fleetSubscribersToNotify = `-- name: FleetSubscribersToNotify :many
+SELECT u.id, CAST(coalesce((SELECT e.email FROM organisation_members m JOIN user_emails e ON e.id = m.notification_email_id AND e.user_id = u.id
+        WHERE m.user_id = u.id AND m.organisation_id = ?1), u.email) AS TEXT) AS email,
+    EXISTS (SELECT 1 FROM organisation_members m WHERE m.user_id = u.id AND m.organisation_id = ?1 AND NOT m.pending) AS is_member
+FROM users u
+WHERE u.deleted_at IS NULL AND u.id <> ?2
+  AND u.id IN (SELECT s.user_id FROM fleet_subscriptions s WHERE s.fleet_id = ?3
+      AND (s.location_id IS NULL OR s.location_id = ?4)
+      AND (s.work_item_type_id IS NULL OR s.work_item_type_id = ?5))
+  AND (EXISTS (SELECT 1 FROM organisation_members m WHERE m.user_id = u.id AND m.organisation_id = ?1 AND NOT m.pending)
+      OR EXISTS (SELECT 1 FROM fleet_shares sh WHERE sh.fleet_id = ?3 AND sh.status = 1 AND (
+          sh.recipient_user_id = u.id OR sh.recipient_organisation_id IN (
+              SELECT m.organisation_id FROM organisation_members m WHERE m.user_id = u.id AND NOT m.pending))))
+ORDER BY u.id
+`
+
+type FleetSubscribersToNotifyParams struct {
+	OrganisationID int64
+	ActorID        int64
+	FleetID        int64
+	LocationID     *int64
+	TypeID         *int64
+}
+
+type FleetSubscribersToNotifyRow struct {
+	ID       int64
+	Email    string
+	IsMember bool
+}
+
+// Subscribers to tell of a new work item on a fleet: a subscription whose
+// location and work item type match (absent = any), held by a live user who
+// may still follow the fleet (a member of its organisation, or the holder of
+// an accepted share), not the one who created it; one row per user, to the
+// member's notification address where it chose one.
+func (q *Queries) FleetSubscribersToNotify(ctx context.Context, arg FleetSubscribersToNotifyParams) ([]FleetSubscribersToNotifyRow, error) {
+	rows, err := q.query(ctx, q.fleetSubscribersToNotifyStmt, fleetSubscribersToNotify,
+		arg.OrganisationID,
+		arg.ActorID,
+		arg.FleetID,
+		arg.LocationID,
+		arg.TypeID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FleetSubscribersToNotifyRow
+	for rows.Next() {
+		var i FleetSubscribersToNotifyRow
+		if err := rows.Scan(&i.ID, &i.Email, &i.IsMember); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const fleetSubscriptionCreate = `-- name: FleetSubscriptionCreate :one
 INSERT INTO fleet_subscriptions(id, user_id, fleet_id, location_id, work_item_type_id, created_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6)

@@ -71,3 +71,23 @@ DELETE FROM fleet_subscriptions WHERE id = @id AND user_id = @user_id AND fleet_
 
 -- name: WorkItemTypeOfOrganisation :one
 SELECT EXISTS (SELECT 1 FROM work_item_types WHERE id = @id AND organisation_id = @organisation_id) AS found;
+
+-- Subscribers to tell of a new work item on a fleet: a subscription whose
+-- location and work item type match (absent = any), held by a live user who
+-- may still follow the fleet (a member of its organisation, or the holder of
+-- an accepted share), not the one who created it; one row per user, to the
+-- member's notification address where it chose one.
+-- name: FleetSubscribersToNotify :many
+SELECT u.id, CAST(coalesce((SELECT e.email FROM organisation_members m JOIN user_emails e ON e.id = m.notification_email_id AND e.user_id = u.id
+        WHERE m.user_id = u.id AND m.organisation_id = @organisation_id), u.email) AS TEXT) AS email,
+    EXISTS (SELECT 1 FROM organisation_members m WHERE m.user_id = u.id AND m.organisation_id = @organisation_id AND NOT m.pending) AS is_member
+FROM users u
+WHERE u.deleted_at IS NULL AND u.id <> @actor_id
+  AND u.id IN (SELECT s.user_id FROM fleet_subscriptions s WHERE s.fleet_id = @fleet_id
+      AND (s.location_id IS NULL OR s.location_id = sqlc.narg('location_id'))
+      AND (s.work_item_type_id IS NULL OR s.work_item_type_id = @type_id))
+  AND (EXISTS (SELECT 1 FROM organisation_members m WHERE m.user_id = u.id AND m.organisation_id = @organisation_id AND NOT m.pending)
+      OR EXISTS (SELECT 1 FROM fleet_shares sh WHERE sh.fleet_id = @fleet_id AND sh.status = 1 AND (
+          sh.recipient_user_id = u.id OR sh.recipient_organisation_id IN (
+              SELECT m.organisation_id FROM organisation_members m WHERE m.user_id = u.id AND NOT m.pending))))
+ORDER BY u.id;

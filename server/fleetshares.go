@@ -533,3 +533,37 @@ func workItemTypeRef(ctx context.Context, q *db.Queries, id *int64) (*workItemTy
 	}
 	return &workItemTypeRefJSON{ID: db.ID(t.ID), Name: t.Name, Colour: t.Colour, PrefixID: optID(t.PrefixID), Enabled: t.Enabled}, nil
 }
+
+// notifyFleetSubscribers mails the fleet's subscribers whose location and
+// work item type match a new work item, in its creation's transaction (the
+// outbox row commits with it). A member is told only when it may view the
+// work item where it sits; a share holder subscribed through its share, which
+// is what following a shared fleet is for (docs/assets.md).
+func (s *Server) notifyFleetSubscribers(ctx context.Context, q *db.Queries, w db.WorkItem, actorID int64) error {
+	if w.FleetID == nil {
+		return nil
+	}
+	rows, err := q.FleetSubscribersToNotify(ctx, db.FleetSubscribersToNotifyParams{OrganisationID: w.OrganisationID, ActorID: actorID,
+		FleetID: *w.FleetID, LocationID: w.LocationID, TypeID: &w.TypeID})
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.IsMember {
+			a, err := authorize(ctx, q, r.ID, w.OrganisationID, workItemScopes(w))
+			if err != nil {
+				return err
+			}
+			if !a.Can(ViewWorkitems) {
+				continue
+			}
+		}
+		err := s.mailer.send(ctx, q, message{Kind: "email", Recipient: r.Email,
+			Subject: "New work item " + w.FormattedNumber + " on a fleet you follow",
+			Body:    "The work item " + w.FormattedNumber + " \"" + w.Title + "\" was created on a fleet you follow.\n"})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

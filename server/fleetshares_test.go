@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -150,5 +151,84 @@ func TestAssetRoutesNeverFail(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFleetSubscriberNotifications: a new work item on a fleet mails the
+// subscribers whose location and type match (a member who may view it, and
+// the holder of an accepted share), never its creator, a member without
+// VIEW_WORKITEMS, a subscriber of another fleet or a revoked share holder.
+func TestFleetSubscriberNotifications(t *testing.T) {
+	f := newAssetFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	dave := e.user("dave") // a member of Evil, which accepts a share of the fleet
+	e.addMember(f.evil, dave)
+	repair := e.must(201, f.alice, "POST", acme+"/work-item-types", map[string]any{"name": "Repair"}).obj(t)["id"].(string)
+	check := e.must(201, f.alice, "POST", acme+"/work-item-types", map[string]any{"name": "Check"}).obj(t)["id"].(string)
+	yard := e.must(201, f.alice, "POST", acme+"/locations", map[string]any{"name": "Yard"}).obj(t)["id"].(string)
+	share := e.must(201, f.alice, "POST", "/fleets/"+f.fleet+"/shares", map[string]any{"organisation_id": f.evil}).obj(t)["id"].(string)
+	e.must(200, f.mallory, "POST", "/users/@me/fleet-shares/"+share+"/accept", nil)
+	subs := "/users/@me/fleets/" + f.fleet + "/subscriptions"
+	e.must(201, dave, "POST", subs, map[string]any{"location_id": f.depot, "work_item_type_id": repair})
+	e.must(201, f.bob, "POST", subs, map[string]any{})
+	e.must(201, f.alice, "POST", subs, map[string]any{})
+	e.must(201, f.alice, "POST", "/users/@me/fleets/"+f.otherFleet+"/subscriptions", map[string]any{})
+
+	mailed := func() map[string]int {
+		rows, err := e.store.Reader.Query(`SELECT recipient FROM outbox WHERE subject LIKE 'New work item%'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		got := map[string]int{}
+		for rows.Next() {
+			var r string
+			if err := rows.Scan(&r); err != nil {
+				t.Fatal(err)
+			}
+			got[r]++
+		}
+		if _, err := e.write(`DELETE FROM outbox`); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	mailed()
+	create := func(by *testUser, b map[string]any) {
+		b["title"] = "Job"
+		e.must(201, by, "POST", acme+"/workitems", b)
+	}
+	for _, c := range []struct {
+		name string
+		by   *testUser
+		body map[string]any
+		want []*testUser
+	}{
+		{"type and location match: the share holder and the members following all", f.alice, map[string]any{"type_id": repair, "fleet_id": f.fleet, "location_id": f.depot}, []*testUser{dave, f.bob}},
+		{"another location: not the share holder's subscription", f.alice, map[string]any{"type_id": repair, "fleet_id": f.fleet, "location_id": yard}, []*testUser{f.bob}},
+		{"another type", f.alice, map[string]any{"type_id": check, "fleet_id": f.fleet, "location_id": f.depot}, []*testUser{f.bob}},
+		{"the creator is not told", f.bob, map[string]any{"type_id": repair, "fleet_id": f.fleet, "location_id": f.depot}, []*testUser{dave, f.alice}},
+		{"another fleet: its own subscriber", f.bob, map[string]any{"type_id": repair, "fleet_id": f.otherFleet}, []*testUser{f.alice}},
+		{"no fleet: nobody", f.alice, map[string]any{"type_id": repair}, nil},
+	} {
+		if c.by == f.bob {
+			e.must(200, f.alice, "PUT", acme+"/permissions/"+f.bob.ID, map[string]any{"permissions": map[string]string{"CREATE_WORKITEMS": "allow"}})
+		}
+		create(c.by, c.body)
+		got := mailed()
+		want := map[string]int{}
+		for _, u := range c.want {
+			want[u.Email]++
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: mailed %v, want %v", c.name, got, want)
+		}
+	}
+	// A member who may not view work items is not told; a revoked share ends it.
+	e.must(200, f.alice, "PUT", acme+"/permissions/"+f.bob.ID, map[string]any{"permissions": map[string]string{"VIEW_WORKITEMS": "deny"}})
+	e.must(204, f.alice, "DELETE", "/fleets/"+f.fleet+"/shares/"+share, nil)
+	create(f.alice, map[string]any{"type_id": repair, "fleet_id": f.fleet, "location_id": f.depot})
+	if got := mailed(); len(got) != 0 {
+		t.Errorf("after the deny and the revocation: mailed %v", got)
 	}
 }

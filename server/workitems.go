@@ -508,6 +508,9 @@ func (s *Server) workItemCreate(rq *request) error {
 		if out, err = fullWorkItem(rq.ctx, q, created); err != nil {
 			return err
 		}
+		if err := s.notifyFleetSubscribers(rq.ctx, q, created, rq.user.ID); err != nil {
+			return err
+		}
 		return s.emit(rq.ctx, q, orgID, "work_item", "created", workItemEvent{out})
 	})
 	if err != nil {
