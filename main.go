@@ -52,7 +52,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 		nodeID, maxBody, maxJSONBody, inFlightBody                                 int64
 		maxProjects, maxMembers, accountAttempts, addressAttempts, connsPerAddress int
 		registration, allowPrivateEgress                                           bool
-		backupDir, metricsAddr                                                     string
+		backupDir, metricsAddr, replicate                                          string
 		backupEvery                                                                time.Duration
 		backupKeep                                                                 int
 		oidcIssuers, oidcAudiences, oauthClients                                   []string
@@ -61,7 +61,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 		Use:   "serve",
 		Short: "Serve the HTTP API (creates and migrates the database on first start)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (rerr error) {
 			if len(oidcIssuers) != len(oidcAudiences) {
 				return errors.New("give one --oidc-audience for each --oidc-issuer")
 			}
@@ -101,7 +101,25 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			if err != nil {
 				return err
 			}
-			defer store.Close()
+			var rep *db.Replication
+			defer func() {
+				store.Close()
+				// After the store: Litestream ships what is left once the
+				// server's own connections are closed. A replica left behind
+				// is an error (exit status 1).
+				if rep != nil {
+					if err := rep.Close(context.Background()); err != nil && rerr == nil {
+						rerr = fmt.Errorf("replication: the last writes may not have reached the replica: %w", err)
+					}
+				}
+			}()
+			if replicate != "" {
+				rep, err = db.Replicate(ctx, dbPath, replicate, logger)
+				if err != nil {
+					return fmt.Errorf("--replicate: %w", err)
+				}
+				fmt.Fprintln(stdout, "replicating to", db.RedactURL(replicate))
+			}
 			if backupDir != "" {
 				stopBackups := scheduleBackups(ctx, logger, dbPath, backupDir, backupEvery, backupKeep)
 				defer stopBackups()
@@ -202,6 +220,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 	f.StringVar(&backupDir, "backup-dir", "", "take online backups into this directory on a schedule (off when empty)")
 	f.DurationVar(&backupEvery, "backup-every", time.Hour, "time between scheduled backups (with --backup-dir)")
 	f.IntVar(&backupKeep, "backup-keep", 24, "scheduled backups to keep, oldest deleted first (0 keeps all)")
+	f.StringVar(&replicate, "replicate", "", "stream the write-ahead log to a replica with Litestream: a directory, file:///DIR, s3://BUCKET/PATH?endpoint=URL&region=R or sftp://USER@HOST/PATH (off when empty)")
 	return cmd
 }
 
@@ -326,14 +345,21 @@ func isTerminal(w io.Writer) bool {
 }
 
 func restoreCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
-	var dbPath, from string
+	var dbPath, from, fromReplica string
 	cmd := &cobra.Command{
 		Use:   "restore",
-		Short: "Replace the database with a checked backup copy (refused while serve runs on it)",
+		Short: "Replace the database with a checked backup copy or a replica's newest state (refused while serve runs on it)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if from == "" {
-				return errors.New("--from is required")
+			switch {
+			case (from == "") == (fromReplica == ""):
+				return errors.New("give one of --from and --from-replica")
+			case fromReplica != "":
+				if err := db.RestoreFromReplica(ctx, fromReplica, dbPath); err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "restored %s from the replica %s\n", dbPath, db.RedactURL(fromReplica))
+				return nil
 			}
 			if err := db.Restore(ctx, from, dbPath); err != nil {
 				return err
@@ -344,6 +370,7 @@ func restoreCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&dbPath, "db", "./workspace.db", "SQLite database file to replace")
 	cmd.Flags().StringVar(&from, "from", "", "backup copy to restore (checked before anything is replaced)")
+	cmd.Flags().StringVar(&fromReplica, "from-replica", "", "replica URL, as given to serve --replicate, to restore the newest state from (checked before anything is replaced)")
 	return cmd
 }
 

@@ -72,6 +72,11 @@ func BackupWithProgress(ctx context.Context, src, out string, progress func(writ
 		_ = os.Remove(tmp)
 		return err
 	}
+	// Litestream's local state (serve --replicate) described the replaced
+	// file: it starts afresh from the restored one.
+	if err := os.RemoveAll(litestreamMetaDir(abs)); err != nil {
+		return err
+	}
 	return syncFile(filepath.Dir(abs))
 }
 
@@ -195,6 +200,11 @@ func Restore(ctx context.Context, from, dbPath string) error {
 	}
 	if err := os.Rename(tmp, abs); err != nil {
 		_ = os.Remove(tmp)
+		return err
+	}
+	// Litestream's local state (serve --replicate) described the replaced
+	// file: it starts afresh from the restored one.
+	if err := os.RemoveAll(litestreamMetaDir(abs)); err != nil {
 		return err
 	}
 	return syncFile(filepath.Dir(abs))
