@@ -97,3 +97,9 @@ export async function download(path: string, fallbackName: string): Promise<void
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
+
+/** A GET answer with its headers (for counts a list sends beside X-Total-Count). */
+export async function apiWithHeaders<T>(path: string): Promise<{ body: T; headers: Headers }> {
+  const r = await call('GET', path);
+  return { body: (await r.json()) as T, headers: r.headers };
+}
