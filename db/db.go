@@ -378,6 +378,30 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.documentSetDeletedStmt, err = db.PrepareContext(ctx, documentSetDeleted); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentSetDeleted: %w", err)
 	}
+	if q.documentShareCreateStmt, err = db.PrepareContext(ctx, documentShareCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentShareCreate: %w", err)
+	}
+	if q.documentShareGetStmt, err = db.PrepareContext(ctx, documentShareGet); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentShareGet: %w", err)
+	}
+	if q.documentShareGrantsForStmt, err = db.PrepareContext(ctx, documentShareGrantsFor); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentShareGrantsFor: %w", err)
+	}
+	if q.documentShareListForDocumentStmt, err = db.PrepareContext(ctx, documentShareListForDocument); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentShareListForDocument: %w", err)
+	}
+	if q.documentShareOpenExistsStmt, err = db.PrepareContext(ctx, documentShareOpenExists); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentShareOpenExists: %w", err)
+	}
+	if q.documentShareSetStatusStmt, err = db.PrepareContext(ctx, documentShareSetStatus); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentShareSetStatus: %w", err)
+	}
+	if q.documentShareUpdateStmt, err = db.PrepareContext(ctx, documentShareUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentShareUpdate: %w", err)
+	}
+	if q.documentSharesForUserStmt, err = db.PrepareContext(ctx, documentSharesForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentSharesForUser: %w", err)
+	}
 	if q.documentTypeCreateStmt, err = db.PrepareContext(ctx, documentTypeCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentTypeCreate: %w", err)
 	}
@@ -869,6 +893,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.revisionGetStmt, err = db.PrepareContext(ctx, revisionGet); err != nil {
 		return nil, fmt.Errorf("error preparing query RevisionGet: %w", err)
+	}
+	if q.revisionIsBranchHeadStmt, err = db.PrepareContext(ctx, revisionIsBranchHead); err != nil {
+		return nil, fmt.Errorf("error preparing query RevisionIsBranchHead: %w", err)
 	}
 	if q.revisionsOfDocumentStmt, err = db.PrepareContext(ctx, revisionsOfDocument); err != nil {
 		return nil, fmt.Errorf("error preparing query RevisionsOfDocument: %w", err)
@@ -1978,6 +2005,46 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing documentSetDeletedStmt: %w", cerr)
 		}
 	}
+	if q.documentShareCreateStmt != nil {
+		if cerr := q.documentShareCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentShareCreateStmt: %w", cerr)
+		}
+	}
+	if q.documentShareGetStmt != nil {
+		if cerr := q.documentShareGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentShareGetStmt: %w", cerr)
+		}
+	}
+	if q.documentShareGrantsForStmt != nil {
+		if cerr := q.documentShareGrantsForStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentShareGrantsForStmt: %w", cerr)
+		}
+	}
+	if q.documentShareListForDocumentStmt != nil {
+		if cerr := q.documentShareListForDocumentStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentShareListForDocumentStmt: %w", cerr)
+		}
+	}
+	if q.documentShareOpenExistsStmt != nil {
+		if cerr := q.documentShareOpenExistsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentShareOpenExistsStmt: %w", cerr)
+		}
+	}
+	if q.documentShareSetStatusStmt != nil {
+		if cerr := q.documentShareSetStatusStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentShareSetStatusStmt: %w", cerr)
+		}
+	}
+	if q.documentShareUpdateStmt != nil {
+		if cerr := q.documentShareUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentShareUpdateStmt: %w", cerr)
+		}
+	}
+	if q.documentSharesForUserStmt != nil {
+		if cerr := q.documentSharesForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentSharesForUserStmt: %w", cerr)
+		}
+	}
 	if q.documentTypeCreateStmt != nil {
 		if cerr := q.documentTypeCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing documentTypeCreateStmt: %w", cerr)
@@ -2796,6 +2863,11 @@ func (q *Queries) Close() error {
 	if q.revisionGetStmt != nil {
 		if cerr := q.revisionGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing revisionGetStmt: %w", cerr)
+		}
+	}
+	if q.revisionIsBranchHeadStmt != nil {
+		if cerr := q.revisionIsBranchHeadStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing revisionIsBranchHeadStmt: %w", cerr)
 		}
 	}
 	if q.revisionsOfDocumentStmt != nil {
@@ -3810,6 +3882,14 @@ type Queries struct {
 	documentScopesStmt                        *sql.Stmt
 	documentSetDefaultBranchStmt              *sql.Stmt
 	documentSetDeletedStmt                    *sql.Stmt
+	documentShareCreateStmt                   *sql.Stmt
+	documentShareGetStmt                      *sql.Stmt
+	documentShareGrantsForStmt                *sql.Stmt
+	documentShareListForDocumentStmt          *sql.Stmt
+	documentShareOpenExistsStmt               *sql.Stmt
+	documentShareSetStatusStmt                *sql.Stmt
+	documentShareUpdateStmt                   *sql.Stmt
+	documentSharesForUserStmt                 *sql.Stmt
 	documentTypeCreateStmt                    *sql.Stmt
 	documentTypeGetStmt                       *sql.Stmt
 	documentTypeListByIDsStmt                 *sql.Stmt
@@ -3974,6 +4054,7 @@ type Queries struct {
 	revisionCopyStmt                          *sql.Stmt
 	revisionCreateStmt                        *sql.Stmt
 	revisionGetStmt                           *sql.Stmt
+	revisionIsBranchHeadStmt                  *sql.Stmt
 	revisionsOfDocumentStmt                   *sql.Stmt
 	roleCountStmt                             *sql.Stmt
 	roleCreateStmt                            *sql.Stmt
@@ -4269,6 +4350,14 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		documentScopesStmt:                        q.documentScopesStmt,
 		documentSetDefaultBranchStmt:              q.documentSetDefaultBranchStmt,
 		documentSetDeletedStmt:                    q.documentSetDeletedStmt,
+		documentShareCreateStmt:                   q.documentShareCreateStmt,
+		documentShareGetStmt:                      q.documentShareGetStmt,
+		documentShareGrantsForStmt:                q.documentShareGrantsForStmt,
+		documentShareListForDocumentStmt:          q.documentShareListForDocumentStmt,
+		documentShareOpenExistsStmt:               q.documentShareOpenExistsStmt,
+		documentShareSetStatusStmt:                q.documentShareSetStatusStmt,
+		documentShareUpdateStmt:                   q.documentShareUpdateStmt,
+		documentSharesForUserStmt:                 q.documentSharesForUserStmt,
 		documentTypeCreateStmt:                    q.documentTypeCreateStmt,
 		documentTypeGetStmt:                       q.documentTypeGetStmt,
 		documentTypeListByIDsStmt:                 q.documentTypeListByIDsStmt,
@@ -4433,6 +4522,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		revisionCopyStmt:                          q.revisionCopyStmt,
 		revisionCreateStmt:                        q.revisionCreateStmt,
 		revisionGetStmt:                           q.revisionGetStmt,
+		revisionIsBranchHeadStmt:                  q.revisionIsBranchHeadStmt,
 		revisionsOfDocumentStmt:                   q.revisionsOfDocumentStmt,
 		roleCountStmt:                             q.roleCountStmt,
 		roleCreateStmt:                            q.roleCreateStmt,

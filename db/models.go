@@ -266,6 +266,27 @@ type DocumentRevision struct {
 	OriginRevisionID *int64
 }
 
+type DocumentShare struct {
+	ID                       int64
+	OrganisationID           int64
+	DocumentID               int64
+	RecipientOrganisationID  *int64
+	RecipientUserID          *int64
+	ScopeView                bool
+	ScopeEdit                bool
+	ScopeBranch              bool
+	ScopeFork                bool
+	ScopeRevisions           bool
+	ScopeExport              bool
+	ShareToUsersOrganisation bool
+	Status                   int64
+	SharedBy                 int64
+	CreatedAt                string
+	UpdatedAt                string
+	RespondedAt              *string
+	RespondedBy              *int64
+}
+
 type DocumentType struct {
 	ID             int64
 	OrganisationID int64

@@ -375,10 +375,64 @@ func (a Access) needsGrants() bool { return !a.Owner && a.IsMember() }
 // status. Handlers then ask Require (or Can) of the result.
 func authorize(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scopes) (Access, error) {
 	noteAuditOrg(ctx, orgID)
+	var a Access
+	var err error
 	if c, gen := cachedAccess(ctx, q); c != nil {
-		return c.authorize(ctx, q, gen, userID, orgID, sc)
+		a, err = c.authorize(ctx, q, gen, userID, orgID, sc)
+	} else {
+		a, err = resolveAccess(ctx, q, userID, orgID, sc)
 	}
-	return resolveAccess(ctx, q, userID, orgID, sc)
+	if err != nil || sc.Document == 0 || a.IsMember() {
+		return a, err
+	}
+	a.Shared, err = sharedScopes(ctx, q, userID, sc.Document)
+	return a, err
+}
+
+// sharedScopes is what a non-member holds on a document through its
+// accepted shares: the union of the scopes of those addressed to it, and of
+// those addressed to an organisation it is a member of, when the share
+// propagates to the organisation's users or the caller holds
+// MANAGE_ORGANISATION there (docs/documents.md "Shares"). Read afresh on
+// every request, never cached, so a revoked share ends access at once.
+func sharedScopes(ctx context.Context, q *db.Queries, userID, docID int64) (DocScope, error) {
+	rows, err := q.DocumentShareGrantsFor(ctx, db.DocumentShareGrantsForParams{DocumentID: docID, UserID: &userID})
+	if err != nil {
+		return 0, err
+	}
+	var held DocScope
+	for _, r := range rows {
+		if r.RecipientOrganisationID != nil && !r.ShareToUsersOrganisation {
+			ra, err := resolveAccess(ctx, q, userID, *r.RecipientOrganisationID, Scopes{})
+			if db.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return 0, err
+			}
+			if !ra.Can(ManageOrganisation) {
+				continue
+			}
+		}
+		held |= shareScopes(r)
+	}
+	return held, nil
+}
+
+// shareScopes are the scopes a share row grants: its six columns, nothing
+// else.
+func shareScopes(r db.DocumentShare) DocScope {
+	var s DocScope
+	for _, c := range []struct {
+		on    bool
+		scope DocScope
+	}{{r.ScopeView, DocView}, {r.ScopeEdit, DocEdit}, {r.ScopeBranch, DocBranch}, {r.ScopeFork, DocFork},
+		{r.ScopeRevisions, DocRevisions}, {r.ScopeExport, DocExport}} {
+		if c.on {
+			s |= c.scope
+		}
+	}
+	return s
 }
 
 // resolveAccess reads and resolves what authorize returns.

@@ -132,7 +132,7 @@ func clauseNumberer(meta docengine.Meta, d db.Document, prefix *db.Prefix) func(
 
 // loadExport reads everything an export shows, in the caller's snapshot.
 func loadExport(rq *request, q *db.Queries, h docengine.Hash) (*exportData, error) {
-	d, rev, doc, err := readContent(rq, q, h)
+	d, rev, doc, err := readContentFor(rq, q, h, DocExport)
 	if err != nil {
 		return nil, err
 	}

@@ -134,6 +134,10 @@ func renderDocument(ctx context.Context, q *db.Queries, d db.Document, a Access)
 	if a.Owner {
 		out.Permissions = AllPermissions.Bools(ViewDocuments | EditDocuments)
 	}
+	if !a.IsMember() && a.Shared != 0 {
+		// a share holder's scope_view and scope_edit
+		out.Permissions = map[string]bool{ViewDocuments.Name(): a.CanDoc(DocView), EditDocuments.Name(): a.CanDoc(DocEdit)}
+	}
 	var err error
 	if out.OpenWorkItemCount, out.ClosedWorkItemCount, out.WorkItemTypesCount, err = documentWorkItemCounts(ctx, q, d.ID); err != nil {
 		return out, err
@@ -531,7 +535,7 @@ func (s *Server) documentGet(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := a.Require(ViewDocuments); err != nil {
+		if err := a.RequireDoc(DocView); err != nil {
 			return err
 		}
 		out, err = renderDocument(rq.ctx, q, d, a)

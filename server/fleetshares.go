@@ -318,8 +318,8 @@ type shareItemJSON struct {
 }
 
 // userShares lists the shares addressed to the caller, pending or
-// accepted. Fleet shares are the kind this area keeps; project and
-// document shares join when their areas keep them (docs/assets.md).
+// accepted: fleet shares, then document shares (server/documentshares.go).
+// Project shares join when their area keeps them (docs/assets.md).
 func (s *Server) userShares(rq *request) error {
 	out := []shareItemJSON{}
 	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
@@ -328,8 +328,19 @@ func (s *Server) userShares(rq *request) error {
 			return err
 		}
 		shares, err := s.renderShares(rq.ctx, q, rq.user.ID, rows)
+		if err != nil {
+			return err
+		}
 		for _, sh := range shares {
 			out = append(out, shareItemJSON{Type: "fleet", Share: sh})
+		}
+		docRows, err := q.DocumentSharesForUser(rq.ctx, &rq.user.ID)
+		if err != nil {
+			return err
+		}
+		docShares, err := s.renderDocumentShares(rq.ctx, q, rq.user.ID, docRows)
+		for _, sh := range docShares {
+			out = append(out, shareItemJSON{Type: "document", Share: sh})
 		}
 		return err
 	})

@@ -11,7 +11,8 @@ import (
 
 // Reading document content (revision, tree, sheets, columns, clauses,
 // history, diff) and branches. Reads need VIEW_DOCUMENTS; branch changes
-// EDIT_DOCUMENTS.
+// EDIT_DOCUMENTS. A share holder needs scope_view (branch heads),
+// scope_revisions (any revision, history, diff) or scope_branch (branches).
 
 // maxTreeClauses bounds the clauses ?tree=true inlines; the tree says how
 // many there are, and the clauses endpoint pages the rest.
@@ -19,13 +20,35 @@ const maxTreeClauses = 10000
 
 // readContent opens a revision of a live document the caller may view.
 func readContent(rq *request, q *db.Queries, h docengine.Hash) (db.Document, db.DocumentRevision, *docengine.Doc, error) {
-	d, _, err := contentAccess(rq, q, ViewDocuments)
+	return readContentFor(rq, q, h, 0)
+}
+
+// readContentFor is readContent that also needs the scope also (0: none).
+// Members read any revision with VIEW_DOCUMENTS. A share holder reads the
+// head of a live branch with scope_view, and any revision only with
+// scope_revisions.
+func readContentFor(rq *request, q *db.Queries, h docengine.Hash, also DocScope) (db.Document, db.DocumentRevision, *docengine.Doc, error) {
+	d, a, err := docContent(rq, q, DocRevisions, DocView)
 	if err != nil {
 		return d, db.DocumentRevision{}, nil, err
+	}
+	if also != 0 {
+		if err := a.RequireDoc(also); err != nil {
+			return d, db.DocumentRevision{}, nil, err
+		}
 	}
 	rev, err := revisionIn(rq.ctx, q, d.ID, h)
 	if err != nil {
 		return d, rev, nil, err
+	}
+	if !a.CanDoc(DocRevisions) {
+		head, err := q.RevisionIsBranchHead(rq.ctx, db.RevisionIsBranchHeadParams{DocumentID: d.ID, Hash: h[:]})
+		if err != nil {
+			return d, rev, nil, err
+		}
+		if !head {
+			return d, rev, nil, a.RequireDoc(DocRevisions)
+		}
 	}
 	doc, err := docengine.NewStage(chunkStore{rq.ctx, q}).Open(h)
 	return d, rev, doc, err
@@ -193,7 +216,7 @@ func (s *Server) revisionList(rq *request) error {
 	out := []docRevisionJSON{}
 	var total int64
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		d, _, err := contentAccess(rq, q, ViewDocuments)
+		d, _, err := docContent(rq, q, DocRevisions)
 		if err != nil {
 			return err
 		}
@@ -243,7 +266,7 @@ func (s *Server) revisionDiff(rq *request) error {
 	}
 	var out []docengine.Change
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		d, _, doc, err := readContent(rq, q, a)
+		d, _, doc, err := readContentFor(rq, q, a, DocRevisions)
 		if err != nil {
 			return err
 		}
@@ -335,7 +358,7 @@ func (s *Server) branchCreate(rq *request) error {
 	}
 	var out branchJSON
 	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		d, _, err := contentAccess(rq, q, EditDocuments)
+		d, _, err := docContent(rq, q, DocBranch)
 		if err != nil {
 			return err
 		}
@@ -424,7 +447,7 @@ func (s *Server) branchPatch(rq *request) error {
 	}
 	var out branchJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		d, _, err := contentAccess(rq, q, EditDocuments)
+		d, a, err := docContent(rq, q, DocBranch)
 		if err != nil {
 			return err
 		}
@@ -438,6 +461,12 @@ func (s *Server) branchPatch(rq *request) error {
 		}
 		if err := ro.check(cur); err != nil {
 			return err
+		}
+		if b.Protected != nil && *b.Protected != br.Protected {
+			// protection guards the organisation's workflow: members only
+			if err := a.Require(EditDocuments); err != nil {
+				return err
+			}
 		}
 		if b.Name != nil && *b.Name != br.Name {
 			if _, err := q.BranchByName(rq.ctx, db.BranchByNameParams{DocumentID: d.ID, Name: *b.Name}); err == nil {
@@ -463,7 +492,7 @@ func (s *Server) branchPatch(rq *request) error {
 
 func (s *Server) branchDelete(rq *request) error {
 	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		d, _, err := contentAccess(rq, q, EditDocuments)
+		d, _, err := docContent(rq, q, DocBranch)
 		if err != nil {
 			return err
 		}

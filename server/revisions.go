@@ -198,8 +198,36 @@ func revisionAbsent() *Error { return notFound("The document has no such revisio
 func branchAbsent() *Error { return notFound("The document has no such branch.") }
 
 // contentAccess loads a live document and the caller's access for a
-// content request; a deleted document has no content to read or change.
+// content request. VIEW_DOCUMENTS and EDIT_DOCUMENTS are the view and edit
+// scopes (a share holder passes with those); any other permission is for
+// members only.
 func contentAccess(rq *request, q *db.Queries, perm Permission) (db.Document, Access, error) {
+	switch perm {
+	case ViewDocuments:
+		return docContent(rq, q, DocView)
+	case EditDocuments:
+		return docContent(rq, q, DocEdit)
+	}
+	return docContentCheck(rq, q, func(a Access) error { return a.Require(perm) })
+}
+
+// docContent loads a live document for a content request that needs one of
+// the scopes (members: the scope's permission; Access.RequireDoc).
+func docContent(rq *request, q *db.Queries, anyOf ...DocScope) (db.Document, Access, error) {
+	return docContentCheck(rq, q, func(a Access) error {
+		var err error
+		for _, s := range anyOf {
+			if err = a.RequireDoc(s); err == nil {
+				return nil
+			}
+		}
+		return err
+	})
+}
+
+// docContentCheck: access is checked before the deletion, so an outsider
+// learns nothing of a deleted document; a deleted one has no content.
+func docContentCheck(rq *request, q *db.Queries, check func(Access) error) (db.Document, Access, error) {
 	id, err := rq.pathID("id")
 	if err != nil {
 		return db.Document{}, Access{}, err
@@ -208,7 +236,7 @@ func contentAccess(rq *request, q *db.Queries, perm Permission) (db.Document, Ac
 	if err != nil {
 		return d, a, err
 	}
-	if err := a.Require(perm); err != nil {
+	if err := check(a); err != nil {
 		return d, a, err
 	}
 	if d.DeletedAt != nil {

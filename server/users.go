@@ -400,10 +400,3 @@ func (s *Server) userDeleteMe(rq *request) error {
 	}
 	return rq.json(http.StatusAccepted, sentJSON{Sent: true})
 }
-
-// Document shares, work items, fleets and their shares and subscriptions,
-// toolboxes, witness records and inductions: the areas that own those
-// tables will fill these in. Until then no such object exists, so lists are
-// empty and lookups by id are 404, after the rows' own input checks.
-
-func (s *Server) userEmptyList(rq *request) error { return rq.json(http.StatusOK, []struct{}{}) }
