@@ -158,6 +158,8 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			// Bodies get per-request read deadlines (server.bodyDeadline); the
 			// write timeout bounds a client that reads answers too slowly.
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, WriteTimeout: 15 * time.Minute}
+			// Shutdown waits for requests to finish: event streams must end first.
+			srv.RegisterOnShutdown(h.StopStreams)
 			errc := make(chan error, 1)
 			if metricsAddr != "" {
 				mln, err := net.Listen("tcp", metricsAddr)

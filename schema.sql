@@ -1338,3 +1338,5 @@ CREATE TABLE document_shares (
 CREATE INDEX document_shares_document ON document_shares(document_id, status);
 CREATE INDEX document_shares_recipient_user ON document_shares(recipient_user_id, status) WHERE recipient_user_id IS NOT NULL;
 CREATE INDEX document_shares_recipient_org ON document_shares(recipient_organisation_id, status) WHERE recipient_organisation_id IS NOT NULL;
+-- 0060: revisions of a document in id order (presence streams).
+CREATE INDEX document_revisions_document ON document_revisions(document_id, id);

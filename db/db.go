@@ -897,6 +897,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.revisionIsBranchHeadStmt, err = db.PrepareContext(ctx, revisionIsBranchHead); err != nil {
 		return nil, fmt.Errorf("error preparing query RevisionIsBranchHead: %w", err)
 	}
+	if q.revisionLastIDStmt, err = db.PrepareContext(ctx, revisionLastID); err != nil {
+		return nil, fmt.Errorf("error preparing query RevisionLastID: %w", err)
+	}
+	if q.revisionsAfterStmt, err = db.PrepareContext(ctx, revisionsAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query RevisionsAfter: %w", err)
+	}
 	if q.revisionsOfDocumentStmt, err = db.PrepareContext(ctx, revisionsOfDocument); err != nil {
 		return nil, fmt.Errorf("error preparing query RevisionsOfDocument: %w", err)
 	}
@@ -2870,6 +2876,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing revisionIsBranchHeadStmt: %w", cerr)
 		}
 	}
+	if q.revisionLastIDStmt != nil {
+		if cerr := q.revisionLastIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing revisionLastIDStmt: %w", cerr)
+		}
+	}
+	if q.revisionsAfterStmt != nil {
+		if cerr := q.revisionsAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing revisionsAfterStmt: %w", cerr)
+		}
+	}
 	if q.revisionsOfDocumentStmt != nil {
 		if cerr := q.revisionsOfDocumentStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing revisionsOfDocumentStmt: %w", cerr)
@@ -4055,6 +4071,8 @@ type Queries struct {
 	revisionCreateStmt                        *sql.Stmt
 	revisionGetStmt                           *sql.Stmt
 	revisionIsBranchHeadStmt                  *sql.Stmt
+	revisionLastIDStmt                        *sql.Stmt
+	revisionsAfterStmt                        *sql.Stmt
 	revisionsOfDocumentStmt                   *sql.Stmt
 	roleCountStmt                             *sql.Stmt
 	roleCreateStmt                            *sql.Stmt
@@ -4523,6 +4541,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		revisionCreateStmt:                        q.revisionCreateStmt,
 		revisionGetStmt:                           q.revisionGetStmt,
 		revisionIsBranchHeadStmt:                  q.revisionIsBranchHeadStmt,
+		revisionLastIDStmt:                        q.revisionLastIDStmt,
+		revisionsAfterStmt:                        q.revisionsAfterStmt,
 		revisionsOfDocumentStmt:                   q.revisionsOfDocumentStmt,
 		roleCountStmt:                             q.roleCountStmt,
 		roleCreateStmt:                            q.roleCreateStmt,

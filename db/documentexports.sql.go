@@ -48,3 +48,60 @@ func (q *Queries) DocumentFieldValuesAll(ctx context.Context, idsJson interface{
 	}
 	return items, nil
 }
+
+const revisionLastID = `-- name: RevisionLastID :one
+SELECT CAST(coalesce(max(id), 0) AS INTEGER) FROM document_revisions WHERE document_id = ?1
+`
+
+// The newest revision id of a document (0: none), where a stream starts.
+func (q *Queries) RevisionLastID(ctx context.Context, documentID int64) (int64, error) {
+	row := q.queryRow(ctx, q.revisionLastIDStmt, revisionLastID, documentID)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const revisionsAfter = `-- name: RevisionsAfter :many
+SELECT id, document_id, hash, parent_id, parents, generation, message, created_at, created_by, origin_revision_id FROM document_revisions WHERE document_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3
+`
+
+type RevisionsAfterParams struct {
+	DocumentID int64
+	AfterID    int64
+	MaxRows    int64
+}
+
+// Revisions made after a given one, oldest first (the presence stream).
+func (q *Queries) RevisionsAfter(ctx context.Context, arg RevisionsAfterParams) ([]DocumentRevision, error) {
+	rows, err := q.query(ctx, q.revisionsAfterStmt, revisionsAfter, arg.DocumentID, arg.AfterID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DocumentRevision
+	for rows.Next() {
+		var i DocumentRevision
+		if err := rows.Scan(
+			&i.ID,
+			&i.DocumentID,
+			&i.Hash,
+			&i.ParentID,
+			&i.Parents,
+			&i.Generation,
+			&i.Message,
+			&i.CreatedAt,
+			&i.CreatedBy,
+			&i.OriginRevisionID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

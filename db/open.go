@@ -50,6 +50,10 @@ type Store struct {
 	closeOnce sync.Once
 	loopDone  chan struct{}
 	observer  atomic.Pointer[func(members int, took time.Duration)]
+	// written is closed when the running or next write batch has ended
+	// (Written); nil until someone asks.
+	writtenMu sync.Mutex
+	written   chan struct{}
 }
 
 func dsn(path, sync string, readOnly bool) string {

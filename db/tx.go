@@ -73,10 +73,33 @@ func (s *Store) writeLoop() {
 		}
 		start := time.Now()
 		s.runBatch(batch)
+		s.signalWritten()
 		if f := s.observer.Load(); f != nil {
 			(*f)(len(batch), time.Since(start))
 		}
 	}
+}
+
+// Written returns a channel closed once a write batch ends after the call
+// (committed or rolled back), for long-lived readers (event streams) that
+// look again after any change instead of polling. Take the channel before
+// reading, then wait on it: a write racing the read still closes it.
+func (s *Store) Written() <-chan struct{} {
+	s.writtenMu.Lock()
+	defer s.writtenMu.Unlock()
+	if s.written == nil {
+		s.written = make(chan struct{})
+	}
+	return s.written
+}
+
+func (s *Store) signalWritten() {
+	s.writtenMu.Lock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
+	s.writtenMu.Unlock()
 }
 
 // ObserveBatches has f called after every write batch (group commit) with

@@ -362,6 +362,10 @@ func (s *Server) routes() []route {
 		{"GET", "/documents/:id/merge-requests/:number", authenticated, s.mergeRequestGet},
 		{"POST", "/documents/:id/merge-requests/:number/merge", authenticated, s.mergeRequestMerge},
 		{"POST", "/documents/:id/merge-requests/:number/close", authenticated, s.mergeRequestClose},
+		// Presence (server/presence.go)
+		{"PUT", "/documents/:id/presence", authenticated, s.presencePut},
+		{"GET", "/documents/:id/presence", authenticated, s.presenceList},
+		{"GET", "/documents/:id/presence/stream", authenticated, s.presenceStream},
 	}
 }
 

@@ -85,6 +85,11 @@ type Server struct {
 	hsts    bool // the public URL is https: tell browsers to keep to it
 	limits  attemptLimits
 	app     *appFiles // the embedded web app
+	// presence holds who has documents open; streamsStop ends the event
+	// streams (StopStreams) at shutdown.
+	presence    *presenceHub
+	streamsStop chan struct{}
+	stopStreams sync.Once
 }
 
 // New builds the HTTP handler over an open store. ctx is the server's
@@ -143,8 +148,9 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		access: &accessCache{store: store, scopes: genCache[int64, []db.AccessScopeGrantsRow]{limit: scopeCacheMax},
 			pages: genCache[string, []int64]{limit: pageCacheMax},
 			rows:  genCache[int64, db.ProjectListByIDsRow]{limit: 50_000}},
-		hsts: strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
-		app:  defaultAppFiles,
+		hsts:     strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
+		app:      defaultAppFiles,
+		presence: newPresenceHub(), streamsStop: make(chan struct{}),
 	}
 	s.metrics = newMetrics(store)
 	s.mailer = &mailer{smtp: smtpURL, store: store, log: cfg.Logger, now: s.clock}
@@ -157,6 +163,9 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		s.background(func() { s.remindDaily(ctx) })
 	}
 	s.background(func() { s.reloadKeysEvery(ctx, keyReload) })
+	s.background(func() { s.sweepPresence(ctx) })
+	// Event streams end with the server's lifetime at the latest.
+	s.background(func() { <-ctx.Done(); s.StopStreams() })
 	return s, nil
 }
 
