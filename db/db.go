@@ -849,6 +849,27 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.projectMilestoneCountsRefreshStmt, err = db.PrepareContext(ctx, projectMilestoneCountsRefresh); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectMilestoneCountsRefresh: %w", err)
 	}
+	if q.projectShareCreateStmt, err = db.PrepareContext(ctx, projectShareCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectShareCreate: %w", err)
+	}
+	if q.projectShareGetStmt, err = db.PrepareContext(ctx, projectShareGet); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectShareGet: %w", err)
+	}
+	if q.projectShareHeldStmt, err = db.PrepareContext(ctx, projectShareHeld); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectShareHeld: %w", err)
+	}
+	if q.projectShareListForProjectStmt, err = db.PrepareContext(ctx, projectShareListForProject); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectShareListForProject: %w", err)
+	}
+	if q.projectShareOpenExistsStmt, err = db.PrepareContext(ctx, projectShareOpenExists); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectShareOpenExists: %w", err)
+	}
+	if q.projectShareSetStatusStmt, err = db.PrepareContext(ctx, projectShareSetStatus); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectShareSetStatus: %w", err)
+	}
+	if q.projectSharesForUserStmt, err = db.PrepareContext(ctx, projectSharesForUser); err != nil {
+		return nil, fmt.Errorf("error preparing query ProjectSharesForUser: %w", err)
+	}
 	if q.projectStatusCountStmt, err = db.PrepareContext(ctx, projectStatusCount); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectStatusCount: %w", err)
 	}
@@ -2796,6 +2817,41 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing projectMilestoneCountsRefreshStmt: %w", cerr)
 		}
 	}
+	if q.projectShareCreateStmt != nil {
+		if cerr := q.projectShareCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectShareCreateStmt: %w", cerr)
+		}
+	}
+	if q.projectShareGetStmt != nil {
+		if cerr := q.projectShareGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectShareGetStmt: %w", cerr)
+		}
+	}
+	if q.projectShareHeldStmt != nil {
+		if cerr := q.projectShareHeldStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectShareHeldStmt: %w", cerr)
+		}
+	}
+	if q.projectShareListForProjectStmt != nil {
+		if cerr := q.projectShareListForProjectStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectShareListForProjectStmt: %w", cerr)
+		}
+	}
+	if q.projectShareOpenExistsStmt != nil {
+		if cerr := q.projectShareOpenExistsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectShareOpenExistsStmt: %w", cerr)
+		}
+	}
+	if q.projectShareSetStatusStmt != nil {
+		if cerr := q.projectShareSetStatusStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectShareSetStatusStmt: %w", cerr)
+		}
+	}
+	if q.projectSharesForUserStmt != nil {
+		if cerr := q.projectSharesForUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing projectSharesForUserStmt: %w", cerr)
+		}
+	}
 	if q.projectStatusCountStmt != nil {
 		if cerr := q.projectStatusCountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing projectStatusCountStmt: %w", cerr)
@@ -4055,6 +4111,13 @@ type Queries struct {
 	projectGetWithCreatorStmt                 *sql.Stmt
 	projectListByIDsStmt                      *sql.Stmt
 	projectMilestoneCountsRefreshStmt         *sql.Stmt
+	projectShareCreateStmt                    *sql.Stmt
+	projectShareGetStmt                       *sql.Stmt
+	projectShareHeldStmt                      *sql.Stmt
+	projectShareListForProjectStmt            *sql.Stmt
+	projectShareOpenExistsStmt                *sql.Stmt
+	projectShareSetStatusStmt                 *sql.Stmt
+	projectSharesForUserStmt                  *sql.Stmt
 	projectStatusCountStmt                    *sql.Stmt
 	projectTotalCountStmt                     *sql.Stmt
 	projectUpdateStmt                         *sql.Stmt
@@ -4525,6 +4588,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		projectGetWithCreatorStmt:                 q.projectGetWithCreatorStmt,
 		projectListByIDsStmt:                      q.projectListByIDsStmt,
 		projectMilestoneCountsRefreshStmt:         q.projectMilestoneCountsRefreshStmt,
+		projectShareCreateStmt:                    q.projectShareCreateStmt,
+		projectShareGetStmt:                       q.projectShareGetStmt,
+		projectShareHeldStmt:                      q.projectShareHeldStmt,
+		projectShareListForProjectStmt:            q.projectShareListForProjectStmt,
+		projectShareOpenExistsStmt:                q.projectShareOpenExistsStmt,
+		projectShareSetStatusStmt:                 q.projectShareSetStatusStmt,
+		projectSharesForUserStmt:                  q.projectSharesForUserStmt,
 		projectStatusCountStmt:                    q.projectStatusCountStmt,
 		projectTotalCountStmt:                     q.projectTotalCountStmt,
 		projectUpdateStmt:                         q.projectUpdateStmt,

@@ -607,6 +607,19 @@ type ProjectPackage struct {
 	CreatedBy      int64
 }
 
+type ProjectShare struct {
+	ID                      int64
+	OrganisationID          int64
+	ProjectID               int64
+	RecipientOrganisationID *int64
+	RecipientUserID         *int64
+	Status                  int64
+	SharedBy                int64
+	CreatedAt               string
+	RespondedAt             *string
+	RespondedBy             *int64
+}
+
 type ProjectStatusCount struct {
 	OrganisationID int64
 	Status         string

@@ -239,14 +239,24 @@ type Access struct {
 	// accepted shares; zero for members (their permissions decide).
 	Shared DocScope
 	perms  PermSet
+	// viaShare is what a non-member holds through an accepted share of the
+	// project it acts on (ProjectSharePermissions), read afresh each time.
+	viaShare PermSet
 }
+
+// ProjectSharePermissions is what an accepted project share grants its
+// recipient on that project and its documents (operations-data.md).
+const ProjectSharePermissions = ViewProjects | ViewDocuments
 
 // IsMember: a pending member counts as no member.
 func (a Access) IsMember() bool { return a.Owner || (a.Member && !a.Pending) }
 
 // Can reports whether the caller holds p. The owner holds everything.
 func (a Access) Can(p Permission) bool {
-	return a.Owner || (a.IsMember() && a.perms&p == p)
+	if !a.IsMember() && !a.Owner {
+		return p != 0 && a.viaShare&p == p
+	}
+	return a.Owner || a.perms&p == p
 }
 
 // Require is Can as an answer: nil, or 403 saying what is missing. Every
@@ -254,6 +264,9 @@ func (a Access) Can(p Permission) bool {
 // membership only.
 func (a Access) Require(p Permission) error {
 	if !a.IsMember() {
+		if a.Can(p) {
+			return nil
+		}
 		return forbidden("You are not a member of this organisation.")
 	}
 	if !a.Can(p) {
@@ -345,7 +358,7 @@ func (a Access) Permissions() PermSet {
 		return AllPermissions
 	}
 	if !a.IsMember() {
-		return 0
+		return a.viaShare
 	}
 	return a.perms
 }
@@ -382,10 +395,24 @@ func authorize(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scope
 	} else {
 		a, err = resolveAccess(ctx, q, userID, orgID, sc)
 	}
-	if err != nil || sc.Document == 0 || a.IsMember() {
+	if err != nil || a.IsMember() {
 		return a, err
 	}
-	a.Shared, err = sharedScopes(ctx, q, userID, sc.Document)
+	// What a non-member holds through shares is read afresh on every
+	// request, never cached: revoking a share ends its access on the very
+	// next one.
+	if sc.Project != 0 {
+		held, err := q.ProjectShareHeld(ctx, db.ProjectShareHeldParams{ProjectID: sc.Project, UserID: &userID})
+		if err != nil {
+			return a, err
+		}
+		if held {
+			a.viaShare = ProjectSharePermissions
+		}
+	}
+	if sc.Document != 0 {
+		a.Shared, err = sharedScopes(ctx, q, userID, sc.Document)
+	}
 	return a, err
 }
 

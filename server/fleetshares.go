@@ -13,14 +13,6 @@ import (
 // organisation's locations, sub locations and systems, nothing else;
 // revoking ends that on the next request.
 
-// Fleet share statuses (operations-data.md).
-const (
-	sharePending int64 = iota
-	shareAccepted
-	shareRejected
-	shareRevoked
-)
-
 type fleetShareJSON struct {
 	ID                db.ID                `json:"id"`
 	Fleet             fleetPartialJSON     `json:"fleet"`
@@ -86,8 +78,7 @@ func (s *Server) renderShares(ctx context.Context, q *db.Queries, viewerID int64
 }
 
 type fleetShareBody struct {
-	OrganisationID refID `json:"organisation_id"`
-	UserID         refID `json:"user_id"`
+	shareRecipient
 	WorkItemTypeID refID `json:"work_item_type_id"`
 }
 
@@ -104,9 +95,6 @@ func (s *Server) fleetShareCreate(rq *request) error {
 	if err := rq.decodeCreate(&b, "id", "status", "fleet", "shared_by", "created_at"); err != nil {
 		return err
 	}
-	if (b.OrganisationID.ID == 0) == (b.UserID.ID == 0) {
-		return fieldError("organisation_id", "give exactly one of organisation_id and user_id")
-	}
 	var out fleetShareJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		f, a, err := fleetAccess(rq.ctx, q, rq.user.ID, id, http.StatusNotFound)
@@ -116,18 +104,7 @@ func (s *Server) fleetShareCreate(rq *request) error {
 		if err := a.Require(ManageFleets); err != nil {
 			return err
 		}
-		if b.OrganisationID.ID != 0 {
-			if b.OrganisationID.ID == f.OrganisationID {
-				return fieldError("organisation_id", "is the fleet's own organisation")
-			}
-			if _, err := q.OrganisationGet(rq.ctx, b.OrganisationID.ID); db.IsNotFound(err) {
-				return fieldError("organisation_id", "names no organisation")
-			} else if err != nil {
-				return err
-			}
-		} else if _, err := q.UserGet(rq.ctx, b.UserID.ID); db.IsNotFound(err) {
-			return fieldError("user_id", "names no user")
-		} else if err != nil {
+		if err := b.check(rq.ctx, q, f.OrganisationID, "fleet"); err != nil {
 			return err
 		}
 		if b.WorkItemTypeID.ID != 0 {
@@ -249,29 +226,12 @@ func (s *Server) fleetShareRespond(accept bool) handlerFunc {
 			if err != nil {
 				return err
 			}
-			switch {
-			case sh.RecipientUserID != nil:
-				if *sh.RecipientUserID != rq.user.ID {
-					return notFound("The fleet share does not exist.")
-				}
-			default:
-				a, err := authorize(rq.ctx, q, rq.user.ID, *sh.RecipientOrganisationID, Scopes{})
-				if db.IsNotFound(err) || (err == nil && !a.IsMember()) {
-					return notFound("The fleet share does not exist.")
-				}
-				if err != nil {
-					return err
-				}
-				if err := a.Require(ManageFleets); err != nil {
-					return err
-				}
+			if err := mayRespond(rq.ctx, q, rq.user.ID, sh.RecipientUserID, sh.RecipientOrganisationID, ManageFleets, notFound("The fleet share does not exist.")); err != nil {
+				return err
 			}
-			if sh.Status != sharePending {
-				return badRequest("The fleet share is no longer pending.")
-			}
-			status := shareRejected
-			if accept {
-				status = shareAccepted
+			status, err := respondStatus(sh.Status, accept, "fleet share")
+			if err != nil {
+				return err
 			}
 			if err := q.FleetShareSetStatus(rq.ctx, db.FleetShareSetStatusParams{ID: sh.ID, Status: status, RespondedAt: ptr(s.nowText()), RespondedBy: &rq.user.ID}); err != nil {
 				return err
@@ -318,11 +278,18 @@ type shareItemJSON struct {
 }
 
 // userShares lists the shares addressed to the caller, pending or
-// accepted: fleet shares, then document shares (server/documentshares.go).
-// Project shares join when their area keeps them (docs/assets.md).
+// accepted, of every kind: project, fleet and document shares
+// (server/projectshares.go, server/documentshares.go).
 func (s *Server) userShares(rq *request) error {
 	out := []shareItemJSON{}
 	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		projects, err := s.projectSharesForUser(rq.ctx, q, rq.user.ID)
+		if err != nil {
+			return err
+		}
+		for _, sh := range projects {
+			out = append(out, shareItemJSON{Type: "project", Share: sh})
+		}
 		rows, err := q.FleetSharesForUser(rq.ctx, &rq.user.ID)
 		if err != nil {
 			return err

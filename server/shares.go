@@ -1,0 +1,80 @@
+package server
+
+import (
+	"context"
+
+	"workspace/db"
+)
+
+// What every kind of share (fleet, project) has in common: one recipient,
+// a user or another organisation, and a pending share the recipient
+// accepts or rejects (operations-data.md). Statuses are stored as numbers.
+const (
+	sharePending int64 = iota
+	shareAccepted
+	shareRejected
+	shareRevoked
+)
+
+// shareRecipient is the recipient part of a share's create body.
+type shareRecipient struct {
+	OrganisationID refID `json:"organisation_id"`
+	UserID         refID `json:"user_id"`
+}
+
+// check validates the recipient against the sharing organisation: exactly
+// one of organisation_id and user_id, naming an existing organisation other
+// than the owner, or an existing user.
+func (r shareRecipient) check(ctx context.Context, q *db.Queries, ownerOrgID int64, own string) error {
+	if (r.OrganisationID.ID == 0) == (r.UserID.ID == 0) {
+		return fieldError("organisation_id", "give exactly one of organisation_id and user_id")
+	}
+	if r.OrganisationID.ID != 0 {
+		if r.OrganisationID.ID == ownerOrgID {
+			return fieldError("organisation_id", "is the "+own+"'s own organisation")
+		}
+		if _, err := q.OrganisationGet(ctx, r.OrganisationID.ID); db.IsNotFound(err) {
+			return fieldError("organisation_id", "names no organisation")
+		} else if err != nil {
+			return err
+		}
+		return nil
+	}
+	if _, err := q.UserGet(ctx, r.UserID.ID); db.IsNotFound(err) {
+		return fieldError("user_id", "names no user")
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// mayRespond lets the caller accept or reject a share: one addressed to it,
+// or to an organisation where it holds perm. Anyone else's share is absent.
+func mayRespond(ctx context.Context, q *db.Queries, userID int64, toUser, toOrg *int64, perm Permission, absent *Error) error {
+	if toUser != nil {
+		if *toUser != userID {
+			return absent
+		}
+		return nil
+	}
+	a, err := authorize(ctx, q, userID, *toOrg, Scopes{})
+	if db.IsNotFound(err) || (err == nil && !a.IsMember()) {
+		return absent
+	}
+	if err != nil {
+		return err
+	}
+	return a.Require(perm)
+}
+
+// respondStatus is the status accepting or rejecting moves a pending share
+// to; a share no longer pending is 400.
+func respondStatus(current int64, accept bool, what string) (int64, error) {
+	if current != sharePending {
+		return 0, badRequest("The %s is no longer pending.", what)
+	}
+	if accept {
+		return shareAccepted, nil
+	}
+	return shareRejected, nil
+}
