@@ -270,6 +270,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.blobSizeStmt, err = db.PrepareContext(ctx, blobSize); err != nil {
 		return nil, fmt.Errorf("error preparing query BlobSize: %w", err)
 	}
+	if q.bookmarkCountStmt, err = db.PrepareContext(ctx, bookmarkCount); err != nil {
+		return nil, fmt.Errorf("error preparing query BookmarkCount: %w", err)
+	}
+	if q.bookmarkDeleteStmt, err = db.PrepareContext(ctx, bookmarkDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query BookmarkDelete: %w", err)
+	}
+	if q.bookmarkGetStmt, err = db.PrepareContext(ctx, bookmarkGet); err != nil {
+		return nil, fmt.Errorf("error preparing query BookmarkGet: %w", err)
+	}
+	if q.bookmarkPutStmt, err = db.PrepareContext(ctx, bookmarkPut); err != nil {
+		return nil, fmt.Errorf("error preparing query BookmarkPut: %w", err)
+	}
 	if q.branchByNameStmt, err = db.PrepareContext(ctx, branchByName); err != nil {
 		return nil, fmt.Errorf("error preparing query BranchByName: %w", err)
 	}
@@ -323,6 +335,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.disciplineUpdateStmt, err = db.PrepareContext(ctx, disciplineUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query DisciplineUpdate: %w", err)
+	}
+	if q.documentAccessGetStmt, err = db.PrepareContext(ctx, documentAccessGet); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentAccessGet: %w", err)
+	}
+	if q.documentAccessTouchStmt, err = db.PrepareContext(ctx, documentAccessTouch); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentAccessTouch: %w", err)
 	}
 	if q.documentBranchCountStmt, err = db.PrepareContext(ctx, documentBranchCount); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentBranchCount: %w", err)
@@ -1852,6 +1870,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing blobSizeStmt: %w", cerr)
 		}
 	}
+	if q.bookmarkCountStmt != nil {
+		if cerr := q.bookmarkCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing bookmarkCountStmt: %w", cerr)
+		}
+	}
+	if q.bookmarkDeleteStmt != nil {
+		if cerr := q.bookmarkDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing bookmarkDeleteStmt: %w", cerr)
+		}
+	}
+	if q.bookmarkGetStmt != nil {
+		if cerr := q.bookmarkGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing bookmarkGetStmt: %w", cerr)
+		}
+	}
+	if q.bookmarkPutStmt != nil {
+		if cerr := q.bookmarkPutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing bookmarkPutStmt: %w", cerr)
+		}
+	}
 	if q.branchByNameStmt != nil {
 		if cerr := q.branchByNameStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing branchByNameStmt: %w", cerr)
@@ -1940,6 +1978,16 @@ func (q *Queries) Close() error {
 	if q.disciplineUpdateStmt != nil {
 		if cerr := q.disciplineUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing disciplineUpdateStmt: %w", cerr)
+		}
+	}
+	if q.documentAccessGetStmt != nil {
+		if cerr := q.documentAccessGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentAccessGetStmt: %w", cerr)
+		}
+	}
+	if q.documentAccessTouchStmt != nil {
+		if cerr := q.documentAccessTouchStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentAccessTouchStmt: %w", cerr)
 		}
 	}
 	if q.documentBranchCountStmt != nil {
@@ -3918,6 +3966,10 @@ type Queries struct {
 	blobGetStmt                               *sql.Stmt
 	blobPutStmt                               *sql.Stmt
 	blobSizeStmt                              *sql.Stmt
+	bookmarkCountStmt                         *sql.Stmt
+	bookmarkDeleteStmt                        *sql.Stmt
+	bookmarkGetStmt                           *sql.Stmt
+	bookmarkPutStmt                           *sql.Stmt
 	branchByNameStmt                          *sql.Stmt
 	branchCreateStmt                          *sql.Stmt
 	branchDeleteStmt                          *sql.Stmt
@@ -3936,6 +3988,8 @@ type Queries struct {
 	disciplineGetStmt                         *sql.Stmt
 	disciplineListStmt                        *sql.Stmt
 	disciplineUpdateStmt                      *sql.Stmt
+	documentAccessGetStmt                     *sql.Stmt
+	documentAccessTouchStmt                   *sql.Stmt
 	documentBranchCountStmt                   *sql.Stmt
 	documentCreateStmt                        *sql.Stmt
 	documentFieldCreateStmt                   *sql.Stmt
@@ -4395,6 +4449,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		blobGetStmt:                               q.blobGetStmt,
 		blobPutStmt:                               q.blobPutStmt,
 		blobSizeStmt:                              q.blobSizeStmt,
+		bookmarkCountStmt:                         q.bookmarkCountStmt,
+		bookmarkDeleteStmt:                        q.bookmarkDeleteStmt,
+		bookmarkGetStmt:                           q.bookmarkGetStmt,
+		bookmarkPutStmt:                           q.bookmarkPutStmt,
 		branchByNameStmt:                          q.branchByNameStmt,
 		branchCreateStmt:                          q.branchCreateStmt,
 		branchDeleteStmt:                          q.branchDeleteStmt,
@@ -4413,6 +4471,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		disciplineGetStmt:                         q.disciplineGetStmt,
 		disciplineListStmt:                        q.disciplineListStmt,
 		disciplineUpdateStmt:                      q.disciplineUpdateStmt,
+		documentAccessGetStmt:                     q.documentAccessGetStmt,
+		documentAccessTouchStmt:                   q.documentAccessTouchStmt,
 		documentBranchCountStmt:                   q.documentBranchCountStmt,
 		documentCreateStmt:                        q.documentCreateStmt,
 		documentFieldCreateStmt:                   q.documentFieldCreateStmt,

@@ -189,6 +189,18 @@ type Document struct {
 	DeletedBy       *int64
 }
 
+type DocumentAccess struct {
+	UserID     int64
+	DocumentID int64
+	AccessedAt string
+}
+
+type DocumentBookmark struct {
+	DocumentID int64
+	UserID     int64
+	CreatedAt  string
+}
+
 type DocumentBranch struct {
 	ID             int64
 	OrganisationID int64

@@ -170,6 +170,9 @@ func renderDocument(ctx context.Context, q *db.Queries, d db.Document, a Access)
 	if out.ForkCount, err = q.DocumentForkCount(ctx, &d.ID); err != nil {
 		return out, err
 	}
+	if err := renderPersonal(ctx, q, &out, d.ID, a.UserID); err != nil {
+		return out, err
+	}
 	if err := json.Unmarshal([]byte(d.Fields), &out.fieldsRaw); err != nil {
 		return out, err
 	}
@@ -542,6 +545,9 @@ func (s *Server) documentGet(rq *request) error {
 		return err
 	})
 	if err != nil {
+		return err
+	}
+	if err := s.noteAccess(rq, &out); err != nil {
 		return err
 	}
 	return rq.json(http.StatusOK, out)

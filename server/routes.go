@@ -333,6 +333,8 @@ func (s *Server) routes() []route {
 		{"DELETE", "/documents/:id", authenticated, s.documentDelete},
 		{"POST", "/documents/:id/restore", authenticated, s.documentRestore},
 		{"POST", "/documents/:id", authenticated, s.documentFork},
+		{"PUT", "/documents/:id/bookmark", authenticated, s.bookmarkPut},
+		{"DELETE", "/documents/:id/bookmark", authenticated, s.bookmarkDelete},
 		{"GET", "/documents/:id/shares", authenticated, s.documentShareList},
 		{"POST", "/documents/:id/shares", authenticated, s.documentShareCreate},
 		{"PATCH", "/documents/:id/shares/:share", authenticated, s.documentSharePatch},
