@@ -1008,8 +1008,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.scheduleListByIDsStmt, err = db.PrepareContext(ctx, scheduleListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query ScheduleListByIDs: %w", err)
 	}
-	if q.scheduleListByToolboxStmt, err = db.PrepareContext(ctx, scheduleListByToolbox); err != nil {
-		return nil, fmt.Errorf("error preparing query ScheduleListByToolbox: %w", err)
+	if q.scheduleListByToolboxesStmt, err = db.PrepareContext(ctx, scheduleListByToolboxes); err != nil {
+		return nil, fmt.Errorf("error preparing query ScheduleListByToolboxes: %w", err)
 	}
 	if q.scheduleListByWorkItemStmt, err = db.PrepareContext(ctx, scheduleListByWorkItem); err != nil {
 		return nil, fmt.Errorf("error preparing query ScheduleListByWorkItem: %w", err)
@@ -1143,6 +1143,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.toolboxSectionListStmt, err = db.PrepareContext(ctx, toolboxSectionList); err != nil {
 		return nil, fmt.Errorf("error preparing query ToolboxSectionList: %w", err)
 	}
+	if q.toolboxSectionListForStmt, err = db.PrepareContext(ctx, toolboxSectionListFor); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxSectionListFor: %w", err)
+	}
 	if q.toolboxSectionShiftStmt, err = db.PrepareContext(ctx, toolboxSectionShift); err != nil {
 		return nil, fmt.Errorf("error preparing query ToolboxSectionShift: %w", err)
 	}
@@ -1164,6 +1167,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.toolboxTopicListStmt, err = db.PrepareContext(ctx, toolboxTopicList); err != nil {
 		return nil, fmt.Errorf("error preparing query ToolboxTopicList: %w", err)
 	}
+	if q.toolboxTopicListForStmt, err = db.PrepareContext(ctx, toolboxTopicListFor); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxTopicListFor: %w", err)
+	}
 	if q.toolboxTopicShiftStmt, err = db.PrepareContext(ctx, toolboxTopicShift); err != nil {
 		return nil, fmt.Errorf("error preparing query ToolboxTopicShift: %w", err)
 	}
@@ -1182,8 +1188,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.toolboxUserCreateStmt, err = db.PrepareContext(ctx, toolboxUserCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query ToolboxUserCreate: %w", err)
 	}
-	if q.toolboxUserListStmt, err = db.PrepareContext(ctx, toolboxUserList); err != nil {
-		return nil, fmt.Errorf("error preparing query ToolboxUserList: %w", err)
+	if q.toolboxUserListForStmt, err = db.PrepareContext(ctx, toolboxUserListFor); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxUserListFor: %w", err)
 	}
 	if q.toolboxUserUnlinkScheduleStmt, err = db.PrepareContext(ctx, toolboxUserUnlinkSchedule); err != nil {
 		return nil, fmt.Errorf("error preparing query ToolboxUserUnlinkSchedule: %w", err)
@@ -3100,9 +3106,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing scheduleListByIDsStmt: %w", cerr)
 		}
 	}
-	if q.scheduleListByToolboxStmt != nil {
-		if cerr := q.scheduleListByToolboxStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing scheduleListByToolboxStmt: %w", cerr)
+	if q.scheduleListByToolboxesStmt != nil {
+		if cerr := q.scheduleListByToolboxesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing scheduleListByToolboxesStmt: %w", cerr)
 		}
 	}
 	if q.scheduleListByWorkItemStmt != nil {
@@ -3325,6 +3331,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing toolboxSectionListStmt: %w", cerr)
 		}
 	}
+	if q.toolboxSectionListForStmt != nil {
+		if cerr := q.toolboxSectionListForStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxSectionListForStmt: %w", cerr)
+		}
+	}
 	if q.toolboxSectionShiftStmt != nil {
 		if cerr := q.toolboxSectionShiftStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing toolboxSectionShiftStmt: %w", cerr)
@@ -3360,6 +3371,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing toolboxTopicListStmt: %w", cerr)
 		}
 	}
+	if q.toolboxTopicListForStmt != nil {
+		if cerr := q.toolboxTopicListForStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxTopicListForStmt: %w", cerr)
+		}
+	}
 	if q.toolboxTopicShiftStmt != nil {
 		if cerr := q.toolboxTopicShiftStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing toolboxTopicShiftStmt: %w", cerr)
@@ -3390,9 +3406,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing toolboxUserCreateStmt: %w", cerr)
 		}
 	}
-	if q.toolboxUserListStmt != nil {
-		if cerr := q.toolboxUserListStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing toolboxUserListStmt: %w", cerr)
+	if q.toolboxUserListForStmt != nil {
+		if cerr := q.toolboxUserListForStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxUserListForStmt: %w", cerr)
 		}
 	}
 	if q.toolboxUserUnlinkScheduleStmt != nil {
@@ -4212,7 +4228,7 @@ type Queries struct {
 	scheduleInviteePutStmt                    *sql.Stmt
 	scheduleInviteeSetStatusStmt              *sql.Stmt
 	scheduleListByIDsStmt                     *sql.Stmt
-	scheduleListByToolboxStmt                 *sql.Stmt
+	scheduleListByToolboxesStmt               *sql.Stmt
 	scheduleListByWorkItemStmt                *sql.Stmt
 	scheduleSetToolboxStmt                    *sql.Stmt
 	scheduleUpdateStmt                        *sql.Stmt
@@ -4257,6 +4273,7 @@ type Queries struct {
 	toolboxSectionDeleteStmt                  *sql.Stmt
 	toolboxSectionGetStmt                     *sql.Stmt
 	toolboxSectionListStmt                    *sql.Stmt
+	toolboxSectionListForStmt                 *sql.Stmt
 	toolboxSectionShiftStmt                   *sql.Stmt
 	toolboxSectionUpdateStmt                  *sql.Stmt
 	toolboxTopicCountStmt                     *sql.Stmt
@@ -4264,13 +4281,14 @@ type Queries struct {
 	toolboxTopicDeleteStmt                    *sql.Stmt
 	toolboxTopicGetStmt                       *sql.Stmt
 	toolboxTopicListStmt                      *sql.Stmt
+	toolboxTopicListForStmt                   *sql.Stmt
 	toolboxTopicShiftStmt                     *sql.Stmt
 	toolboxTopicUpdateStmt                    *sql.Stmt
 	toolboxTouchStmt                          *sql.Stmt
 	toolboxUpdateStmt                         *sql.Stmt
 	toolboxUserByUserStmt                     *sql.Stmt
 	toolboxUserCreateStmt                     *sql.Stmt
-	toolboxUserListStmt                       *sql.Stmt
+	toolboxUserListForStmt                    *sql.Stmt
 	toolboxUserUnlinkScheduleStmt             *sql.Stmt
 	toolboxesClearWorkgroupStmt               *sql.Stmt
 	userAvatarBlobGetStmt                     *sql.Stmt
@@ -4695,7 +4713,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		scheduleInviteePutStmt:                    q.scheduleInviteePutStmt,
 		scheduleInviteeSetStatusStmt:              q.scheduleInviteeSetStatusStmt,
 		scheduleListByIDsStmt:                     q.scheduleListByIDsStmt,
-		scheduleListByToolboxStmt:                 q.scheduleListByToolboxStmt,
+		scheduleListByToolboxesStmt:               q.scheduleListByToolboxesStmt,
 		scheduleListByWorkItemStmt:                q.scheduleListByWorkItemStmt,
 		scheduleSetToolboxStmt:                    q.scheduleSetToolboxStmt,
 		scheduleUpdateStmt:                        q.scheduleUpdateStmt,
@@ -4740,6 +4758,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		toolboxSectionDeleteStmt:                  q.toolboxSectionDeleteStmt,
 		toolboxSectionGetStmt:                     q.toolboxSectionGetStmt,
 		toolboxSectionListStmt:                    q.toolboxSectionListStmt,
+		toolboxSectionListForStmt:                 q.toolboxSectionListForStmt,
 		toolboxSectionShiftStmt:                   q.toolboxSectionShiftStmt,
 		toolboxSectionUpdateStmt:                  q.toolboxSectionUpdateStmt,
 		toolboxTopicCountStmt:                     q.toolboxTopicCountStmt,
@@ -4747,13 +4766,14 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		toolboxTopicDeleteStmt:                    q.toolboxTopicDeleteStmt,
 		toolboxTopicGetStmt:                       q.toolboxTopicGetStmt,
 		toolboxTopicListStmt:                      q.toolboxTopicListStmt,
+		toolboxTopicListForStmt:                   q.toolboxTopicListForStmt,
 		toolboxTopicShiftStmt:                     q.toolboxTopicShiftStmt,
 		toolboxTopicUpdateStmt:                    q.toolboxTopicUpdateStmt,
 		toolboxTouchStmt:                          q.toolboxTouchStmt,
 		toolboxUpdateStmt:                         q.toolboxUpdateStmt,
 		toolboxUserByUserStmt:                     q.toolboxUserByUserStmt,
 		toolboxUserCreateStmt:                     q.toolboxUserCreateStmt,
-		toolboxUserListStmt:                       q.toolboxUserListStmt,
+		toolboxUserListForStmt:                    q.toolboxUserListForStmt,
 		toolboxUserUnlinkScheduleStmt:             q.toolboxUserUnlinkScheduleStmt,
 		toolboxesClearWorkgroupStmt:               q.toolboxesClearWorkgroupStmt,
 		userAvatarBlobGetStmt:                     q.userAvatarBlobGetStmt,

@@ -329,12 +329,12 @@ func (q *Queries) ScheduleListByIDs(ctx context.Context, idsJson interface{}) ([
 	return items, nil
 }
 
-const scheduleListByToolbox = `-- name: ScheduleListByToolbox :many
-SELECT id, organisation_id, work_item_id, toolbox_id, scheduled_start_at, scheduled_finish_at, actual_start_at, actual_finish_at, created_at, created_by, updated_at, updated_by FROM schedules WHERE toolbox_id = ?1 ORDER BY scheduled_start_at, id
+const scheduleListByToolboxes = `-- name: ScheduleListByToolboxes :many
+SELECT id, organisation_id, work_item_id, toolbox_id, scheduled_start_at, scheduled_finish_at, actual_start_at, actual_finish_at, created_at, created_by, updated_at, updated_by FROM schedules WHERE toolbox_id IN (SELECT value FROM json_each(?1)) ORDER BY toolbox_id, scheduled_start_at, id
 `
 
-func (q *Queries) ScheduleListByToolbox(ctx context.Context, toolboxID *int64) ([]Schedule, error) {
-	rows, err := q.query(ctx, q.scheduleListByToolboxStmt, scheduleListByToolbox, toolboxID)
+func (q *Queries) ScheduleListByToolboxes(ctx context.Context, idsJson interface{}) ([]Schedule, error) {
+	rows, err := q.query(ctx, q.scheduleListByToolboxesStmt, scheduleListByToolboxes, idsJson)
 	if err != nil {
 		return nil, err
 	}

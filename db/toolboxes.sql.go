@@ -396,6 +396,45 @@ func (q *Queries) ToolboxSectionList(ctx context.Context, toolboxID int64) ([]To
 	return items, nil
 }
 
+const toolboxSectionListFor = `-- name: ToolboxSectionListFor :many
+SELECT id, organisation_id, toolbox_id, title, position, created_at, created_by, updated_at, updated_by FROM toolbox_sections WHERE toolbox_id IN (SELECT value FROM json_each(?1)) ORDER BY toolbox_id, position
+`
+
+// The parts of several toolboxes at once (lists: one read per part, not
+// per toolbox), each in the order its single-toolbox query gives.
+func (q *Queries) ToolboxSectionListFor(ctx context.Context, idsJson interface{}) ([]ToolboxSection, error) {
+	rows, err := q.query(ctx, q.toolboxSectionListForStmt, toolboxSectionListFor, idsJson)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ToolboxSection
+	for rows.Next() {
+		var i ToolboxSection
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.ToolboxID,
+			&i.Title,
+			&i.Position,
+			&i.CreatedAt,
+			&i.CreatedBy,
+			&i.UpdatedAt,
+			&i.UpdatedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const toolboxSectionShift = `-- name: ToolboxSectionShift :exec
 UPDATE toolbox_sections SET position = position + ?1
 WHERE toolbox_id = ?2 AND position >= ?3 AND position <= ?4
@@ -579,6 +618,49 @@ SELECT id, organisation_id, toolbox_id, section_id, body, comments, review_respo
 
 func (q *Queries) ToolboxTopicList(ctx context.Context, toolboxID int64) ([]ToolboxTopic, error) {
 	rows, err := q.query(ctx, q.toolboxTopicListStmt, toolboxTopicList, toolboxID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ToolboxTopic
+	for rows.Next() {
+		var i ToolboxTopic
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.ToolboxID,
+			&i.SectionID,
+			&i.Body,
+			&i.Comments,
+			&i.ReviewResponse,
+			&i.Position,
+			&i.ReviewedAt,
+			&i.ReviewedBy,
+			&i.CreatedAt,
+			&i.CreatedBy,
+			&i.UpdatedAt,
+			&i.UpdatedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const toolboxTopicListFor = `-- name: ToolboxTopicListFor :many
+SELECT id, organisation_id, toolbox_id, section_id, body, comments, review_response, position, reviewed_at, reviewed_by, created_at, created_by, updated_at, updated_by FROM toolbox_topics WHERE toolbox_id IN (SELECT value FROM json_each(?1))
+ORDER BY toolbox_id, section_id IS NOT NULL, section_id, position
+`
+
+func (q *Queries) ToolboxTopicListFor(ctx context.Context, idsJson interface{}) ([]ToolboxTopic, error) {
+	rows, err := q.query(ctx, q.toolboxTopicListForStmt, toolboxTopicListFor, idsJson)
 	if err != nil {
 		return nil, err
 	}
@@ -867,12 +949,12 @@ func (q *Queries) ToolboxUserCreate(ctx context.Context, arg ToolboxUserCreatePa
 	return i, err
 }
 
-const toolboxUserList = `-- name: ToolboxUserList :many
-SELECT id, organisation_id, toolbox_id, schedule_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at, signed_method, signed_by FROM toolbox_users WHERE toolbox_id = ?1 ORDER BY id
+const toolboxUserListFor = `-- name: ToolboxUserListFor :many
+SELECT id, organisation_id, toolbox_id, schedule_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at, signed_method, signed_by FROM toolbox_users WHERE toolbox_id IN (SELECT value FROM json_each(?1)) ORDER BY toolbox_id, id
 `
 
-func (q *Queries) ToolboxUserList(ctx context.Context, toolboxID int64) ([]ToolboxUser, error) {
-	rows, err := q.query(ctx, q.toolboxUserListStmt, toolboxUserList, toolboxID)
+func (q *Queries) ToolboxUserListFor(ctx context.Context, idsJson interface{}) ([]ToolboxUser, error) {
+	rows, err := q.query(ctx, q.toolboxUserListForStmt, toolboxUserListFor, idsJson)
 	if err != nil {
 		return nil, err
 	}

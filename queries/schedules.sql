@@ -20,9 +20,6 @@ UPDATE schedules SET toolbox_id = @toolbox_id WHERE id = @id AND organisation_id
 -- name: ScheduleDelete :exec
 DELETE FROM schedules WHERE id = @id AND organisation_id = @organisation_id;
 
--- name: ScheduleListByToolbox :many
-SELECT * FROM schedules WHERE toolbox_id = @toolbox_id ORDER BY scheduled_start_at, id;
-
 -- name: ScheduleListByWorkItem :many
 SELECT * FROM schedules WHERE work_item_id = @work_item_id ORDER BY scheduled_start_at, id;
 
@@ -57,3 +54,6 @@ DELETE FROM schedule_invitees WHERE schedule_id = @schedule_id AND user_id = @us
 -- Whether the user is invited (in any status but declined) to a schedule of the toolbox.
 SELECT EXISTS (SELECT 1 FROM schedules s JOIN schedule_invitees i ON i.schedule_id = s.id
     WHERE s.toolbox_id = @toolbox_id AND i.user_id = @user_id AND i.status <> 'declined');
+
+-- name: ScheduleListByToolboxes :many
+SELECT * FROM schedules WHERE toolbox_id IN (SELECT value FROM json_each(@ids_json)) ORDER BY toolbox_id, scheduled_start_at, id;

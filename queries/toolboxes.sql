@@ -103,9 +103,6 @@ RETURNING *;
 -- name: ToolboxUserByUser :one
 SELECT * FROM toolbox_users WHERE toolbox_id = @toolbox_id AND user_id = @user_id;
 
--- name: ToolboxUserList :many
-SELECT * FROM toolbox_users WHERE toolbox_id = @toolbox_id ORDER BY id;
-
 -- name: SigningCodeUse :execrows
 -- Records a TOTP code as used; 0 rows means it was used before.
 INSERT INTO signing_code_uses(key, used_at) VALUES (@key, @used_at) ON CONFLICT(key) DO NOTHING;
@@ -118,3 +115,15 @@ UPDATE toolbox_users SET schedule_id = NULL WHERE schedule_id = @schedule_id;
 
 -- name: ToolboxesClearWorkgroup :exec
 UPDATE toolboxes SET workgroup_id = NULL WHERE workgroup_id = @workgroup_id;
+
+-- The parts of several toolboxes at once (lists: one read per part, not
+-- per toolbox), each in the order its single-toolbox query gives.
+-- name: ToolboxSectionListFor :many
+SELECT * FROM toolbox_sections WHERE toolbox_id IN (SELECT value FROM json_each(@ids_json)) ORDER BY toolbox_id, position;
+
+-- name: ToolboxTopicListFor :many
+SELECT * FROM toolbox_topics WHERE toolbox_id IN (SELECT value FROM json_each(@ids_json))
+ORDER BY toolbox_id, section_id IS NOT NULL, section_id, position;
+
+-- name: ToolboxUserListFor :many
+SELECT * FROM toolbox_users WHERE toolbox_id IN (SELECT value FROM json_each(@ids_json)) ORDER BY toolbox_id, id;

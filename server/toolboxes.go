@@ -116,56 +116,109 @@ type toolboxParts struct {
 }
 
 func loadToolboxParts(ctx context.Context, q *db.Queries, t db.Toolbox) (toolboxParts, error) {
-	p := toolboxParts{t: t}
-	var err error
-	if p.sections, err = q.ToolboxSectionList(ctx, t.ID); err != nil {
-		return p, err
-	}
-	if p.topics, err = q.ToolboxTopicList(ctx, t.ID); err != nil {
-		return p, err
-	}
-	if p.users, err = q.ToolboxUserList(ctx, t.ID); err != nil {
-		return p, err
-	}
-	scheds, err := q.ScheduleListByToolbox(ctx, &t.ID)
+	parts, err := loadToolboxPartsMany(ctx, q, []db.Toolbox{t})
 	if err != nil {
-		return p, err
+		return toolboxParts{}, err
 	}
-	if p.schedules, err = schedulesJSON(ctx, q, scheds); err != nil {
-		return p, err
+	return parts[0], nil
+}
+
+// loadToolboxPartsMany loads the parts of several toolboxes with one read
+// per kind of part (and per distinct location and workgroup), so a list
+// page costs the same few reads whatever its length.
+func loadToolboxPartsMany(ctx context.Context, q *db.Queries, list []db.Toolbox) ([]toolboxParts, error) {
+	ids := make([]int64, len(list))
+	parts := make([]toolboxParts, len(list))
+	at := make(map[int64]*toolboxParts, len(list))
+	for i, t := range list {
+		ids[i] = t.ID
+		parts[i].t = t
+		at[t.ID] = &parts[i]
 	}
-	if t.LocationID != nil {
-		l, err := q.LocationGet(ctx, *t.LocationID)
-		if err != nil {
-			return p, err
+	idList := idsJSON(ids)
+	sections, err := q.ToolboxSectionListFor(ctx, idList)
+	if err != nil {
+		return nil, err
+	}
+	for _, sec := range sections {
+		at[sec.ToolboxID].sections = append(at[sec.ToolboxID].sections, sec)
+	}
+	topics, err := q.ToolboxTopicListFor(ctx, idList)
+	if err != nil {
+		return nil, err
+	}
+	for _, tp := range topics {
+		at[tp.ToolboxID].topics = append(at[tp.ToolboxID].topics, tp)
+	}
+	users, err := q.ToolboxUserListFor(ctx, idList)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range users {
+		at[u.ToolboxID].users = append(at[u.ToolboxID].users, u)
+	}
+	scheds, err := q.ScheduleListByToolboxes(ctx, idList)
+	if err != nil {
+		return nil, err
+	}
+	schedJSON, err := schedulesJSON(ctx, q, scheds)
+	if err != nil {
+		return nil, err
+	}
+	for i, sc := range scheds {
+		at[*sc.ToolboxID].schedules = append(at[*sc.ToolboxID].schedules, schedJSON[i])
+	}
+	locations := map[int64]*locationJSON{}
+	workgroups := map[int64]*workgroupJSON{}
+	var people []*int64
+	for i := range parts {
+		p, t := &parts[i], list[i]
+		if p.schedules == nil {
+			p.schedules = []scheduleJSON{}
 		}
-		subs, err := q.SubLocationList(ctx, l.ID)
-		if err != nil {
-			return p, err
+		if t.LocationID != nil {
+			if p.location = locations[*t.LocationID]; p.location == nil {
+				l, err := q.LocationGet(ctx, *t.LocationID)
+				if err != nil {
+					return nil, err
+				}
+				subs, err := q.SubLocationList(ctx, l.ID)
+				if err != nil {
+					return nil, err
+				}
+				lj := toLocation(l, subs)
+				p.location, locations[l.ID] = &lj, &lj
+			}
 		}
-		lj := toLocation(l, subs)
-		p.location = &lj
-	}
-	if t.WorkgroupID != nil {
-		w, err := q.WorkgroupGet(ctx, *t.WorkgroupID)
-		if err != nil {
-			return p, err
+		if t.WorkgroupID != nil {
+			if p.workgroup = workgroups[*t.WorkgroupID]; p.workgroup == nil {
+				w, err := q.WorkgroupGet(ctx, *t.WorkgroupID)
+				if err != nil {
+					return nil, err
+				}
+				wj := toWorkgroup(w)
+				p.workgroup, workgroups[w.ID] = &wj, &wj
+			}
 		}
-		wj := toWorkgroup(w)
-		p.workgroup = &wj
+		people = append(people, &p.t.CreatedBy, &p.t.UpdatedBy, p.t.ConductedBy, p.t.ArchivedBy)
+		for j := range p.sections {
+			people = append(people, &p.sections[j].CreatedBy, &p.sections[j].UpdatedBy)
+		}
+		for j := range p.topics {
+			people = append(people, &p.topics[j].CreatedBy, &p.topics[j].UpdatedBy, p.topics[j].ReviewedBy)
+		}
+		for j := range p.users {
+			people = append(people, p.users[j].UserID)
+		}
 	}
-	ids := []*int64{&t.CreatedBy, &t.UpdatedBy, t.ConductedBy, t.ArchivedBy}
-	for i := range p.sections {
-		ids = append(ids, &p.sections[i].CreatedBy, &p.sections[i].UpdatedBy)
+	objects, err := userObjects(ctx, q, people...)
+	if err != nil {
+		return nil, err
 	}
-	for i := range p.topics {
-		ids = append(ids, &p.topics[i].CreatedBy, &p.topics[i].UpdatedBy, p.topics[i].ReviewedBy)
+	for i := range parts {
+		parts[i].people = objects
 	}
-	for i := range p.users {
-		ids = append(ids, p.users[i].UserID)
-	}
-	p.people, err = userObjects(ctx, q, ids...)
-	return p, err
+	return parts, nil
 }
 
 func (p toolboxParts) topic(t db.ToolboxTopic) toolboxTopicJSON {
@@ -528,14 +581,11 @@ func (s *Server) toolboxList(rq *request) error {
 		if err != nil {
 			return err
 		}
-		for _, t := range rows {
-			tj, err := toolboxFull(rq.ctx, q, t)
-			if err != nil {
-				return err
-			}
-			out = append(out, tj)
+		parts, err := loadToolboxPartsMany(rq.ctx, q, rows)
+		for _, p := range parts {
+			out = append(out, p.json())
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return err

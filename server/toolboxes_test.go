@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -692,4 +693,53 @@ func TestToolboxEvents(t *testing.T) {
 	if got := events(evil); len(got) != 0 {
 		t.Errorf("another organisation's integration got %v", got)
 	}
+}
+
+// TestToolboxListMatchesGet: the list loads every part of a page of
+// toolboxes in a few batched reads; each listed toolbox must be exactly
+// what GET /toolboxes/{id} answers (sections, topics, signers, schedules,
+// location, workgroup and people never mixed up between toolboxes).
+func TestToolboxListMatchesGet(t *testing.T) {
+	f := newToolboxFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	var ids []string
+	for i, b := range []map[string]any{
+		{"title": "Lifting", "location_id": f.depot},
+		{"title": "Hot works", "workgroup_id": f.workgroup},
+		{"title": "Confined spaces", "location_id": f.depot, "workgroup_id": f.workgroup},
+		{"title": "Empty"},
+	} {
+		id := e.must(201, f.bob, "POST", acme+"/toolboxes", b).obj(t)["id"].(string)
+		ids = append(ids, id)
+		tp := "/toolboxes/" + id
+		for s := range i {
+			section := e.must(201, f.bob, "POST", tp+"/sections", map[string]any{"title": "Section " + strings.Repeat("I", s+1)}).obj(t)["id"].(string)
+			e.must(201, f.alice, "POST", tp+"/topics", map[string]any{"section_id": section, "body": "Topic in " + section})
+		}
+		if i%2 == 1 {
+			e.must(201, f.alice, "POST", tp+"/topics", map[string]any{"body": "Loose topic"})
+			e.must(201, f.alice, "POST", tp+"/schedules", map[string]any{"scheduled_start_at": "2026-11-22T07:00:00Z",
+				"scheduled_finish_at": "2026-11-22T08:00:00Z", "invitee_ids": []string{f.bob.ID}})
+		}
+	}
+	list := e.must(200, f.bob, "GET", acme+"/toolboxes", nil).arr(t)
+	if len(list) != len(ids) {
+		t.Fatalf("listed %d toolboxes, want %d", len(list), len(ids))
+	}
+	for _, item := range list {
+		one := e.must(200, f.bob, "GET", "/toolboxes/"+item["id"].(string), nil).obj(t)
+		if got, want := mustJSON(t, item), mustJSON(t, one); got != want {
+			t.Errorf("listed toolbox differs from GET:\nlist %s\nget  %s", got, want)
+		}
+	}
+}
+
+// mustJSON encodes v canonically (map keys sorted) for comparisons.
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
