@@ -1661,3 +1661,163 @@ func TestBrowserDocumentsList(t *testing.T) {
 		})
 	}
 }
+
+// openDocument makes a document on the organisation's documents page and
+// opens it in the editor; it answers the document's id.
+func (p *page) openDocument(title string) string {
+	p.t.Helper()
+	p.click("Documents")
+	p.fill("Document title", title)
+	p.click("Create document")
+	p.see("Document " + title + " created.")
+	p.click(title)
+	p.seeIn("h1", title)
+	return pollValue(p, `location.pathname.startsWith('/app/documents/') ? location.pathname.split('/')[3] : ''`, "the document's id")
+}
+
+// editCell opens the cell whose button is labelled label, types value and
+// presses Enter.
+func (p *page) editCell(label, value string) {
+	p.t.Helper()
+	p.click(label)
+	p.waitFor(`document.activeElement && document.activeElement.id === 'cell-editor'`, "the cell editor")
+	p.run(chromedp.Evaluate[chromedp.Void](`document.getElementById('cell-editor').select()`),
+		chromedp.SendKeys(chromedp.ID("cell-editor"), "\b"+value+"\r"))
+}
+
+// clauseTexts is the text column of the drawn rows, in order.
+const clauseTexts = `[...document.querySelectorAll('.doc-spacer .doc-row')].sort((a, b) => a.getAttribute('aria-rowindex') - b.getAttribute('aria-rowindex')).map(r => r.querySelector('.text-cell').innerText.trim()).join('|')`
+
+func TestBrowserDocumentEditor(t *testing.T) {
+	bctx := browser(t)
+	base := appServer(t)
+	for _, vp := range viewports {
+		t.Run(vp.name, func(t *testing.T) {
+			orgName := "Specs " + vp.name
+			a := orgWithOwner(t, bctx, base, "Edna", orgName, vp.width, vp.height, vp.mobile)
+			email := "edna-" + strings.ReplaceAll(strings.ToLower(orgName), " ", "-") + "@example.com"
+			docID := a.openDocument("Earthworks")
+
+			a.step = "columns: numbers, a formula, a colour rule"
+			a.see("This sheet has no clauses yet.")
+			for _, c := range []struct{ name, typ, formula, colour string }{
+				{"Qty", "Number", "", ""}, {"Rate", "Number", "", ""}, {"Total", "Formula", "Qty * Rate", `Total > 100 ? "#FDE68A" : ""`},
+			} {
+				a.click("Add column")
+				a.fill("Column name", c.name)
+				a.choose("Column type", c.typ)
+				if c.formula != "" {
+					a.fill("Formula", c.formula)
+				}
+				if c.colour != "" {
+					a.fill("Colour rule (optional)", c.colour)
+				}
+				a.click("Add the column")
+				a.see("Column " + c.name + " added.")
+			}
+
+			a.step = "clauses: add, write, calculate"
+			a.click("Add the first clause")
+			a.see("Clause inserted.")
+			a.editCell("Text of clause 1: empty", "Excavate")
+			a.see("Clause 1 saved.")
+			a.click("Insert clause")
+			a.seeIn(".doc-bar", "2 clauses")
+			a.editCell("Text of clause 2: empty", "Backfill")
+			a.see("Clause 2 saved.")
+			a.click("Insert clause")
+			a.seeIn(".doc-bar", "3 clauses")
+			a.editCell("Text of clause 3: empty", "Compact")
+			a.see("Clause 3 saved.")
+			a.editCell("Qty of clause 1: empty", "abc")
+			a.see("value")
+			a.editCell("Qty of clause 1: empty", "12")
+			a.see("Clause 1: Qty saved.")
+			a.editCell("Rate of clause 1: empty", "10")
+			a.see("Clause 1: Rate saved.")
+			a.waitFor(`(() => { const b = document.querySelector('[aria-label^="Total of clause 1:"]'); return b && b.innerText.trim() === '120' &&
+				getComputedStyle(b.parentElement).backgroundColor === 'rgb(253, 230, 138)' })()`, "the calculated total 120 on its rule's colour")
+			a.noHorizontalScroll()
+			a.axe("the document editor")
+
+			a.step = "move a clause by dragging its number, then by the toolbar"
+			a.waitFor(clauseTexts+` === 'Excavate|Backfill|Compact'`, "the clauses in order")
+			box := eval[[]float64](a, `(() => { document.getElementById('sheet-grid').scrollIntoView({block: 'center'}); const rows = [...document.querySelectorAll('.doc-spacer .doc-row')]; const third = rows.find(r => r.innerText.includes('Compact'));
+				const first = rows.find(r => r.innerText.includes('Excavate')); const h = third.querySelector('.clause-no').getBoundingClientRect(); const f = first.getBoundingClientRect();
+				return [h.left + h.width / 2, h.top + h.height / 2, f.top + 5] })()`)
+			drag := []chromedp.Action[chromedp.Void]{chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, box[0], box[1], chromedp.ButtonLeft)}
+			for i := 1; i <= 6; i++ {
+				drag = append(drag, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, box[0], box[1]+(box[2]-box[1])*float64(i)/6, chromedp.ButtonLeft))
+			}
+			drag = append(drag, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, box[0], box[2], chromedp.ButtonLeft))
+			a.run(drag...)
+			a.see("Clause moved to place 1 of the sheet.")
+			a.waitFor(clauseTexts+` === 'Compact|Excavate|Backfill'`, "Compact first after dragging it")
+			a.click("Move down")
+			a.waitFor(clauseTexts+` === 'Excavate|Compact|Backfill'`, "Compact second after moving it down")
+			a.click("Delete clause")
+			a.see("deleted.")
+			a.waitFor(clauseTexts+` === 'Excavate|Backfill'`, "Compact gone")
+
+			a.step = "a second editor, in another browser context"
+			b := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
+			b.open("/app/documents/" + docID)
+			b.signIn(email, "Edna password")
+			b.seeIn("h1", "Earthworks")
+			b.waitFor(clauseTexts+` === 'Excavate|Backfill'`, "the second editor's clauses")
+			b.editCell("Rate of clause 1: 10", "20")
+			b.see("Clause 1: Rate saved.")
+			a.step = "the first editor sees it without a reload"
+			a.waitFor(`document.querySelector('[aria-label^="Total of clause 1:"]').innerText.trim() === '240'`, "the total after the other editor's change")
+
+			a.step = "an edit on an old base is merged and shown merged"
+			b.click("Qty of clause 2: empty")
+			b.waitFor(`document.activeElement && document.activeElement.id === 'cell-editor'`, "the second editor's open cell")
+			a.editCell("Text of clause 2: Backfill", "Backfill in layers")
+			a.see("Clause 2 saved.")
+			b.run(chromedp.SendKeys(chromedp.ID("cell-editor"), "3\r"))
+			b.see("Clause 2: Qty saved.")
+			b.waitFor(clauseTexts+` === 'Excavate|Backfill in layers'`, "the other editor's text beside this editor's change")
+			a.waitFor(`document.querySelector('[aria-label^="Qty of clause 2:"]').innerText.trim() === '3'`, "the second editor's Qty")
+
+			a.step = "a conflict is shown and resolved in the page"
+			b.click("Qty of clause 1: 12")
+			b.waitFor(`document.activeElement && document.activeElement.id === 'cell-editor'`, "the second editor's open cell")
+			a.editCell("Qty of clause 1: 12", "5")
+			a.see("Clause 1: Qty saved.")
+			b.run(chromedp.SendKeys(chromedp.ID("cell-editor"), "\b\b7\r"))
+			b.see("Your change conflicts with a newer one")
+			b.seeIn(`ul[aria-label="Conflicts"]`, "yours 7")
+			b.seeIn(`ul[aria-label="Conflicts"]`, "theirs 5")
+			b.axe("a conflict")
+			b.click("Keep mine")
+			b.see("Clause 1: Qty saved.")
+			b.waitFor(`document.querySelector('[aria-label^="Qty of clause 1:"]').innerText.trim() === '7'`, "the kept value")
+			a.waitFor(`document.querySelector('[aria-label^="Qty of clause 1:"]').innerText.trim() === '7'`, "the kept value on the first editor's page")
+			b.checkCSP()
+
+			a.step = "a branch, changed on its own"
+			a.fill("New branch from this revision", "draft")
+			a.click("Make branch")
+			a.see("Branch draft made from this revision.")
+			a.waitFor(`document.getElementById('branch').value === 'draft'`, "the draft branch chosen")
+			a.editCell("Text of clause 1: Excavate", "Excavate to formation")
+			a.see("Clause 1 saved.")
+			a.choose("Branch", "main")
+			a.waitFor(clauseTexts+` === 'Excavate|Backfill in layers'`, "main unchanged")
+			a.choose("Branch", "draft")
+			a.waitFor(clauseTexts+` === 'Excavate to formation|Backfill in layers'`, "the draft's change")
+
+			a.step = "history and a diff"
+			a.click("Show the history of draft")
+			a.seeIn("table.history", "head")
+			a.click("Compare")
+			a.seeIn(`ul[aria-label="Changes"]`, "Excavate to formation")
+			a.noHorizontalScroll()
+			a.axe("the history and a diff")
+			a.run(chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+			a.shot("document-editor-" + vp.name)
+			a.checkCSP()
+		})
+	}
+}

@@ -4,10 +4,13 @@ import { refresh, signIn, token } from './auth';
 export class ApiError extends Error {
   status: number;
   fields: Record<string, string>;
-  constructor(status: number, message: string, fields: Record<string, string> = {}) {
+  /** The whole error body (a 409 of a document change carries its conflicts). */
+  body: Record<string, unknown>;
+  constructor(status: number, message: string, fields: Record<string, string> = {}, body: Record<string, unknown> = {}) {
     super(message);
     this.status = status;
     this.fields = fields;
+    this.body = body;
   }
 }
 
@@ -32,15 +35,16 @@ async function call(method: string, path: string, body?: unknown): Promise<Respo
   if (!r.ok) {
     let msg = `The server answered ${r.status}.`;
     let fields: Record<string, string> = {};
+    let body: Record<string, unknown> = {};
     try {
-      const e = await r.json();
-      msg = e.message || msg;
-      fields = e.errors || {};
+      body = await r.json();
+      msg = (body.message as string) || msg;
+      fields = (body.errors as Record<string, string>) || {};
     } catch {
       /* not JSON: keep the status message */
     }
     if (r.status === 429 && r.headers.get('Retry-After')) msg += ` (retry in ${r.headers.get('Retry-After')} s)`;
-    throw new ApiError(r.status, msg, fields);
+    throw new ApiError(r.status, msg, fields, body);
   }
   return r;
 }
