@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/http/httptest"
 	"testing"
 )
 
@@ -249,4 +250,55 @@ func TestDocScopeFailsClosed(t *testing.T) {
 			t.Errorf("%s allowed without it", n.Name)
 		}
 	}
+}
+
+// TestDocumentShareStreamEndsOnRevoke: a share holder's presence stream
+// (scope_view) ends with access_revoked once the share is revoked.
+func TestDocumentShareStreamEndsOnRevoke(t *testing.T) {
+	f := newDocFixture(t)
+	e := f.e
+	ts := httptest.NewServer(e.srv)
+	t.Cleanup(func() { e.srv.StopStreams(); ts.Close() })
+	doc := "/documents/" + f.doc
+	carol := e.user("carol")
+	if _, status := openStream(t, e, ts, carol, doc+"/presence/stream"); status != 403 {
+		t.Fatalf("stream before any share: %d", status)
+	}
+	sid := e.must(201, f.alice, "POST", doc+"/shares", map[string]any{"user_id": carol.ID, "scope_view": true}).obj(t)["id"].(string)
+	e.must(200, carol, "POST", "/users/@me/document-shares/"+sid+"/accept", nil)
+	s, status := openStream(t, e, ts, carol, doc+"/presence/stream")
+	if status != 200 {
+		t.Fatalf("share holder's stream: %d", status)
+	}
+	s.next("ready", nil)
+	e.must(200, carol, "PUT", doc+"/presence", map[string]any{"session_id": "c1", "status": "online"})
+	s.next("presence", func(d map[string]any) bool { return d["user_id"] == carol.ID })
+	e.must(204, f.alice, "DELETE", doc+"/shares/"+sid, nil)
+	if end := s.next("end", nil); end["reason"] != "access_revoked" {
+		t.Fatalf("stream ended with %v", end)
+	}
+	s.closed()
+	e.must(403, carol, "PUT", doc+"/presence", map[string]any{"session_id": "c1", "status": "online"})
+}
+
+// TestDocumentShareOnProjectLayer: SHARE_PROJECTS granted on the document's
+// project lets a member share that project's documents, not others; the
+// organisation-level MANAGE_ORGANISATION shares any.
+func TestDocumentShareOnProjectLayer(t *testing.T) {
+	f := newDocFixture(t)
+	e := f.e
+	carol := e.user("carol")
+	inProject := e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Project spec", "project_id": f.project}).obj(t)["id"].(string)
+	e.must(200, f.alice, "PATCH", "/projects/"+f.project+"/permissions/"+f.bob.ID, map[string]any{"permissions": map[string]any{"SHARE_PROJECTS": "allow"}})
+	body := map[string]any{"user_id": carol.ID, "scope_view": true}
+	e.run(t, []scenario{
+		{"SHARE_PROJECTS on the project shares its document", f.bob, "POST", "/documents/" + inProject + "/shares", body, 201, nil},
+		{"and lists its shares", f.bob, "GET", "/documents/" + inProject + "/shares", nil, 200, wantLen(1)},
+		{"but not a document outside the project", f.bob, "POST", "/documents/" + f.doc + "/shares", body, 403, nil},
+		{"the foreign organisation still cannot", f.mallory, "GET", "/documents/" + inProject + "/shares", nil, 403, nil},
+	})
+	e.must(200, f.alice, "PUT", "/organisations/"+f.acme+"/permissions/"+f.bob.ID, map[string]any{"type": "user", "permissions": map[string]any{"MANAGE_ORGANISATION": "allow"}})
+	e.run(t, []scenario{
+		{"MANAGE_ORGANISATION shares any document", f.bob, "POST", "/documents/" + f.doc + "/shares", body, 201, nil},
+	})
 }

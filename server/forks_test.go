@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -120,4 +122,43 @@ func TestDocumentFork(t *testing.T) {
 		{"origin count", f.alice, "GET", c.doc, nil, 200, wantKey("fork_count", 1)},
 		{"a deleted document cannot be forked", f.alice, "POST", fd, nil, 404, nil},
 	})
+}
+
+// TestDocumentForkNumbersConcurrent: parallel forks draw distinct,
+// gap-free numbers in the fork's organisation, and each copies the whole
+// history.
+func TestDocumentForkNumbersConcurrent(t *testing.T) {
+	f := newDocFixture(t)
+	e := f.e
+	const n = 12
+	var wg sync.WaitGroup
+	numbers := make(chan float64, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := e.do(f.alice, "POST", "/documents/"+f.doc, nil)
+			if r.Status != 201 {
+				t.Errorf("fork: %d %s", r.Status, r.Body)
+				return
+			}
+			numbers <- r.obj(t)["number"].(float64)
+		}()
+	}
+	wg.Wait()
+	close(numbers)
+	var got []int
+	for x := range numbers {
+		got = append(got, int(x))
+	}
+	sort.Ints(got)
+	for i, x := range got {
+		if x != i+2 { // the origin is number 1
+			t.Fatalf("numbers %v, want 2..%d without gaps", got, n+1)
+		}
+	}
+	if len(got) != n {
+		t.Fatalf("%d forks made, want %d", len(got), n)
+	}
+	e.run(t, []scenario{{"origin counts them", f.alice, "GET", "/documents/" + f.doc, nil, 200, wantKey("fork_count", n)}})
 }
