@@ -423,6 +423,9 @@ func adminCmd(ctx context.Context, getenv func(string) string, stdout io.Writer)
 			if email == "" || password == "" {
 				return errors.New("--email and --password (or WORKSPACE_ADMIN_PASSWORD) are required")
 			}
+			if err := server.CheckStaffCredentials(email, password); err != nil {
+				return err
+			}
 			store, err := db.Open(ctx, db.Options{Path: dbPath, NodeID: -1})
 			if err != nil {
 				return err

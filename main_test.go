@@ -48,10 +48,15 @@ func (s *syncBuffer) String() string {
 
 func noEnv(string) string { return "" }
 
+// patience bounds every wait in these tests: a deadline, never a timing
+// assertion. A server starting under -race on a busy 2-core machine (all
+// packages' tests at once) needs far more than it does alone.
+const patience = 90 * time.Second
+
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(patience)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -258,7 +263,7 @@ func TestServeEndToEnd(t *testing.T) {
 	case <-handling:
 	case r := <-inflight:
 		t.Fatalf("in-flight request ended before its body was sent: %+v", r)
-	case <-time.After(15 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the server never asked for the body")
 	}
 	s.cancel()
@@ -284,7 +289,7 @@ func TestServeEndToEnd(t *testing.T) {
 		if r.err != nil || r.status != http.StatusCreated {
 			t.Fatalf("in-flight request: status %d, err %v; want 201", r.status, r.err)
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("in-flight request never completed")
 	}
 	select {
@@ -292,7 +297,7 @@ func TestServeEndToEnd(t *testing.T) {
 		if s.err != nil {
 			t.Fatalf("serve returned %v, want nil after a graceful shutdown", s.err)
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("serve did not return after cancel")
 	}
 	// The late registration was committed before serve returned.
@@ -478,7 +483,7 @@ func TestCommands(t *testing.T) {
 				if err == nil {
 					t.Fatal("want an error")
 				}
-			case <-time.After(15 * time.Second):
+			case <-time.After(patience):
 				t.Fatal("the command did not fail; it may be serving")
 			}
 		})
@@ -526,7 +531,7 @@ func TestScheduledBackups(t *testing.T) {
 	}
 	backups := filepath.Join(dir, "backups")
 	stop := scheduleBackups(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), dbPath, backups, 20*time.Millisecond, 2)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		copies, _ := filepath.Glob(filepath.Join(backups, "workspace-*.db"))
 		if len(copies) == 2 && !db.LastBackup().IsZero() {

@@ -113,14 +113,23 @@ func (s *Server) createUser(ctx context.Context, email, passwordHash, first, las
 	return u, err
 }
 
+// CheckStaffCredentials is what CreateStaff asks of an e-mail address and a
+// password, so the console can refuse them before opening the database.
+func CheckStaffCredentials(email, password string) error {
+	if !validEmail(email) {
+		return fieldError("email", "must be a valid e-mail address")
+	}
+	if problem := passwordProblem(password); problem != "" {
+		return fieldError("password", problem)
+	}
+	return nil
+}
+
 // CreateStaff makes a user with the Staff badge, for `admin create`.
 func CreateStaff(ctx context.Context, store *db.Store, email, password string) (db.User, error) {
 	s := &Server{store: store, now: time.Now}
-	if !validEmail(email) {
-		return db.User{}, fieldError("email", "must be a valid e-mail address")
-	}
-	if problem := passwordProblem(password); problem != "" {
-		return db.User{}, fieldError("password", problem)
+	if err := CheckStaffCredentials(email, password); err != nil {
+		return db.User{}, err
 	}
 	hash, err := hashPassword(password)
 	if err != nil {
