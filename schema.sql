@@ -1381,3 +1381,8 @@ CREATE TABLE document_accesses (
     accessed_at TEXT NOT NULL,
     PRIMARY KEY (user_id, document_id)
 ) WITHOUT ROWID;
+-- 0061: bytes of document chunks each organisation stored first (storage_usage).
+CREATE TABLE organisation_document_storage (
+    organisation_id INTEGER PRIMARY KEY REFERENCES organisations(id),
+    bytes INTEGER NOT NULL
+);

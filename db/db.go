@@ -420,6 +420,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.documentSharesForUserStmt, err = db.PrepareContext(ctx, documentSharesForUser); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentSharesForUser: %w", err)
 	}
+	if q.documentStorageAddStmt, err = db.PrepareContext(ctx, documentStorageAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentStorageAdd: %w", err)
+	}
 	if q.documentTypeCreateStmt, err = db.PrepareContext(ctx, documentTypeCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentTypeCreate: %w", err)
 	}
@@ -2124,6 +2127,11 @@ func (q *Queries) Close() error {
 	if q.documentSharesForUserStmt != nil {
 		if cerr := q.documentSharesForUserStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing documentSharesForUserStmt: %w", cerr)
+		}
+	}
+	if q.documentStorageAddStmt != nil {
+		if cerr := q.documentStorageAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentStorageAddStmt: %w", cerr)
 		}
 	}
 	if q.documentTypeCreateStmt != nil {
@@ -4032,6 +4040,7 @@ type Queries struct {
 	documentShareSetStatusStmt                *sql.Stmt
 	documentShareUpdateStmt                   *sql.Stmt
 	documentSharesForUserStmt                 *sql.Stmt
+	documentStorageAddStmt                    *sql.Stmt
 	documentTypeCreateStmt                    *sql.Stmt
 	documentTypeGetStmt                       *sql.Stmt
 	documentTypeListByIDsStmt                 *sql.Stmt
@@ -4517,6 +4526,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		documentShareSetStatusStmt:                q.documentShareSetStatusStmt,
 		documentShareUpdateStmt:                   q.documentShareUpdateStmt,
 		documentSharesForUserStmt:                 q.documentSharesForUserStmt,
+		documentStorageAddStmt:                    q.documentStorageAddStmt,
 		documentTypeCreateStmt:                    q.documentTypeCreateStmt,
 		documentTypeGetStmt:                       q.documentTypeGetStmt,
 		documentTypeListByIDsStmt:                 q.documentTypeListByIDsStmt,

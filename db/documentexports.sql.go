@@ -49,6 +49,22 @@ func (q *Queries) DocumentFieldValuesAll(ctx context.Context, idsJson interface{
 	return items, nil
 }
 
+const documentStorageAdd = `-- name: DocumentStorageAdd :exec
+INSERT INTO organisation_document_storage(organisation_id, bytes) VALUES (?1, ?2)
+ON CONFLICT(organisation_id) DO UPDATE SET bytes = bytes + excluded.bytes
+`
+
+type DocumentStorageAddParams struct {
+	OrganisationID int64
+	Bytes          int64
+}
+
+// Document chunk bytes an organisation's write stored first.
+func (q *Queries) DocumentStorageAdd(ctx context.Context, arg DocumentStorageAddParams) error {
+	_, err := q.exec(ctx, q.documentStorageAddStmt, documentStorageAdd, arg.OrganisationID, arg.Bytes)
+	return err
+}
+
 const revisionLastID = `-- name: RevisionLastID :one
 SELECT CAST(coalesce(max(id), 0) AS INTEGER) FROM document_revisions WHERE document_id = ?1
 `

@@ -523,6 +523,11 @@ type OrganisationCounter struct {
 	LastNumber     int64
 }
 
+type OrganisationDocumentStorage struct {
+	OrganisationID int64
+	Bytes          int64
+}
+
 type OrganisationDomain struct {
 	ID             int64
 	OrganisationID int64

@@ -190,11 +190,13 @@ func (q *Queries) OrgStorageAdd(ctx context.Context, arg OrgStorageAddParams) er
 }
 
 const orgStorageRecount = `-- name: OrgStorageRecount :one
-SELECT CAST(coalesce(sum(b.size), 0) AS INTEGER) FROM organisation_blobs ob JOIN blobs b ON b.hash = ob.hash
-WHERE ob.organisation_id = ?1
+SELECT CAST(coalesce((SELECT sum(b.size) FROM organisation_blobs ob JOIN blobs b ON b.hash = ob.hash
+                      WHERE ob.organisation_id = ?1), 0)
+          + coalesce((SELECT bytes FROM organisation_document_storage WHERE organisation_id = ?1), 0) AS INTEGER)
 `
 
-// What storage_usage should be, for tests and repairs.
+// What storage_usage should be, for tests and repairs: the distinct blobs
+// held, plus the document chunks the organisation stored first.
 func (q *Queries) OrgStorageRecount(ctx context.Context, organisationID int64) (int64, error) {
 	row := q.queryRow(ctx, q.orgStorageRecountStmt, orgStorageRecount, organisationID)
 	var column_1 int64

@@ -13,3 +13,8 @@ SELECT CAST(coalesce(max(id), 0) AS INTEGER) FROM document_revisions WHERE docum
 -- Revisions made after a given one, oldest first (the presence stream).
 -- name: RevisionsAfter :many
 SELECT * FROM document_revisions WHERE document_id = @document_id AND id > @after_id ORDER BY id LIMIT @max_rows;
+
+-- Document chunk bytes an organisation's write stored first.
+-- name: DocumentStorageAdd :exec
+INSERT INTO organisation_document_storage(organisation_id, bytes) VALUES (@organisation_id, @bytes)
+ON CONFLICT(organisation_id) DO UPDATE SET bytes = bytes + excluded.bytes;

@@ -24,10 +24,12 @@ DELETE FROM organisation_blobs WHERE organisation_id = @organisation_id AND hash
 -- name: OrgStorageAdd :exec
 UPDATE organisations SET storage_usage = storage_usage + @delta WHERE id = @id;
 
--- What storage_usage should be, for tests and repairs.
+-- What storage_usage should be, for tests and repairs: the distinct blobs
+-- held, plus the document chunks the organisation stored first.
 -- name: OrgStorageRecount :one
-SELECT CAST(coalesce(sum(b.size), 0) AS INTEGER) FROM organisation_blobs ob JOIN blobs b ON b.hash = ob.hash
-WHERE ob.organisation_id = @organisation_id;
+SELECT CAST(coalesce((SELECT sum(b.size) FROM organisation_blobs ob JOIN blobs b ON b.hash = ob.hash
+                      WHERE ob.organisation_id = @organisation_id), 0)
+          + coalesce((SELECT bytes FROM organisation_document_storage WHERE organisation_id = @organisation_id), 0) AS INTEGER);
 
 -- name: OrgIconSet :exec
 UPDATE organisations SET icon_hash = @hash WHERE id = @id;

@@ -400,9 +400,9 @@ func (c chunkStore) Get(h docengine.Hash) ([]byte, error) {
 	return b, err
 }
 
-func (c chunkStore) Put(h docengine.Hash, data []byte) error {
-	_, err := c.q.ChunkPut(c.ctx, db.ChunkPutParams{Hash: h[:], Data: data})
-	return err
+func (c chunkStore) Put(h docengine.Hash, data []byte) (bool, error) {
+	n, err := c.q.ChunkPut(c.ctx, db.ChunkPutParams{Hash: h[:], Data: data})
+	return n == 1, err
 }
 
 func (s *Server) documentCreate(rq *request) error {
@@ -506,7 +506,7 @@ func (s *Server) initialRevision(ctx context.Context, q *db.Queries, d db.Docume
 	if err != nil {
 		return d, err
 	}
-	if _, err := st.Flush(h); err != nil {
+	if err := s.flushCharged(ctx, q, st, h, d.OrganisationID); err != nil {
 		return d, err
 	}
 	now := s.nowText()

@@ -640,7 +640,7 @@ func (s *Server) mergeRequestMerge(rq *request) error {
 		now := s.nowText()
 		revID := st.toHead.ID
 		if !st.upToDate {
-			if _, err := st.stage.Flush(st.result); err != nil {
+			if err := s.flushCharged(rq.ctx, q, st.stage, st.result, d.OrganisationID); err != nil {
 				return err
 			}
 			parents, _ := json.Marshal([]db.ID{db.ID(st.toHead.ID), db.ID(st.fromHead.ID)})

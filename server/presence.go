@@ -407,6 +407,9 @@ func (s *Server) streamLook(rq *request, docID int64, after *int64) ([]streamRev
 // keep-alives, and a last `end` event {reason} when the server ends it
 // (shutdown, access_revoked, document_gone, too_slow, error).
 func (s *Server) presenceStream(rq *request) error {
+	// Taken before the first look, so a write racing the opening (a revoke,
+	// a revision) wakes the stream.
+	written := s.store.Written()
 	var d db.Document
 	var after int64
 	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) (err error) {
@@ -457,7 +460,6 @@ func (s *Server) presenceStream(rq *request) error {
 	}
 	keepAlive := time.NewTicker(streamKeepAlive)
 	defer keepAlive.Stop()
-	written := s.store.Written()
 	var gap <-chan time.Time
 	pending := false
 	for {

@@ -245,6 +245,21 @@ func TestPresenceStream(t *testing.T) {
 	}
 	bob.closed()
 
+	// A share holder with scope_view streams; revoking the share ends it.
+	carol := e.user("carol")
+	sid := e.must(201, f.alice, "POST", c.doc+"/shares", map[string]any{"user_id": carol.ID, "scope_view": true}).obj(t)["id"].(string)
+	if _, status := openStream(t, e, ts, carol, stream); status != 403 {
+		t.Fatalf("a pending share: %d", status)
+	}
+	e.must(200, carol, "POST", "/users/@me/document-shares/"+sid+"/accept", nil)
+	shared, _ := openStream(t, e, ts, carol, stream)
+	shared.next("ready", nil)
+	e.must(204, f.alice, "DELETE", c.doc+"/shares/"+sid, nil)
+	if end := shared.next("end", nil); end["reason"] != "access_revoked" {
+		t.Fatalf("carol's stream ended with %v", end)
+	}
+	shared.closed()
+
 	// Deleting the document ends the streams on it.
 	other := e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Other"}).obj(t)["id"].(string)
 	gone, _ := openStream(t, e, ts, f.alice, "/documents/"+other+"/presence/stream")

@@ -434,7 +434,7 @@ func (s *Server) change(rq *request, op func(q *db.Queries, d db.Document, doc *
 		if result == headHash {
 			res.rev = head // nothing changed: no empty revision
 		} else {
-			if _, err := st.Flush(result); err != nil {
+			if err := s.flushCharged(rq.ctx, q, st, result, d.OrganisationID); err != nil {
 				return err
 			}
 			parents, _ := json.Marshal([]db.ID{db.ID(head.ID)})

@@ -44,10 +44,11 @@ func hashOf(b []byte) Hash { return sha256.Sum256(b) }
 var ErrMissing = errors.New("docengine: object missing from the store")
 
 // Store is the insert-only chunk table. Get of an absent hash returns
-// ErrMissing; Put of a present hash is a no-op.
+// ErrMissing; Put of a present hash is a no-op, and Put says whether it
+// stored the object (false: it was there already).
 type Store interface {
 	Get(h Hash) ([]byte, error)
-	Put(h Hash, data []byte) error
+	Put(h Hash, data []byte) (bool, error)
 }
 
 // MemStore is a Store in memory, for tests and benchmarks.
@@ -66,12 +67,13 @@ func (m *MemStore) Get(h Hash) ([]byte, error) {
 	return b, nil
 }
 
-func (m *MemStore) Put(h Hash, data []byte) error {
-	if _, ok := m.M[h]; !ok {
-		m.M[h] = data
-		m.Bytes += len(data)
+func (m *MemStore) Put(h Hash, data []byte) (bool, error) {
+	if _, ok := m.M[h]; ok {
+		return false, nil
 	}
-	return nil
+	m.M[h] = data
+	m.Bytes += len(data)
+	return true, nil
 }
 
 var (
@@ -139,7 +141,8 @@ func (s *Stage) put(v any) (Hash, error) {
 }
 
 // Flush writes the new objects reachable from root to the store and
-// returns how many bytes it wrote.
+// returns how many bytes the store did not hold before (an object equal to
+// one already stored, e.g. a reverted edit, costs nothing).
 func (s *Stage) Flush(root Hash) (int, error) {
 	n := 0
 	var write func(h Hash) (bool, error)
@@ -149,8 +152,11 @@ func (s *Stage) Flush(root Hash) (int, error) {
 			return false, nil
 		}
 		delete(s.fresh, h)
-		n += len(b)
-		return true, s.base.Put(h, b)
+		stored, err := s.base.Put(h, b)
+		if stored {
+			n += len(b)
+		}
+		return true, err
 	}
 	fresh, err := write(root)
 	if err != nil || !fresh {
