@@ -239,20 +239,27 @@ func applyDocumentBody(ctx context.Context, q *db.Queries, b *documentBody, d *d
 	setLink(&d.ProjectID, b.ProjectID)
 	setLink(&d.PackageID, b.PackageID)
 	setLink(&d.DisciplineID, b.DisciplineID)
-	if (b.AssetGroupID.Set && !b.AssetGroupID.Null) || (b.AssetID.Set && !b.AssetID.Null) {
-		// no asset tables exist yet (issue 15): no id can name one
-		if b.AssetGroupID.Set && !b.AssetGroupID.Null {
-			p.add("asset_group_id", "names no asset group of this organisation")
+	setLink(&d.AssetGroupID, b.AssetGroupID)
+	setLink(&d.AssetID, b.AssetID)
+	// asset_group_id names any group of the organisation (an asset is its
+	// single group, docs/assets.md); asset_id an asset (ephemerality 0).
+	for _, l := range []struct {
+		field string
+		id    *int64
+		asset bool
+	}{{"asset_group_id", d.AssetGroupID, false}, {"asset_id", d.AssetID, true}} {
+		if l.id == nil {
+			continue
 		}
-		if b.AssetID.Set && !b.AssetID.Null {
-			p.add("asset_id", "names no asset of this organisation")
+		g, err := q.AssetGroupGet(ctx, *l.id)
+		switch {
+		case db.IsNotFound(err) || (err == nil && g.OrganisationID != d.OrganisationID):
+			p.add(l.field, "names no "+strings.TrimSuffix(strings.ReplaceAll(l.field, "_", " "), " id")+" of this organisation")
+		case err != nil:
+			return err
+		case l.asset && g.Ephemerality != 0:
+			p.add(l.field, "names an asset group, not an asset")
 		}
-	}
-	if b.AssetGroupID.Set && b.AssetGroupID.Null {
-		d.AssetGroupID = nil
-	}
-	if b.AssetID.Set && b.AssetID.Null {
-		d.AssetID = nil
 	}
 	if d.TypeID != nil {
 		t, err := q.DocumentTypeGet(ctx, *d.TypeID)
@@ -487,7 +494,7 @@ func (s *Server) insertDocument(ctx context.Context, q *db.Queries, d db.Documen
 	}
 	d, err = q.DocumentCreate(ctx, db.DocumentCreateParams{ID: s.store.IDs.Next(), OrganisationID: d.OrganisationID,
 		OriginID: d.OriginID, Number: n, FormattedNumber: formatted, Title: d.Title, TypeID: d.TypeID, ProjectID: d.ProjectID,
-		PackageID: d.PackageID, DisciplineID: d.DisciplineID, Fields: d.Fields, CreatedAt: s.nowText(), CreatedBy: userID})
+		PackageID: d.PackageID, DisciplineID: d.DisciplineID, AssetGroupID: d.AssetGroupID, AssetID: d.AssetID, Fields: d.Fields, CreatedAt: s.nowText(), CreatedBy: userID})
 	if err != nil {
 		return d, err
 	}

@@ -59,3 +59,44 @@ func TestDocumentStorageUsage(t *testing.T) {
 	}
 	e.must(403, f.mallory, "GET", "/organisations/"+f.acme, nil)
 }
+
+// TestDocumentAssetLinks: asset_group_id names any asset group of the
+// document's organisation, asset_id an asset (a single group); other
+// organisations' ids and groups as assets are 400.
+func TestDocumentAssetLinks(t *testing.T) {
+	f := newDocFixture(t)
+	e := f.e
+	acme, evil := "/organisations/"+f.acme, "/organisations/"+f.evil
+	id := func(r *testResponse) string { return r.obj(t)["id"].(string) }
+	truck := id(e.must(201, f.alice, "POST", acme+"/asset-types", map[string]any{"ephemerality": 0, "name": "Truck"}))
+	convoy := id(e.must(201, f.alice, "POST", acme+"/asset-types", map[string]any{"ephemerality": 1, "name": "Convoy"}))
+	asset := id(e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": truck, "name": "T1"}))
+	group := id(e.must(201, f.alice, "POST", acme+"/asset-groups", map[string]any{"type_id": convoy, "name": "Convoy A"}))
+	evilType := id(e.must(201, f.mallory, "POST", evil+"/asset-types", map[string]any{"ephemerality": 0, "name": "Evil"}))
+	evilAsset := id(e.must(201, f.mallory, "POST", evil+"/assets", map[string]any{"type_id": evilType, "name": "E1"}))
+	doc := "/documents/" + f.doc
+	e.run(t, []scenario{
+		{"create with both", f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Linked", "asset_group_id": group, "asset_id": asset}, 201,
+			func(t *testing.T, r *testResponse) {
+				o := r.obj(t)
+				if o["asset_group_id"] != group || o["asset_id"] != asset || o["asset"].(map[string]any)["id"] != asset {
+					t.Fatalf("links %v", o)
+				}
+			}},
+		{"an asset as the group (its single group)", f.alice, "PATCH", doc, map[string]any{"asset_group_id": asset}, 200, wantKey("asset_group_id", asset)},
+		{"a group as the asset", f.alice, "PATCH", doc, map[string]any{"asset_id": group}, 400, wantField("asset_id")},
+		{"another organisation's asset", f.alice, "PATCH", doc, map[string]any{"asset_id": evilAsset}, 400, wantField("asset_id")},
+		{"another organisation's group", f.alice, "PATCH", doc, map[string]any{"asset_group_id": evilAsset}, 400, wantField("asset_group_id")},
+		{"absent asset", f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Doc", "asset_id": "5"}, 400, wantField("asset_id")},
+		{"wrong type", f.alice, "PATCH", doc, map[string]any{"asset_id": 5}, 400, nil},
+		{"foreign member cannot link", f.mallory, "PATCH", doc, map[string]any{"asset_id": evilAsset}, 403, nil},
+		{"set the asset", f.alice, "PATCH", doc, map[string]any{"asset_id": asset}, 200, wantKey("asset_id", asset)},
+		{"kept by a patch of something else", f.alice, "PATCH", doc, map[string]any{"title": "Renamed"}, 200, wantKey("asset_id", asset)},
+		{"a fork in the organisation keeps the links", f.alice, "POST", doc, map[string]any{}, 201, wantKey("asset_id", asset)},
+		{"cleared with null", f.alice, "PATCH", doc, map[string]any{"asset_id": nil, "asset_group_id": nil}, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["asset_id"] != nil || o["asset_group_id"] != nil {
+				t.Fatalf("links %v", o)
+			}
+		}},
+	})
+}

@@ -158,6 +158,7 @@ func (s *Server) documentFork(rq *request) error {
 		d := db.Document{OrganisationID: orgID, Title: origin.Title, Fields: "{}", OriginID: &origin.ID}
 		if orgID == origin.OrganisationID {
 			d.TypeID, d.ProjectID, d.PackageID, d.DisciplineID, d.Fields = origin.TypeID, origin.ProjectID, origin.PackageID, origin.DisciplineID, origin.Fields
+			d.AssetGroupID, d.AssetID = origin.AssetGroupID, origin.AssetID
 		}
 		if err := applyDocumentBody(rq.ctx, q, &b, &d); err != nil {
 			return err
