@@ -335,12 +335,14 @@ func (q *Queries) DocumentShareUpdate(ctx context.Context, arg DocumentShareUpda
 const documentSharesForUser = `-- name: DocumentSharesForUser :many
 SELECT s.id, s.organisation_id, s.document_id, s.recipient_organisation_id, s.recipient_user_id, s.scope_view, s.scope_edit, s.scope_branch, s.scope_fork, s.scope_revisions, s.scope_export, s.share_to_users_organisation, s.status, s.shared_by, s.created_at, s.updated_at, s.responded_at, s.responded_by FROM document_shares s JOIN organisations o ON o.id = s.organisation_id AND o.deleted_at IS NULL
 WHERE s.status IN (0, 1) AND (s.recipient_user_id = ?1 OR s.recipient_organisation_id IN (
-    SELECT m.organisation_id FROM organisation_members m WHERE m.user_id = ?1 AND NOT m.pending))
+    SELECT m.organisation_id FROM organisation_members m JOIN organisations ro ON ro.id = m.organisation_id
+    WHERE m.user_id = ?1 AND NOT m.pending AND ro.deleted_at IS NULL))
 ORDER BY s.id
 `
 
-// Pending and accepted shares addressed to the user or to an organisation
-// it is a member of (not pending), of documents of live organisations.
+// Pending and accepted shares addressed to the user or to a live
+// organisation it is a member of (not pending), of documents of live
+// organisations.
 func (q *Queries) DocumentSharesForUser(ctx context.Context, userID *int64) ([]DocumentShare, error) {
 	rows, err := q.query(ctx, q.documentSharesForUserStmt, documentSharesForUser, userID)
 	if err != nil {

@@ -42,12 +42,14 @@ WHERE s.document_id = @document_id AND s.status = 1
     SELECT m.organisation_id FROM organisation_members m JOIN organisations o ON o.id = m.organisation_id
     WHERE m.user_id = @user_id AND NOT m.pending AND o.deleted_at IS NULL));
 
--- Pending and accepted shares addressed to the user or to an organisation
--- it is a member of (not pending), of documents of live organisations.
+-- Pending and accepted shares addressed to the user or to a live
+-- organisation it is a member of (not pending), of documents of live
+-- organisations.
 -- name: DocumentSharesForUser :many
 SELECT s.* FROM document_shares s JOIN organisations o ON o.id = s.organisation_id AND o.deleted_at IS NULL
 WHERE s.status IN (0, 1) AND (s.recipient_user_id = @user_id OR s.recipient_organisation_id IN (
-    SELECT m.organisation_id FROM organisation_members m WHERE m.user_id = @user_id AND NOT m.pending))
+    SELECT m.organisation_id FROM organisation_members m JOIN organisations ro ON ro.id = m.organisation_id
+    WHERE m.user_id = @user_id AND NOT m.pending AND ro.deleted_at IS NULL))
 ORDER BY s.id;
 
 -- Whether the hash is the head of a live branch of the document (what a

@@ -227,6 +227,10 @@ func TestDocumentShareToOrganisation(t *testing.T) {
 		{"revoke the organisation share", f.alice, "DELETE", share, nil, 204, nil},
 		{"revoked: the member", eve, "GET", c.doc, nil, 403, nil},
 		{"revoked: the owner", f.mallory, "GET", c.doc, nil, 403, nil},
+		{"a new share with evil", f.alice, "POST", c.doc + "/shares", map[string]any{"organisation_id": f.evil, "scope_view": true}, 201, nil},
+		{"its member sees it", eve, "GET", "/users/@me/document-shares", nil, 200, wantLen(1)},
+		{"evil is deleted", f.mallory, "DELETE", "/organisations/" + f.evil, nil, 204, nil},
+		{"a deleted organisation's shares are no one's", eve, "GET", "/users/@me/document-shares", nil, 200, wantLen(0)},
 		{"the deleted document's shares", f.alice, "DELETE", c.doc, nil, 200, nil},
 		{"a deleted document is not shared", f.alice, "POST", c.doc + "/shares", map[string]any{"organisation_id": f.evil, "scope_view": true}, 404, nil},
 	})
