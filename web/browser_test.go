@@ -1838,9 +1838,9 @@ func (c chunks) Get(h docengine.Hash) ([]byte, error) {
 	return b, err
 }
 
-func (c chunks) Put(h docengine.Hash, data []byte) error {
-	_, err := c.q.ChunkPut(c.ctx, db.ChunkPutParams{Hash: h[:], Data: data})
-	return err
+func (c chunks) Put(h docengine.Hash, data []byte) (bool, error) {
+	n, err := c.q.ChunkPut(c.ctx, db.ChunkPutParams{Hash: h[:], Data: data})
+	return n == 1, err
 }
 
 // seedClauses appends n clauses (and a text column Val) to the document's
