@@ -1077,6 +1077,21 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.systemUpdateStmt, err = db.PrepareContext(ctx, systemUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemUpdate: %w", err)
 	}
+	if q.tagByLabelStmt, err = db.PrepareContext(ctx, tagByLabel); err != nil {
+		return nil, fmt.Errorf("error preparing query TagByLabel: %w", err)
+	}
+	if q.tagCreateStmt, err = db.PrepareContext(ctx, tagCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query TagCreate: %w", err)
+	}
+	if q.tagLatestReleaseStmt, err = db.PrepareContext(ctx, tagLatestRelease); err != nil {
+		return nil, fmt.Errorf("error preparing query TagLatestRelease: %w", err)
+	}
+	if q.tagListByIDsStmt, err = db.PrepareContext(ctx, tagListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query TagListByIDs: %w", err)
+	}
+	if q.tagReleaseOfRevisionStmt, err = db.PrepareContext(ctx, tagReleaseOfRevision); err != nil {
+		return nil, fmt.Errorf("error preparing query TagReleaseOfRevision: %w", err)
+	}
 	if q.teamCreateStmt, err = db.PrepareContext(ctx, teamCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query TeamCreate: %w", err)
 	}
@@ -3224,6 +3239,31 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing systemUpdateStmt: %w", cerr)
 		}
 	}
+	if q.tagByLabelStmt != nil {
+		if cerr := q.tagByLabelStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing tagByLabelStmt: %w", cerr)
+		}
+	}
+	if q.tagCreateStmt != nil {
+		if cerr := q.tagCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing tagCreateStmt: %w", cerr)
+		}
+	}
+	if q.tagLatestReleaseStmt != nil {
+		if cerr := q.tagLatestReleaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing tagLatestReleaseStmt: %w", cerr)
+		}
+	}
+	if q.tagListByIDsStmt != nil {
+		if cerr := q.tagListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing tagListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.tagReleaseOfRevisionStmt != nil {
+		if cerr := q.tagReleaseOfRevisionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing tagReleaseOfRevisionStmt: %w", cerr)
+		}
+	}
 	if q.teamCreateStmt != nil {
 		if cerr := q.teamCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing teamCreateStmt: %w", cerr)
@@ -4259,6 +4299,11 @@ type Queries struct {
 	systemListByIDsStmt                       *sql.Stmt
 	systemRootPrefixSetStmt                   *sql.Stmt
 	systemUpdateStmt                          *sql.Stmt
+	tagByLabelStmt                            *sql.Stmt
+	tagCreateStmt                             *sql.Stmt
+	tagLatestReleaseStmt                      *sql.Stmt
+	tagListByIDsStmt                          *sql.Stmt
+	tagReleaseOfRevisionStmt                  *sql.Stmt
 	teamCreateStmt                            *sql.Stmt
 	teamDeleteStmt                            *sql.Stmt
 	teamGetStmt                               *sql.Stmt
@@ -4745,6 +4790,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		systemListByIDsStmt:                       q.systemListByIDsStmt,
 		systemRootPrefixSetStmt:                   q.systemRootPrefixSetStmt,
 		systemUpdateStmt:                          q.systemUpdateStmt,
+		tagByLabelStmt:                            q.tagByLabelStmt,
+		tagCreateStmt:                             q.tagCreateStmt,
+		tagLatestReleaseStmt:                      q.tagLatestReleaseStmt,
+		tagListByIDsStmt:                          q.tagListByIDsStmt,
+		tagReleaseOfRevisionStmt:                  q.tagReleaseOfRevisionStmt,
 		teamCreateStmt:                            q.teamCreateStmt,
 		teamDeleteStmt:                            q.teamDeleteStmt,
 		teamGetStmt:                               q.teamGetStmt,

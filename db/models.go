@@ -299,6 +299,22 @@ type DocumentShare struct {
 	RespondedBy              *int64
 }
 
+type DocumentTag struct {
+	ID             int64
+	OrganisationID int64
+	DocumentID     int64
+	RevisionID     int64
+	Label          string
+	Release        bool
+	ReleaseIndex   int64
+	Major          int64
+	Minor          int64
+	Patch          int64
+	Message        string
+	CreatedAt      string
+	CreatedBy      int64
+}
+
 type DocumentType struct {
 	ID             int64
 	OrganisationID int64

@@ -173,6 +173,11 @@ func renderDocument(ctx context.Context, q *db.Queries, d db.Document, a Access)
 	if err := renderPersonal(ctx, q, &out, d.ID, a.UserID); err != nil {
 		return out, err
 	}
+	if cur, err := currentReleaseTag(ctx, q, d.ID); err != nil {
+		return out, err
+	} else if cur != nil {
+		out.CurrentReleaseTagID, out.CurrentReleaseTag = &cur.ID, cur
+	}
 	if err := json.Unmarshal([]byte(d.Fields), &out.fieldsRaw); err != nil {
 		return out, err
 	}

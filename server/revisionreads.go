@@ -119,6 +119,9 @@ func (s *Server) revisionGet(rq *request) error {
 			return err
 		}
 		out = toDocRevision(rev, &doc.R)
+		if out.Revision, err = revisionLabel(rq.ctx, q, rev.ID); err != nil {
+			return err
+		}
 		if tree {
 			t := &treeJSON{Sheets: sheetsOf(rev, doc), Columns: columnsOf(rev, doc)}
 			if t.Clauses, t.ClauseCount, err = clausesOf(rev, doc, 0, 0, maxTreeClauses); err != nil {
@@ -236,7 +239,11 @@ func (s *Server) revisionList(rq *request) error {
 				if err != nil {
 					return err
 				}
-				out = append(out, toDocRevision(r, root))
+				rj := toDocRevision(r, root)
+				if rj.Revision, err = revisionLabel(rq.ctx, q, r.ID); err != nil {
+					return err
+				}
+				out = append(out, rj)
 			}
 			if r.ParentID == nil {
 				total = int64(i + 1)
@@ -425,7 +432,11 @@ func (s *Server) branchGet(rq *request) error {
 			return err
 		}
 		root, err := docengine.NewStage(chunkStore{rq.ctx, q}).Root(hashOf(rev.Hash))
+		if err != nil {
+			return err
+		}
 		out.docRevisionJSON = toDocRevision(rev, root)
+		out.Revision, err = revisionLabel(rq.ctx, q, rev.ID)
 		return err
 	})
 	if err != nil {

@@ -374,6 +374,9 @@ func (s *Server) routes() []route {
 		{"PUT", "/documents/:id/presence", authenticated, s.presencePut},
 		{"GET", "/documents/:id/presence", authenticated, s.presenceList},
 		{"GET", "/documents/:id/presence/stream", authenticated, s.presenceStream},
+		// Tags and release labels (tags.go)
+		{"POST", "/documents/:id/tags", authenticated, s.tagCreate},
+		{"GET", "/documents/:id/tags", authenticated, s.tagList},
 	}
 }
 
