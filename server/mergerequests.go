@@ -128,6 +128,16 @@ func analyseMerge(ctx context.Context, q *db.Queries, m db.DocumentMergeRequest,
 	if st.to, err = q.BranchGet(ctx, m.ToBranchID); err != nil {
 		return nil, err
 	}
+	if m.FromDocumentID != m.DocumentID {
+		fork, err := q.DocumentGet(ctx, m.FromDocumentID)
+		if err != nil {
+			return nil, err
+		}
+		if fork.DeletedAt != nil {
+			st.blocked = "The fork " + fork.FormattedNumber + " was deleted."
+			return st, nil
+		}
+	}
 	switch {
 	case st.from.DeletedAt != nil:
 		st.blocked = "The branch " + st.from.Name + " was deleted."
@@ -151,7 +161,7 @@ func analyseMerge(ctx context.Context, q *db.Queries, m db.DocumentMergeRequest,
 		return st, nil
 	}
 	st.base = base
-	if base.ID == st.fromHead.ID {
+	if revisionIdentity(base) == revisionIdentity(st.fromHead) {
 		st.upToDate = true
 		st.result = hashOf(st.toHead.Hash)
 		return st, nil
@@ -246,32 +256,35 @@ func parentIDs(r db.DocumentRevision) []int64 {
 // marked with the heads it is reachable from; as every parent has a lower
 // generation than its child, a revision's marks are final when it is
 // visited, so the first one reachable from both is the answer. Only the
-// history since the branches parted is read.
+// history since the branches parted is read. Revisions are told apart by
+// identity (revisionIdentity), so a and b may be rows of a fork and of its
+// origin: the copies of one revision are one node.
 func mergeBase(ctx context.Context, q *db.Queries, a, b db.DocumentRevision) (db.DocumentRevision, bool, error) {
-	if a.ID == b.ID {
+	if revisionIdentity(a) == revisionIdentity(b) {
 		return a, true, nil
 	}
-	marks := map[int64]uint8{a.ID: 1, b.ID: 2}
+	marks := map[int64]uint8{revisionIdentity(a): 1, revisionIdentity(b): 2}
 	h := &revisionHeap{a, b}
 	heap.Init(h)
 	for h.Len() > 0 {
 		r := heap.Pop(h).(db.DocumentRevision)
-		f := marks[r.ID]
+		f := marks[revisionIdentity(r)]
 		if f == 3 {
 			return r, true, nil
 		}
 		for _, p := range parentIDs(r) {
-			old, seen := marks[p]
-			if old|f == old {
-				continue
-			}
-			marks[p] = old | f
-			if seen {
-				continue // queued already; its marks grew
-			}
 			pr, err := q.RevisionGet(ctx, p)
 			if err != nil {
 				return pr, false, err
+			}
+			id := revisionIdentity(pr)
+			old, seen := marks[id]
+			if old|f == old {
+				continue
+			}
+			marks[id] = old | f
+			if seen {
+				continue // queued already; its marks grew
 			}
 			heap.Push(h, pr)
 		}
@@ -293,10 +306,11 @@ func mergeRequestByPath(rq *request, q *db.Queries, d db.Document) (db.DocumentM
 }
 
 type mergeRequestBody struct {
-	FromBranch  *string `json:"from_branch"`
-	ToBranch    *string `json:"to_branch"`
-	Title       *string `json:"title"`
-	Description *string `json:"description"`
+	FromDocumentID *db.ID  `json:"from_document_id"`
+	FromBranch     *string `json:"from_branch"`
+	ToBranch       *string `json:"to_branch"`
+	Title          *string `json:"title"`
+	Description    *string `json:"description"`
 }
 
 var mergeRequestReadOnly = []string{"id", "organisation_id", "document_id", "number", "status", "from_branch_id",
@@ -324,9 +338,6 @@ func (s *Server) mergeRequestCreate(rq *request) error {
 		p.length("title", *b.Title, 1, maxMergeTitle)
 	}
 	optText(p, "description", b.Description, maxDescriptionLen)
-	if b.FromBranch != nil && b.ToBranch != nil && *b.FromBranch == *b.ToBranch {
-		p.add("to_branch", "must be another branch than from_branch")
-	}
 	if err := p.err(); err != nil {
 		return err
 	}
@@ -336,19 +347,41 @@ func (s *Server) mergeRequestCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
+		// the source: a branch of this document, or of a fork of it the
+		// caller may read (from_document_id)
+		from, fromLabel := d, *b.FromBranch
+		if b.FromDocumentID != nil && int64(*b.FromDocumentID) != d.ID {
+			fork, fa, err := documentAccess(rq.ctx, q, rq.user.ID, int64(*b.FromDocumentID), fieldError("from_document_id", "names no fork of this document"))
+			if err != nil {
+				return err
+			}
+			if fork.OriginID == nil || *fork.OriginID != d.ID || fork.DeletedAt != nil {
+				return fieldError("from_document_id", "names no fork of this document")
+			}
+			if err := fa.RequireDoc(DocView); err != nil {
+				return err
+			}
+			from, fromLabel = fork, *b.FromBranch+" of fork "+fork.FormattedNumber
+		}
 		var ids [2]int64
-		for i, f := range []struct{ name, v string }{{"from_branch", *b.FromBranch}, {"to_branch", *b.ToBranch}} {
-			br, err := q.BranchByName(rq.ctx, db.BranchByNameParams{DocumentID: d.ID, Name: f.v})
+		for i, f := range []struct {
+			name, v string
+			doc     int64
+		}{{"from_branch", *b.FromBranch, from.ID}, {"to_branch", *b.ToBranch, d.ID}} {
+			br, err := q.BranchByName(rq.ctx, db.BranchByNameParams{DocumentID: f.doc, Name: f.v})
 			if db.IsNotFound(err) {
-				return fieldError(f.name, "names no branch of the document")
+				return fieldError(f.name, "names no branch of its document")
 			}
 			if err != nil {
 				return err
 			}
 			ids[i] = br.ID
 		}
+		if ids[0] == ids[1] {
+			return fieldError("to_branch", "must be another branch than from_branch")
+		}
 		if o, err := q.MergeRequestOpenBetween(rq.ctx, db.MergeRequestOpenBetweenParams{FromBranchID: ids[0], ToBranchID: ids[1]}); err == nil {
-			return errorf(http.StatusConflict, "The open merge request #%d already merges %s into %s.", o.Number, *b.FromBranch, *b.ToBranch)
+			return errorf(http.StatusConflict, "The open merge request #%d already merges %s into %s.", o.Number, fromLabel, *b.ToBranch)
 		} else if !db.IsNotFound(err) {
 			return err
 		}
@@ -356,12 +389,12 @@ func (s *Server) mergeRequestCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
-		title := orDefault(b.Title, "Merge "+*b.FromBranch+" into "+*b.ToBranch)
+		title := orDefault(b.Title, "Merge "+fromLabel+" into "+*b.ToBranch)
 		if utf8.RuneCountInString(title) > maxMergeTitle {
 			title = string([]rune(title)[:maxMergeTitle])
 		}
 		m, err := q.MergeRequestCreate(rq.ctx, db.MergeRequestCreateParams{ID: s.store.IDs.Next(), OrganisationID: d.OrganisationID,
-			Number: n, DocumentID: d.ID, FromDocumentID: d.ID, FromBranchID: ids[0], ToBranchID: ids[1], Title: title,
+			Number: n, DocumentID: d.ID, FromDocumentID: from.ID, FromBranchID: ids[0], ToBranchID: ids[1], Title: title,
 			Description: orDefault(b.Description, ""), CreatedAt: s.nowText(), CreatedBy: rq.user.ID})
 		if err != nil {
 			return err
@@ -642,6 +675,15 @@ func (s *Server) mergeRequestMerge(rq *request) error {
 		if !st.upToDate {
 			if err := s.flushCharged(rq.ctx, q, st.stage, st.result, d.OrganisationID); err != nil {
 				return err
+			}
+			if m.FromDocumentID != m.DocumentID {
+				// a fork's head joins the origin's history: its revisions
+				// are copied in (rows only; the content is shared)
+				copied, err := s.copyRevisions(rq.ctx, q, m.FromDocumentID, m.DocumentID, []int64{st.fromHead.ID})
+				if err != nil {
+					return err
+				}
+				st.fromHead = copied[st.fromHead.ID]
 			}
 			parents, _ := json.Marshal([]db.ID{db.ID(st.toHead.ID), db.ID(st.fromHead.ID)})
 			msg := orDefault(b.Message, fmt.Sprintf("Merge request #%d: %s", m.Number, m.Title))

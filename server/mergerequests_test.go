@@ -435,3 +435,75 @@ func TestMergeRequestNumbersConcurrent(t *testing.T) {
 	// numbers are found within their document only
 	e.run(t, []scenario{{"a number of another document", f.alice, "GET", f.mrs + fmt.Sprintf("/%d", n+1), nil, 404, nil}})
 }
+
+// TestMergeRequestFromFork: a fork (here in another organisation of the
+// caller) opens a request back into its origin when the caller may edit
+// the origin; merging copies the fork's revisions into the origin and
+// makes a revision with two parents there.
+func TestMergeRequestFromFork(t *testing.T) {
+	f := newMRFixture(t)
+	e := f.e
+	acme2 := e.org(f.alice, "Acme Two")
+	e.addMember(acme2, f.bob)
+	fork := e.must(201, f.alice, "POST", f.c.doc, map[string]any{"organisation_id": acme2}).obj(t)["id"].(string)
+	fc := content{f: f.docFixture, doc: "/documents/" + fork}
+	setOn := func(c content, clause, v string) string {
+		h := c.head(t, "main")
+		return e.must(200, f.alice, "PATCH", c.rev(h)+"/fields", map[string]any{"clause_id": clause, "column_id": f.note, "value": v}).obj(t)["hash"].(string)
+	}
+	forkHead := setOn(fc, f.clauses[0], "from the fork")
+	setOn(f.c, f.clauses[1], "on the origin")
+	other := e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Not a fork"}).obj(t)["id"].(string)
+	body := map[string]any{"from_document_id": fork, "from_branch": "main", "to_branch": "main"}
+	var path string
+	e.run(t, []scenario{
+		{"a member who may not edit the origin", f.bob, "POST", f.mrs, body, 403, nil},
+		{"foreign organisation", f.mallory, "POST", f.mrs, body, 403, nil},
+		{"a document that is not a fork of this one", f.alice, "POST", f.mrs, map[string]any{"from_document_id": other, "from_branch": "main", "to_branch": "main"}, 400, wantField("from_document_id")},
+		{"another organisation's document", f.alice, "POST", f.mrs, map[string]any{"from_document_id": f.evilDoc, "from_branch": "main", "to_branch": "main"}, 400, wantField("from_document_id")},
+		{"an absent document", f.alice, "POST", f.mrs, map[string]any{"from_document_id": "123456789", "from_branch": "main", "to_branch": "main"}, 400, wantField("from_document_id")},
+		{"from_document_id of the wrong type", f.alice, "POST", f.mrs, map[string]any{"from_document_id": true, "from_branch": "main", "to_branch": "main"}, 400, nil},
+		{"a branch the fork lacks", f.alice, "POST", f.mrs, map[string]any{"from_document_id": fork, "from_branch": "nope", "to_branch": "main"}, 400, wantField("from_branch")},
+		{"the origin's own branch named as from itself", f.alice, "POST", f.mrs, map[string]any{"from_document_id": f.doc, "from_branch": "main", "to_branch": "main"}, 400, wantField("to_branch")},
+		{"open from the fork", f.alice, "POST", f.mrs, body, 201, func(t *testing.T, r *testResponse) {
+			o := r.obj(t)
+			if o["from_document_id"] != fork || o["document_id"] != f.doc || o["title"] != "Merge main of fork 1 into main" ||
+				o["mergeable"] != true || o["merge_base"] != f.h0 {
+				t.Fatalf("request from a fork %v", o)
+			}
+			path = f.mrs + "/" + fmt.Sprint(o["number"])
+		}},
+		{"one open request from the fork's branch", f.alice, "POST", f.mrs, body, 409, nil},
+		{"the fork's head is not in the origin yet", f.alice, "GET", f.c.rev(forkHead), nil, 404, nil},
+	})
+	r := e.must(200, f.alice, "POST", path+"/merge", nil).obj(t)
+	head := f.c.head(t, "main")
+	if r["status"] != "merged" || r["merge_revision"].(map[string]any)["hash"] != head {
+		t.Fatalf("merged %v", r)
+	}
+	if cells := f.c.cells(t, head); cells[f.clauses[0]+"/"+f.note] != "from the fork" || cells[f.clauses[1]+"/"+f.note] != "on the origin" {
+		t.Fatalf("cells %v", cells)
+	}
+	// the second parent is the origin's copy of the fork's head
+	parents := f.revisionOf(t, head)["parents"].([]any)
+	copied := f.revisionOf(t, forkHead)
+	if len(parents) != 2 || parents[1] != copied["id"] || copied["document_id"] != f.doc {
+		t.Fatalf("parents %v, the fork's head in the origin %v", parents, copied)
+	}
+	// the next change on the fork merges from the fork's head, now shared
+	setOn(fc, f.clauses[2], "later")
+	next := e.must(201, f.alice, "POST", f.mrs, body).obj(t)
+	if next["merge_base"] != forkHead || next["mergeable"] != true {
+		t.Fatalf("second request from the fork %v", next)
+	}
+	nextPath := f.mrs + "/" + fmt.Sprint(next["number"])
+	e.must(200, f.alice, "DELETE", fc.doc, nil)
+	e.run(t, []scenario{
+		{"a deleted fork", f.bob, "GET", nextPath, nil, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["mergeable"] != false || o["reason"] == nil {
+				t.Fatalf("request of a deleted fork %v", o)
+			}
+		}},
+		{"a deleted fork does not merge", f.alice, "POST", nextPath + "/merge", nil, 400, nil},
+	})
+}
