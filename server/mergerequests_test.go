@@ -507,3 +507,32 @@ func TestMergeRequestFromFork(t *testing.T) {
 		{"a deleted fork does not merge", f.alice, "POST", nextPath + "/merge", nil, 400, nil},
 	})
 }
+
+// TestStrictBranchChangeFlow: the strict policy also holds for a change
+// made on an old base of a strict (unprotected) branch: another cell of a
+// clause the head changed is 409 (kind clause), where the loose policy
+// merges it.
+func TestStrictBranchChangeFlow(t *testing.T) {
+	f := newMRFixture(t)
+	e := f.e
+	base := f.h0
+	f.set(t, "main", f.clauses[0], f.note, "head")
+	edit := func() *testResponse {
+		return e.do(f.alice, "PATCH", f.c.rev(base)+"/fields", map[string]any{"clause_id": f.clauses[0], "column_id": f.qty, "value": "7"})
+	}
+	e.must(200, f.alice, "PATCH", f.c.doc+"/branches/main", map[string]any{"strict": true})
+	if r := edit(); r.Status != 409 || r.obj(t)["conflicts"].([]any)[0].(map[string]any)["kind"] != "clause" {
+		t.Fatalf("strict change on an old base: %d %s", r.Status, r.Body)
+	}
+	// another clause still merges under the strict policy
+	if r := e.do(f.alice, "PATCH", f.c.rev(base)+"/fields", map[string]any{"clause_id": f.clauses[1], "column_id": f.qty, "value": "1"}); r.Status != 200 {
+		t.Fatalf("strict change of another clause: %d %s", r.Status, r.Body)
+	}
+	e.must(200, f.alice, "PATCH", f.c.doc+"/branches/main", map[string]any{"strict": false})
+	if r := edit(); r.Status != 200 {
+		t.Fatalf("loose change on an old base: %d %s", r.Status, r.Body)
+	}
+	if cells := f.c.cells(t, f.c.head(t, "main")); cells[f.clauses[0]+"/"+f.note] != "head" || cells[f.clauses[0]+"/"+f.qty] != "7" {
+		t.Fatalf("cells %v", cells)
+	}
+}
