@@ -637,7 +637,7 @@ func (s *Server) mergeRequestMerge(rq *request) error {
 	}
 	var out mergeRequestJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		d, _, err := contentAccess(rq, q, EditDocuments)
+		d, a, err := contentAccess(rq, q, EditDocuments)
 		if err != nil {
 			return err
 		}
@@ -654,6 +654,13 @@ func (s *Server) mergeRequestMerge(rq *request) error {
 		}
 		if plain.blocked != "" {
 			return badRequest("%s", plain.blocked)
+		}
+		if plain.to.Protected {
+			// a protected branch is the organisation's workflow: a share's
+			// scope_edit proposes and merges elsewhere, members merge here
+			if err := a.Require(EditDocuments); err != nil {
+				return err
+			}
 		}
 		if err := checkResolutions(rq.ctx, q, plain, res, at); err != nil {
 			return err

@@ -536,3 +536,47 @@ func TestStrictBranchChangeFlow(t *testing.T) {
 		t.Fatalf("cells %v", cells)
 	}
 }
+
+// TestMergeRequestShareHolder: a recipient of an accepted share with
+// scope_view reads requests, with scope_edit opens, closes and merges them
+// into unprotected branches; merging into a protected branch, and setting
+// the strict policy, stay with members; a revoked recipient loses all of it
+// at once.
+func TestMergeRequestShareHolder(t *testing.T) {
+	f := newMRFixture(t)
+	e := f.e
+	carol := e.user("carol")
+	e.org(carol, "Carol Co")
+	share := e.must(201, f.alice, "POST", f.c.doc+"/shares", map[string]any{"user_id": carol.ID, "scope_view": true, "scope_edit": true}).obj(t)["id"].(string)
+	e.must(200, carol, "POST", "/users/@me/document-shares/"+share+"/accept", nil)
+	f.branch(t, "c1")
+	f.branch(t, "c2")
+	f.set(t, "c1", f.clauses[0], f.note, "carol")
+	f.set(t, "c2", f.clauses[1], f.note, "carol too")
+	var first, second string
+	e.run(t, []scenario{
+		{"holder opens a request", carol, "POST", f.mrs, map[string]any{"from_branch": "c1", "to_branch": "main"}, 201, func(t *testing.T, r *testResponse) {
+			first = fmt.Sprint(r.obj(t)["number"])
+		}},
+		{"holder lists", carol, "GET", f.mrs, nil, 200, wantLen(1)},
+		{"holder cannot set the strict policy", carol, "PATCH", f.c.doc + "/branches/main", map[string]any{"strict": true}, 403, nil},
+		{"holder tags", carol, "POST", f.c.doc + "/tags", map[string]any{"revision": f.h0, "label": "carol"}, 201, nil},
+	})
+	e.run(t, []scenario{
+		{"holder merges into an unprotected branch", carol, "POST", f.mrs + "/" + first + "/merge", nil, 200, wantKey("status", "merged")},
+		{"protect main", f.alice, "PATCH", f.c.doc + "/branches/main", map[string]any{"protected": true}, 200, nil},
+		{"holder opens another", carol, "POST", f.mrs, map[string]any{"from_branch": "c2", "to_branch": "main"}, 201, func(t *testing.T, r *testResponse) {
+			second = fmt.Sprint(r.obj(t)["number"])
+		}},
+	})
+	e.run(t, []scenario{
+		{"holder cannot merge into a protected branch", carol, "POST", f.mrs + "/" + second + "/merge", nil, 403, nil},
+		{"revoke", f.alice, "DELETE", f.c.doc + "/shares/" + share, nil, 204, nil},
+		{"revoked: get", carol, "GET", f.mrs + "/" + second, nil, 403, nil},
+		{"revoked: list", carol, "GET", f.mrs, nil, 403, nil},
+		{"revoked: close", carol, "POST", f.mrs + "/" + second + "/close", nil, 403, nil},
+		{"revoked: open", carol, "POST", f.mrs, map[string]any{"from_branch": "c1", "to_branch": "c2"}, 403, nil},
+		{"revoked: tags", carol, "GET", f.c.doc + "/tags", nil, 403, nil},
+		{"a member merges into the protected branch", f.alice, "POST", f.mrs + "/" + second + "/merge", nil, 200, nil},
+	})
+}

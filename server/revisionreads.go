@@ -473,8 +473,9 @@ func (s *Server) branchPatch(rq *request) error {
 		if err := ro.check(cur); err != nil {
 			return err
 		}
-		if b.Protected != nil && *b.Protected != br.Protected {
-			// protection guards the organisation's workflow: members only
+		if (b.Protected != nil && *b.Protected != br.Protected) || (b.Strict != nil && *b.Strict != br.Strict) {
+			// protection and the merge policy guard the organisation's
+			// workflow: members only
 			if err := a.Require(EditDocuments); err != nil {
 				return err
 			}
