@@ -463,32 +463,49 @@ func (s *Server) inductionList(rq *request) error {
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		rows, err := q.InductionListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		revs, err := q.InductionCurrentRevisions(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		byID := map[int64]db.InductionRevision{}
-		for _, r := range revs {
-			byID[r.ID] = r
-		}
-		for _, i := range rows {
-			ij, err := toInduction(i, byID[i.RevisionID], false)
-			if err != nil {
-				return err
-			}
-			out = append(out, ij)
-		}
-		return nil
+		out, err = inductionsJSON(rq.ctx, q, ids)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	setTotalCount(rq.w, total)
 	return rq.json(http.StatusOK, out)
+}
+
+// inductionRows reads inductions by id, in the order given, with their
+// current revisions: two reads however many there are.
+func inductionRows(ctx context.Context, q *db.Queries, ids []int64) ([]db.Induction, map[int64]db.InductionRevision, error) {
+	rows, err := q.InductionListByIDs(ctx, idsJSON(ids))
+	if err != nil {
+		return nil, nil, err
+	}
+	revs, err := q.InductionCurrentRevisions(ctx, idsJSON(ids))
+	if err != nil {
+		return nil, nil, err
+	}
+	byID := make(map[int64]db.InductionRevision, len(revs))
+	for _, r := range revs {
+		byID[r.ID] = r
+	}
+	return rows, byID, nil
+}
+
+// inductionsJSON renders inductions by id, in the order given.
+func inductionsJSON(ctx context.Context, q *db.Queries, ids []int64) ([]inductionJSON, error) {
+	rows, revs, err := inductionRows(ctx, q, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]inductionJSON, 0, len(rows))
+	for _, i := range rows {
+		ij, err := toInduction(i, revs[i.RevisionID], false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ij)
+	}
+	return out, nil
 }
 
 func (s *Server) inductionGet(rq *request) error {

@@ -490,21 +490,5 @@ func locationInductions(ctx context.Context, q *db.Queries, locationID int64) ([
 	if err != nil {
 		return nil, err
 	}
-	out := make([]inductionJSON, 0, len(ids))
-	for _, id := range ids {
-		i, err := q.InductionGet(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		r, err := q.InductionRevisionGet(ctx, i.RevisionID)
-		if err != nil {
-			return nil, err
-		}
-		ij, err := toInduction(i, r, false)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ij)
-	}
-	return out, nil
+	return inductionsJSON(ctx, q, ids)
 }

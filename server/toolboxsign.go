@@ -539,16 +539,13 @@ func (s *Server) missingInduction(rq *request, q *db.Queries, locationID, userID
 	if err != nil {
 		return "", err
 	}
-	for _, id := range ids {
-		i, err := q.InductionGet(rq.ctx, id)
-		if err != nil {
-			return "", err
-		}
-		r, err := q.InductionRevisionGet(rq.ctx, i.RevisionID)
-		if err != nil {
-			return "", err
-		}
-		rec, err := q.InductionRecordLatest(rq.ctx, db.InductionRecordLatestParams{InductionID: id, UserID: userID})
+	inductions, revs, err := inductionRows(rq.ctx, q, ids)
+	if err != nil {
+		return "", err
+	}
+	for _, i := range inductions {
+		r := revs[i.RevisionID]
+		rec, err := q.InductionRecordLatest(rq.ctx, db.InductionRecordLatestParams{InductionID: i.ID, UserID: userID})
 		if db.IsNotFound(err) {
 			return r.Name, nil
 		} else if err != nil {
