@@ -330,7 +330,8 @@ func docScopePermission(s DocScope) (Permission, bool) {
 
 // RequireDoc is Require for one scope of the document in a.Scopes: a
 // member needs the scope's permission; a non-member needs an accepted
-// share of the document that grants the scope.
+// document share that grants the scope, or the scope's permission through
+// a project share (Require knows those).
 func (a Access) RequireDoc(s DocScope) error {
 	p, ok := docScopePermission(s)
 	if !ok {
@@ -339,14 +340,15 @@ func (a Access) RequireDoc(s DocScope) error {
 	if a.IsMember() || a.Shared == 0 {
 		return a.Require(p)
 	}
-	if a.Shared&s != s {
-		for _, n := range docScopeNames {
-			if n.Scope == s {
-				return forbidden("Your share of this document does not include %s.", n.Name)
-			}
+	if a.Shared&s == s || a.Can(p) {
+		return nil
+	}
+	for _, n := range docScopeNames {
+		if n.Scope == s {
+			return forbidden("Your share of this document does not include %s.", n.Name)
 		}
 	}
-	return nil
+	return forbidden("That is not a document scope.")
 }
 
 // CanDoc is RequireDoc as a boolean.

@@ -306,3 +306,29 @@ func TestDocumentShareOnProjectLayer(t *testing.T) {
 		{"MANAGE_ORGANISATION shares any document", f.bob, "POST", "/documents/" + f.doc + "/shares", body, 201, nil},
 	})
 }
+
+// TestDocumentShareWithProjectShare: a recipient of both a project share
+// (VIEW_DOCUMENTS on the project's documents) and a document share holds
+// the union: the document share's scopes add to the project share's reads.
+func TestDocumentShareWithProjectShare(t *testing.T) {
+	f := newDocFixture(t)
+	e := f.e
+	carol := e.user("carol")
+	doc := "/documents/" + e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Project spec", "project_id": f.project}).obj(t)["id"].(string)
+	c := content{f: f, doc: doc}
+	h0 := c.head(t, "main")
+	h1 := c.change(t, "POST", c.rev(h0)+"/clauses", map[string]any{"text": "first"})
+	ps := e.must(201, f.alice, "POST", "/projects/"+f.project+"/shares", map[string]any{"user_id": carol.ID}).obj(t)["id"].(string)
+	e.must(200, carol, "POST", "/users/@me/project-shares/"+ps+"/accept", nil)
+	ds := e.must(201, f.alice, "POST", doc+"/shares", map[string]any{"user_id": carol.ID, "scope_edit": true}).obj(t)["id"].(string)
+	e.must(200, carol, "POST", "/users/@me/document-shares/"+ds+"/accept", nil)
+	e.run(t, []scenario{
+		{"view through the project share", carol, "GET", doc, nil, 200, wantPermissions(true, true)},
+		{"an older revision through the project share", carol, "GET", c.rev(h0), nil, 200, nil},
+		{"edit through the document share", carol, "POST", c.rev(h1) + "/clauses", map[string]any{"text": "carol"}, 200, nil},
+		{"no branch from either", carol, "POST", doc + "/branches", map[string]any{"name": "carols"}, 403, nil},
+		{"revoke the document share", f.alice, "DELETE", doc + "/shares/" + ds, nil, 204, nil},
+		{"edit ends", carol, "POST", c.rev(h1) + "/clauses", map[string]any{"text": "late"}, 403, nil},
+		{"the project share still reads", carol, "GET", doc, nil, 200, wantPermissions(true, false)},
+	})
+}
