@@ -1408,3 +1408,6 @@ CREATE TABLE document_tags (
 );
 CREATE UNIQUE INDEX document_tags_label ON document_tags(document_id, release, label);
 CREATE INDEX document_tags_release ON document_tags(document_id, release, id);
+
+-- == 0052_document_tags_revision (issue 13) ==
+CREATE INDEX document_tags_revision ON document_tags(revision_id, release, id);
