@@ -1766,6 +1766,11 @@ func TestBrowserDocumentEditor(t *testing.T) {
 			b.signIn(email, "Edna password")
 			b.seeIn("h1", "Earthworks")
 			b.waitFor(clauseTexts+` === 'Excavate|Backfill'`, "the second editor's clauses")
+			b.step = "presence: each editor sees the other, and where"
+			b.click("Clause 2: select, or drag to move")
+			a.seeIn(`ul[aria-label="Also here"]`, "Edna (another tab) · clause 2")
+			a.waitFor(`[...document.querySelectorAll('.here-mark')].some(m => m.closest('.doc-row').innerText.includes('Backfill'))`, "the mark on clause 2's row")
+			b.seeIn(`ul[aria-label="Also here"]`, "Edna (another tab)")
 			b.editCell("Rate of clause 1: 10", "20")
 			b.see("Clause 1: Rate saved.")
 			a.step = "the first editor sees it without a reload"
@@ -1808,6 +1813,12 @@ func TestBrowserDocumentEditor(t *testing.T) {
 			a.waitFor(clauseTexts+` === 'Excavate|Backfill in layers'`, "main unchanged")
 			a.choose("Branch", "draft")
 			a.waitFor(clauseTexts+` === 'Excavate to formation|Backfill in layers'`, "the draft's change")
+
+			a.step = "exports of the revision shown"
+			a.click("Download DOCX")
+			a.see("The DOCX file is downloading.")
+			a.click("Download XLSX")
+			a.see("The XLSX file is downloading.")
 
 			a.step = "history and a diff"
 			a.click("Show the history of draft")
