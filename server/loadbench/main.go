@@ -45,15 +45,16 @@ func main() {
 		keep        = flag.Bool("keep", false, "keep the temp directory")
 		rounds      = flag.Int("rounds", 2, "ceiling/service alternations")
 		only        = flag.String("only", "", "run only the operations whose name contains this")
+		clauses     = flag.Int("clauses", 10000, "clauses of the document the cell edits change (0: no document)")
 	)
 	flag.Parse()
-	if err := run(*bin, *projects, *members, *conns, *duration, *synchronous, *keep, *rounds, *only); err != nil {
+	if err := run(*bin, *projects, *members, *clauses, *conns, *duration, *synchronous, *keep, *rounds, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, nProjects, nMembers, conns int, duration time.Duration, synchronous string, keep bool, rounds int, only string) error {
+func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Duration, synchronous string, keep bool, rounds int, only string) error {
 	dir, err := os.MkdirTemp("", "loadbench-")
 	if err != nil {
 		return err
@@ -122,28 +123,59 @@ func run(bin string, nProjects, nMembers, conns int, duration time.Duration, syn
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
-	fmt.Printf("seeded 1 organisation, %d projects, %d members with roles in %s\n\n", nProjects, nMembers, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("seeded 1 organisation, %d projects, %d members with roles in %s\n", nProjects, nMembers, time.Since(start).Round(time.Millisecond))
+	var doc *document
+	if nClauses > 0 {
+		start = time.Now()
+		if doc, err = seedDocument(c, fx, nClauses); err != nil {
+			return fmt.Errorf("seed document: %w", err)
+		}
+		fmt.Printf("seeded a document of %d clauses in %s\n", nClauses, time.Since(start).Round(time.Millisecond))
+	}
+	fmt.Println()
 
 	// The measured phase uses raw keep-alive connections and pre-built
 	// requests, as wrk does: net/http's client cost more CPU than the server
 	// it was measuring, on the same two cores.
 	host := addr
-	ops := []struct {
+	type operation struct {
 		name string
 		want int
 		req  func(worker, i int) []byte
-	}{
+		// seen, when set, reads each answer's body (a change's new hash).
+		seen func(worker int, body []byte)
+	}
+	ops := []operation{
 		{"GET /projects/{id} (role grant)", http.StatusOK, func(w, i int) []byte {
 			return rawRequest("GET", host, "/projects/"+fx.projects[(w*7919+i)%len(fx.projects)], fx.tokens[w%len(fx.tokens)], nil)
-		}},
+		}, nil},
 		{"GET /organisations/{id}/projects $filter $top=50", http.StatusOK, func(w, i int) []byte {
 			q := url.Values{"$filter": {"status eq 'open'"}, "$top": {"50"}, "$skip": {strconv.Itoa(((w*31 + i) * 50) % 5000)}}
 			return rawRequest("GET", host, "/organisations/"+fx.org+"/projects?"+q.Encode(), fx.tokens[w%len(fx.tokens)], nil)
-		}},
+		}, nil},
 		{"POST /organisations/{id}/projects", http.StatusCreated, func(w, i int) []byte {
 			body := fmt.Sprintf(`{"name":"load %d-%d","code":"L%d"}`, w, i, i%100000)
 			return rawRequest("POST", host, "/organisations/"+fx.writeOrg+"/projects", fx.tokens[w%len(fx.tokens)], []byte(body))
-		}},
+		}, nil},
+	}
+	if doc != nil {
+		// Each worker edits its own clauses (index = worker mod conns), on
+		// the revision its previous edit made: a change on an older base than
+		// the head lands on the head by merging, as concurrent editors do.
+		bases := make([]string, conns)
+		ops = append(ops, operation{fmt.Sprintf("PATCH a cell of a %d-clause document", len(doc.clauses)), http.StatusOK, func(w, i int) []byte {
+			if bases[w] == "" {
+				bases[w] = doc.head
+			}
+			cl := doc.clauses[(w+conns*i)%len(doc.clauses)]
+			body := fmt.Sprintf(`{"clause_id":%q,"column_id":%q,"value":"edit %d-%d"}`, cl, doc.column, w, i)
+			return rawRequest("PATCH", host, "/documents/"+doc.id+"/revisions/"+bases[w]+"/fields", doc.token, []byte(body))
+		}, func(w int, body []byte) {
+			var out struct{ Hash string }
+			if json.Unmarshal(body, &out) == nil && out.Hash != "" {
+				bases[w] = out.Hash
+			}
+		}})
 	}
 	if only != "" {
 		kept := ops[:0]
@@ -169,11 +201,11 @@ func run(bin string, nProjects, nMembers, conns int, duration time.Duration, syn
 	}
 	for round := 1; round <= rounds; round++ {
 		fmt.Printf("-- round %d\n", round)
-		r := drive(ceilingAddr, conns, duration, http.StatusOK, ceilingGet)
+		r := drive(ceilingAddr, conns, duration, http.StatusOK, ceilingGet, nil)
 		report("ceiling: GET /items/{id} (bare router+SELECT+JSON)", r)
 		ceilingSum += r.rps
 		for i, op := range ops {
-			r := drive(addr, conns, duration, op.want, op.req)
+			r := drive(addr, conns, duration, op.want, op.req, op.seen)
 			report(op.name, r)
 			sums[i] += r.rps
 		}
@@ -195,6 +227,7 @@ type fixture struct {
 	writeOrg string // where POST creates projects, so the read organisation keeps its size across rounds
 	projects []string
 	tokens   []string // members' tokens; their access comes through a role
+	owner    string   // the owner's token
 }
 
 // seed makes an owner, an organisation where @everyone may NOT view projects,
@@ -209,7 +242,7 @@ func seed(c *client, nProjects, nMembers, conns int) (*fixture, error) {
 	if err := c.expect(201, "POST", "/organisations", owner, map[string]any{"name": "Bench Org"}, &org); err != nil {
 		return nil, err
 	}
-	fx := &fixture{org: org.ID}
+	fx := &fixture{org: org.ID, owner: owner}
 	if err := c.expect(200, "PUT", "/organisations/"+org.ID+"/permissions/"+org.ID, owner,
 		map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "deny"}}, nil); err != nil {
 		return nil, fmt.Errorf("deny @everyone: %w", err)
@@ -303,6 +336,63 @@ func seed(c *client, nProjects, nMembers, conns int) (*fixture, error) {
 	return fx, nil
 }
 
+// document is a document the cell-edit load changes: its default branch's
+// head when seeded, the clauses and the text column the edits write.
+type document struct {
+	id, head, column, token string
+	clauses                 []string
+}
+
+// seedDocument makes, as the owner, a document in the writes organisation
+// with one text column and n clauses, appended one change at a time.
+func seedDocument(c *client, fx *fixture, n int) (*document, error) {
+	d := &document{token: fx.owner}
+	var created struct {
+		ID            string
+		DefaultBranch struct{ Revision struct{ Hash string } } `json:"default_branch"`
+	}
+	if err := c.expect(201, "POST", "/documents", fx.owner, map[string]any{"organisation_id": fx.writeOrg, "title": "Load"}, &created); err != nil {
+		return nil, err
+	}
+	d.id, d.head = created.ID, created.DefaultBranch.Revision.Hash
+	// A change answers the new revision, not the new object's id: the
+	// column's and the clauses' ids are read back from the last revision.
+	var change struct{ Hash string }
+	if err := c.expect(200, "POST", "/documents/"+d.id+"/revisions/"+d.head+"/columns", fx.owner, map[string]any{"name": "Val", "type": "text"}, &change); err != nil {
+		return nil, fmt.Errorf("column: %w", err)
+	}
+	d.head = change.Hash
+	for i := 0; i < n; i++ {
+		body := map[string]any{"text": fmt.Sprintf("Clause %d: the contractor shall provide the works described.", i)}
+		if err := c.expect(200, "POST", "/documents/"+d.id+"/revisions/"+d.head+"/clauses", fx.owner, body, &change); err != nil {
+			return nil, fmt.Errorf("clause %d: %w", i, err)
+		}
+		d.head = change.Hash
+	}
+	var columns []struct {
+		ID string `json:"column_id"`
+	}
+	if err := c.expect(200, "GET", "/documents/"+d.id+"/revisions/"+d.head+"/columns", fx.owner, nil, &columns); err != nil || len(columns) != 1 || columns[0].ID == "" {
+		return nil, fmt.Errorf("columns: %d, %v", len(columns), err)
+	}
+	d.column = columns[0].ID
+	for skip := 0; skip < n; skip += 1000 {
+		var page []struct {
+			ClauseID string `json:"clause_id"`
+		}
+		if err := c.expect(200, "GET", fmt.Sprintf("/documents/%s/revisions/%s/clauses?$skip=%d&$top=1000", d.id, d.head, skip), fx.owner, nil, &page); err != nil {
+			return nil, fmt.Errorf("clauses: %w", err)
+		}
+		for _, cl := range page {
+			d.clauses = append(d.clauses, cl.ClauseID)
+		}
+	}
+	if len(d.clauses) != n {
+		return nil, fmt.Errorf("read back %d clauses, want %d", len(d.clauses), n)
+	}
+	return d, nil
+}
+
 type result struct {
 	rps      float64
 	p50, p99 time.Duration
@@ -312,7 +402,7 @@ type result struct {
 
 // drive sends requests from conns workers, each on its own keep-alive
 // connection, for d and summarises the latencies.
-func drive(addr string, conns int, d time.Duration, want int, req func(worker, i int) []byte) result {
+func drive(addr string, conns int, d time.Duration, want int, req func(worker, i int) []byte, seen func(worker int, body []byte)) result {
 	lat := make([][]time.Duration, conns)
 	var errs atomic.Int64
 	var firstErr atomic.Value
@@ -339,7 +429,7 @@ func drive(addr string, conns int, d time.Duration, want int, req func(worker, i
 				}
 				b := req(w, i)
 				t0 := time.Now()
-				status, err := rc.roundTrip(b)
+				status, body, err := rc.roundTrip(b, seen != nil)
 				if err != nil {
 					rc.c.Close()
 					rc = nil
@@ -351,6 +441,9 @@ func drive(addr string, conns int, d time.Duration, want int, req func(worker, i
 					continue
 				}
 				lat[w] = append(lat[w], time.Since(t0))
+				if seen != nil {
+					seen(w, body)
+				}
 			}
 			if rc != nil {
 				rc.c.Close()
@@ -396,26 +489,26 @@ type rawConn struct {
 	br *bufio.Reader
 }
 
-func (rc *rawConn) roundTrip(req []byte) (int, error) {
+func (rc *rawConn) roundTrip(req []byte, keepBody bool) (int, []byte, error) {
 	if _, err := rc.c.Write(req); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	line, err := rc.br.ReadSlice('\n')
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if len(line) < 12 {
-		return 0, fmt.Errorf("bad status line %q", line)
+		return 0, nil, fmt.Errorf("bad status line %q", line)
 	}
 	status, err := strconv.Atoi(string(line[9:12]))
 	if err != nil {
-		return 0, fmt.Errorf("bad status line %q", line)
+		return 0, nil, fmt.Errorf("bad status line %q", line)
 	}
 	length := 0
 	for {
 		h, err := rc.br.ReadSlice('\n')
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		if len(h) <= 2 {
 			break
@@ -424,10 +517,17 @@ func (rc *rawConn) roundTrip(req []byte) (int, error) {
 			length, _ = strconv.Atoi(strings.TrimSpace(string(h[15:])))
 		}
 	}
-	if _, err := rc.br.Discard(length); err != nil {
-		return 0, err
+	if keepBody {
+		body := make([]byte, length)
+		if _, err := io.ReadFull(rc.br, body); err != nil {
+			return 0, nil, err
+		}
+		return status, body, nil
 	}
-	return status, nil
+	if _, err := rc.br.Discard(length); err != nil {
+		return 0, nil, err
+	}
+	return status, nil, nil
 }
 
 type client struct {
