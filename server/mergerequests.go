@@ -172,28 +172,13 @@ func analyseMerge(ctx context.Context, q *db.Queries, m db.DocumentMergeRequest,
 		return nil, err
 	}
 	if len(conflicts) == 0 {
-		// the merged columns' expressions must still compile without a cycle
-		if conflicts, err = calcConflicts(st.stage, merged); err != nil {
+		// expressions still compile, enum cells name values (docconstraints.go)
+		if conflicts, err = mergeConstraints(ctx, q, st.stage, hashOf(base.Hash), hashOf(st.toHead.Hash), hashOf(st.fromHead.Hash), merged); err != nil {
 			return nil, err
 		}
 	}
 	st.result, st.conflicts = merged, conflicts
 	return st, nil
-}
-
-// calcConflicts: a merged revision whose expressions do not compile (a
-// formula cycle made by the two sides together) is a constraint conflict.
-func calcConflicts(stage *docengine.Stage, h docengine.Hash) ([]docengine.Conflict, error) {
-	r, err := stage.Root(h)
-	if err != nil {
-		return nil, err
-	}
-	var pe *calcPlanError
-	if _, err := planCalc(r.Columns); errors.As(err, &pe) {
-		return []docengine.Conflict{{ID: fmt.Sprintf("constraint:0:0:%d:%s", pe.columnID, pe.field),
-			Kind: docengine.KindConstraint, ColumnID: pe.columnID, Ours: pe.msg}}, nil
-	}
-	return nil, nil
 }
 
 // withState adds the merge state to a rendered request.

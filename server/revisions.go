@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -418,15 +417,12 @@ func (s *Server) change(rq *request, op func(q *db.Queries, d db.Document, doc *
 			if len(conflicts) > 0 {
 				return conflictError(head, conflicts)
 			}
-			// the merged columns' expressions must still compile without a cycle
-			mr, err := st.Root(merged)
-			if err != nil {
+			// expressions still compile, enum cells name values (docconstraints.go)
+			if conflicts, err = mergeConstraints(rq.ctx, q, st, base, headHash, t, merged); err != nil {
 				return err
 			}
-			var pe *calcPlanError
-			if _, err := planCalc(mr.Columns); errors.As(err, &pe) {
-				return conflictError(head, []docengine.Conflict{{ID: fmt.Sprintf("constraint:0:0:%d:%s", pe.columnID, pe.field),
-					Kind: docengine.KindConstraint, ColumnID: pe.columnID, Ours: pe.msg}})
+			if len(conflicts) > 0 {
+				return conflictError(head, conflicts)
 			}
 			result = merged
 		}
