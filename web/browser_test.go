@@ -1814,6 +1814,26 @@ func TestBrowserDocumentEditor(t *testing.T) {
 			a.choose("Branch", "draft")
 			a.waitFor(clauseTexts+` === 'Excavate to formation|Backfill in layers'`, "the draft's change")
 
+			a.step = "a merge request with a conflict settled in the page"
+			a.choose("Branch", "main")
+			a.waitFor(clauseTexts+` === 'Excavate|Backfill in layers'`, "main")
+			a.editCell("Text of clause 1: Excavate", "Excavate by hand")
+			a.see("Clause 1 saved.")
+			a.choose("Branch", "draft")
+			a.waitFor(clauseTexts+` === 'Excavate to formation|Backfill in layers'`, "the draft")
+			a.choose("Into", "main")
+			a.click("Open merge request")
+			a.see("Merge request opened.")
+			a.seeIn(`[aria-label="Conflicts to settle"]`, "text")
+			a.click("Another value")
+			a.fill("The value", "Excavate by hand to formation")
+			a.axe("a merge request with a conflict")
+			a.click("Merge")
+			a.see("Merged draft into main.")
+			a.waitFor(`document.getElementById('branch').value === 'main'`, "main shown after the merge")
+			a.waitFor(clauseTexts+` === 'Excavate by hand to formation|Backfill in layers'`, "the settled text on main")
+			a.choose("Branch", "draft")
+
 			a.step = "exports of the revision shown"
 			a.click("Download DOCX")
 			a.see("The DOCX file is downloading.")
