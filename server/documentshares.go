@@ -32,25 +32,22 @@ type documentRefJSON struct {
 }
 
 type documentShareJSON struct {
-	ID                       db.ID           `json:"id"`
-	Type                     string          `json:"type"`
-	DocumentID               db.ID           `json:"document_id"`
-	Document                 documentRefJSON `json:"document"`
-	OwnerOrganisation        *orgPartialJSON `json:"owner_organisation"`
-	Organisation             *orgPartialJSON `json:"organisation"`
-	User                     any             `json:"user"`
-	Status                   string          `json:"status"`
-	ScopeView                bool            `json:"scope_view"`
-	ScopeEdit                bool            `json:"scope_edit"`
-	ScopeBranch              bool            `json:"scope_branch"`
-	ScopeFork                bool            `json:"scope_fork"`
-	ScopeRevisions           bool            `json:"scope_revisions"`
-	ScopeExport              bool            `json:"scope_export"`
-	ShareToUsersOrganisation bool            `json:"share_to_users_organisation"`
-	SharedBy                 any             `json:"shared_by"`
-	CreatedAt                string          `json:"created_at"`
-	UpdatedAt                string          `json:"updated_at"`
-	RespondedAt              *string         `json:"responded_at"`
+	ID         db.ID           `json:"id"`
+	Type       string          `json:"type"`
+	DocumentID db.ID           `json:"document_id"`
+	Document   documentRefJSON `json:"document"`
+	shareParties
+	Status                   string  `json:"status"`
+	ScopeView                bool    `json:"scope_view"`
+	ScopeEdit                bool    `json:"scope_edit"`
+	ScopeBranch              bool    `json:"scope_branch"`
+	ScopeFork                bool    `json:"scope_fork"`
+	ScopeRevisions           bool    `json:"scope_revisions"`
+	ScopeExport              bool    `json:"scope_export"`
+	ShareToUsersOrganisation bool    `json:"share_to_users_organisation"`
+	CreatedAt                string  `json:"created_at"`
+	UpdatedAt                string  `json:"updated_at"`
+	RespondedAt              *string `json:"responded_at"`
 }
 
 var documentShareReadOnly = []string{"id", "type", "document_id", "document", "owner_organisation", "organisation", "user",
@@ -60,23 +57,7 @@ var documentShareReadOnly = []string{"id", "type", "document_id", "document", "o
 // revealUser, organisations as partial objects.
 func (s *Server) renderDocumentShares(ctx context.Context, q *db.Queries, viewerID int64, rows []db.DocumentShare) ([]documentShareJSON, error) {
 	out := make([]documentShareJSON, 0, len(rows))
-	orgs := map[int64]*orgPartialJSON{}
-	org := func(id int64) (*orgPartialJSON, error) {
-		if o, ok := orgs[id]; ok {
-			return o, nil
-		}
-		o, err := q.OrganisationGet(ctx, id)
-		if db.IsNotFound(err) {
-			orgs[id] = nil
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		p := toOrgPartial(o)
-		orgs[id] = &p
-		return &p, nil
-	}
+	parties := s.shareParties(ctx, q, viewerID)
 	docs := map[int64]db.Document{}
 	for _, r := range rows {
 		d, ok := docs[r.DocumentID]
@@ -94,20 +75,7 @@ func (s *Server) renderDocumentShares(ctx context.Context, q *db.Queries, viewer
 			ScopeFork: r.ScopeFork, ScopeRevisions: r.ScopeRevisions, ScopeExport: r.ScopeExport,
 			ShareToUsersOrganisation: r.ShareToUsersOrganisation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, RespondedAt: r.RespondedAt}
 		var err error
-		if sh.OwnerOrganisation, err = org(r.OrganisationID); err != nil {
-			return nil, err
-		}
-		if r.RecipientOrganisationID != nil {
-			if sh.Organisation, err = org(*r.RecipientOrganisationID); err != nil {
-				return nil, err
-			}
-		}
-		if r.RecipientUserID != nil {
-			if sh.User, err = s.revealUser(ctx, q, *r.RecipientUserID, viewerID, false); err != nil {
-				return nil, err
-			}
-		}
-		if sh.SharedBy, err = s.revealUser(ctx, q, r.SharedBy, viewerID, false); err != nil {
+		if sh.shareParties, err = parties.render(r.OrganisationID, r.RecipientOrganisationID, r.RecipientUserID, r.SharedBy); err != nil {
 			return nil, err
 		}
 		out = append(out, sh)
@@ -366,28 +334,12 @@ func (s *Server) documentShareRespond(accept bool) handlerFunc {
 			if err != nil {
 				return err
 			}
-			if sh.RecipientUserID != nil {
-				if *sh.RecipientUserID != rq.user.ID {
-					return notFound("The document share does not exist.")
-				}
-			} else {
-				a, err := authorize(rq.ctx, q, rq.user.ID, *sh.RecipientOrganisationID, Scopes{})
-				if db.IsNotFound(err) || (err == nil && !a.IsMember()) {
-					return notFound("The document share does not exist.")
-				}
-				if err != nil {
-					return err
-				}
-				if err := a.Require(ManageOrganisation); err != nil {
-					return err
-				}
+			if err := mayRespond(rq.ctx, q, rq.user.ID, sh.RecipientUserID, sh.RecipientOrganisationID, ManageOrganisation, notFound("The document share does not exist.")); err != nil {
+				return err
 			}
-			if sh.Status != sharePending {
-				return badRequest("The document share is no longer pending.")
-			}
-			status := shareRejected
-			if accept {
-				status = shareAccepted
+			status, err := respondStatus(sh.Status, accept, "document share")
+			if err != nil {
+				return err
 			}
 			if sh, err = q.DocumentShareSetStatus(rq.ctx, db.DocumentShareSetStatusParams{ID: sh.ID, Status: status,
 				RespondedAt: ptr(s.nowText()), RespondedBy: &rq.user.ID}); err != nil {

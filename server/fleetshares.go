@@ -14,38 +14,19 @@ import (
 // revoking ends that on the next request.
 
 type fleetShareJSON struct {
-	ID                db.ID                `json:"id"`
-	Fleet             fleetPartialJSON     `json:"fleet"`
-	OwnerOrganisation *orgPartialJSON      `json:"owner_organisation"`
-	Organisation      *orgPartialJSON      `json:"organisation"`
-	User              any                  `json:"user"`
-	WorkItemType      *workItemTypeRefJSON `json:"work_item_type"`
-	Status            int64                `json:"status"`
-	SharedBy          any                  `json:"shared_by"`
-	CreatedAt         string               `json:"created_at"`
-	RespondedAt       *string              `json:"responded_at"`
+	ID    db.ID            `json:"id"`
+	Fleet fleetPartialJSON `json:"fleet"`
+	shareParties
+	WorkItemType *workItemTypeRefJSON `json:"work_item_type"`
+	Status       int64                `json:"status"`
+	CreatedAt    string               `json:"created_at"`
+	RespondedAt  *string              `json:"responded_at"`
 }
 
 // renderShares renders shares for the viewer: users through revealUser.
 func (s *Server) renderShares(ctx context.Context, q *db.Queries, viewerID int64, rows []db.FleetShare) ([]fleetShareJSON, error) {
 	out := make([]fleetShareJSON, 0, len(rows))
-	orgs := map[int64]*orgPartialJSON{}
-	org := func(id int64) (*orgPartialJSON, error) {
-		if o, ok := orgs[id]; ok {
-			return o, nil
-		}
-		o, err := q.OrganisationGet(ctx, id)
-		if db.IsNotFound(err) {
-			orgs[id] = nil
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		p := toOrgPartial(o)
-		orgs[id] = &p
-		return &p, nil
-	}
+	parties := s.shareParties(ctx, q, viewerID)
 	for _, r := range rows {
 		f, err := q.FleetGet(ctx, r.FleetID)
 		if err != nil {
@@ -53,20 +34,7 @@ func (s *Server) renderShares(ctx context.Context, q *db.Queries, viewerID int64
 		}
 		sh := fleetShareJSON{ID: db.ID(r.ID), Fleet: fleetPartialJSON{ID: db.ID(f.ID), OrganisationID: db.ID(f.OrganisationID), Name: f.Name},
 			Status: r.Status, CreatedAt: r.CreatedAt, RespondedAt: r.RespondedAt}
-		if sh.OwnerOrganisation, err = org(r.OrganisationID); err != nil {
-			return nil, err
-		}
-		if r.RecipientOrganisationID != nil {
-			if sh.Organisation, err = org(*r.RecipientOrganisationID); err != nil {
-				return nil, err
-			}
-		}
-		if r.RecipientUserID != nil {
-			if sh.User, err = s.revealUser(ctx, q, *r.RecipientUserID, viewerID, false); err != nil {
-				return nil, err
-			}
-		}
-		if sh.SharedBy, err = s.revealUser(ctx, q, r.SharedBy, viewerID, false); err != nil {
+		if sh.shareParties, err = parties.render(r.OrganisationID, r.RecipientOrganisationID, r.RecipientUserID, r.SharedBy); err != nil {
 			return nil, err
 		}
 		if sh.WorkItemType, err = workItemTypeRef(ctx, q, r.WorkItemTypeID); err != nil {

@@ -14,60 +14,27 @@ import (
 // revoking ends that on the next request. Decisions in docs/projects.md.
 
 type projectShareJSON struct {
-	ID                db.ID              `json:"id"`
-	Project           projectPartialJSON `json:"project"`
-	OwnerOrganisation *orgPartialJSON    `json:"owner_organisation"`
-	Organisation      *orgPartialJSON    `json:"organisation"`
-	User              any                `json:"user"`
-	Status            int64              `json:"status"`
-	SharedBy          any                `json:"shared_by"`
-	CreatedAt         string             `json:"created_at"`
-	RespondedAt       *string            `json:"responded_at"`
+	ID      db.ID              `json:"id"`
+	Project projectPartialJSON `json:"project"`
+	shareParties
+	Status      int64   `json:"status"`
+	CreatedAt   string  `json:"created_at"`
+	RespondedAt *string `json:"responded_at"`
 }
 
 func projectShareAbsent() *Error { return notFound("The project share does not exist.") }
 
-// renderProjectShares renders shares for the viewer: users through
-// revealUser, organisations read once each.
+// renderProjectShares renders shares for the viewer.
 func (s *Server) renderProjectShares(ctx context.Context, q *db.Queries, viewerID int64, rows []db.ProjectShare) ([]projectShareJSON, error) {
 	out := make([]projectShareJSON, 0, len(rows))
-	orgs := map[int64]*orgPartialJSON{}
-	org := func(id int64) (*orgPartialJSON, error) {
-		if o, ok := orgs[id]; ok {
-			return o, nil
-		}
-		o, err := q.OrganisationGet(ctx, id)
-		if db.IsNotFound(err) {
-			orgs[id] = nil
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		p := toOrgPartial(o)
-		orgs[id] = &p
-		return &p, nil
-	}
+	parties := s.shareParties(ctx, q, viewerID)
 	for _, r := range rows {
 		p, err := q.ProjectGet(ctx, r.ProjectID)
 		if err != nil {
 			return nil, err
 		}
 		sh := projectShareJSON{ID: db.ID(r.ID), Project: toProjectPartial(p), Status: r.Status, CreatedAt: r.CreatedAt, RespondedAt: r.RespondedAt}
-		if sh.OwnerOrganisation, err = org(r.OrganisationID); err != nil {
-			return nil, err
-		}
-		if r.RecipientOrganisationID != nil {
-			if sh.Organisation, err = org(*r.RecipientOrganisationID); err != nil {
-				return nil, err
-			}
-		}
-		if r.RecipientUserID != nil {
-			if sh.User, err = s.revealUser(ctx, q, *r.RecipientUserID, viewerID, false); err != nil {
-				return nil, err
-			}
-		}
-		if sh.SharedBy, err = s.revealUser(ctx, q, r.SharedBy, viewerID, false); err != nil {
+		if sh.shareParties, err = parties.render(r.OrganisationID, r.RecipientOrganisationID, r.RecipientUserID, r.SharedBy); err != nil {
 			return nil, err
 		}
 		out = append(out, sh)

@@ -78,3 +78,64 @@ func respondStatus(current int64, accept bool, what string) (int64, error) {
 	}
 	return shareRejected, nil
 }
+
+// shareParties are the organisations and people every kind of share shows.
+type shareParties struct {
+	OwnerOrganisation *orgPartialJSON `json:"owner_organisation"`
+	Organisation      *orgPartialJSON `json:"organisation"`
+	User              any             `json:"user"`
+	SharedBy          any             `json:"shared_by"`
+}
+
+// partyRenderer renders shareParties for one viewer (users through
+// revealUser), reading each organisation once however many shares name it.
+type partyRenderer struct {
+	s        *Server
+	ctx      context.Context
+	q        *db.Queries
+	viewerID int64
+	orgs     map[int64]*orgPartialJSON
+}
+
+func (s *Server) shareParties(ctx context.Context, q *db.Queries, viewerID int64) *partyRenderer {
+	return &partyRenderer{s: s, ctx: ctx, q: q, viewerID: viewerID, orgs: map[int64]*orgPartialJSON{}}
+}
+
+func (r *partyRenderer) org(id int64) (*orgPartialJSON, error) {
+	if o, ok := r.orgs[id]; ok {
+		return o, nil
+	}
+	o, err := r.q.OrganisationGet(r.ctx, id)
+	if db.IsNotFound(err) { // a deleted organisation shows as null
+		r.orgs[id] = nil
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := toOrgPartial(o)
+	r.orgs[id] = &p
+	return &p, nil
+}
+
+// render is a share's parties: the owning organisation, its recipient (an
+// organisation or a user) and who shared it.
+func (r *partyRenderer) render(ownerOrgID int64, toOrg, toUser *int64, sharedBy int64) (shareParties, error) {
+	var out shareParties
+	var err error
+	if out.OwnerOrganisation, err = r.org(ownerOrgID); err != nil {
+		return out, err
+	}
+	if toOrg != nil {
+		if out.Organisation, err = r.org(*toOrg); err != nil {
+			return out, err
+		}
+	}
+	if toUser != nil {
+		if out.User, err = r.s.revealUser(r.ctx, r.q, *toUser, r.viewerID, false); err != nil {
+			return out, err
+		}
+	}
+	out.SharedBy, err = r.s.revealUser(r.ctx, r.q, sharedBy, r.viewerID, false)
+	return out, err
+}
