@@ -19,6 +19,7 @@ func (s *Server) routes() []route {
 	return []route{
 		{"GET", "/healthz", public, s.healthz},
 		{"GET", "/readyz", public, s.readyz},
+		{"GET", "/openapi.json", public, s.openAPI}, // the API description (openapi.yaml)
 		{"GET", "/organisations/:id/audit-log", authenticated, s.auditLog},
 		{"GET", "/organisations/:id/audit-log/export", authenticated, s.auditExport},
 

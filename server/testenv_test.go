@@ -25,7 +25,9 @@ import (
 
 func TestMain(m *testing.M) {
 	bcryptCost = bcrypt.MinCost // hashing cost is not what these tests are about
-	os.Exit(m.Run())
+	// Then every answer the handler tests got must match the API
+	// description (openapi_test.go).
+	os.Exit(checkAPIAnswers(m.Run()))
 }
 
 // testClock is a clock tests can move forward.
@@ -153,8 +155,12 @@ func (e *testEnv) do(u *testUser, method, path string, body any) *testResponse {
 // serve runs a prepared request through the whole handler.
 func (e *testEnv) serve(req *http.Request) *testResponse {
 	rec := httptest.NewRecorder()
+	route := &routeSlot{pattern: "unmatched"} // the server names the matched route here
+	req = req.WithContext(context.WithValue(req.Context(), routeKey{}, route))
 	e.srv.ServeHTTP(rec, req)
-	return &testResponse{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	r := &testResponse{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	apiResponses.record(req, route.pattern, r)
+	return r
 }
 
 // must sends a request and fails the test unless the status is want.
