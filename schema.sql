@@ -1411,3 +1411,6 @@ CREATE INDEX document_tags_release ON document_tags(document_id, release, id);
 
 -- == 0052_document_tags_revision (issue 13) ==
 CREATE INDEX document_tags_revision ON document_tags(revision_id, release, id);
+
+-- == 0033_asset_group_deletes (issue 17; docs/assets.md) ==
+CREATE INDEX documents_asset_group ON documents(asset_group_id) WHERE asset_group_id IS NOT NULL;

@@ -66,6 +66,31 @@ func (q *Queries) AssetFieldCreate(ctx context.Context, arg AssetFieldCreatePara
 	return i, err
 }
 
+const assetFieldDelete = `-- name: AssetFieldDelete :exec
+DELETE FROM asset_fields WHERE id = ?1 AND organisation_id = ?2
+`
+
+type AssetFieldDeleteParams struct {
+	ID             int64
+	OrganisationID int64
+}
+
+func (q *Queries) AssetFieldDelete(ctx context.Context, arg AssetFieldDeleteParams) error {
+	_, err := q.exec(ctx, q.assetFieldDeleteStmt, assetFieldDelete, arg.ID, arg.OrganisationID)
+	return err
+}
+
+const assetFieldDetachAll = `-- name: AssetFieldDetachAll :exec
+DELETE FROM asset_type_fields WHERE field_id = ?1
+`
+
+// Deleting a field (none holding a value) takes it off every type and drops
+// its enum values first.
+func (q *Queries) AssetFieldDetachAll(ctx context.Context, fieldID int64) error {
+	_, err := q.exec(ctx, q.assetFieldDetachAllStmt, assetFieldDetachAll, fieldID)
+	return err
+}
+
 const assetFieldEnumValueCreate = `-- name: AssetFieldEnumValueCreate :one
 INSERT INTO asset_field_enum_values(id, organisation_id, asset_field_id, value, position)
 VALUES (?1, ?2, ?3, ?4, ?5)
@@ -125,6 +150,15 @@ type AssetFieldEnumValueMoveParams struct {
 
 func (q *Queries) AssetFieldEnumValueMove(ctx context.Context, arg AssetFieldEnumValueMoveParams) error {
 	_, err := q.exec(ctx, q.assetFieldEnumValueMoveStmt, assetFieldEnumValueMove, arg.Position, arg.ID, arg.AssetFieldID)
+	return err
+}
+
+const assetFieldEnumValuesDeleteAll = `-- name: AssetFieldEnumValuesDeleteAll :exec
+DELETE FROM asset_field_enum_values WHERE asset_field_id = ?1
+`
+
+func (q *Queries) AssetFieldEnumValuesDeleteAll(ctx context.Context, assetFieldID int64) error {
+	_, err := q.exec(ctx, q.assetFieldEnumValuesDeleteAllStmt, assetFieldEnumValuesDeleteAll, assetFieldID)
 	return err
 }
 
@@ -713,6 +747,30 @@ func (q *Queries) AssetZoneCreate(ctx context.Context, arg AssetZoneCreateParams
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const assetZoneDelete = `-- name: AssetZoneDelete :exec
+DELETE FROM asset_zones WHERE id = ?1 AND organisation_id = ?2
+`
+
+type AssetZoneDeleteParams struct {
+	ID             int64
+	OrganisationID int64
+}
+
+func (q *Queries) AssetZoneDelete(ctx context.Context, arg AssetZoneDeleteParams) error {
+	_, err := q.exec(ctx, q.assetZoneDeleteStmt, assetZoneDelete, arg.ID, arg.OrganisationID)
+	return err
+}
+
+const assetZoneDetachAll = `-- name: AssetZoneDetachAll :exec
+DELETE FROM asset_type_zones WHERE zone_id = ?1
+`
+
+// Deleting a zone takes it off every type first.
+func (q *Queries) AssetZoneDetachAll(ctx context.Context, zoneID int64) error {
+	_, err := q.exec(ctx, q.assetZoneDetachAllStmt, assetZoneDetachAll, zoneID)
+	return err
 }
 
 const assetZoneGet = `-- name: AssetZoneGet :one

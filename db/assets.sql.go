@@ -89,6 +89,15 @@ func (q *Queries) AssetFieldValuePut(ctx context.Context, arg AssetFieldValuePut
 	return err
 }
 
+const assetFieldValuesDeleteOfGroup = `-- name: AssetFieldValuesDeleteOfGroup :exec
+DELETE FROM asset_field_values WHERE group_id = ?1
+`
+
+func (q *Queries) AssetFieldValuesDeleteOfGroup(ctx context.Context, groupID int64) error {
+	_, err := q.exec(ctx, q.assetFieldValuesDeleteOfGroupStmt, assetFieldValuesDeleteOfGroup, groupID)
+	return err
+}
+
 const assetFieldValuesOf = `-- name: AssetFieldValuesOf :many
 SELECT group_id, field_id, organisation_id, value, units FROM asset_field_values WHERE group_id IN (SELECT value FROM json_each(?1)) ORDER BY group_id, field_id
 `
@@ -234,6 +243,20 @@ func (q *Queries) AssetGroupCreate(ctx context.Context, arg AssetGroupCreatePara
 		&i.UpdatedBy,
 	)
 	return i, err
+}
+
+const assetGroupDelete = `-- name: AssetGroupDelete :exec
+DELETE FROM asset_groups WHERE id = ?1 AND organisation_id = ?2 AND ephemerality <> 0
+`
+
+type AssetGroupDeleteParams struct {
+	ID             int64
+	OrganisationID int64
+}
+
+func (q *Queries) AssetGroupDelete(ctx context.Context, arg AssetGroupDeleteParams) error {
+	_, err := q.exec(ctx, q.assetGroupDeleteStmt, assetGroupDelete, arg.ID, arg.OrganisationID)
+	return err
 }
 
 const assetGroupGet = `-- name: AssetGroupGet :one
@@ -424,6 +447,15 @@ func (q *Queries) AssetGroupMembersCloseGap(ctx context.Context, arg AssetGroupM
 	return err
 }
 
+const assetGroupMembersDeleteAll = `-- name: AssetGroupMembersDeleteAll :exec
+DELETE FROM asset_group_members WHERE group_id = ?1
+`
+
+func (q *Queries) AssetGroupMembersDeleteAll(ctx context.Context, groupID int64) error {
+	_, err := q.exec(ctx, q.assetGroupMembersDeleteAllStmt, assetGroupMembersDeleteAll, groupID)
+	return err
+}
+
 const assetGroupMembersOf = `-- name: AssetGroupMembersOf :many
 SELECT group_id, asset_id, position FROM asset_group_members
 WHERE group_id IN (SELECT value FROM json_each(?1))
@@ -458,6 +490,19 @@ func (q *Queries) AssetGroupMembersOf(ctx context.Context, idsJson interface{}) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const assetGroupNamedByDocument = `-- name: AssetGroupNamedByDocument :one
+SELECT EXISTS (SELECT 1 FROM documents WHERE asset_group_id = ?1) AS named
+`
+
+// Deleting a temporary or permanent group: what refers to it from other
+// areas keeps it (documents name it by asset_group_id).
+func (q *Queries) AssetGroupNamedByDocument(ctx context.Context, groupID *int64) (bool, error) {
+	row := q.queryRow(ctx, q.assetGroupNamedByDocumentStmt, assetGroupNamedByDocument, groupID)
+	var named bool
+	err := row.Scan(&named)
+	return named, err
 }
 
 const assetGroupUpdate = `-- name: AssetGroupUpdate :one
@@ -580,6 +625,34 @@ func (q *Queries) AssetLogAttach(ctx context.Context, arg AssetLogAttachParams) 
 		&i.UpdatedBy,
 	)
 	return i, err
+}
+
+const assetLogAttachmentsOfGroup = `-- name: AssetLogAttachmentsOfGroup :many
+SELECT attachment_hash FROM asset_logs WHERE asset_group_id = ?1 AND attachment_hash IS NOT NULL
+`
+
+// The attachments of a group's log entries, released when the group goes.
+func (q *Queries) AssetLogAttachmentsOfGroup(ctx context.Context, groupID int64) ([]*string, error) {
+	rows, err := q.query(ctx, q.assetLogAttachmentsOfGroupStmt, assetLogAttachmentsOfGroup, groupID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []*string
+	for rows.Next() {
+		var attachment_hash *string
+		if err := rows.Scan(&attachment_hash); err != nil {
+			return nil, err
+		}
+		items = append(items, attachment_hash)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const assetLogCreate = `-- name: AssetLogCreate :one
@@ -793,6 +866,15 @@ func (q *Queries) AssetLogUpdate(ctx context.Context, arg AssetLogUpdateParams) 
 		&i.UpdatedBy,
 	)
 	return i, err
+}
+
+const assetLogsDeleteOfGroup = `-- name: AssetLogsDeleteOfGroup :exec
+DELETE FROM asset_logs WHERE asset_group_id = ?1
+`
+
+func (q *Queries) AssetLogsDeleteOfGroup(ctx context.Context, groupID int64) error {
+	_, err := q.exec(ctx, q.assetLogsDeleteOfGroupStmt, assetLogsDeleteOfGroup, groupID)
+	return err
 }
 
 const assetMembershipsOf = `-- name: AssetMembershipsOf :many

@@ -51,6 +51,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assetFieldCreateStmt, err = db.PrepareContext(ctx, assetFieldCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetFieldCreate: %w", err)
 	}
+	if q.assetFieldDeleteStmt, err = db.PrepareContext(ctx, assetFieldDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldDelete: %w", err)
+	}
+	if q.assetFieldDetachAllStmt, err = db.PrepareContext(ctx, assetFieldDetachAll); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldDetachAll: %w", err)
+	}
 	if q.assetFieldEnumValueCreateStmt, err = db.PrepareContext(ctx, assetFieldEnumValueCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetFieldEnumValueCreate: %w", err)
 	}
@@ -59,6 +65,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.assetFieldEnumValueMoveStmt, err = db.PrepareContext(ctx, assetFieldEnumValueMove); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetFieldEnumValueMove: %w", err)
+	}
+	if q.assetFieldEnumValuesDeleteAllStmt, err = db.PrepareContext(ctx, assetFieldEnumValuesDeleteAll); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldEnumValuesDeleteAll: %w", err)
 	}
 	if q.assetFieldEnumValuesForStmt, err = db.PrepareContext(ctx, assetFieldEnumValuesFor); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetFieldEnumValuesFor: %w", err)
@@ -81,6 +90,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assetFieldValuePutStmt, err = db.PrepareContext(ctx, assetFieldValuePut); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetFieldValuePut: %w", err)
 	}
+	if q.assetFieldValuesDeleteOfGroupStmt, err = db.PrepareContext(ctx, assetFieldValuesDeleteOfGroup); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetFieldValuesDeleteOfGroup: %w", err)
+	}
 	if q.assetFieldValuesOfStmt, err = db.PrepareContext(ctx, assetFieldValuesOf); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetFieldValuesOf: %w", err)
 	}
@@ -92,6 +104,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.assetGroupCreateStmt, err = db.PrepareContext(ctx, assetGroupCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupCreate: %w", err)
+	}
+	if q.assetGroupDeleteStmt, err = db.PrepareContext(ctx, assetGroupDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupDelete: %w", err)
 	}
 	if q.assetGroupGetStmt, err = db.PrepareContext(ctx, assetGroupGet); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupGet: %w", err)
@@ -117,8 +132,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assetGroupMembersCloseGapStmt, err = db.PrepareContext(ctx, assetGroupMembersCloseGap); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupMembersCloseGap: %w", err)
 	}
+	if q.assetGroupMembersDeleteAllStmt, err = db.PrepareContext(ctx, assetGroupMembersDeleteAll); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupMembersDeleteAll: %w", err)
+	}
 	if q.assetGroupMembersOfStmt, err = db.PrepareContext(ctx, assetGroupMembersOf); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupMembersOf: %w", err)
+	}
+	if q.assetGroupNamedByDocumentStmt, err = db.PrepareContext(ctx, assetGroupNamedByDocument); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupNamedByDocument: %w", err)
 	}
 	if q.assetGroupUpdateStmt, err = db.PrepareContext(ctx, assetGroupUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupUpdate: %w", err)
@@ -128,6 +149,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.assetLogAttachStmt, err = db.PrepareContext(ctx, assetLogAttach); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetLogAttach: %w", err)
+	}
+	if q.assetLogAttachmentsOfGroupStmt, err = db.PrepareContext(ctx, assetLogAttachmentsOfGroup); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetLogAttachmentsOfGroup: %w", err)
 	}
 	if q.assetLogCreateStmt, err = db.PrepareContext(ctx, assetLogCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetLogCreate: %w", err)
@@ -143,6 +167,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.assetLogUpdateStmt, err = db.PrepareContext(ctx, assetLogUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetLogUpdate: %w", err)
+	}
+	if q.assetLogsDeleteOfGroupStmt, err = db.PrepareContext(ctx, assetLogsDeleteOfGroup); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetLogsDeleteOfGroup: %w", err)
 	}
 	if q.assetMembershipsOfStmt, err = db.PrepareContext(ctx, assetMembershipsOf); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetMembershipsOf: %w", err)
@@ -221,6 +248,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.assetZoneCreateStmt, err = db.PrepareContext(ctx, assetZoneCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetZoneCreate: %w", err)
+	}
+	if q.assetZoneDeleteStmt, err = db.PrepareContext(ctx, assetZoneDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetZoneDelete: %w", err)
+	}
+	if q.assetZoneDetachAllStmt, err = db.PrepareContext(ctx, assetZoneDetachAll); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetZoneDetachAll: %w", err)
 	}
 	if q.assetZoneGetStmt, err = db.PrepareContext(ctx, assetZoneGet); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetZoneGet: %w", err)
@@ -1529,6 +1562,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assetFieldCreateStmt: %w", cerr)
 		}
 	}
+	if q.assetFieldDeleteStmt != nil {
+		if cerr := q.assetFieldDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldDeleteStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldDetachAllStmt != nil {
+		if cerr := q.assetFieldDetachAllStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldDetachAllStmt: %w", cerr)
+		}
+	}
 	if q.assetFieldEnumValueCreateStmt != nil {
 		if cerr := q.assetFieldEnumValueCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetFieldEnumValueCreateStmt: %w", cerr)
@@ -1542,6 +1585,11 @@ func (q *Queries) Close() error {
 	if q.assetFieldEnumValueMoveStmt != nil {
 		if cerr := q.assetFieldEnumValueMoveStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetFieldEnumValueMoveStmt: %w", cerr)
+		}
+	}
+	if q.assetFieldEnumValuesDeleteAllStmt != nil {
+		if cerr := q.assetFieldEnumValuesDeleteAllStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldEnumValuesDeleteAllStmt: %w", cerr)
 		}
 	}
 	if q.assetFieldEnumValuesForStmt != nil {
@@ -1579,6 +1627,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assetFieldValuePutStmt: %w", cerr)
 		}
 	}
+	if q.assetFieldValuesDeleteOfGroupStmt != nil {
+		if cerr := q.assetFieldValuesDeleteOfGroupStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetFieldValuesDeleteOfGroupStmt: %w", cerr)
+		}
+	}
 	if q.assetFieldValuesOfStmt != nil {
 		if cerr := q.assetFieldValuesOfStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetFieldValuesOfStmt: %w", cerr)
@@ -1597,6 +1650,11 @@ func (q *Queries) Close() error {
 	if q.assetGroupCreateStmt != nil {
 		if cerr := q.assetGroupCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetGroupCreateStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupDeleteStmt != nil {
+		if cerr := q.assetGroupDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupDeleteStmt: %w", cerr)
 		}
 	}
 	if q.assetGroupGetStmt != nil {
@@ -1639,9 +1697,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assetGroupMembersCloseGapStmt: %w", cerr)
 		}
 	}
+	if q.assetGroupMembersDeleteAllStmt != nil {
+		if cerr := q.assetGroupMembersDeleteAllStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupMembersDeleteAllStmt: %w", cerr)
+		}
+	}
 	if q.assetGroupMembersOfStmt != nil {
 		if cerr := q.assetGroupMembersOfStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetGroupMembersOfStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupNamedByDocumentStmt != nil {
+		if cerr := q.assetGroupNamedByDocumentStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupNamedByDocumentStmt: %w", cerr)
 		}
 	}
 	if q.assetGroupUpdateStmt != nil {
@@ -1657,6 +1725,11 @@ func (q *Queries) Close() error {
 	if q.assetLogAttachStmt != nil {
 		if cerr := q.assetLogAttachStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetLogAttachStmt: %w", cerr)
+		}
+	}
+	if q.assetLogAttachmentsOfGroupStmt != nil {
+		if cerr := q.assetLogAttachmentsOfGroupStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetLogAttachmentsOfGroupStmt: %w", cerr)
 		}
 	}
 	if q.assetLogCreateStmt != nil {
@@ -1682,6 +1755,11 @@ func (q *Queries) Close() error {
 	if q.assetLogUpdateStmt != nil {
 		if cerr := q.assetLogUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetLogUpdateStmt: %w", cerr)
+		}
+	}
+	if q.assetLogsDeleteOfGroupStmt != nil {
+		if cerr := q.assetLogsDeleteOfGroupStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetLogsDeleteOfGroupStmt: %w", cerr)
 		}
 	}
 	if q.assetMembershipsOfStmt != nil {
@@ -1812,6 +1890,16 @@ func (q *Queries) Close() error {
 	if q.assetZoneCreateStmt != nil {
 		if cerr := q.assetZoneCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetZoneCreateStmt: %w", cerr)
+		}
+	}
+	if q.assetZoneDeleteStmt != nil {
+		if cerr := q.assetZoneDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetZoneDeleteStmt: %w", cerr)
+		}
+	}
+	if q.assetZoneDetachAllStmt != nil {
+		if cerr := q.assetZoneDetachAllStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetZoneDetachAllStmt: %w", cerr)
 		}
 	}
 	if q.assetZoneGetStmt != nil {
@@ -3957,9 +4045,12 @@ type Queries struct {
 	assetByNumberStmt                         *sql.Stmt
 	assetEnumValueInUseStmt                   *sql.Stmt
 	assetFieldCreateStmt                      *sql.Stmt
+	assetFieldDeleteStmt                      *sql.Stmt
+	assetFieldDetachAllStmt                   *sql.Stmt
 	assetFieldEnumValueCreateStmt             *sql.Stmt
 	assetFieldEnumValueDeleteStmt             *sql.Stmt
 	assetFieldEnumValueMoveStmt               *sql.Stmt
+	assetFieldEnumValuesDeleteAllStmt         *sql.Stmt
 	assetFieldEnumValuesForStmt               *sql.Stmt
 	assetFieldGetStmt                         *sql.Stmt
 	assetFieldInUseStmt                       *sql.Stmt
@@ -3967,10 +4058,12 @@ type Queries struct {
 	assetFieldUpdateStmt                      *sql.Stmt
 	assetFieldValueDeleteStmt                 *sql.Stmt
 	assetFieldValuePutStmt                    *sql.Stmt
+	assetFieldValuesDeleteOfGroupStmt         *sql.Stmt
 	assetFieldValuesOfStmt                    *sql.Stmt
 	assetFieldValuesPruneStmt                 *sql.Stmt
 	assetGroupClashesStmt                     *sql.Stmt
 	assetGroupCreateStmt                      *sql.Stmt
+	assetGroupDeleteStmt                      *sql.Stmt
 	assetGroupGetStmt                         *sql.Stmt
 	assetGroupListByIDsStmt                   *sql.Stmt
 	assetGroupMemberAddStmt                   *sql.Stmt
@@ -3979,15 +4072,19 @@ type Queries struct {
 	assetGroupMemberMoveStmt                  *sql.Stmt
 	assetGroupMemberRemoveStmt                *sql.Stmt
 	assetGroupMembersCloseGapStmt             *sql.Stmt
+	assetGroupMembersDeleteAllStmt            *sql.Stmt
 	assetGroupMembersOfStmt                   *sql.Stmt
+	assetGroupNamedByDocumentStmt             *sql.Stmt
 	assetGroupUpdateStmt                      *sql.Stmt
 	assetGroupWorkItemCountAddStmt            *sql.Stmt
 	assetLogAttachStmt                        *sql.Stmt
+	assetLogAttachmentsOfGroupStmt            *sql.Stmt
 	assetLogCreateStmt                        *sql.Stmt
 	assetLogDeleteStmt                        *sql.Stmt
 	assetLogGetStmt                           *sql.Stmt
 	assetLogListByIDsStmt                     *sql.Stmt
 	assetLogUpdateStmt                        *sql.Stmt
+	assetLogsDeleteOfGroupStmt                *sql.Stmt
 	assetMembershipsOfStmt                    *sql.Stmt
 	assetNumberTakenStmt                      *sql.Stmt
 	assetStatusCreateStmt                     *sql.Stmt
@@ -4014,6 +4111,8 @@ type Queries struct {
 	assetTypesOfOrganisationStmt              *sql.Stmt
 	assetUserIsMemberStmt                     *sql.Stmt
 	assetZoneCreateStmt                       *sql.Stmt
+	assetZoneDeleteStmt                       *sql.Stmt
+	assetZoneDetachAllStmt                    *sql.Stmt
 	assetZoneGetStmt                          *sql.Stmt
 	assetZoneListByIDsStmt                    *sql.Stmt
 	assetZoneUpdateStmt                       *sql.Stmt
@@ -4448,9 +4547,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetByNumberStmt:                         q.assetByNumberStmt,
 		assetEnumValueInUseStmt:                   q.assetEnumValueInUseStmt,
 		assetFieldCreateStmt:                      q.assetFieldCreateStmt,
+		assetFieldDeleteStmt:                      q.assetFieldDeleteStmt,
+		assetFieldDetachAllStmt:                   q.assetFieldDetachAllStmt,
 		assetFieldEnumValueCreateStmt:             q.assetFieldEnumValueCreateStmt,
 		assetFieldEnumValueDeleteStmt:             q.assetFieldEnumValueDeleteStmt,
 		assetFieldEnumValueMoveStmt:               q.assetFieldEnumValueMoveStmt,
+		assetFieldEnumValuesDeleteAllStmt:         q.assetFieldEnumValuesDeleteAllStmt,
 		assetFieldEnumValuesForStmt:               q.assetFieldEnumValuesForStmt,
 		assetFieldGetStmt:                         q.assetFieldGetStmt,
 		assetFieldInUseStmt:                       q.assetFieldInUseStmt,
@@ -4458,10 +4560,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetFieldUpdateStmt:                      q.assetFieldUpdateStmt,
 		assetFieldValueDeleteStmt:                 q.assetFieldValueDeleteStmt,
 		assetFieldValuePutStmt:                    q.assetFieldValuePutStmt,
+		assetFieldValuesDeleteOfGroupStmt:         q.assetFieldValuesDeleteOfGroupStmt,
 		assetFieldValuesOfStmt:                    q.assetFieldValuesOfStmt,
 		assetFieldValuesPruneStmt:                 q.assetFieldValuesPruneStmt,
 		assetGroupClashesStmt:                     q.assetGroupClashesStmt,
 		assetGroupCreateStmt:                      q.assetGroupCreateStmt,
+		assetGroupDeleteStmt:                      q.assetGroupDeleteStmt,
 		assetGroupGetStmt:                         q.assetGroupGetStmt,
 		assetGroupListByIDsStmt:                   q.assetGroupListByIDsStmt,
 		assetGroupMemberAddStmt:                   q.assetGroupMemberAddStmt,
@@ -4470,15 +4574,19 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetGroupMemberMoveStmt:                  q.assetGroupMemberMoveStmt,
 		assetGroupMemberRemoveStmt:                q.assetGroupMemberRemoveStmt,
 		assetGroupMembersCloseGapStmt:             q.assetGroupMembersCloseGapStmt,
+		assetGroupMembersDeleteAllStmt:            q.assetGroupMembersDeleteAllStmt,
 		assetGroupMembersOfStmt:                   q.assetGroupMembersOfStmt,
+		assetGroupNamedByDocumentStmt:             q.assetGroupNamedByDocumentStmt,
 		assetGroupUpdateStmt:                      q.assetGroupUpdateStmt,
 		assetGroupWorkItemCountAddStmt:            q.assetGroupWorkItemCountAddStmt,
 		assetLogAttachStmt:                        q.assetLogAttachStmt,
+		assetLogAttachmentsOfGroupStmt:            q.assetLogAttachmentsOfGroupStmt,
 		assetLogCreateStmt:                        q.assetLogCreateStmt,
 		assetLogDeleteStmt:                        q.assetLogDeleteStmt,
 		assetLogGetStmt:                           q.assetLogGetStmt,
 		assetLogListByIDsStmt:                     q.assetLogListByIDsStmt,
 		assetLogUpdateStmt:                        q.assetLogUpdateStmt,
+		assetLogsDeleteOfGroupStmt:                q.assetLogsDeleteOfGroupStmt,
 		assetMembershipsOfStmt:                    q.assetMembershipsOfStmt,
 		assetNumberTakenStmt:                      q.assetNumberTakenStmt,
 		assetStatusCreateStmt:                     q.assetStatusCreateStmt,
@@ -4505,6 +4613,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetTypesOfOrganisationStmt:              q.assetTypesOfOrganisationStmt,
 		assetUserIsMemberStmt:                     q.assetUserIsMemberStmt,
 		assetZoneCreateStmt:                       q.assetZoneCreateStmt,
+		assetZoneDeleteStmt:                       q.assetZoneDeleteStmt,
+		assetZoneDetachAllStmt:                    q.assetZoneDetachAllStmt,
 		assetZoneGetStmt:                          q.assetZoneGetStmt,
 		assetZoneListByIDsStmt:                    q.assetZoneListByIDsStmt,
 		assetZoneUpdateStmt:                       q.assetZoneUpdateStmt,

@@ -114,3 +114,21 @@ SELECT EXISTS (SELECT 1 FROM asset_field_values WHERE field_id = @field_id) AS i
 -- in JSON text).
 -- name: AssetEnumValueInUse :one
 SELECT EXISTS (SELECT 1 FROM asset_field_values WHERE field_id = @field_id AND value = @value) AS in_use;
+
+-- Deleting a zone takes it off every type first.
+-- name: AssetZoneDetachAll :exec
+DELETE FROM asset_type_zones WHERE zone_id = @zone_id;
+
+-- name: AssetZoneDelete :exec
+DELETE FROM asset_zones WHERE id = @id AND organisation_id = @organisation_id;
+
+-- Deleting a field (none holding a value) takes it off every type and drops
+-- its enum values first.
+-- name: AssetFieldDetachAll :exec
+DELETE FROM asset_type_fields WHERE field_id = @field_id;
+
+-- name: AssetFieldEnumValuesDeleteAll :exec
+DELETE FROM asset_field_enum_values WHERE asset_field_id = @asset_field_id;
+
+-- name: AssetFieldDelete :exec
+DELETE FROM asset_fields WHERE id = @id AND organisation_id = @organisation_id;

@@ -180,3 +180,24 @@ SELECT * FROM asset_statuses WHERE organisation_id = @organisation_id ORDER BY i
 
 -- name: FleetsOfOrganisation :many
 SELECT * FROM fleets WHERE organisation_id = @organisation_id ORDER BY id;
+
+-- Deleting a temporary or permanent group: what refers to it from other
+-- areas keeps it (documents name it by asset_group_id).
+-- name: AssetGroupNamedByDocument :one
+SELECT EXISTS (SELECT 1 FROM documents WHERE asset_group_id = @group_id) AS named;
+
+-- The attachments of a group's log entries, released when the group goes.
+-- name: AssetLogAttachmentsOfGroup :many
+SELECT attachment_hash FROM asset_logs WHERE asset_group_id = @group_id AND attachment_hash IS NOT NULL;
+
+-- name: AssetLogsDeleteOfGroup :exec
+DELETE FROM asset_logs WHERE asset_group_id = @group_id;
+
+-- name: AssetGroupMembersDeleteAll :exec
+DELETE FROM asset_group_members WHERE group_id = @group_id;
+
+-- name: AssetFieldValuesDeleteOfGroup :exec
+DELETE FROM asset_field_values WHERE group_id = @group_id;
+
+-- name: AssetGroupDelete :exec
+DELETE FROM asset_groups WHERE id = @id AND organisation_id = @organisation_id AND ephemerality <> 0;

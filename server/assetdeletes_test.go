@@ -1,0 +1,87 @@
+package server
+
+import (
+	"testing"
+)
+
+func TestAssetZoneAndFieldDelete(t *testing.T) {
+	f := newAssetFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	zone := e.must(201, f.alice, "POST", acme+"/asset-zones", map[string]any{"name": "Cab"}).obj(t)["id"].(string)
+	e.must(200, f.alice, "PUT", "/api/assettype/"+f.truck+"/asset-zones/"+zone, nil)
+	asset := e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.truck, "name": "T1",
+		"fields": map[string]any{f.mileage: 10}}).obj(t)["id"].(string)
+	zp, mp, fp := "/api/assetzones/"+zone, "/api/assetfields/"+f.mileage, "/api/assetfields/"+f.fuel
+	typeHas := func(zones, fields int) func(t *testing.T, r *testResponse) {
+		return func(t *testing.T, r *testResponse) {
+			o := r.obj(t)
+			if len(o["zones"].([]any)) != zones || len(o["fields"].([]any)) != fields {
+				t.Errorf("type has zones %v fields %v, want %d and %d", o["zones"], o["fields"], zones, fields)
+			}
+		}
+	}
+	e.run(t, []scenario{
+		{"member cannot delete a zone", f.bob, "DELETE", zp, nil, 403, nil},
+		{"other organisation cannot delete a zone", f.mallory, "DELETE", zp, nil, 403, nil},
+		{"absent zone", f.alice, "DELETE", "/api/assetzones/123456789", nil, 404, nil},
+		{"not a snowflake", f.alice, "DELETE", "/api/assetzones/x", nil, 400, nil},
+		{"zone attached before", f.bob, "GET", "/api/assettype/" + f.truck, nil, 200, typeHas(1, 2)},
+		{"delete the zone", f.alice, "DELETE", zp, nil, 204, nil},
+		{"zone gone", f.bob, "GET", zp, nil, 404, nil},
+		{"zone off the type", f.bob, "GET", "/api/assettype/" + f.truck, nil, 200, typeHas(0, 2)},
+
+		{"member cannot delete a field", f.bob, "DELETE", fp, nil, 403, nil},
+		{"other organisation cannot delete a field", f.mallory, "DELETE", fp, nil, 403, nil},
+		{"absent field", f.alice, "DELETE", "/api/assetfields/123456789", nil, 404, nil},
+		{"a field with values stays", f.alice, "DELETE", mp, nil, 400, nil},
+		{"field still there", f.bob, "GET", mp, nil, 200, wantKey("name", "Mileage")},
+		{"enum field without values goes", f.alice, "DELETE", fp, nil, 204, nil},
+		{"field gone", f.bob, "GET", fp, nil, 404, nil},
+		{"field off the type", f.bob, "GET", "/api/assettype/" + f.truck, nil, 200, typeHas(0, 1)},
+		{"clear the value", f.alice, "PATCH", "/api/assets/" + asset, map[string]any{"fields": map[string]any{f.mileage: nil}}, 200, nil},
+		{"then the field goes", f.alice, "DELETE", mp, nil, 204, nil},
+		{"fields listed", f.bob, "GET", acme + "/asset-fields", nil, 200, wantLen(0)},
+	})
+}
+
+func TestAssetGroupDelete(t *testing.T) {
+	f := newAssetFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	id := func(r *testResponse) string { return r.obj(t)["id"].(string) }
+	asset := id(e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.plainType, "name": "A1"}))
+	convoy := id(e.must(201, f.alice, "POST", acme+"/asset-groups", map[string]any{"type_id": f.convoy, "name": "Convoy one"}))
+	yard := id(e.must(201, f.alice, "POST", acme+"/asset-groups", map[string]any{"type_id": f.yard, "name": "North yard"}))
+	e.must(200, f.alice, "PUT", "/api/assetgroups/"+convoy+"/assets/"+asset, nil)
+	logID := id(e.must(201, f.bob, "POST", "/api/assetgroups/"+convoy+"/logs", map[string]any{"log": "Left the depot"}))
+	if r := e.serve(multipartReq(t, f.bob, "PUT", "/api/assetlogs/"+logID+"/attachment", nil, map[string][]byte{"file": []byte("manifest")})); r.Status != 200 {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
+	}
+	wt := id(e.must(201, f.alice, "POST", acme+"/work-item-types", map[string]any{"name": "Repair", "colour": "#112233"}))
+	work := id(e.must(201, f.alice, "POST", acme+"/workitems", map[string]any{"type_id": wt, "title": "Sweep", "asset_group_id": yard}))
+	doc := id(e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Yard plan", "asset_group_id": yard}))
+	// The document's revisions count too: the attachment's bytes are what must go.
+	storage := int64(e.must(200, f.alice, "GET", acme, nil).obj(t)["storage_usage"].(float64))
+	cp, yp := "/api/assetgroups/"+convoy, "/api/assetgroups/"+yard
+	e.run(t, []scenario{
+		{"an asset's single group is not deleted here", f.alice, "DELETE", "/api/assetgroups/" + asset, nil, 400, nil},
+		{"member cannot delete", f.bob, "DELETE", cp, nil, 403, nil},
+		{"other organisation cannot delete", f.mallory, "DELETE", cp, nil, 403, nil},
+		{"absent group", f.alice, "DELETE", "/api/assetgroups/123456789", nil, 404, nil},
+		{"delete the convoy", f.alice, "DELETE", cp, nil, 204, nil},
+		{"convoy gone", f.bob, "GET", cp, nil, 404, nil},
+		{"its log gone", f.bob, "GET", "/api/assetlogs/" + logID, nil, 404, nil},
+		{"its attachment released", f.alice, "GET", acme, nil, 200, func(t *testing.T, r *testResponse) {
+			if got := int64(r.obj(t)["storage_usage"].(float64)); got != storage-int64(len("manifest")) {
+				t.Errorf("storage %d, want %d", got, storage-int64(len("manifest")))
+			}
+		}},
+		{"the asset stays, in no group", f.bob, "GET", "/api/assets/" + asset, nil, 200, wantKey("group_id", nil)},
+		{"work items name the yard", f.alice, "DELETE", yp, nil, 400, nil},
+		{"move the work item away", f.alice, "PATCH", "/workitems/" + work, map[string]any{"asset_group_id": nil}, 200, nil},
+		{"a document names the yard", f.alice, "DELETE", yp, nil, 400, nil},
+		{"unlink the document", f.alice, "PATCH", "/documents/" + doc, map[string]any{"asset_group_id": nil}, 200, nil},
+		{"then the yard goes", f.alice, "DELETE", yp, nil, 204, nil},
+		{"no temporary groups left", f.bob, "GET", acme + "/asset-groups?ephemerality=1", nil, 200, wantLen(0)},
+		{"no permanent groups left", f.bob, "GET", acme + "/asset-groups?ephemerality=2", nil, 200, wantLen(0)},
+	})
+}
