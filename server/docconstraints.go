@@ -133,3 +133,98 @@ func enumConflicts(ctx context.Context, q *db.Queries, st *docengine.Stage, mr *
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
+
+// requiredConflicts is the merge request gate for "required fields
+// filled" (documents.md "Merge rules"; docs/documents.md): every clause the
+// source added or changed since base (its text, or a cell of a column the
+// source still has) must have a value in each column of merged bound to an
+// enabled, required item field of the organisation orgID. The columns are
+// the merged ones, so a binding made on either side counts, and `required`
+// is read as it is now. Only the source's changed clauses are read:
+// O(changes). It is not run for a change on an old base (the change flow):
+// a new clause starts with empty cells there, and refusing that merge
+// would refuse what the change may do on the head itself.
+func requiredConflicts(ctx context.Context, q *db.Queries, st *docengine.Stage, orgID int64, base, source, merged docengine.Hash) ([]docengine.Conflict, error) {
+	mr, err := st.Root(merged)
+	if err != nil {
+		return nil, err
+	}
+	var fieldIDs []int64
+	for _, c := range mr.Columns {
+		if c.Type == "enum" && c.FieldID != 0 {
+			fieldIDs = append(fieldIDs, c.FieldID)
+		}
+	}
+	if len(fieldIDs) == 0 {
+		return nil, nil
+	}
+	fields, err := q.DocumentFieldListByIDs(ctx, idsJSON(fieldIDs))
+	if err != nil {
+		return nil, err
+	}
+	requiredName := map[int64]string{} // field id -> name
+	for _, f := range fields {
+		if f.OrganisationID == orgID && f.Required && f.Enabled {
+			requiredName[f.ID] = f.Name
+		}
+	}
+	var cols []docengine.Column // bound to a required field, in column order
+	for _, c := range mr.Columns {
+		if _, ok := requiredName[c.FieldID]; ok && c.Type == "enum" {
+			cols = append(cols, c)
+		}
+	}
+	if len(cols) == 0 {
+		return nil, nil
+	}
+	sr, err := st.Root(source)
+	if err != nil {
+		return nil, err
+	}
+	kept := map[int64]bool{} // the source's columns: a cell gone with its column is no edit of the clause
+	for _, c := range sr.Columns {
+		kept[c.ID] = true
+	}
+	diff, err := st.DiffRevisions(base, source)
+	if err != nil {
+		return nil, err
+	}
+	touched := map[int64]bool{}
+	var order []int64
+	for _, ch := range diff {
+		switch {
+		case ch.Kind == "clause_added", ch.Kind == "clause_text", ch.Kind == "cell" && kept[ch.ColumnID]:
+			if !touched[ch.ClauseID] {
+				touched[ch.ClauseID] = true
+				order = append(order, ch.ClauseID)
+			}
+		}
+	}
+	if len(order) == 0 {
+		return nil, nil
+	}
+	doc, err := st.Open(merged)
+	if err != nil {
+		return nil, err
+	}
+	var out []docengine.Conflict
+	for _, id := range order {
+		pos, cl, err := doc.ClauseAt(id)
+		if errors.Is(err, docengine.ErrNoClause) {
+			continue // deleted in the merge
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cols {
+			if cl.Cells[c.ID] != "" {
+				continue
+			}
+			out = append(out, docengine.Conflict{ID: fmt.Sprintf("constraint:%d:%d:%d:required", pos.Sheet, id, c.ID),
+				Kind: docengine.KindConstraint, SheetID: pos.Sheet, ClauseID: id, ColumnID: c.ID, Ours: "",
+				Theirs: "is empty in a clause the source changed: the column's item field " + requiredName[c.FieldID] + " is required"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}

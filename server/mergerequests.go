@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -172,9 +173,19 @@ func analyseMerge(ctx context.Context, q *db.Queries, m db.DocumentMergeRequest,
 		return nil, err
 	}
 	if len(conflicts) == 0 {
-		// expressions still compile, enum cells name values (docconstraints.go)
+		// expressions still compile, enum cells name values, and (the gate
+		// of a merge request only) the clauses the source changed fill
+		// their required cells (docconstraints.go)
 		if conflicts, err = mergeConstraints(ctx, q, st.stage, hashOf(base.Hash), hashOf(st.toHead.Hash), hashOf(st.fromHead.Hash), merged); err != nil {
 			return nil, err
+		}
+		required, err := requiredConflicts(ctx, q, st.stage, m.OrganisationID, hashOf(base.Hash), hashOf(st.fromHead.Hash), merged)
+		if err != nil {
+			return nil, err
+		}
+		if len(required) > 0 {
+			conflicts = append(conflicts, required...)
+			sort.Slice(conflicts, func(i, j int) bool { return conflicts[i].ID < conflicts[j].ID })
 		}
 	}
 	st.result, st.conflicts = merged, conflicts
