@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
@@ -168,6 +169,11 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 				}
 				mux := http.NewServeMux()
 				mux.Handle("GET /metrics", h.Metrics())
+				// Profiles for the operator, on this listener only (it is off
+				// unless asked for, and never the public one).
+				mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+				mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+				mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 				msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 				defer msrv.Close()
 				go func() {

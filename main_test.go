@@ -574,6 +574,14 @@ func TestServeMetricsListener(t *testing.T) {
 	if r, err := http.Get(s.base + "/metrics"); err != nil || r.StatusCode != http.StatusNotFound {
 		t.Fatalf("the API listener answers /metrics: %v %v", err, r.StatusCode)
 	}
+	// Profiles come from the metrics listener only.
+	pprofURL := strings.TrimSuffix(url, "/metrics") + "/debug/pprof/heap?debug=1"
+	if r, err := http.Get(pprofURL); err != nil || r.StatusCode != http.StatusOK {
+		t.Fatalf("metrics listener pprof heap: %v %v", err, r)
+	}
+	if r, err := http.Get(s.base + "/debug/pprof/heap?debug=1"); err != nil || r.StatusCode != http.StatusNotFound {
+		t.Fatalf("the API listener answers pprof: %v %v", err, r)
+	}
 }
 
 // TestAuditVerifyCommand: `audit verify` passes a whole trail and names the

@@ -57,7 +57,25 @@ func (s *Store) InTxSQL(ctx context.Context, fn func(tx *sql.Tx, q *Queries) err
 
 func (s *Store) writeLoop() {
 	defer close(s.loopDone)
-	for first := range s.writes {
+	poll := time.NewTicker(externalWritePoll)
+	defer poll.Stop()
+	seen, _ := s.dataVersion()
+	for {
+		var first *writeRequest
+		select {
+		case r, ok := <-s.writes:
+			if !ok {
+				return
+			}
+			first = r
+		case <-poll.C:
+			// Only between batches: the generation is even here.
+			if v, err := s.dataVersion(); err == nil && v != seen {
+				seen = v
+				s.writeGen.Add(2)
+			}
+			continue
+		}
 		batch := []*writeRequest{first}
 	collect:
 		for len(batch) < maxBatch {
@@ -78,6 +96,21 @@ func (s *Store) writeLoop() {
 			(*f)(len(batch), time.Since(start))
 		}
 	}
+}
+
+// externalWritePoll is how often the idle writer asks SQLite whether
+// another process committed to the file (`workspace admin create` while a
+// server runs, an operator's sqlite3): such a commit moves the write
+// generation too, so caches drop what it may have changed within this time.
+const externalWritePoll = 100 * time.Millisecond
+
+// dataVersion is the writer connection's PRAGMA data_version: it changes
+// when another connection, in any process, commits, and never for the
+// writer's own commits, so a change means a write the loop did not make.
+func (s *Store) dataVersion() (int64, error) {
+	var v int64
+	err := s.Writer.QueryRowContext(context.Background(), "PRAGMA data_version").Scan(&v)
+	return v, err
 }
 
 // Written returns a channel closed once a write batch ends after the call

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 func openTest(t *testing.T) *Store {
@@ -189,5 +190,47 @@ func TestReadGeneration(t *testing.T) {
 	}
 	if after := s.WriteGeneration(); after != before+2 {
 		t.Errorf("one batch moved the generation from %d to %d, want +2", before, after)
+	}
+}
+
+// TestExternalCommitMovesGeneration: a commit by another connection (another
+// process writing the file) moves the write generation, still even, within
+// a bounded time, so caches do not keep serving what it may have changed;
+// the store's own commits move it by exactly two and are not counted twice.
+func TestExternalCommitMovesGeneration(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ext.db")
+	s, err := Open(context.Background(), Options{Path: path, Synchronous: "NORMAL", NodeID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	before := s.WriteGeneration()
+	if err := s.InTx(context.Background(), func(q *Queries) error {
+		return q.MetaPut(context.Background(), MetaPutParams{Key: "k-own", Value: "1"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * externalWritePoll) // the loop polls in between: its own commit is no news
+	if got := s.WriteGeneration(); got != before+2 {
+		t.Fatalf("own commit moved the generation from %d to %d, want %d", before, got, before+2)
+	}
+	other, err := sql.Open("sqlite", dsn(path, "NORMAL", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Exec(`INSERT INTO meta (key, value) VALUES ('k-other', '1')`); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.WriteGeneration() == before+2 {
+		if time.Now().After(deadline) {
+			t.Fatal("another connection's commit never moved the generation")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := s.WriteGeneration(); g%2 != 0 {
+		t.Fatalf("generation %d is odd outside a batch", g)
 	}
 }

@@ -20,8 +20,10 @@ import (
 // batch runs (odd generation), so a write transaction never reads a value
 // that misses its own batch's changes.
 //
-// Entries also expire after genCacheTTL: another process writing the same
-// file (`workspace admin create`, say) does not move this store's generation.
+// Another process writing the same file (`workspace admin create`, say)
+// moves the generation too: the idle writer notices such a commit within
+// 100 ms (db.externalWritePoll). Entries also expire after genCacheTTL, a
+// bound on what a missed notice could cost.
 type genCache[K comparable, V any] struct {
 	mu      sync.Mutex
 	gen     uint64
@@ -35,7 +37,7 @@ type genEntry[V any] struct {
 }
 
 const (
-	genCacheTTL = time.Second
+	genCacheTTL = 30 * time.Second
 	// genCacheMax bounds memory: a full cache starts again empty.
 	genCacheMax = 10_000
 	// scopeCacheMax: one entry per project or package read, most of them an
@@ -98,9 +100,11 @@ type accessCache struct {
 	standing genCache[[2]int64, standing] // by (user, organisation)
 	scopes   genCache[int64, []db.AccessScopeGrantsRow]
 	// pages keeps the ids each list query matches (lists.go), rows the
-	// project list rows read (projectRows).
-	pages genCache[string, []int64]
-	rows  genCache[int64, db.ProjectListByIDsRow]
+	// project list rows read, encoded (projectPartials), visible what a
+	// caller sees of a layer (visibleFor).
+	pages   genCache[string, []int64]
+	rows    genCache[int64, []byte]
+	visible genCache[visibilityKey, visibility]
 }
 
 // standing is a caller's organisation-level access, with the grants and

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/url"
 	"sync"
 	"testing"
+	"time"
 
 	"workspace/db"
 )
@@ -221,5 +223,45 @@ func TestListCacheDroppedByWrites(t *testing.T) {
 	e.must(200, f.alice, "PATCH", "/projects/"+p, map[string]any{"status": "closed"})
 	if _, got := list(open); got != "3:[P0 P1 P2]" {
 		t.Fatalf("after closing P3: %s", got)
+	}
+}
+
+// TestCachedAccessDroppedByAnotherProcess: a role taken away by another
+// process writing the same file (an operator's sqlite3, `workspace admin`)
+// ends the cached access within the writer's poll, not at the entry's expiry.
+func TestCachedAccessDroppedByAnotherProcess(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	e.grant(f.alice, f.acme, f.acme, map[string]string{"VIEW_PROJECTS": "deny"})
+	crew := e.role(f.alice, f.acme, "Crew")
+	e.grant(f.alice, f.acme, crew, map[string]string{"VIEW_PROJECTS": "allow"})
+	e.assign(f.alice, f.acme, f.bob, crew)
+	project := "/projects/" + e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "P"}).obj(t)["id"].(string)
+	e.must(200, f.bob, "GET", project, nil)
+	e.must(200, f.bob, "GET", project, nil) // from the cache
+
+	var seq int
+	var name, file string
+	if err := e.store.Reader.QueryRow("PRAGMA database_list").Scan(&seq, &name, &file); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", "file:"+file+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Exec(`DELETE FROM member_roles WHERE user_id = ? AND role_id = ?`, f.bob.ID, crew); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := e.do(f.bob, "GET", project, nil)
+		if r.Status == 403 {
+			break
+		}
+		if r.Status != 200 || time.Now().After(deadline) {
+			t.Fatalf("after another process removed the role: status %d: %s", r.Status, r.Body)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -441,7 +442,7 @@ func (s *Server) projectList(rq *request) error {
 		return err
 	}
 	var total int64
-	out := []projectPartialJSON{}
+	var out [][]byte
 	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
 		a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0)
 		if err != nil {
@@ -464,22 +465,15 @@ func (s *Server) projectList(rq *request) error {
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		rows, err := s.projectRows(rq.ctx, q, ids)
-		for _, r := range rows {
-			out = append(out, projectPartialJSON{
-				ID: db.ID(r.ID), OrganisationID: db.ID(r.OrganisationID), Code: r.Code, Name: r.Name,
-				Description: r.Description, Status: r.Status, OpenMilestoneCount: r.OpenMilestoneCount,
-				ClosedMilestoneCount: r.ClosedMilestoneCount, OpenWorkItemCount: r.OpenWorkItemCount,
-				ClosedWorkItemCount: r.ClosedWorkItemCount, DocumentCount: r.DocumentCount,
-			})
-		}
+		out, err = s.projectPartials(rq.ctx, q, ids)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	writeJSONArray(rq.w, http.StatusOK, out)
+	return nil
 }
 
 // projectTotal is X-Total-Count of a project list. With no $filter or a
@@ -559,6 +553,31 @@ func visibleFor(ctx context.Context, q *db.Queries, a Access, projectID int64, s
 		return visibility{except: true}, nil
 	}
 	parentSees := a.Permissions()&viewBits != 0
+	// Every page of a list asks the same: keep the answer between writes
+	// (grants and roles are all it reads). Its ids are shared: read only.
+	key := visibilityKey{a.UserID, a.OrganisationID, projectID, scopeType, viewBits, parentSees}
+	c, gen := cachedAccess(ctx, q)
+	if c != nil {
+		if v, ok := c.visible.get(key, gen); ok {
+			return v, nil
+		}
+	}
+	v, err := readVisibility(ctx, q, a, projectID, scopeType, viewBits, parentSees)
+	if err == nil && c != nil {
+		c.visible.put(key, v, gen)
+	}
+	return v, err
+}
+
+type visibilityKey struct {
+	userID, orgID, projectID int64
+	scopeType                string
+	bits                     PermSet
+	parentSees               bool
+}
+
+// readVisibility is visibleFor from the database.
+func readVisibility(ctx context.Context, q *db.Queries, a Access, projectID int64, scopeType string, viewBits PermSet, parentSees bool) (visibility, error) {
 	var cands []int64
 	var err error
 	if parentSees {
@@ -686,15 +705,17 @@ func (s *Server) projectGrantList(rq *request) error {
 	})
 }
 
-// projectRows reads list rows by id in the given order, through the cache
-// of rows already read between writes (see genCache) when q may use it.
-func (s *Server) projectRows(ctx context.Context, q *db.Queries, ids []int64) ([]db.ProjectListByIDsRow, error) {
+// projectPartials reads list rows by id in the given order, each as its
+// encoded JSON, through the cache of rows already read and encoded between
+// writes (see genCache) when q may use it: a page of 50 repeats rows an
+// earlier page showed, and encoding them is most of a cached page's cost.
+func (s *Server) projectPartials(ctx context.Context, q *db.Queries, ids []int64) ([][]byte, error) {
 	gen, cached := s.store.ReadGeneration(q)
-	out := make([]db.ProjectListByIDsRow, len(ids))
+	out := make([][]byte, len(ids))
 	var missing []int64
 	for i, id := range ids {
-		if r, ok := s.access.rows.get(id, gen); cached && ok {
-			out[i] = r
+		if b, ok := s.access.rows.get(id, gen); cached && ok {
+			out[i] = b
 		} else {
 			missing = append(missing, id)
 		}
@@ -706,18 +727,27 @@ func (s *Server) projectRows(ctx context.Context, q *db.Queries, ids []int64) ([
 	if err != nil {
 		return nil, err
 	}
-	read := make(map[int64]db.ProjectListByIDsRow, len(rows))
+	read := make(map[int64][]byte, len(rows))
 	for _, r := range rows {
-		read[r.ID] = r
+		b, err := json.Marshal(projectPartialJSON{
+			ID: db.ID(r.ID), OrganisationID: db.ID(r.OrganisationID), Code: r.Code, Name: r.Name,
+			Description: r.Description, Status: r.Status, OpenMilestoneCount: r.OpenMilestoneCount,
+			ClosedMilestoneCount: r.ClosedMilestoneCount, OpenWorkItemCount: r.OpenWorkItemCount,
+			ClosedWorkItemCount: r.ClosedWorkItemCount, DocumentCount: r.DocumentCount,
+		})
+		if err != nil {
+			return nil, err
+		}
+		read[r.ID] = b
 		if cached {
-			s.access.rows.put(r.ID, r, gen)
+			s.access.rows.put(r.ID, b, gen)
 		}
 	}
 	kept := out[:0]
 	for i, id := range ids {
-		if r, ok := read[id]; ok {
-			kept = append(kept, r)
-		} else if out[i].ID != 0 {
+		if b, ok := read[id]; ok {
+			kept = append(kept, b)
+		} else if out[i] != nil {
 			kept = append(kept, out[i])
 		}
 	}

@@ -132,6 +132,29 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
+// writeJSONArray answers a JSON array of items already encoded (each a
+// complete JSON value), as writeJSON would encode them.
+func writeJSONArray(w http.ResponseWriter, status int, items [][]byte) {
+	n := 3
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	b = append(b, ']', '\n')
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
 var errBodyTooLarge = errors.New("request body too large")
 
 // decodeJSON reads a JSON object body into dst. Unknown fields are ignored;

@@ -147,7 +147,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		avatars: newResizedCache(32 << 20),
 		access: &accessCache{store: store, scopes: genCache[int64, []db.AccessScopeGrantsRow]{limit: scopeCacheMax},
 			pages: genCache[string, []int64]{limit: pageCacheMax},
-			rows:  genCache[int64, db.ProjectListByIDsRow]{limit: 50_000}},
+			rows:  genCache[int64, []byte]{limit: 50_000}},
 		hsts:     strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
 		app:      defaultAppFiles,
 		presence: newPresenceHub(), streamsStop: make(chan struct{}),

@@ -46,15 +46,16 @@ func main() {
 		rounds      = flag.Int("rounds", 2, "ceiling/service alternations")
 		only        = flag.String("only", "", "run only the operations whose name contains this")
 		clauses     = flag.Int("clauses", 10000, "clauses of the document the cell edits change (0: no document)")
+		profile     = flag.String("profile", "", "write a CPU profile of the server for each operation of the last round to this directory")
 	)
 	flag.Parse()
-	if err := run(*bin, *projects, *members, *clauses, *conns, *duration, *synchronous, *keep, *rounds, *only); err != nil {
+	if err := run(*bin, *projects, *members, *clauses, *conns, *duration, *synchronous, *keep, *rounds, *only, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Duration, synchronous string, keep bool, rounds int, only string) error {
+func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Duration, synchronous string, keep bool, rounds int, only, profileDir string) error {
 	dir, err := os.MkdirTemp("", "loadbench-")
 	if err != nil {
 		return err
@@ -101,8 +102,19 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 	defer logf.Close()
 	// One loopback address stands for every seeded user here, so the
 	// per-address guessing limit (which counts each registration) is lifted.
-	srv := exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "bench.db"), "--synchronous", synchronous,
-		"--address-attempts", "1000000", "--max-conns-per-address", "0")
+	args := []string{"serve", "--addr", addr, "--db", filepath.Join(dir, "bench.db"), "--synchronous", synchronous,
+		"--address-attempts", "1000000", "--max-conns-per-address", "0"}
+	var metricsAddr string
+	if profileDir != "" {
+		if metricsAddr, err = freeAddr(); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(profileDir, 0o755); err != nil {
+			return err
+		}
+		args = append(args, "--metrics-addr", metricsAddr)
+	}
+	srv := exec.Command(bin, args...)
 	srv.Stdout, srv.Stderr = io.Discard, logf
 	if err := srv.Start(); err != nil {
 		return err
@@ -205,9 +217,19 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 		report("ceiling: GET /items/{id} (bare router+SELECT+JSON)", r)
 		ceilingSum += r.rps
 		for i, op := range ops {
+			var profiled chan error
+			if profileDir != "" && round == rounds {
+				profiled = make(chan error, 1)
+				go func() { profiled <- cpuProfile(metricsAddr, duration, filepath.Join(profileDir, profileName(op.name))) }()
+			}
 			r := drive(addr, conns, duration, op.want, op.req, op.seen)
 			report(op.name, r)
 			sums[i] += r.rps
+			if profiled != nil {
+				if err := <-profiled; err != nil {
+					return fmt.Errorf("profile %s: %w", op.name, err)
+				}
+			}
 		}
 	}
 	fmt.Printf("\nratio to the ceiling's GET, over %d alternating rounds (ceiling mean %.0f req/s):\n", rounds, ceilingSum/float64(rounds))
@@ -635,4 +657,43 @@ func moduleRoot() string {
 			return dir
 		}
 	}
+}
+
+// cpuProfile fetches the server's CPU profile (pprof, on the metrics
+// listener) over the middle of a run: a second in from its start, a second
+// before its end, so connection set-up and draining stay out of it.
+func cpuProfile(metricsAddr string, run time.Duration, file string) error {
+	secs := int((run - 2*time.Second) / time.Second)
+	if secs < 1 {
+		return fmt.Errorf("-duration must be at least 3s to profile")
+	}
+	time.Sleep(time.Second)
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", metricsAddr, secs))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("pprof answered %s", resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// profileName makes a file name of an operation's name.
+func profileName(op string) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, op)
+	return strings.Trim(name, "_") + ".prof"
 }
