@@ -555,8 +555,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.fleetSubscriptionDeleteStmt, err = db.PrepareContext(ctx, fleetSubscriptionDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query FleetSubscriptionDelete: %w", err)
 	}
+	if q.fleetSubscriptionGetStmt, err = db.PrepareContext(ctx, fleetSubscriptionGet); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetSubscriptionGet: %w", err)
+	}
 	if q.fleetSubscriptionListStmt, err = db.PrepareContext(ctx, fleetSubscriptionList); err != nil {
 		return nil, fmt.Errorf("error preparing query FleetSubscriptionList: %w", err)
+	}
+	if q.fleetSubscriptionSetFiltersStmt, err = db.PrepareContext(ctx, fleetSubscriptionSetFilters); err != nil {
+		return nil, fmt.Errorf("error preparing query FleetSubscriptionSetFilters: %w", err)
 	}
 	if q.fleetSubscriptionsDeleteStmt, err = db.PrepareContext(ctx, fleetSubscriptionsDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query FleetSubscriptionsDelete: %w", err)
@@ -2402,9 +2408,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing fleetSubscriptionDeleteStmt: %w", cerr)
 		}
 	}
+	if q.fleetSubscriptionGetStmt != nil {
+		if cerr := q.fleetSubscriptionGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetSubscriptionGetStmt: %w", cerr)
+		}
+	}
 	if q.fleetSubscriptionListStmt != nil {
 		if cerr := q.fleetSubscriptionListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing fleetSubscriptionListStmt: %w", cerr)
+		}
+	}
+	if q.fleetSubscriptionSetFiltersStmt != nil {
+		if cerr := q.fleetSubscriptionSetFiltersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fleetSubscriptionSetFiltersStmt: %w", cerr)
 		}
 	}
 	if q.fleetSubscriptionsDeleteStmt != nil {
@@ -4213,7 +4229,9 @@ type Queries struct {
 	fleetSubscribersToNotifyStmt              *sql.Stmt
 	fleetSubscriptionCreateStmt               *sql.Stmt
 	fleetSubscriptionDeleteStmt               *sql.Stmt
+	fleetSubscriptionGetStmt                  *sql.Stmt
 	fleetSubscriptionListStmt                 *sql.Stmt
+	fleetSubscriptionSetFiltersStmt           *sql.Stmt
 	fleetSubscriptionsDeleteStmt              *sql.Stmt
 	fleetUpdateStmt                           *sql.Stmt
 	fleetsOfOrganisationStmt                  *sql.Stmt
@@ -4715,7 +4733,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		fleetSubscribersToNotifyStmt:              q.fleetSubscribersToNotifyStmt,
 		fleetSubscriptionCreateStmt:               q.fleetSubscriptionCreateStmt,
 		fleetSubscriptionDeleteStmt:               q.fleetSubscriptionDeleteStmt,
+		fleetSubscriptionGetStmt:                  q.fleetSubscriptionGetStmt,
 		fleetSubscriptionListStmt:                 q.fleetSubscriptionListStmt,
+		fleetSubscriptionSetFiltersStmt:           q.fleetSubscriptionSetFiltersStmt,
 		fleetSubscriptionsDeleteStmt:              q.fleetSubscriptionsDeleteStmt,
 		fleetUpdateStmt:                           q.fleetUpdateStmt,
 		fleetsOfOrganisationStmt:                  q.fleetsOfOrganisationStmt,

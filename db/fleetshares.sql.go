@@ -413,6 +413,30 @@ func (q *Queries) FleetSubscriptionDelete(ctx context.Context, arg FleetSubscrip
 	return result.RowsAffected()
 }
 
+const fleetSubscriptionGet = `-- name: FleetSubscriptionGet :one
+SELECT id, user_id, fleet_id, location_id, work_item_type_id, created_at FROM fleet_subscriptions WHERE id = ?1 AND user_id = ?2 AND fleet_id = ?3
+`
+
+type FleetSubscriptionGetParams struct {
+	ID      int64
+	UserID  int64
+	FleetID int64
+}
+
+func (q *Queries) FleetSubscriptionGet(ctx context.Context, arg FleetSubscriptionGetParams) (FleetSubscription, error) {
+	row := q.queryRow(ctx, q.fleetSubscriptionGetStmt, fleetSubscriptionGet, arg.ID, arg.UserID, arg.FleetID)
+	var i FleetSubscription
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.FleetID,
+		&i.LocationID,
+		&i.WorkItemTypeID,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const fleetSubscriptionList = `-- name: FleetSubscriptionList :many
 SELECT id, user_id, fleet_id, location_id, work_item_type_id, created_at FROM fleet_subscriptions WHERE user_id = ?1 AND fleet_id = ?2 ORDER BY id
 `
@@ -450,6 +474,32 @@ func (q *Queries) FleetSubscriptionList(ctx context.Context, arg FleetSubscripti
 		return nil, err
 	}
 	return items, nil
+}
+
+const fleetSubscriptionSetFilters = `-- name: FleetSubscriptionSetFilters :one
+UPDATE fleet_subscriptions SET location_id = ?1, work_item_type_id = ?2
+WHERE id = ?3
+RETURNING id, user_id, fleet_id, location_id, work_item_type_id, created_at
+`
+
+type FleetSubscriptionSetFiltersParams struct {
+	LocationID     *int64
+	WorkItemTypeID *int64
+	ID             int64
+}
+
+func (q *Queries) FleetSubscriptionSetFilters(ctx context.Context, arg FleetSubscriptionSetFiltersParams) (FleetSubscription, error) {
+	row := q.queryRow(ctx, q.fleetSubscriptionSetFiltersStmt, fleetSubscriptionSetFilters, arg.LocationID, arg.WorkItemTypeID, arg.ID)
+	var i FleetSubscription
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.FleetID,
+		&i.LocationID,
+		&i.WorkItemTypeID,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
 const fleetSubscriptionsDelete = `-- name: FleetSubscriptionsDelete :exec

@@ -66,6 +66,14 @@ RETURNING *;
 -- name: FleetSubscriptionList :many
 SELECT * FROM fleet_subscriptions WHERE user_id = @user_id AND fleet_id = @fleet_id ORDER BY id;
 
+-- name: FleetSubscriptionGet :one
+SELECT * FROM fleet_subscriptions WHERE id = @id AND user_id = @user_id AND fleet_id = @fleet_id;
+
+-- name: FleetSubscriptionSetFilters :one
+UPDATE fleet_subscriptions SET location_id = @location_id, work_item_type_id = @work_item_type_id
+WHERE id = @id
+RETURNING *;
+
 -- name: FleetSubscriptionDelete :execrows
 DELETE FROM fleet_subscriptions WHERE id = @id AND user_id = @user_id AND fleet_id = @fleet_id;
 

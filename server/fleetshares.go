@@ -391,11 +391,8 @@ func (s *Server) userFleetSubscriptionCreate(rq *request) error {
 	if err != nil {
 		return err
 	}
-	var b struct {
-		LocationID     refID `json:"location_id"`
-		WorkItemTypeID refID `json:"work_item_type_id"`
-	}
-	if err := rq.decodeCreate(&b, "id", "fleet_id", "created_at"); err != nil {
+	var b fleetSubscriptionBody
+	if err := rq.decodeCreate(&b, fleetSubscriptionReadOnly...); err != nil {
 		return err
 	}
 	var out fleetSubscriptionJSON
@@ -404,22 +401,8 @@ func (s *Server) userFleetSubscriptionCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if b.LocationID.ID != 0 {
-			l, err := q.LocationGet(rq.ctx, b.LocationID.ID)
-			if db.IsNotFound(err) || (err == nil && l.OrganisationID != f.OrganisationID) {
-				return fieldError("location_id", "names no location of the fleet's organisation")
-			} else if err != nil {
-				return err
-			}
-		}
-		if b.WorkItemTypeID.ID != 0 {
-			ok, err := q.WorkItemTypeOfOrganisation(rq.ctx, db.WorkItemTypeOfOrganisationParams{ID: b.WorkItemTypeID.ID, OrganisationID: f.OrganisationID})
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fieldError("work_item_type_id", "names no work item type of the fleet's organisation")
-			}
+		if err := b.check(rq.ctx, q, f.OrganisationID); err != nil {
+			return err
 		}
 		sub, err := q.FleetSubscriptionCreate(rq.ctx, db.FleetSubscriptionCreateParams{ID: s.store.IDs.Next(), UserID: rq.user.ID, FleetID: f.ID,
 			LocationID: b.LocationID.ptr(), WorkItemTypeID: b.WorkItemTypeID.ptr(), CreatedAt: s.nowText()})
@@ -437,6 +420,99 @@ func (s *Server) userFleetSubscriptionCreate(rq *request) error {
 		return err
 	}
 	return rq.json(http.StatusCreated, out)
+}
+
+// fleetSubscriptionBody is a subscription's filters; null (or 0) is "any".
+type fleetSubscriptionBody struct {
+	LocationID     refID `json:"location_id"`
+	WorkItemTypeID refID `json:"work_item_type_id"`
+}
+
+var fleetSubscriptionReadOnly = []string{"id", "fleet_id", "location", "work_item_type", "created_at"}
+
+// check validates the filters given: a location and a work item type of the
+// fleet's organisation.
+func (b fleetSubscriptionBody) check(ctx context.Context, q *db.Queries, orgID int64) error {
+	if b.LocationID.ID != 0 {
+		l, err := q.LocationGet(ctx, b.LocationID.ID)
+		if db.IsNotFound(err) || (err == nil && l.OrganisationID != orgID) {
+			return fieldError("location_id", "names no location of the fleet's organisation")
+		} else if err != nil {
+			return err
+		}
+	}
+	if b.WorkItemTypeID.ID != 0 {
+		ok, err := q.WorkItemTypeOfOrganisation(ctx, db.WorkItemTypeOfOrganisationParams{ID: b.WorkItemTypeID.ID, OrganisationID: orgID})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fieldError("work_item_type_id", "names no work item type of the fleet's organisation")
+		}
+	}
+	return nil
+}
+
+// userFleetSubscriptionPatch changes the filters of one of the caller's
+// subscriptions (so a web page edits one in place rather than deleting and
+// creating): a key given replaces its filter, null (or 0) makes it "any",
+// an absent key keeps it. Only while the caller may still follow the fleet
+// (404 otherwise, as for creating); another's subscription is 404.
+func (s *Server) userFleetSubscriptionPatch(rq *request) error {
+	id, subID, err := rq.pathIDs("id", "subscription")
+	if err != nil {
+		return err
+	}
+	var b fleetSubscriptionBody
+	ro, err := rq.decodePatch(&b, fleetSubscriptionReadOnly...)
+	if err != nil {
+		return err
+	}
+	var out fleetSubscriptionJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		f, err := fleetForSubscriber(rq.ctx, q, rq.user.ID, id)
+		if err != nil {
+			return err
+		}
+		sub, err := q.FleetSubscriptionGet(rq.ctx, db.FleetSubscriptionGetParams{ID: subID, UserID: rq.user.ID, FleetID: f.ID})
+		if db.IsNotFound(err) {
+			return notFound("The fleet subscription does not exist.")
+		} else if err != nil {
+			return err
+		}
+		if err := ro.checkLoaded(func() (any, error) {
+			cur, err := s.renderFleetSubscriptions(rq.ctx, q, []db.FleetSubscription{sub})
+			if err != nil {
+				return nil, err
+			}
+			return cur[0], nil
+		}); err != nil {
+			return err
+		}
+		if err := b.check(rq.ctx, q, f.OrganisationID); err != nil {
+			return err
+		}
+		params := db.FleetSubscriptionSetFiltersParams{ID: sub.ID, LocationID: sub.LocationID, WorkItemTypeID: sub.WorkItemTypeID}
+		if b.LocationID.Set {
+			params.LocationID = b.LocationID.ptr()
+		}
+		if b.WorkItemTypeID.Set {
+			params.WorkItemTypeID = b.WorkItemTypeID.ptr()
+		}
+		if sub, err = q.FleetSubscriptionSetFilters(rq.ctx, params); err != nil {
+			return err
+		}
+		subs, err := s.renderFleetSubscriptions(rq.ctx, q, []db.FleetSubscription{sub})
+		if err != nil {
+			return err
+		}
+		out = subs[0]
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
 }
 
 func (s *Server) userFleetSubscriptionDelete(rq *request) error {

@@ -232,3 +232,62 @@ func TestFleetSubscriberNotifications(t *testing.T) {
 		t.Errorf("after the deny and the revocation: mailed %v", got)
 	}
 }
+
+// TestFleetSubscriptionPatch: a subscriber changes its own subscription's
+// filters (a key replaces, null clears, absence keeps); filters of another
+// organisation, another's subscription, another fleet's path, a read-only
+// field and a revoked share holder are refused.
+func TestFleetSubscriptionPatch(t *testing.T) {
+	f := newAssetFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	dave := e.user("dave") // a member of Evil, which accepts a share of the fleet
+	e.addMember(f.evil, dave)
+	repair := e.must(201, f.alice, "POST", acme+"/work-item-types", map[string]any{"name": "Repair"}).obj(t)["id"].(string)
+	evilType := e.must(201, f.mallory, "POST", "/organisations/"+f.evil+"/work-item-types", map[string]any{"name": "Evil"}).obj(t)["id"].(string)
+	share := e.must(201, f.alice, "POST", "/fleets/"+f.fleet+"/shares", map[string]any{"organisation_id": f.evil}).obj(t)["id"].(string)
+	e.must(200, f.mallory, "POST", "/users/@me/fleet-shares/"+share+"/accept", nil)
+	subs := "/users/@me/fleets/" + f.fleet + "/subscriptions"
+	bobs := subs + "/" + e.must(201, f.bob, "POST", subs, map[string]any{}).obj(t)["id"].(string)
+	daves := subs + "/" + e.must(201, dave, "POST", subs, map[string]any{"location_id": f.depot}).obj(t)["id"].(string)
+	filters := func(loc, typ string) func(t *testing.T, r *testResponse) {
+		return func(t *testing.T, r *testResponse) {
+			t.Helper()
+			o := r.obj(t)
+			gotLoc, gotType := "", ""
+			if l, ok := o["location"].(map[string]any); ok {
+				gotLoc = l["id"].(string)
+			}
+			if w, ok := o["work_item_type"].(map[string]any); ok {
+				gotType = w["id"].(string)
+			}
+			if gotLoc != loc || gotType != typ {
+				t.Errorf("location %q, type %q; want %q, %q: %s", gotLoc, gotType, loc, typ, r.Body)
+			}
+		}
+	}
+	e.run(t, []scenario{
+		{"a member sets both filters", f.bob, "PATCH", bobs, map[string]any{"location_id": f.depot, "work_item_type_id": repair}, 200, filters(f.depot, repair)},
+		{"an absent key keeps its filter", f.bob, "PATCH", bobs, map[string]any{"location_id": nil}, 200, filters("", repair)},
+		{"0 clears too", f.bob, "PATCH", bobs, map[string]any{"work_item_type_id": "0"}, 200, filters("", "")},
+		{"the list shows the change", f.bob, "GET", subs, nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 1 || l[0]["location"] != nil || l[0]["work_item_type"] != nil {
+				t.Errorf("got %s", r.Body)
+			}
+		}},
+		{"a location of another organisation", f.bob, "PATCH", bobs, map[string]any{"location_id": f.evilLocation}, 400, wantField("location_id")},
+		{"a work item type of another organisation", f.bob, "PATCH", bobs, map[string]any{"work_item_type_id": evilType}, 400, wantField("work_item_type_id")},
+		{"a malformed id", f.bob, "PATCH", bobs, map[string]any{"location_id": []int{1}}, 400, nil},
+		{"a read-only field", f.bob, "PATCH", bobs, map[string]any{"fleet_id": f.otherFleet}, 400, wantField("fleet_id")},
+		{"the object sent back unchanged", f.bob, "PATCH", bobs, map[string]any{"id": strings.TrimPrefix(bobs, subs+"/"), "fleet_id": f.fleet, "location": nil, "work_item_type": nil}, 200, filters("", "")},
+		{"another's subscription", f.alice, "PATCH", bobs, map[string]any{"location_id": nil}, 404, nil},
+		{"through another fleet's path", f.bob, "PATCH", "/users/@me/fleets/" + f.otherFleet + "/subscriptions/" + strings.TrimPrefix(bobs, subs+"/"), map[string]any{}, 404, nil},
+		{"an absent subscription", f.bob, "PATCH", subs + "/123456789", map[string]any{}, 404, nil},
+		{"the other organisation's owner", f.mallory, "PATCH", bobs, map[string]any{}, 404, nil},
+		{"a share holder changes its own", dave, "PATCH", daves, map[string]any{"work_item_type_id": repair}, 200, filters(f.depot, repair)},
+	})
+	e.must(204, f.alice, "DELETE", "/fleets/"+f.fleet+"/shares/"+share, nil)
+	e.run(t, []scenario{
+		{"revoked: the share holder may no longer change it", dave, "PATCH", daves, map[string]any{"location_id": nil}, 404, nil},
+		{"but may still delete it", dave, "DELETE", daves, nil, 204, nil},
+	})
+}

@@ -71,6 +71,7 @@ func (s *Server) routes() []route {
 		{"POST", "/users/@me/fleet-shares/:id/reject", authenticated, s.fleetShareRespond(false)},
 		{"GET", "/users/@me/fleets/:id/subscriptions", authenticated, s.userFleetSubscriptions},
 		{"POST", "/users/@me/fleets/:id/subscriptions", authenticated, s.userFleetSubscriptionCreate},
+		{"PATCH", "/users/@me/fleets/:id/subscriptions/:subscription", authenticated, s.userFleetSubscriptionPatch},
 		{"DELETE", "/users/@me/fleets/:id/subscriptions/:subscription", authenticated, s.userFleetSubscriptionDelete},
 		{"GET", "/users/@me/work-items/:id/subscriptions", authenticated, s.userWorkItemSubscriptions},
 		{"GET", "/users/@me/toolboxes/:id", authenticated, s.userToolboxGet},

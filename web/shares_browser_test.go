@@ -103,6 +103,10 @@ func TestBrowserFleetShares(t *testing.T) {
 			owner.fill("Time zone", "Europe/London")
 			owner.click("Create location")
 			owner.see("Location Yard created.")
+			owner.click("Work items")
+			owner.fill("Type name", "Repair")
+			owner.click("Create type")
+			owner.see("Type Repair created.")
 			owner.click("Fleets")
 			owner.fill("Fleet name", "Trucks")
 			owner.click("Create fleet")
@@ -145,10 +149,12 @@ func TestBrowserFleetShares(t *testing.T) {
 			}
 			owner.step = "share the fleet with an organisation"
 			owner.fill("Id of the organisation", rcpOrgID)
+			owner.choose("Work item type of the share", "Repair")
 			owner.click("Share Trucks")
 			owner.see("Trucks is shared with organisation " + rcpOrgID + "; the share waits for them to accept it.")
 			shares := `ul[aria-label="Shares of Trucks"]`
 			owner.seeIn(shares, "the organisation "+rcpOrg)
+			owner.seeIn(shares, "work items of type Repair")
 			owner.seeIn(shares, "pending")
 			owner.fill("Id of the organisation", rcpOrgID)
 			owner.click("Share Trucks")
@@ -166,16 +172,17 @@ func TestBrowserFleetShares(t *testing.T) {
 			rcp.seeIn(`ul[aria-label="Shares"]`, "accepted")
 			rcp.click("Trucks")
 			rcp.seeIn("h1", "Trucks")
-			rcp.see("Shared by " + ownerOrg + " with " + rcpOrg + ".")
+			rcp.see("Shared by " + ownerOrg + " with " + rcpOrg + ", for work items of type Repair.")
 			rcp.registerShows(1, "Tipper one")
 			rcp.seeIn(`ul[aria-label="Assets"]`, "Yard")
 
 			rcp.step = "the recipient follows the shared fleet at a location"
 			rcp.see("You do not follow Trucks.")
 			rcp.choose("Only at location", "Yard")
+			rcp.choose("Only of work item type", "Repair")
 			rcp.click("Follow")
-			rcp.see("You follow work items of any type at Yard on Trucks.")
-			rcp.seeIn(`ul[aria-label="Your subscriptions to Trucks"]`, "Work items of any type at Yard")
+			rcp.see("You follow Repair work items at Yard on Trucks.")
+			rcp.seeIn(`ul[aria-label="Your subscriptions to Trucks"]`, "Repair work items at Yard")
 			rcp.noHorizontalScroll()
 			rcp.axe("a shared fleet")
 
@@ -184,19 +191,27 @@ func TestBrowserFleetShares(t *testing.T) {
 			owner.click("Sharing and following Trucks")
 			owner.seeIn(shares, "accepted")
 
-			owner.step = "the owner follows the fleet and stops"
+			owner.step = "the owner follows the fleet, changes the subscription and stops"
 			owner.see("You do not follow Trucks.")
 			owner.click("Follow")
 			owner.see("You follow work items of any type anywhere on Trucks.")
-			owner.seeIn(`ul[aria-label="Your subscriptions to Trucks"]`, "Work items of any type anywhere")
-			owner.choose("Only at location", "Yard")
-			owner.click("Follow")
-			owner.see("You follow work items of any type at Yard on Trucks.")
-			owner.click("Stop following work items of any type anywhere")
-			owner.click("Yes, stop following work items of any type anywhere")
-			owner.see("You no longer follow work items of any type anywhere on Trucks.")
-			owner.waitFor(`(() => { const l = document.querySelector('ul[aria-label="Your subscriptions to Trucks"]').innerText;
-				return l.includes('at Yard') && !l.includes('anywhere') })()`, "only the Yard subscription left")
+			subs := `ul[aria-label="Your subscriptions to Trucks"]`
+			owner.seeIn(subs, "Work items of any type anywhere")
+			owner.click("Change work items of any type anywhere")
+			owner.choose("Change location to", "Yard")
+			owner.choose("Change work item type to", "Repair")
+			owner.axe("changing a subscription")
+			owner.click("Save")
+			owner.see("You now follow Repair work items at Yard on Trucks.")
+			owner.seeIn(subs, "Repair work items at Yard")
+			owner.click("Change Repair work items at Yard")
+			owner.choose("Change work item type to", "Any type")
+			owner.click("Save")
+			owner.see("You now follow work items of any type at Yard on Trucks.")
+			owner.click("Stop following work items of any type at Yard")
+			owner.click("Yes, stop following work items of any type at Yard")
+			owner.see("You no longer follow work items of any type at Yard on Trucks.")
+			owner.see("You do not follow Trucks.")
 
 			owner.step = "the owner revokes the share"
 			owner.click("Revoke the share with the organisation " + rcpOrg)
