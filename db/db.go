@@ -1071,6 +1071,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.scopeGrantsForUserStmt, err = db.PrepareContext(ctx, scopeGrantsForUser); err != nil {
 		return nil, fmt.Errorf("error preparing query ScopeGrantsForUser: %w", err)
 	}
+	if q.shareProjectsByIDsStmt, err = db.PrepareContext(ctx, shareProjectsByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query ShareProjectsByIDs: %w", err)
+	}
 	if q.signingCodeSweepStmt, err = db.PrepareContext(ctx, signingCodeSweep); err != nil {
 		return nil, fmt.Errorf("error preparing query SigningCodeSweep: %w", err)
 	}
@@ -3268,6 +3271,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing scopeGrantsForUserStmt: %w", cerr)
 		}
 	}
+	if q.shareProjectsByIDsStmt != nil {
+		if cerr := q.shareProjectsByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing shareProjectsByIDsStmt: %w", cerr)
+		}
+	}
 	if q.signingCodeSweepStmt != nil {
 		if cerr := q.signingCodeSweepStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing signingCodeSweepStmt: %w", cerr)
@@ -4401,6 +4409,7 @@ type Queries struct {
 	scopeGrantAllowingIDsStmt                 *sql.Stmt
 	scopeGrantDenyingIDsStmt                  *sql.Stmt
 	scopeGrantsForUserStmt                    *sql.Stmt
+	shareProjectsByIDsStmt                    *sql.Stmt
 	signingCodeSweepStmt                      *sql.Stmt
 	signingCodeUseStmt                        *sql.Stmt
 	signingKeyCreateStmt                      *sql.Stmt
@@ -4905,6 +4914,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		scopeGrantAllowingIDsStmt:                 q.scopeGrantAllowingIDsStmt,
 		scopeGrantDenyingIDsStmt:                  q.scopeGrantDenyingIDsStmt,
 		scopeGrantsForUserStmt:                    q.scopeGrantsForUserStmt,
+		shareProjectsByIDsStmt:                    q.shareProjectsByIDsStmt,
 		signingCodeSweepStmt:                      q.signingCodeSweepStmt,
 		signingCodeUseStmt:                        q.signingCodeUseStmt,
 		signingKeyCreateStmt:                      q.signingKeyCreateStmt,

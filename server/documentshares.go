@@ -53,34 +53,35 @@ type documentShareJSON struct {
 var documentShareReadOnly = []string{"id", "type", "document_id", "document", "owner_organisation", "organisation", "user",
 	"status", "shared_by", "created_at", "updated_at", "responded_at"}
 
-// renderDocumentShares renders shares for the viewer: users through
-// revealUser, organisations as partial objects.
-func (s *Server) renderDocumentShares(ctx context.Context, q *db.Queries, viewerID int64, rows []db.DocumentShare) ([]documentShareJSON, error) {
-	out := make([]documentShareJSON, 0, len(rows))
-	parties := s.shareParties(ctx, q, viewerID)
-	docs := map[int64]db.Document{}
-	for _, r := range rows {
-		d, ok := docs[r.DocumentID]
-		if !ok {
-			var err error
-			if d, err = q.DocumentGet(ctx, r.DocumentID); err != nil {
-				return nil, err
-			}
-			docs[r.DocumentID] = d
-		}
-		sh := documentShareJSON{ID: db.ID(r.ID), Type: "document", DocumentID: db.ID(r.DocumentID),
+// documentShares is the share lifecycle of documents (server/shares.go).
+var documentShares = &shareKind[db.DocumentShare, db.Document, documentShareJSON]{
+	what:        "document share",
+	respondPerm: ManageOrganisation,
+	row: func(r db.DocumentShare) shareRow {
+		return shareRow{OrganisationID: r.OrganisationID, SubjectID: r.DocumentID, RecipientOrganisationID: r.RecipientOrganisationID,
+			RecipientUserID: r.RecipientUserID, Status: r.Status, SharedBy: r.SharedBy}
+	},
+	get:        (*db.Queries).DocumentShareGet,
+	forSubject: (*db.Queries).DocumentShareListForDocument,
+	forUser:    (*db.Queries).DocumentSharesForUser,
+	setStatus: func(q *db.Queries, ctx context.Context, sh db.DocumentShare, status int64, at string, by int64) (db.DocumentShare, error) {
+		return q.DocumentShareSetStatus(ctx, db.DocumentShareSetStatusParams{ID: sh.ID, Status: status, RespondedAt: &at, RespondedBy: &by})
+	},
+	subjects:  (*db.Queries).DocumentListByIDs,
+	subjectID: func(d db.Document) int64 { return d.ID },
+	manage: func(rq *request, q *db.Queries) (int64, error) {
+		d, err := documentForSharing(rq, q)
+		return d.ID, err
+	},
+	render: func(_ context.Context, _ *db.Queries, r db.DocumentShare, d db.Document, parties shareParties) (documentShareJSON, error) {
+		return documentShareJSON{ID: db.ID(r.ID), Type: "document", DocumentID: db.ID(r.DocumentID),
 			Document: documentRefJSON{ID: db.ID(d.ID), OrganisationID: db.ID(d.OrganisationID), Number: d.Number,
 				FormattedNumber: d.FormattedNumber, Title: d.Title, IsDeleted: d.DeletedAt != nil},
-			Status: shareStatusNames[r.Status], ScopeView: r.ScopeView, ScopeEdit: r.ScopeEdit, ScopeBranch: r.ScopeBranch,
-			ScopeFork: r.ScopeFork, ScopeRevisions: r.ScopeRevisions, ScopeExport: r.ScopeExport,
-			ShareToUsersOrganisation: r.ShareToUsersOrganisation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, RespondedAt: r.RespondedAt}
-		var err error
-		if sh.shareParties, err = parties.render(r.OrganisationID, r.RecipientOrganisationID, r.RecipientUserID, r.SharedBy); err != nil {
-			return nil, err
-		}
-		out = append(out, sh)
-	}
-	return out, nil
+			shareParties: parties, Status: shareStatusNames[r.Status], ScopeView: r.ScopeView, ScopeEdit: r.ScopeEdit,
+			ScopeBranch: r.ScopeBranch, ScopeFork: r.ScopeFork, ScopeRevisions: r.ScopeRevisions, ScopeExport: r.ScopeExport,
+			ShareToUsersOrganisation: r.ShareToUsersOrganisation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+			RespondedAt: r.RespondedAt}, nil
+	},
 }
 
 // documentShareBody is the create and PATCH body: the scopes and the
@@ -185,12 +186,8 @@ func (s *Server) documentShareCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
-		shares, err := s.renderDocumentShares(rq.ctx, q, rq.user.ID, []db.DocumentShare{sh})
-		if err != nil {
-			return err
-		}
-		out = shares[0]
-		return nil
+		out, err = documentShares.renderOne(s, rq.ctx, q, rq.user.ID, sh)
+		return err
 	})
 	if err != nil {
 		return err
@@ -200,26 +197,7 @@ func (s *Server) documentShareCreate(rq *request) error {
 
 // documentShareList is GET /documents/{id}/shares: every share of the
 // document, whatever its status, for those who may share it.
-func (s *Server) documentShareList(rq *request) error {
-	var out []documentShareJSON
-	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		d, err := documentForSharing(rq, q)
-		if err != nil {
-			return err
-		}
-		rows, err := q.DocumentShareListForDocument(rq.ctx, d.ID)
-		if err != nil {
-			return err
-		}
-		out, err = s.renderDocumentShares(rq.ctx, q, rq.user.ID, rows)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, int64(len(out)))
-	return rq.json(http.StatusOK, out)
-}
+func (s *Server) documentShareList(rq *request) error { return documentShares.list(s, rq) }
 
 // documentShareOf reads the {share} share of the document d (404 when it
 // is another document's).
@@ -228,11 +206,7 @@ func documentShareOf(rq *request, q *db.Queries, d db.Document) (db.DocumentShar
 	if err != nil {
 		return db.DocumentShare{}, err
 	}
-	sh, err := q.DocumentShareGet(rq.ctx, id)
-	if db.IsNotFound(err) || (err == nil && sh.DocumentID != d.ID) {
-		return sh, notFound("The document share does not exist.")
-	}
-	return sh, err
+	return documentShares.shareOf(rq, q, d.ID, id)
 }
 
 // documentSharePatch changes a pending or accepted share's scopes (and
@@ -256,11 +230,11 @@ func (s *Server) documentSharePatch(rq *request) error {
 		if err != nil {
 			return err
 		}
-		cur, err := s.renderDocumentShares(rq.ctx, q, rq.user.ID, []db.DocumentShare{sh})
+		cur, err := documentShares.renderOne(s, rq.ctx, q, rq.user.ID, sh)
 		if err != nil {
 			return err
 		}
-		if err := ro.check(cur[0]); err != nil {
+		if err := ro.check(cur); err != nil {
 			return err
 		}
 		if sh.Status != sharePending && sh.Status != shareAccepted {
@@ -274,12 +248,8 @@ func (s *Server) documentSharePatch(rq *request) error {
 			ShareToUsersOrganisation: sh.ShareToUsersOrganisation, UpdatedAt: s.nowText()}); err != nil {
 			return err
 		}
-		shares, err := s.renderDocumentShares(rq.ctx, q, rq.user.ID, []db.DocumentShare{sh})
-		if err != nil {
-			return err
-		}
-		out = shares[0]
-		return nil
+		out, err = documentShares.renderOne(s, rq.ctx, q, rq.user.ID, sh)
+		return err
 	})
 	if err != nil {
 		return err
@@ -290,91 +260,17 @@ func (s *Server) documentSharePatch(rq *request) error {
 // documentShareRevoke: DELETE revokes (status revoked) a pending or
 // accepted share; the recipient's access ends on its next request. A share
 // already rejected or revoked stays as it is (204).
-func (s *Server) documentShareRevoke(rq *request) error {
-	if _, err := rq.pathID("share"); err != nil {
-		return err
-	}
-	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		d, err := documentForSharing(rq, q)
-		if err != nil {
-			return err
-		}
-		sh, err := documentShareOf(rq, q, d)
-		if err != nil {
-			return err
-		}
-		if sh.Status == shareRevoked || sh.Status == shareRejected {
-			return nil
-		}
-		_, err = q.DocumentShareSetStatus(rq.ctx, db.DocumentShareSetStatusParams{ID: sh.ID, Status: shareRevoked, RespondedAt: ptr(s.nowText()), RespondedBy: &rq.user.ID})
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return rq.noContent()
-}
+func (s *Server) documentShareRevoke(rq *request) error { return documentShares.revoke(s, rq) }
 
 // documentShareRespond is POST /users/@me/document-shares/{id}/accept|reject:
 // a pending share addressed to the caller, or to an organisation where the
 // caller holds MANAGE_ORGANISATION. Another's share is 404; one no longer
 // pending is 400.
 func (s *Server) documentShareRespond(accept bool) handlerFunc {
-	return func(rq *request) error {
-		id, err := rq.pathID("id")
-		if err != nil {
-			return err
-		}
-		var out documentShareJSON
-		err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-			sh, err := q.DocumentShareGet(rq.ctx, id)
-			if db.IsNotFound(err) {
-				return notFound("The document share does not exist.")
-			}
-			if err != nil {
-				return err
-			}
-			if err := mayRespond(rq.ctx, q, rq.user.ID, sh.RecipientUserID, sh.RecipientOrganisationID, ManageOrganisation, notFound("The document share does not exist.")); err != nil {
-				return err
-			}
-			status, err := respondStatus(sh.Status, accept, "document share")
-			if err != nil {
-				return err
-			}
-			if sh, err = q.DocumentShareSetStatus(rq.ctx, db.DocumentShareSetStatusParams{ID: sh.ID, Status: status,
-				RespondedAt: ptr(s.nowText()), RespondedBy: &rq.user.ID}); err != nil {
-				return err
-			}
-			shares, err := s.renderDocumentShares(rq.ctx, q, rq.user.ID, []db.DocumentShare{sh})
-			if err != nil {
-				return err
-			}
-			out = shares[0]
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		return rq.json(http.StatusOK, out)
-	}
+	return func(rq *request) error { return documentShares.respond(s, rq, accept) }
 }
 
 // userDocumentShares is GET /users/@me/document-shares: pending and
 // accepted shares addressed to the caller or to an organisation it is a
 // member of, each with its document, organisations and shared-by user.
-func (s *Server) userDocumentShares(rq *request) error {
-	var out []documentShareJSON
-	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		rows, err := q.DocumentSharesForUser(rq.ctx, &rq.user.ID)
-		if err != nil {
-			return err
-		}
-		out, err = s.renderDocumentShares(rq.ctx, q, rq.user.ID, rows)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, int64(len(out)))
-	return rq.json(http.StatusOK, out)
-}
+func (s *Server) userDocumentShares(rq *request) error { return documentShares.mine(s, rq) }

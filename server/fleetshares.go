@@ -23,26 +23,41 @@ type fleetShareJSON struct {
 	RespondedAt  *string              `json:"responded_at"`
 }
 
-// renderShares renders shares for the viewer: users through revealUser.
-func (s *Server) renderShares(ctx context.Context, q *db.Queries, viewerID int64, rows []db.FleetShare) ([]fleetShareJSON, error) {
-	out := make([]fleetShareJSON, 0, len(rows))
-	parties := s.shareParties(ctx, q, viewerID)
-	for _, r := range rows {
-		f, err := q.FleetGet(ctx, r.FleetID)
+// fleetShares is the share lifecycle of fleets (server/shares.go).
+var fleetShares = &shareKind[db.FleetShare, db.Fleet, fleetShareJSON]{
+	what:        "fleet share",
+	respondPerm: ManageFleets,
+	row: func(r db.FleetShare) shareRow {
+		return shareRow{OrganisationID: r.OrganisationID, SubjectID: r.FleetID, RecipientOrganisationID: r.RecipientOrganisationID,
+			RecipientUserID: r.RecipientUserID, Status: r.Status, SharedBy: r.SharedBy}
+	},
+	get:        (*db.Queries).FleetShareGet,
+	forSubject: (*db.Queries).FleetShareListForFleet,
+	forUser:    (*db.Queries).FleetSharesForUser,
+	setStatus: func(q *db.Queries, ctx context.Context, sh db.FleetShare, status int64, at string, by int64) (db.FleetShare, error) {
+		sh.Status = status // the answer keeps the row as read otherwise
+		return sh, q.FleetShareSetStatus(ctx, db.FleetShareSetStatusParams{ID: sh.ID, Status: status, RespondedAt: &at, RespondedBy: &by})
+	},
+	subjects:  (*db.Queries).FleetListByIDs,
+	subjectID: func(f db.Fleet) int64 { return f.ID },
+	manage: func(rq *request, q *db.Queries) (int64, error) {
+		id, err := rq.pathID("id")
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
+		f, a, err := fleetAccess(rq.ctx, q, rq.user.ID, id, http.StatusNotFound)
+		if err != nil {
+			return 0, err
+		}
+		return f.ID, a.Require(ManageFleets)
+	},
+	render: func(ctx context.Context, q *db.Queries, r db.FleetShare, f db.Fleet, parties shareParties) (fleetShareJSON, error) {
 		sh := fleetShareJSON{ID: db.ID(r.ID), Fleet: fleetPartialJSON{ID: db.ID(f.ID), OrganisationID: db.ID(f.OrganisationID), Name: f.Name},
-			Status: r.Status, CreatedAt: r.CreatedAt, RespondedAt: r.RespondedAt}
-		if sh.shareParties, err = parties.render(r.OrganisationID, r.RecipientOrganisationID, r.RecipientUserID, r.SharedBy); err != nil {
-			return nil, err
-		}
-		if sh.WorkItemType, err = workItemTypeRef(ctx, q, r.WorkItemTypeID); err != nil {
-			return nil, err
-		}
-		out = append(out, sh)
-	}
-	return out, nil
+			shareParties: parties, Status: r.Status, CreatedAt: r.CreatedAt, RespondedAt: r.RespondedAt}
+		var err error
+		sh.WorkItemType, err = workItemTypeRef(ctx, q, r.WorkItemTypeID)
+		return sh, err
+	},
 }
 
 type fleetShareBody struct {
@@ -97,12 +112,8 @@ func (s *Server) fleetShareCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
-		shares, err := s.renderShares(rq.ctx, q, rq.user.ID, []db.FleetShare{sh})
-		if err != nil {
-			return err
-		}
-		out = shares[0]
-		return nil
+		out, err = fleetShares.renderOne(s, rq.ctx, q, rq.user.ID, sh)
+		return err
 	})
 	if err != nil {
 		return err
@@ -110,133 +121,25 @@ func (s *Server) fleetShareCreate(rq *request) error {
 	return rq.json(http.StatusCreated, out)
 }
 
-func (s *Server) fleetShareList(rq *request) error {
-	id, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	var out []fleetShareJSON
-	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		f, a, err := fleetAccess(rq.ctx, q, rq.user.ID, id, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := a.Require(ManageFleets); err != nil {
-			return err
-		}
-		rows, err := q.FleetShareListForFleet(rq.ctx, f.ID)
-		if err != nil {
-			return err
-		}
-		out, err = s.renderShares(rq.ctx, q, rq.user.ID, rows)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, int64(len(out)))
-	return rq.json(http.StatusOK, out)
-}
+// fleetShareList: every share of the fleet, whatever its status
+// (MANAGE_FLEETS on it).
+func (s *Server) fleetShareList(rq *request) error { return fleetShares.list(s, rq) }
 
 // fleetShareRevoke: DELETE revokes (status 3) a pending or accepted share;
 // the recipient's reads end on its next request.
-func (s *Server) fleetShareRevoke(rq *request) error {
-	id, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	shareID, err := rq.pathID("share")
-	if err != nil {
-		return err
-	}
-	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		f, a, err := fleetAccess(rq.ctx, q, rq.user.ID, id, http.StatusNotFound)
-		if err != nil {
-			return err
-		}
-		if err := a.Require(ManageFleets); err != nil {
-			return err
-		}
-		sh, err := q.FleetShareGet(rq.ctx, shareID)
-		if db.IsNotFound(err) || (err == nil && sh.FleetID != f.ID) {
-			return notFound("The fleet share does not exist.")
-		}
-		if err != nil {
-			return err
-		}
-		if sh.Status == shareRevoked || sh.Status == shareRejected {
-			return nil
-		}
-		return q.FleetShareSetStatus(rq.ctx, db.FleetShareSetStatusParams{ID: sh.ID, Status: shareRevoked, RespondedAt: ptr(s.nowText()), RespondedBy: &rq.user.ID})
-	})
-	if err != nil {
-		return err
-	}
-	return rq.noContent()
-}
+func (s *Server) fleetShareRevoke(rq *request) error { return fleetShares.revoke(s, rq) }
 
 // fleetShareRespond is POST /users/@me/fleet-shares/{id}/accept|reject: a
 // pending share addressed to the caller, or to an organisation where the
 // caller holds MANAGE_FLEETS. Another's share is 404; one no longer
 // pending is 400.
 func (s *Server) fleetShareRespond(accept bool) handlerFunc {
-	return func(rq *request) error {
-		id, err := rq.pathID("id")
-		if err != nil {
-			return err
-		}
-		var out fleetShareJSON
-		err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-			sh, err := q.FleetShareGet(rq.ctx, id)
-			if db.IsNotFound(err) {
-				return notFound("The fleet share does not exist.")
-			}
-			if err != nil {
-				return err
-			}
-			if err := mayRespond(rq.ctx, q, rq.user.ID, sh.RecipientUserID, sh.RecipientOrganisationID, ManageFleets, notFound("The fleet share does not exist.")); err != nil {
-				return err
-			}
-			status, err := respondStatus(sh.Status, accept, "fleet share")
-			if err != nil {
-				return err
-			}
-			if err := q.FleetShareSetStatus(rq.ctx, db.FleetShareSetStatusParams{ID: sh.ID, Status: status, RespondedAt: ptr(s.nowText()), RespondedBy: &rq.user.ID}); err != nil {
-				return err
-			}
-			sh.Status = status
-			shares, err := s.renderShares(rq.ctx, q, rq.user.ID, []db.FleetShare{sh})
-			if err != nil {
-				return err
-			}
-			out = shares[0]
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		return rq.json(http.StatusOK, out)
-	}
+	return func(rq *request) error { return fleetShares.respond(s, rq, accept) }
 }
 
 // userFleetShares: pending and accepted shares addressed to the caller or
 // to an organisation it is a member of.
-func (s *Server) userFleetShares(rq *request) error {
-	var out []fleetShareJSON
-	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		rows, err := q.FleetSharesForUser(rq.ctx, &rq.user.ID)
-		if err != nil {
-			return err
-		}
-		out, err = s.renderShares(rq.ctx, q, rq.user.ID, rows)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, int64(len(out)))
-	return rq.json(http.StatusOK, out)
-}
+func (s *Server) userFleetShares(rq *request) error { return fleetShares.mine(s, rq) }
 
 // shareItemJSON is one row of GET /users/@me/shares: the share's kind and
 // the share object of that kind.
@@ -251,39 +154,33 @@ type shareItemJSON struct {
 func (s *Server) userShares(rq *request) error {
 	out := []shareItemJSON{}
 	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		projects, err := s.projectSharesForUser(rq.ctx, q, rq.user.ID)
+		projects, err := projectShares.forUserShares(s, rq.ctx, q, rq.user.ID)
 		if err != nil {
 			return err
 		}
-		for _, sh := range projects {
-			out = append(out, shareItemJSON{Type: "project", Share: sh})
-		}
-		rows, err := q.FleetSharesForUser(rq.ctx, &rq.user.ID)
+		fleets, err := fleetShares.forUserShares(s, rq.ctx, q, rq.user.ID)
 		if err != nil {
 			return err
 		}
-		shares, err := s.renderShares(rq.ctx, q, rq.user.ID, rows)
+		docs, err := documentShares.forUserShares(s, rq.ctx, q, rq.user.ID)
 		if err != nil {
 			return err
 		}
-		for _, sh := range shares {
-			out = append(out, shareItemJSON{Type: "fleet", Share: sh})
-		}
-		docRows, err := q.DocumentSharesForUser(rq.ctx, &rq.user.ID)
-		if err != nil {
-			return err
-		}
-		docShares, err := s.renderDocumentShares(rq.ctx, q, rq.user.ID, docRows)
-		for _, sh := range docShares {
-			out = append(out, shareItemJSON{Type: "document", Share: sh})
-		}
-		return err
+		out = appendShareItems(appendShareItems(appendShareItems(out, "project", projects), "fleet", fleets), "document", docs)
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	setTotalCount(rq.w, int64(len(out)))
 	return rq.json(http.StatusOK, out)
+}
+
+func appendShareItems[J any](out []shareItemJSON, kind string, shares []J) []shareItemJSON {
+	for _, sh := range shares {
+		out = append(out, shareItemJSON{Type: kind, Share: sh})
+	}
+	return out
 }
 
 // userFleets: fleets shared with the caller personally (no organisation),

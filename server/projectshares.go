@@ -22,24 +22,35 @@ type projectShareJSON struct {
 	RespondedAt *string `json:"responded_at"`
 }
 
-func projectShareAbsent() *Error { return notFound("The project share does not exist.") }
-
-// renderProjectShares renders shares for the viewer.
-func (s *Server) renderProjectShares(ctx context.Context, q *db.Queries, viewerID int64, rows []db.ProjectShare) ([]projectShareJSON, error) {
-	out := make([]projectShareJSON, 0, len(rows))
-	parties := s.shareParties(ctx, q, viewerID)
-	for _, r := range rows {
-		p, err := q.ProjectGet(ctx, r.ProjectID)
+// projectShares is the share lifecycle of projects (server/shares.go).
+var projectShares = &shareKind[db.ProjectShare, db.Project, projectShareJSON]{
+	what:        "project share",
+	respondPerm: ManageOrganisation,
+	row: func(r db.ProjectShare) shareRow {
+		return shareRow{OrganisationID: r.OrganisationID, SubjectID: r.ProjectID, RecipientOrganisationID: r.RecipientOrganisationID,
+			RecipientUserID: r.RecipientUserID, Status: r.Status, SharedBy: r.SharedBy}
+	},
+	get:        (*db.Queries).ProjectShareGet,
+	forSubject: (*db.Queries).ProjectShareListForProject,
+	forUser:    (*db.Queries).ProjectSharesForUser,
+	setStatus: func(q *db.Queries, ctx context.Context, sh db.ProjectShare, status int64, at string, by int64) (db.ProjectShare, error) {
+		sh.Status = status // the answer keeps the row as read otherwise
+		return sh, q.ProjectShareSetStatus(ctx, db.ProjectShareSetStatusParams{ID: sh.ID, Status: status, RespondedAt: &at, RespondedBy: &by})
+	},
+	subjects:  (*db.Queries).ShareProjectsByIDs,
+	subjectID: func(p db.Project) int64 { return p.ID },
+	manage: func(rq *request, q *db.Queries) (int64, error) {
+		id, err := rq.pathID("id")
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		sh := projectShareJSON{ID: db.ID(r.ID), Project: toProjectPartial(p), Status: r.Status, CreatedAt: r.CreatedAt, RespondedAt: r.RespondedAt}
-		if sh.shareParties, err = parties.render(r.OrganisationID, r.RecipientOrganisationID, r.RecipientUserID, r.SharedBy); err != nil {
-			return nil, err
-		}
-		out = append(out, sh)
-	}
-	return out, nil
+		p, err := projectForSharing(rq.ctx, q, rq.user.ID, id)
+		return p.ID, err
+	},
+	render: func(_ context.Context, _ *db.Queries, r db.ProjectShare, p db.Project, parties shareParties) (projectShareJSON, error) {
+		return projectShareJSON{ID: db.ID(r.ID), Project: toProjectPartial(p), shareParties: parties, Status: r.Status,
+			CreatedAt: r.CreatedAt, RespondedAt: r.RespondedAt}, nil
+	},
 }
 
 // projectForSharing loads a project whose shares the caller manages:
@@ -86,12 +97,8 @@ func (s *Server) projectShareCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
-		shares, err := s.renderProjectShares(rq.ctx, q, rq.user.ID, []db.ProjectShare{sh})
-		if err != nil {
-			return err
-		}
-		out = shares[0]
-		return nil
+		out, err = projectShares.renderOne(s, rq.ctx, q, rq.user.ID, sh)
+		return err
 	})
 	if err != nil {
 		return err
@@ -99,125 +106,23 @@ func (s *Server) projectShareCreate(rq *request) error {
 	return rq.json(http.StatusCreated, out)
 }
 
-// projectShareList: every share of the project, whatever its status.
-func (s *Server) projectShareList(rq *request) error {
-	id, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	var out []projectShareJSON
-	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		p, err := projectForSharing(rq.ctx, q, rq.user.ID, id)
-		if err != nil {
-			return err
-		}
-		rows, err := q.ProjectShareListForProject(rq.ctx, p.ID)
-		if err != nil {
-			return err
-		}
-		out, err = s.renderProjectShares(rq.ctx, q, rq.user.ID, rows)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, int64(len(out)))
-	return rq.json(http.StatusOK, out)
-}
+// projectShareList: every share of the project, whatever its status
+// (SHARE_PROJECTS on it).
+func (s *Server) projectShareList(rq *request) error { return projectShares.list(s, rq) }
 
 // projectShareRevoke: DELETE revokes (status 3) a pending or accepted
 // share; the recipient's access ends on its next request. Revoking a share
 // that is already over changes nothing (204).
-func (s *Server) projectShareRevoke(rq *request) error {
-	id, shareID, err := rq.pathIDs("id", "share")
-	if err != nil {
-		return err
-	}
-	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		p, err := projectForSharing(rq.ctx, q, rq.user.ID, id)
-		if err != nil {
-			return err
-		}
-		sh, err := q.ProjectShareGet(rq.ctx, shareID)
-		if db.IsNotFound(err) || (err == nil && sh.ProjectID != p.ID) {
-			return projectShareAbsent()
-		}
-		if err != nil {
-			return err
-		}
-		if sh.Status == shareRevoked || sh.Status == shareRejected {
-			return nil
-		}
-		return q.ProjectShareSetStatus(rq.ctx, db.ProjectShareSetStatusParams{ID: sh.ID, Status: shareRevoked, RespondedAt: ptr(s.nowText()), RespondedBy: &rq.user.ID})
-	})
-	if err != nil {
-		return err
-	}
-	return rq.noContent()
-}
+func (s *Server) projectShareRevoke(rq *request) error { return projectShares.revoke(s, rq) }
 
 // projectShareRespond is POST /users/@me/project-shares/{id}/accept|reject:
 // a pending share addressed to the caller, or to an organisation where the
 // caller holds MANAGE_ORGANISATION. Another's share is 404; one no longer
 // pending is 400.
 func (s *Server) projectShareRespond(accept bool) handlerFunc {
-	return func(rq *request) error {
-		id, err := rq.pathID("id")
-		if err != nil {
-			return err
-		}
-		var out projectShareJSON
-		err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-			sh, err := q.ProjectShareGet(rq.ctx, id)
-			if db.IsNotFound(err) {
-				return projectShareAbsent()
-			}
-			if err != nil {
-				return err
-			}
-			if err := mayRespond(rq.ctx, q, rq.user.ID, sh.RecipientUserID, sh.RecipientOrganisationID, ManageOrganisation, projectShareAbsent()); err != nil {
-				return err
-			}
-			if sh.Status, err = respondStatus(sh.Status, accept, "project share"); err != nil {
-				return err
-			}
-			if err := q.ProjectShareSetStatus(rq.ctx, db.ProjectShareSetStatusParams{ID: sh.ID, Status: sh.Status, RespondedAt: ptr(s.nowText()), RespondedBy: &rq.user.ID}); err != nil {
-				return err
-			}
-			shares, err := s.renderProjectShares(rq.ctx, q, rq.user.ID, []db.ProjectShare{sh})
-			if err != nil {
-				return err
-			}
-			out = shares[0]
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		return rq.json(http.StatusOK, out)
-	}
+	return func(rq *request) error { return projectShares.respond(s, rq, accept) }
 }
 
 // userProjectShares: pending and accepted project shares addressed to the
 // caller or to an organisation it is a member of.
-func (s *Server) userProjectShares(rq *request) error {
-	var out []projectShareJSON
-	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		var err error
-		out, err = s.projectSharesForUser(rq.ctx, q, rq.user.ID)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, int64(len(out)))
-	return rq.json(http.StatusOK, out)
-}
-
-func (s *Server) projectSharesForUser(ctx context.Context, q *db.Queries, userID int64) ([]projectShareJSON, error) {
-	rows, err := q.ProjectSharesForUser(ctx, &userID)
-	if err != nil {
-		return nil, err
-	}
-	return s.renderProjectShares(ctx, q, userID, rows)
-}
+func (s *Server) userProjectShares(rq *request) error { return projectShares.mine(s, rq) }
