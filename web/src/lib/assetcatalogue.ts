@@ -1,0 +1,91 @@
+// Shapes of the asset catalogue (fields, zones), asset groups and the full
+// asset object, for the screens that edit them (docs/assets.md).
+import { ApiError, api } from './api';
+import type { Asset, AssetType } from './assets';
+
+export interface EnumValue { id: string; asset_field_id: string; value: string }
+export interface AssetField {
+  id: string;
+  organisation_id: string;
+  name: string;
+  description: string;
+  type: number;
+  units: string | null;
+  enum_values: EnumValue[];
+}
+export interface AssetZone { id: string; organisation_id: string; name: string; code: string; description: string }
+/** A field attached to a type, with its enum values. */
+export interface TypeField { type_id: string; field: AssetField; enum_values: EnumValue[] }
+export interface FullAssetType extends AssetType { prefix_id: string | null; fields: TypeField[]; zones: AssetZone[] }
+export interface FieldValue { value: unknown; units: string | null }
+/** The asset object with what editing needs besides the register's shape. */
+export interface FullAsset extends Asset {
+  type: FullAssetType | null;
+  sub_location_id: string | null;
+  group_id: string | null;
+  position: number;
+  number: number | null;
+  fields: Record<string, FieldValue>;
+}
+export interface AssetGroup {
+  id: string;
+  organisation_id: string;
+  type: FullAssetType | null;
+  ephemerality: number;
+  active: boolean;
+  name: string;
+  description: string;
+  fleet_id: string | null;
+  status: { id: string; name: string } | null;
+  location: { id: string; name: string } | null;
+  assets: { asset: FullAsset; position: number }[];
+  open_work_item_count: number;
+  closed_work_item_count: number;
+}
+
+/** Asset field types by their integer (docs/assets.md). */
+export const fieldTypes = ['text', 'number', 'yes/no', 'date', 'choice', 'member', 'location'];
+export const FIELD_ENUM = 4;
+
+/** A field value as a form shows it (text in an input). */
+export function valueText(f: AssetField, v: FieldValue | undefined): string {
+  if (!v || v.value === null || v.value === undefined) return '';
+  if (f.type === 2) return v.value ? 'true' : 'false';
+  if (f.type === 3 && typeof v.value === 'string') return v.value.slice(0, 10);
+  return String(v.value);
+}
+
+/**
+ * The value to send for a field from its form text: '' removes it (null);
+ * numbers and yes/no go as JSON numbers and booleans so the API checks them.
+ */
+export function valueOf(f: AssetField, text: string): unknown {
+  const t = text.trim();
+  if (t === '') return null;
+  if (f.type === 1) {
+    const n = Number(t);
+    return Number.isFinite(n) ? n : t; // the API names a non-number at its field
+  }
+  if (f.type === 2) return t === 'true';
+  return t;
+}
+
+/**
+ * Whether the person may change a fleet's assets and groups: MANAGE_FLEETS
+ * in the organisation (its permissions come with /users/@me/organisations),
+ * or on the fleet itself, which the client learns from the fleet's
+ * permission list: the API answers it only to holders of MANAGE_FLEETS on
+ * the fleet (docs/web.md). The API decides every write anyway.
+ */
+export async function mayManageFleet(orgId: string, fleetId: string | null): Promise<boolean> {
+  const mine = await api<{ id: string; permissions?: Record<string, boolean> }[]>('GET', '/users/@me/organisations');
+  if (mine.find((o) => o.id === orgId)?.permissions?.MANAGE_FLEETS) return true;
+  if (!fleetId) return false;
+  try {
+    await api('GET', `/fleets/${fleetId}/permissions`);
+    return true;
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 403 || e.status === 404)) return false;
+    throw e;
+  }
+}
