@@ -12,17 +12,26 @@ import (
 	"workspace/db"
 )
 
+// crewProject: @everyone may not view projects, Bob sees them through the
+// Crew role; returns the role and a project's path.
+func crewProject(t *testing.T, f *orgFixture) (crew, project string) {
+	t.Helper()
+	e := f.e
+	e.grant(f.alice, f.acme, f.acme, map[string]string{"VIEW_PROJECTS": "deny"})
+	crew = e.role(f.alice, f.acme, "Crew")
+	e.grant(f.alice, f.acme, crew, map[string]string{"VIEW_PROJECTS": "allow"})
+	e.assign(f.alice, f.acme, f.bob, crew)
+	project = "/projects/" + e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/projects", map[string]any{"name": "P"}).obj(t)["id"].(string)
+	return crew, project
+}
+
 // TestCachedAccessIsDroppedByEveryChange: access is served from the cache
 // between writes, and a revoked grant, a removed role, a removed member, a
 // banned member and a deleted user lose access on the very next request.
 func TestCachedAccessIsDroppedByEveryChange(t *testing.T) {
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
-	e.grant(f.alice, f.acme, f.acme, map[string]string{"VIEW_PROJECTS": "deny"})
-	crew := e.role(f.alice, f.acme, "Crew")
-	e.grant(f.alice, f.acme, crew, map[string]string{"VIEW_PROJECTS": "allow"})
-	e.assign(f.alice, f.acme, f.bob, crew)
-	project := "/projects/" + e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "P"}).obj(t)["id"].(string)
+	crew, project := crewProject(t, f)
 	sees := func(step string, want int) {
 		t.Helper()
 		for i := 0; i < 3; i++ { // the second and third answers come from the cache
@@ -231,12 +240,8 @@ func TestListCacheDroppedByWrites(t *testing.T) {
 // ends the cached access within the writer's poll, not at the entry's expiry.
 func TestCachedAccessDroppedByAnotherProcess(t *testing.T) {
 	f := newOrgFixture(t)
-	e, acme := f.e, "/organisations/"+f.acme
-	e.grant(f.alice, f.acme, f.acme, map[string]string{"VIEW_PROJECTS": "deny"})
-	crew := e.role(f.alice, f.acme, "Crew")
-	e.grant(f.alice, f.acme, crew, map[string]string{"VIEW_PROJECTS": "allow"})
-	e.assign(f.alice, f.acme, f.bob, crew)
-	project := "/projects/" + e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "P"}).obj(t)["id"].(string)
+	e := f.e
+	crew, project := crewProject(t, f)
 	e.must(200, f.bob, "GET", project, nil)
 	e.must(200, f.bob, "GET", project, nil) // from the cache
 
