@@ -157,8 +157,9 @@ func (q *Queries) FleetShareOpenExists(ctx context.Context, arg FleetShareOpenEx
 	return found, err
 }
 
-const fleetShareSetStatus = `-- name: FleetShareSetStatus :exec
+const fleetShareSetStatus = `-- name: FleetShareSetStatus :one
 UPDATE fleet_shares SET status = ?1, responded_at = ?2, responded_by = ?3 WHERE id = ?4
+RETURNING id, organisation_id, fleet_id, recipient_organisation_id, recipient_user_id, work_item_type_id, status, shared_by, created_at, responded_at, responded_by
 `
 
 type FleetShareSetStatusParams struct {
@@ -168,14 +169,28 @@ type FleetShareSetStatusParams struct {
 	ID          int64
 }
 
-func (q *Queries) FleetShareSetStatus(ctx context.Context, arg FleetShareSetStatusParams) error {
-	_, err := q.exec(ctx, q.fleetShareSetStatusStmt, fleetShareSetStatus,
+func (q *Queries) FleetShareSetStatus(ctx context.Context, arg FleetShareSetStatusParams) (FleetShare, error) {
+	row := q.queryRow(ctx, q.fleetShareSetStatusStmt, fleetShareSetStatus,
 		arg.Status,
 		arg.RespondedAt,
 		arg.RespondedBy,
 		arg.ID,
 	)
-	return err
+	var i FleetShare
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.FleetID,
+		&i.RecipientOrganisationID,
+		&i.RecipientUserID,
+		&i.WorkItemTypeID,
+		&i.Status,
+		&i.SharedBy,
+		&i.CreatedAt,
+		&i.RespondedAt,
+		&i.RespondedBy,
+	)
+	return i, err
 }
 
 const fleetSharesDelete = `-- name: FleetSharesDelete :exec

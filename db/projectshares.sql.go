@@ -152,8 +152,9 @@ func (q *Queries) ProjectShareOpenExists(ctx context.Context, arg ProjectShareOp
 	return found, err
 }
 
-const projectShareSetStatus = `-- name: ProjectShareSetStatus :exec
+const projectShareSetStatus = `-- name: ProjectShareSetStatus :one
 UPDATE project_shares SET status = ?1, responded_at = ?2, responded_by = ?3 WHERE id = ?4
+RETURNING id, organisation_id, project_id, recipient_organisation_id, recipient_user_id, status, shared_by, created_at, responded_at, responded_by
 `
 
 type ProjectShareSetStatusParams struct {
@@ -163,14 +164,27 @@ type ProjectShareSetStatusParams struct {
 	ID          int64
 }
 
-func (q *Queries) ProjectShareSetStatus(ctx context.Context, arg ProjectShareSetStatusParams) error {
-	_, err := q.exec(ctx, q.projectShareSetStatusStmt, projectShareSetStatus,
+func (q *Queries) ProjectShareSetStatus(ctx context.Context, arg ProjectShareSetStatusParams) (ProjectShare, error) {
+	row := q.queryRow(ctx, q.projectShareSetStatusStmt, projectShareSetStatus,
 		arg.Status,
 		arg.RespondedAt,
 		arg.RespondedBy,
 		arg.ID,
 	)
-	return err
+	var i ProjectShare
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.ProjectID,
+		&i.RecipientOrganisationID,
+		&i.RecipientUserID,
+		&i.Status,
+		&i.SharedBy,
+		&i.CreatedAt,
+		&i.RespondedAt,
+		&i.RespondedBy,
+	)
+	return i, err
 }
 
 const projectSharesForUser = `-- name: ProjectSharesForUser :many

@@ -29,8 +29,9 @@ SELECT * FROM fleet_shares WHERE id = @id;
 -- name: FleetShareListForFleet :many
 SELECT * FROM fleet_shares WHERE fleet_id = @fleet_id ORDER BY id;
 
--- name: FleetShareSetStatus :exec
-UPDATE fleet_shares SET status = @status, responded_at = @responded_at, responded_by = @responded_by WHERE id = @id;
+-- name: FleetShareSetStatus :one
+UPDATE fleet_shares SET status = @status, responded_at = @responded_at, responded_by = @responded_by WHERE id = @id
+RETURNING *;
 
 -- A pending or accepted share of the fleet to the same recipient.
 -- name: FleetShareOpenExists :one

@@ -18,8 +18,9 @@ SELECT * FROM project_shares WHERE id = @id;
 -- name: ProjectShareListForProject :many
 SELECT * FROM project_shares WHERE project_id = @project_id ORDER BY id;
 
--- name: ProjectShareSetStatus :exec
-UPDATE project_shares SET status = @status, responded_at = @responded_at, responded_by = @responded_by WHERE id = @id;
+-- name: ProjectShareSetStatus :one
+UPDATE project_shares SET status = @status, responded_at = @responded_at, responded_by = @responded_by WHERE id = @id
+RETURNING *;
 
 -- A pending or accepted share of the project to the same recipient.
 -- name: ProjectShareOpenExists :one

@@ -35,8 +35,7 @@ var fleetShares = &shareKind[db.FleetShare, db.Fleet, fleetShareJSON]{
 	forSubject: (*db.Queries).FleetShareListForFleet,
 	forUser:    (*db.Queries).FleetSharesForUser,
 	setStatus: func(q *db.Queries, ctx context.Context, sh db.FleetShare, status int64, at string, by int64) (db.FleetShare, error) {
-		sh.Status = status // the answer keeps the row as read otherwise
-		return sh, q.FleetShareSetStatus(ctx, db.FleetShareSetStatusParams{ID: sh.ID, Status: status, RespondedAt: &at, RespondedBy: &by})
+		return q.FleetShareSetStatus(ctx, db.FleetShareSetStatusParams{ID: sh.ID, Status: status, RespondedAt: &at, RespondedBy: &by})
 	},
 	subjects:  (*db.Queries).FleetListByIDs,
 	subjectID: func(f db.Fleet) int64 { return f.ID },

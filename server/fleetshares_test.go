@@ -54,7 +54,7 @@ func TestFleetShares(t *testing.T) {
 		{"a member without MANAGE_FLEETS cannot accept for Evil", dave, "POST", "/users/@me/fleet-shares/" + os + "/accept", nil, 403, nil},
 		{"a stranger cannot accept for Evil", carol, "POST", "/users/@me/fleet-shares/" + os + "/accept", nil, 404, nil},
 		{"absent share", carol, "POST", "/users/@me/fleet-shares/123456789/accept", nil, 404, nil},
-		{"Evil's owner accepts", f.mallory, "POST", "/users/@me/fleet-shares/" + os + "/accept", nil, 200, wantKey("status", 1)},
+		{"Evil's owner accepts", f.mallory, "POST", "/users/@me/fleet-shares/" + os + "/accept", nil, 200, wantResponded(1)},
 		{"accepting twice", f.mallory, "POST", "/users/@me/fleet-shares/" + os + "/accept", nil, 400, nil},
 		{"carol rejects", carol, "POST", "/users/@me/fleet-shares/" + us + "/reject", nil, 200, wantKey("status", 2)},
 		{"rejected shares are not listed", carol, "GET", "/users/@me/fleet-shares", nil, 200, wantLen(0)},

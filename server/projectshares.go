@@ -34,8 +34,7 @@ var projectShares = &shareKind[db.ProjectShare, db.Project, projectShareJSON]{
 	forSubject: (*db.Queries).ProjectShareListForProject,
 	forUser:    (*db.Queries).ProjectSharesForUser,
 	setStatus: func(q *db.Queries, ctx context.Context, sh db.ProjectShare, status int64, at string, by int64) (db.ProjectShare, error) {
-		sh.Status = status // the answer keeps the row as read otherwise
-		return sh, q.ProjectShareSetStatus(ctx, db.ProjectShareSetStatusParams{ID: sh.ID, Status: status, RespondedAt: &at, RespondedBy: &by})
+		return q.ProjectShareSetStatus(ctx, db.ProjectShareSetStatusParams{ID: sh.ID, Status: status, RespondedAt: &at, RespondedBy: &by})
 	},
 	subjects:  (*db.Queries).ShareProjectsByIDs,
 	subjectID: func(p db.Project) int64 { return p.ID },

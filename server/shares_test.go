@@ -112,3 +112,18 @@ func TestShareListsShowEachSubject(t *testing.T) {
 		{"a subject without shares lists none", f.alice, "GET", "/projects/" + id(e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "Quay"})) + "/shares", nil, 200, wantLen(0)},
 	})
 }
+
+// wantResponded: a share's answer to accept or reject carries the new status
+// and when it was given (the row as written, not as read before).
+func wantResponded(status int) func(t *testing.T, r *testResponse) {
+	return func(t *testing.T, r *testResponse) {
+		t.Helper()
+		o := r.obj(t)
+		if fmt.Sprint(o["status"]) != fmt.Sprint(status) {
+			t.Fatalf("status = %v, want %d", o["status"], status)
+		}
+		if at, _ := o["responded_at"].(string); at == "" {
+			t.Fatalf("responded_at = %v, want the time of the answer", o["responded_at"])
+		}
+	}
+}
