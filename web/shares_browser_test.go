@@ -223,6 +223,7 @@ func TestBrowserFleetShares(t *testing.T) {
 			owner.see("The fleet is already shared with that recipient (pending or accepted).")
 			owner.noHorizontalScroll()
 			owner.axe("a fleet's shares")
+			owner.shot("fleet-shares-" + vp.name)
 
 			rcp.step = "the recipient accepts and opens the shared fleet"
 			rcp.open("/app/me/shares")
@@ -247,6 +248,7 @@ func TestBrowserFleetShares(t *testing.T) {
 			rcp.seeIn(`ul[aria-label="Your subscriptions to Trucks"]`, "Repair work items at Yard")
 			rcp.noHorizontalScroll()
 			rcp.axe("a shared fleet")
+			rcp.shot("shared-fleet-" + vp.name)
 
 			owner.step = "the owner sees the share accepted"
 			owner.click("← Fleets")
@@ -306,6 +308,28 @@ func TestBrowserProjectShares(t *testing.T) {
 			projectPath := strings.TrimPrefix(owner.location(), base)
 			owner.see("Bridge is not shared with anyone.")
 
+			owner.step = "share with another organisation of the sharer's, then revoke"
+			partners := "Partners " + vp.name
+			owner.nav("Organisations")
+			owner.fill("Name", partners)
+			owner.click("Create organisation")
+			owner.seeIn("h1", partners)
+			owner.open(projectPath)
+			owner.seeIn("h1", "Bridge")
+			owner.click("An organisation")
+			owner.click("Share Bridge")
+			if got := owner.fieldError("Organisation to share with"); !strings.Contains(got, "Choose the organisation") {
+				owner.fail("error for no organisation = %q", got)
+			}
+			owner.choose("Organisation to share with", partners)
+			owner.click("Share Bridge")
+			owner.see("Bridge is shared with " + partners + "; the share waits for them to accept it.")
+			owner.seeIn(`ul[aria-label="Shares of Bridge"]`, "the organisation "+partners)
+			owner.click("Revoke the share with the organisation " + partners)
+			owner.click("Yes, revoke the share with the organisation " + partners)
+			owner.see("The share with the organisation " + partners + " is revoked.")
+			owner.click("A person")
+
 			rcpEmail := "ravi-" + vp.name + "@example.com"
 			rcp := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
 			rcp.open("/")
@@ -364,6 +388,7 @@ func TestBrowserProjectShares(t *testing.T) {
 			rcp.see("You accepted the project Bridge.")
 			rcp.noHorizontalScroll()
 			rcp.axe("shared with me")
+			rcp.shot("shared-with-me-" + vp.name)
 			rcp.click("Bridge")
 			rcp.seeIn("h1", "Bridge")
 			rcp.see("No milestones yet.")
