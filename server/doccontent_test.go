@@ -122,6 +122,8 @@ func TestDocumentContentChanges(t *testing.T) {
 		{"enum column needs a field", f.alice, "POST", rev + "/columns", map[string]any{"name": "State", "type": "enum"}, 400, wantField("field_id")},
 		{"enum column with a text field", f.alice, "POST", rev + "/columns", map[string]any{"name": "State", "type": "enum", "field_id": f.textID}, 400, wantField("field_id")},
 		{"data_format out of range", f.alice, "PATCH", rev + "/columns/" + qty, map[string]any{"data_format": 9}, 400, wantField("data_format")},
+		{"column order below 0", f.alice, "PATCH", rev + "/columns/" + qty, map[string]any{"order": -1}, 400, wantField("order")},
+		{"column order of wrong type", f.alice, "PATCH", rev + "/columns/" + qty, map[string]any{"order": "first"}, 400, wantField("order")},
 		{"absent column", f.alice, "DELETE", rev + "/columns/55", nil, 404, nil},
 		{"two positions", f.alice, "POST", rev + "/clauses", map[string]any{"after": ids[0], "before": ids[1]}, 400, nil},
 		{"below and after", f.alice, "PATCH", rev + "/clauses/" + ids[0], map[string]any{"after": ids[1], "below": ids[2]}, 400, nil},
@@ -145,15 +147,55 @@ func TestDocumentContentChanges(t *testing.T) {
 	e.run(t, []scenario{
 		{"enum cell names a value", f.alice, "PATCH", c.rev(h) + "/fields", map[string]any{"clause_id": ids[0], "column_id": enumCol, "value": f.valueA}, 200, func(t *testing.T, r *testResponse) {
 			fs := r.obj(t)["fields"].([]any)
-			if len(fs) != 1 || fs[0].(map[string]any)["value"] != f.valueA {
+			// the value's text comes with its id (formatted_value)
+			if len(fs) != 1 || fs[0].(map[string]any)["value"] != f.valueA || fs[0].(map[string]any)["formatted_value"] != "Draft" {
 				t.Fatalf("fields %v", fs)
 			}
 		}},
 		{"enum cell of no value", f.alice, "PATCH", c.rev(h) + "/fields", map[string]any{"clause_id": ids[0], "column_id": enumCol, "value": "123"}, 400, wantField("value")},
 	})
 
-	// moving a clause, renaming and adding sheets, deleting a column
+	// an enum cell reads with its value's text, also once the value is retired
+	readEnum := func(h string) string {
+		t.Helper()
+		for _, fv := range e.must(200, f.alice, "GET", c.rev(h)+"/clauses?$top=1", nil).arr(t)[0]["fields"].([]any) {
+			if m := fv.(map[string]any); m["column_id"] == enumCol {
+				return fmt.Sprint(m["formatted_value"])
+			}
+		}
+		return ""
+	}
 	h = c.head(t, "main")
+	if got := readEnum(h); got != "Draft" {
+		t.Fatalf("enum cell reads %q", got)
+	}
+	e.must(200, f.alice, "PATCH", "/document-fields/"+f.enumID, map[string]any{"values": []map[string]any{{"value": "Final"}}})
+	if got := readEnum(h); got != "Draft" {
+		t.Fatalf("enum cell of a retired value reads %q", got)
+	}
+	if tr := e.must(200, f.alice, "GET", c.rev(h)+"?tree=true", nil).obj(t)["tree"].(map[string]any); !strings.Contains(fmt.Sprint(tr["clauses"]), "formatted_value:Draft") {
+		t.Fatalf("tree clauses %v", tr["clauses"])
+	}
+
+	// moving a column: only its place changes
+	h = c.change(t, "PATCH", c.rev(h)+"/columns/"+enumCol, map[string]any{"order": 0})
+	var names []string
+	for _, col := range e.must(200, f.alice, "GET", c.rev(h)+"/columns", nil).arr(t) {
+		names = append(names, fmt.Sprint(col["name"], col["order"]))
+	}
+	if fmt.Sprint(names) != "[State0 Qty1 Column 22]" {
+		t.Fatalf("columns after moving State first %v", names)
+	}
+	h = c.change(t, "PATCH", c.rev(h)+"/columns/"+enumCol, map[string]any{"order": 99, "name": "Stage"})
+	names = nil
+	for _, col := range e.must(200, f.alice, "GET", c.rev(h)+"/columns", nil).arr(t) {
+		names = append(names, fmt.Sprint(col["name"]))
+	}
+	if fmt.Sprint(names) != "[Qty Column 2 Stage]" {
+		t.Fatalf("columns after moving Stage last %v", names)
+	}
+
+	// moving a clause, renaming and adding sheets, deleting a column
 	h = c.change(t, "PATCH", c.rev(h)+"/clauses/"+ids[0], map[string]any{"below": ids[2], "text": "moved"})
 	if got := c.clauseIDs(t, h); fmt.Sprint(got) != fmt.Sprint([]string{ids[1], ids[2], ids[0]}) {
 		t.Fatalf("order after move %v", got)
@@ -187,11 +229,11 @@ func TestDocumentContentChanges(t *testing.T) {
 		t.Fatal("tree without ?tree=true")
 	}
 	hist := e.must(200, f.bob, "GET", c.doc+"/revisions?$top=3", nil)
-	if a := hist.arr(t); len(a) != 3 || a[0]["hash"] != h || a[0]["title"] != "Main spec" || hist.Header.Get("X-Total-Count") != "15" {
+	if a := hist.arr(t); len(a) != 3 || a[0]["hash"] != h || a[0]["title"] != "Main spec" || hist.Header.Get("X-Total-Count") != "17" {
 		t.Fatalf("history %s (total %s)", hist.Body, hist.Header.Get("X-Total-Count"))
 	}
 	all := e.must(200, f.bob, "GET", c.doc+"/revisions?$top=100", nil).arr(t)
-	if len(all) != 15 || all[14]["hash"] != h0 || len(all[14]["parents"].([]any)) != 0 || all[0]["parents"].([]any)[0] != all[1]["id"] {
+	if len(all) != 17 || all[16]["hash"] != h0 || len(all[16]["parents"].([]any)) != 0 || all[0]["parents"].([]any)[0] != all[1]["id"] {
 		t.Fatalf("full history %d: first %v", len(all), all[len(all)-1])
 	}
 	diff := e.must(200, f.bob, "GET", c.rev(h0)+"/diff/"+h, nil).obj(t)

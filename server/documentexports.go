@@ -178,7 +178,7 @@ func loadExport(rq *request, q *db.Queries, h docengine.Hash) (*exportData, erro
 				row := exportRow{number: number(n), text: r.Text, cells: make([]exportCell, len(x.columns))}
 				budget -= len(r.Text)
 				byCol := map[db.ID]cellJSON{}
-				for _, c := range cellsOf(plan, x.columns, r.Cells) {
+				for _, c := range cellsOf(plan, x.columns, r.Cells, enums) {
 					byCol[c.ColumnID] = c
 				}
 				for i, col := range x.columns {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"unicode"
@@ -77,8 +78,12 @@ func columnsOf(rev db.DocumentRevision, doc *docengine.Doc) []columnJSON {
 
 // clausesOf renders a page of clauses; order is the position within the
 // clause's sheet.
-func clausesOf(rev db.DocumentRevision, doc *docengine.Doc, sheet int64, skip, top int) ([]clauseJSON, int, error) {
+func clausesOf(ctx context.Context, q *db.Queries, rev db.DocumentRevision, doc *docengine.Doc, sheet int64, skip, top int) ([]clauseJSON, int, error) {
 	rows, total, err := doc.Clauses(sheet, skip, top)
+	if err != nil {
+		return nil, 0, err
+	}
+	enums, err := enumTexts(ctx, q, doc.R.Columns)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -97,7 +102,7 @@ func clausesOf(rev db.DocumentRevision, doc *docengine.Doc, sheet int64, skip, t
 		}
 		first[r.Sheet] = pos + 1
 		cj := clauseJSON{RevisionID: db.ID(rev.ID), ClauseID: db.ID(r.ID), SheetID: db.ID(r.Sheet), Order: pos, Text: r.Text,
-			Fields: cellsOf(plan, doc.R.Columns, r.Cells)}
+			Fields: cellsOf(plan, doc.R.Columns, r.Cells, enums)}
 		out = append(out, cj)
 	}
 	return out, total, nil
@@ -124,7 +129,7 @@ func (s *Server) revisionGet(rq *request) error {
 		}
 		if tree {
 			t := &treeJSON{Sheets: sheetsOf(rev, doc), Columns: columnsOf(rev, doc)}
-			if t.Clauses, t.ClauseCount, err = clausesOf(rev, doc, 0, 0, maxTreeClauses); err != nil {
+			if t.Clauses, t.ClauseCount, err = clausesOf(rq.ctx, q, rev, doc, 0, 0, maxTreeClauses); err != nil {
 				return err
 			}
 			out.Tree = t
@@ -200,7 +205,7 @@ func (s *Server) clauseList(rq *request) error {
 		if err != nil {
 			return err
 		}
-		out, total, err = clausesOf(rev, doc, sheet, lq.Skip, lq.Top)
+		out, total, err = clausesOf(rq.ctx, q, rev, doc, sheet, lq.Skip, lq.Top)
 		return engineError(err)
 	})
 	if err != nil {
@@ -528,8 +533,9 @@ func (s *Server) branchDelete(rq *request) error {
 }
 
 // cellsOf renders a clause's cells in column order with calculated values
-// and background colours.
-func cellsOf(plan *calcPlan, cols []docengine.Column, cells map[int64]string) []cellJSON {
+// and background colours; an enum cell's formatted_value is its value's
+// text (enums: enumTexts), so clients need not look the id up.
+func cellsOf(plan *calcPlan, cols []docengine.Column, cells map[int64]string, enums map[string]string) []cellJSON {
 	var values, colours map[int64]string
 	if plan != nil {
 		values, colours = plan.row(cells)
@@ -549,6 +555,9 @@ func cellsOf(plan *calcPlan, cols []docengine.Column, cells map[int64]string) []
 			if fv, ok := formatData(c.DataFormat, v); ok {
 				cj.FormattedValue = &fv
 			}
+		}
+		if t, ok := enums[v]; ok && c.Type == "enum" {
+			cj.FormattedValue = &t
 		}
 		if coloured {
 			cj.BackgroundColour = &colour

@@ -540,6 +540,7 @@ type columnBody struct {
 	Formula               *string    `json:"formula"`
 	ConditionalFormatting *string    `json:"conditional_formatting"`
 	FieldID               Opt[db.ID] `json:"field_id"`
+	Order                 *int       `json:"order"` // a position from 0: moves the column
 }
 
 func (b *columnBody) validate() error {
@@ -557,6 +558,9 @@ func (b *columnBody) validate() error {
 	}
 	optText(p, "formula", b.Formula, maxDescriptionLen)
 	optText(p, "conditional_formatting", b.ConditionalFormatting, maxDescriptionLen)
+	if b.Order != nil && *b.Order < 0 {
+		p.add("order", "must be a position from 0")
+	}
 	return p.err()
 }
 
@@ -617,6 +621,11 @@ func (s *Server) columnCreate(rq *request) error {
 		if err := doc.AddColumn(c); err != nil {
 			return err
 		}
+		if b.Order != nil {
+			if err := doc.MoveColumn(c.ID, *b.Order); err != nil {
+				return err
+			}
+		}
 		return checkCalc(doc)
 	})
 }
@@ -652,6 +661,11 @@ func (s *Server) columnPatch(rq *request) error {
 		}
 		if err := doc.PatchColumn(c); err != nil {
 			return err
+		}
+		if b.Order != nil {
+			if err := doc.MoveColumn(colID, *b.Order); err != nil {
+				return err
+			}
 		}
 		return checkCalc(doc)
 	})
@@ -895,7 +909,12 @@ func (s *Server) fieldUpdate(rq *request) error {
 	// head's when the change merged onto a newer head)
 	if _, cl, err := res.doc.ClauseAt(clauseID); err == nil {
 		plan, _ := planCalc(res.doc.R.Columns)
-		for _, c := range cellsOf(plan, res.doc.R.Columns, cl.Cells) {
+		// enum value texts read after the commit: values are never deleted
+		enums, err := enumTexts(rq.ctx, s.store.R, res.doc.R.Columns)
+		if err != nil {
+			return err
+		}
+		for _, c := range cellsOf(plan, res.doc.R.Columns, cl.Cells, enums) {
 			out.Fields = append(out.Fields, fieldCellJSON{ColumnID: c.ColumnID, ClauseID: db.ID(clauseID), Value: c.Value, FormattedValue: c.FormattedValue, BackgroundColour: c.BackgroundColour})
 		}
 	}

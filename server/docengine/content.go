@@ -405,6 +405,31 @@ func (d *Doc) PatchColumn(c Column) error {
 	return nil
 }
 
+// MoveColumn moves a column to position pos (0-based; past the end: last).
+// Only its order key changes, so a merge sees a move of that column alone.
+func (d *Doc) MoveColumn(id int64, pos int) error {
+	i := d.columnIdx(id)
+	if i < 0 {
+		return ErrNoColumn
+	}
+	if pos == i {
+		return nil
+	}
+	var ks []string
+	for _, x := range d.R.Columns {
+		if x.ID != id {
+			ks = append(ks, x.Order)
+		}
+	}
+	o, err := orderAt(ks, pos)
+	if err != nil {
+		return err
+	}
+	d.R.Columns[i].Order = o
+	sortColumns(d.R.Columns)
+	return nil
+}
+
 // DeleteColumn removes a column and its cells from every clause.
 func (d *Doc) DeleteColumn(id int64) error {
 	i := d.columnIdx(id)

@@ -1,13 +1,16 @@
 // Documents (docs/documents.md): the shapes the editor reads.
+import type { FormState } from './form.svelte';
+
 export interface Sheet { sheet_id: string; name: string; order: number }
 export interface Column {
   column_id: string; name: string; description: string; type: string; data_format: number;
-  formula: string; conditional_formatting: string; order: number;
+  formula: string; conditional_formatting: string; order: number; field_id: string | null;
 }
 export interface Cell { column_id: string; value: string; formatted_value?: string; background_colour: string | null }
 export interface Clause { clause_id: string; sheet_id: string; order: number; text: string; fields: Cell[] }
 export interface Revision {
   id: string; hash: string; created_at: string; user: { id: string }; parents: string[]; message: string | null; title: string;
+  clause_prefix_format?: string | null; clause_prefix_id?: string | null; clause_digits?: number | null;
   tree?: { sheets: Sheet[]; columns: Column[]; clauses: Clause[]; clause_count: number };
 }
 export interface Branch { id: string; name: string; protected: boolean; commit_count: number; revision: { id: string; hash: string } }
@@ -23,4 +26,48 @@ export function shown(v: unknown): string {
   if (v === null || v === undefined || v === '') return '(empty)';
   if (typeof v === 'string') return v;
   return JSON.stringify(v);
+}
+
+/** A change sent on a base revision: its answer names the new revision. */
+export interface ChangeResult { id: string; hash: string }
+/**
+ * One change of the content, run by the editor's change flow (on the
+ * revision shown, merged or its conflicts shown). Errors go to form when
+ * given (next to that form's inputs), else to the editor's own; what was
+ * done is always the editor's message (the form that asked may close).
+ */
+export interface Pending { run: (base: string) => Promise<ChangeResult>; describe: string; form?: FormState }
+export type RunChange = (p: Pending) => Promise<boolean>;
+
+/** An item field of the organisation (docs/documents.md); type 4 is enum. */
+export interface ItemField { id: string; name: string; type: number; enabled: boolean; values: { id: string; value: string }[] }
+export const ENUM_FIELD = 4;
+
+/** A prefix of the organisation (its template numbers clauses without a format of their own). */
+export interface Prefix { id: string; description: string; number_format: string; number_digits: number | null; enabled: boolean }
+
+/** Data formats of number and formula columns (the spec's Document Data Formats). */
+export const DATA_FORMATS = ['As typed', 'Decimal (0.0000)', 'Scientific (0.0000x10^0)', 'Engineering (x10^3n)', 'Time (dd:hh:mm:ss)', 'Date and time (Unix seconds)'];
+
+/** Column types as a person reads them. */
+export const COLUMN_TYPES: [string, string][] = [
+  ['text', 'Text'], ['number', 'Number'], ['boolean', 'Yes or no'], ['date', 'Date'], ['enum', 'Choice from an item field'], ['formula', 'Formula'],
+];
+
+/**
+ * Numbers clauses as the server's exports do (docs/documents.md, Exports):
+ * the revision's clause_prefix_format with {number} zero-padded to
+ * clause_digits and {document} the document's formatted number; without a
+ * format, the clause_prefix_id prefix's template and digits; else the number.
+ */
+export function clauseNumberer(rev: Revision, documentNumber: string, prefix: Prefix | null): (n: number) => string {
+  let format = rev.clause_prefix_format || '';
+  let digits = rev.clause_digits && rev.clause_digits > 0 ? rev.clause_digits : 0;
+  if (!format && prefix && rev.clause_prefix_id === prefix.id) {
+    format = prefix.number_format;
+    if (!digits) digits = prefix.number_digits ?? 0;
+  }
+  if (!format) format = '{number}';
+  format = format.replaceAll('{document}', documentNumber);
+  return (n) => format.replaceAll('{number}', String(n).padStart(digits, '0'));
 }
