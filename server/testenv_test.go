@@ -157,9 +157,10 @@ func (e *testEnv) serve(req *http.Request) *testResponse {
 	rec := httptest.NewRecorder()
 	route := &routeSlot{pattern: "unmatched"} // the server names the matched route here
 	req = req.WithContext(context.WithValue(req.Context(), routeKey{}, route))
+	body := requestBody(req)
 	e.srv.ServeHTTP(rec, req)
 	r := &testResponse{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
-	apiResponses.record(req, route.pattern, r)
+	apiResponses.record(req, body, route.pattern, r)
 	return r
 }
 
