@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -187,7 +188,11 @@ func (a *apiRecorder) checkRequests(model *v3.Document) []string {
 			_, path, _ := strings.Cut(x.pattern, " ")
 			item := model.Paths.PathItems.GetOrZero(path)
 			req := httptest.NewRequest(x.method, x.url, bytes.NewReader(x.body))
-			if x.contentType != "" {
+			if mt, _, _ := mime.ParseMediaType(x.contentType); strings.HasSuffix(mt, "+json") {
+				// decodeJSON reads any +json type as JSON; the description
+				// says application/json.
+				req.Header.Set("Content-Type", "application/json")
+			} else if x.contentType != "" {
 				req.Header.Set("Content-Type", x.contentType)
 			}
 			if ok, errs := bv.ValidateRequestBodyWithPathItem(req, item, path); !ok {
