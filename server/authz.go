@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"workspace/db"
 )
@@ -92,10 +95,38 @@ func (p PermSet) Each(fn func(Permission)) {
 }
 
 // Bools returns {NAME: bool} for every permission in keys.
-func (p PermSet) Bools(keys PermSet) map[string]bool {
-	out := make(map[string]bool)
-	keys.Each(func(k Permission) { out[k.Name()] = p&k != 0 })
-	return out
+func (p PermSet) Bools(keys PermSet) PermBools { return PermBools{set: p, keys: keys} }
+
+// PermBools is a permissions object: each permission of keys, by name, true
+// when set holds it. It encodes as the map would (names sorted) without
+// building and sorting one per response: every project and document read
+// carries one.
+type PermBools struct{ set, keys PermSet }
+
+// permNamesSorted is the catalogue's permissions in name order.
+var permNamesSorted = func() []Permission {
+	var ps []Permission
+	AllPermissions.Each(func(p Permission) { ps = append(ps, p) })
+	slices.SortFunc(ps, func(a, b Permission) int { return strings.Compare(a.Name(), b.Name()) })
+	return ps
+}()
+
+func (b PermBools) MarshalJSON() ([]byte, error) {
+	out := make([]byte, 0, 32*len(permNamesSorted))
+	out = append(out, '{')
+	for _, p := range permNamesSorted {
+		if p&b.keys == 0 {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, '"')
+		out = append(out, p.Name()...)
+		out = append(out, '"', ':')
+		out = strconv.AppendBool(out, p&b.set != 0)
+	}
+	return append(out, '}'), nil
 }
 
 // Scope is a layer of grants, most specific first.

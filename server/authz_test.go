@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -265,5 +266,22 @@ func TestRequire(t *testing.T) {
 	}
 	if msg := member.Require(ManageTeams).Error(); !strings.Contains(msg, "MANAGE_TEAMS") {
 		t.Errorf("refusal %q does not name the permission", msg)
+	}
+}
+
+// TestPermBoolsEncodesAsTheMap: the permissions object encodes exactly as
+// the map of names to booleans it stands for (keys sorted, only keys asked).
+func TestPermBoolsEncodesAsTheMap(t *testing.T) {
+	for _, tc := range []struct{ set, keys PermSet }{
+		{0, AllPermissions}, {AllPermissions, AllPermissions}, {ViewProjects | AdminProjects, ProjectPermissions},
+		{EditDocuments, ViewDocuments | EditDocuments}, {AllPermissions, 0},
+	} {
+		want := map[string]bool{}
+		tc.keys.Each(func(k Permission) { want[k.Name()] = tc.set&k != 0 })
+		wantJSON, _ := json.Marshal(want)
+		got, err := json.Marshal(tc.set.Bools(tc.keys))
+		if err != nil || string(got) != string(wantJSON) {
+			t.Fatalf("set %b keys %b: got %s (%v), want %s", tc.set, tc.keys, got, err, wantJSON)
+		}
 	}
 }

@@ -66,7 +66,7 @@ type documentJSON struct {
 	AccessedAt          *string                    `json:"accessed_at"`
 	Tracking            map[string]any             `json:"tracking"`
 	Bookmark            any                        `json:"bookmark"`
-	Permissions         map[string]bool            `json:"permissions"`
+	Permissions         PermBools                  `json:"permissions"`
 	ProtectionRules     map[string]any             `json:"protection_rules"`
 	IsDeleted           bool                       `json:"is_deleted"`
 	DeletedAt           *string                    `json:"deleted_at"`
@@ -136,7 +136,14 @@ func renderDocument(ctx context.Context, q *db.Queries, d db.Document, a Access)
 	}
 	if !a.IsMember() && a.Shared != 0 {
 		// a share holder's scope_view and scope_edit
-		out.Permissions = map[string]bool{ViewDocuments.Name(): a.CanDoc(DocView), EditDocuments.Name(): a.CanDoc(DocEdit)}
+		var held PermSet
+		if a.CanDoc(DocView) {
+			held |= ViewDocuments
+		}
+		if a.CanDoc(DocEdit) {
+			held |= EditDocuments
+		}
+		out.Permissions = held.Bools(ViewDocuments | EditDocuments)
 	}
 	var err error
 	if out.OpenWorkItemCount, out.ClosedWorkItemCount, out.WorkItemTypesCount, err = documentWorkItemCounts(ctx, q, d.ID); err != nil {

@@ -624,9 +624,9 @@ func (s *Server) banDelete(rq *request) error {
 // permission context.
 type orgContextJSON struct {
 	orgJSON
-	Features         map[string]any  `json:"features"`
-	Permissions      map[string]bool `json:"permissions"`
-	OrganisationUser orgUserJSON     `json:"organisation_user"`
+	Features         map[string]any `json:"features"`
+	Permissions      PermBools      `json:"permissions"`
+	OrganisationUser orgUserJSON    `json:"organisation_user"`
 }
 
 type orgUserJSON struct {

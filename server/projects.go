@@ -55,7 +55,7 @@ type projectJSON struct {
 	CreatedBy          *userJSON                    `json:"created_by"`
 	ClosedAt           *string                      `json:"closed_at"`
 	ClosedBy           *userJSON                    `json:"closed_by"`
-	Permissions        map[string]bool              `json:"permissions"`
+	Permissions        PermBools                    `json:"permissions"`
 }
 
 func toProjectPartial(p db.Project) projectPartialJSON {
