@@ -77,6 +77,23 @@ func (p *page) dragToColumn(mobile bool, handle, col string) {
 	p.fail("dragging %q to the %s column: it never came into view", handle, col)
 }
 
+// joinMember: the owner's page p makes an invite, a new page registers
+// first (e-mail, password) through it and joins; it returns that page.
+func joinMember(t *testing.T, bctx context.Context, base string, p *page, orgID, orgName, first, email, password string, width, height int64, mobile bool) *page {
+	t.Helper()
+	p.open("/app/orgs/" + orgID)
+	p.click("Invites")
+	p.click("Create invite")
+	p.see("Invite created.")
+	link := pollValue(p, `document.querySelector('ul[aria-label="Invites"] input.link-box')?.value ?? ''`, "the invite link")
+	m := newPage(t, bctx, base, width, height, mobile)
+	m.run(chromedp.Navigate(link))
+	m.register(first, email, password)
+	m.click("Join " + orgName)
+	m.seeIn("h1", orgName)
+	return m
+}
+
 func TestBrowserBoardDrag(t *testing.T) {
 	bctx := browser(t)
 	base := appServer(t)
@@ -130,16 +147,7 @@ func TestBrowserBoardDrag(t *testing.T) {
 			p.step = "a member may change the project's work items"
 			p.click("← Depot")
 			p.seeIn("h1", "Depot")
-			p.open("/app/orgs/" + orgID)
-			p.click("Invites")
-			p.click("Create invite")
-			p.see("Invite created.")
-			link := pollValue(p, `document.querySelector('ul[aria-label="Invites"] input.link-box')?.value ?? ''`, "the invite link")
-			m := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
-			m.run(chromedp.Navigate(link))
-			m.register("Ivo", "ivo-board-"+vp.name+"@example.com", "Ivo password")
-			m.click("Join " + orgName)
-			m.seeIn("h1", orgName)
+			m := joinMember(t, bctx, base, p, orgID, orgName, "Ivo", "ivo-board-"+vp.name+"@example.com", "Ivo password", vp.width, vp.height, vp.mobile)
 			ivo := awLogin(t, base, "ivo-board-"+vp.name+"@example.com", "Ivo password")
 			ivoID := ivo.must(200, "GET", "/users/@me", nil)["id"].(string)
 			var everyone string
