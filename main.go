@@ -228,7 +228,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 	f.StringVar(&backupDir, "backup-dir", "", "take online backups into this directory on a schedule (off when empty)")
 	f.DurationVar(&backupEvery, "backup-every", time.Hour, "time between scheduled backups (with --backup-dir)")
 	f.IntVar(&backupKeep, "backup-keep", 24, "scheduled backups to keep, oldest deleted first (0 keeps all)")
-	f.StringVar(&replicate, "replicate", "", "stream the write-ahead log to a replica with Litestream: a directory, file:///DIR, s3://BUCKET/PATH?endpoint=URL&region=R or sftp://USER@HOST/PATH (off when empty)")
+	f.StringVar(&replicate, "replicate", "", "stream the write-ahead log to a replica with Litestream: a directory, file:///DIR, s3://BUCKET/PATH?endpoint=URL&region=R or sftp://USER@HOST/PATH?host_key=KEY (off when empty)")
 	return cmd
 }
 

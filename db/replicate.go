@@ -7,14 +7,16 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/benbjohnson/litestream"
 	"github.com/benbjohnson/litestream/file"
-	_ "github.com/benbjohnson/litestream/s3"   // registers s3:// replicas
-	_ "github.com/benbjohnson/litestream/sftp" // registers sftp:// replicas
+	_ "github.com/benbjohnson/litestream/s3" // registers s3:// replicas
+	lssftp "github.com/benbjohnson/litestream/sftp"
+	"golang.org/x/crypto/ssh"
 )
 
 // ReplicaSchemes are the replica URL schemes serve --replicate takes.
@@ -54,6 +56,24 @@ func replicaClient(raw string) (litestream.ReplicaClient, error) {
 	c, err := litestream.NewReplicaClientFromURL(raw)
 	if err != nil {
 		return nil, fmt.Errorf("replica URL: %w", err)
+	}
+	if sc, ok := c.(*lssftp.ReplicaClient); ok {
+		// Litestream's URL form reads neither a key file nor the server's
+		// host key; its client has both, so the URL's query sets them.
+		q := u.Query()
+		sc.KeyPath = q.Get("key")
+		// Litestream takes PATH relative to the login directory; a path
+		// written with two slashes (sftp://user@host//srv/replica) is
+		// absolute, which its URL form cannot say.
+		if strings.HasPrefix(u.Path, "//") {
+			sc.Path = path.Clean(u.Path)
+		}
+		if hk := q.Get("host_key"); hk != "" {
+			if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(hk)); err != nil {
+				return nil, fmt.Errorf("replica URL: host_key is not a public key in authorized_keys form: %w", err)
+			}
+			sc.HostKey = hk
+		}
 	}
 	return c, nil
 }
