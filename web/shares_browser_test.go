@@ -140,7 +140,6 @@ func TestBrowserFleetShares(t *testing.T) {
 			owner.see("Tipper one created.")
 
 			owner.step = "asset subscriptions: create, allocate, change"
-			orgID := strings.Split(strings.TrimPrefix(owner.location(), base+"/app/orgs/"), "/")[0]
 			owner.click("Fleets")
 			owner.see("No asset subscriptions yet.")
 			owner.fill("Subscription name", "Telematics")
@@ -154,18 +153,26 @@ func TestBrowserFleetShares(t *testing.T) {
 			owner.see("Asset subscription Telematics created.")
 			pools := `ul[aria-label="Asset subscriptions"]`
 			owner.seeIn(pools, "0 of 1 allocated")
-			// Allocating an asset is part of editing it, which this page does not do.
-			call := apiAs(t, base, "hana-"+strings.ReplaceAll(strings.ToLower(ownerOrg), " ", "-")+"@example.com", "Hana password")
-			var assets, allocations []struct {
-				ID string `json:"id"`
-			}
-			call("GET", "/organisations/"+orgID+"/assets", nil, &assets)
-			call("GET", "/organisations/"+orgID+"/asset-subscriptions", nil, &allocations)
-			if len(assets) != 1 || len(allocations) != 1 {
-				t.Fatalf("assets %v, subscriptions %v", assets, allocations)
-			}
-			call("PATCH", "/api/assets/"+assets[0].ID, map[string]string{"subscription_id": allocations[0].ID}, nil)
+			owner.step = "asset subscriptions: allocate an asset, a full one refuses"
 			owner.click("Assets")
+			owner.choose("Asset type", "Tipper")
+			owner.fill("Asset name", "Tipper two")
+			owner.click("Create asset")
+			owner.see("Tipper two created.")
+			owner.click("Tipper one")
+			owner.seeIn("h1", "Tipper one")
+			owner.choose("Asset subscription", "Telematics (0 of 1)")
+			owner.click("Save asset")
+			owner.see("Asset saved.")
+			owner.choose("Asset subscription", "Telematics (1 of 1)")
+			owner.click("← Assets")
+			owner.click("Tipper two")
+			owner.seeIn("h1", "Tipper two")
+			owner.choose("Asset subscription", "Telematics (1 of 1)")
+			owner.click("Save asset")
+			owner.see("The asset subscription has no room left (capacity 1).")
+			owner.axe("an asset with its subscription")
+			owner.click("← Assets")
 			owner.click("Fleets")
 			owner.seeIn(pools, "1 of 1 allocated")
 			owner.seeIn(pools, "full")
@@ -236,7 +243,7 @@ func TestBrowserFleetShares(t *testing.T) {
 			rcp.click("Trucks")
 			rcp.seeIn("h1", "Trucks")
 			rcp.see("Shared by " + ownerOrg + " with " + rcpOrg + ", for work items of type Repair.")
-			rcp.registerShows(1, "Tipper one")
+			rcp.registerShows(2, "Tipper one", "Tipper two")
 			rcp.seeIn(`ul[aria-label="Assets"]`, "Yard")
 
 			rcp.step = "the recipient follows the shared fleet at a location"

@@ -23,6 +23,7 @@ export interface FullAsset extends Asset {
   type: FullAssetType | null;
   sub_location_id: string | null;
   group_id: string | null;
+  subscription_id: string | null;
   position: number;
   number: number | null;
   fields: Record<string, FieldValue>;
