@@ -206,6 +206,7 @@ func TestBrowserFleetShares(t *testing.T) {
 			owner.seeIn("h1", "Trucks")
 			fleetPath := strings.TrimPrefix(owner.location(), base)
 			owner.see("Trucks is not shared with anyone.")
+			owner.see("An accepted share lets its recipient (the person, or every member of the organisation) read Trucks's assets")
 			owner.click("An organisation")
 			owner.click("Share Trucks")
 			if got := owner.fieldError("Id of the organisation"); !strings.Contains(got, "enter its id") {
@@ -314,6 +315,7 @@ func TestBrowserProjectShares(t *testing.T) {
 			owner.seeIn("h1", "Bridge")
 			projectPath := strings.TrimPrefix(owner.location(), base)
 			owner.see("Bridge is not shared with anyone.")
+			owner.see("An accepted share lets its recipient (the person, or every member of the organisation) view Bridge and its documents.")
 
 			owner.step = "share with another organisation of the sharer's, then revoke"
 			partners := "Partners " + vp.name
