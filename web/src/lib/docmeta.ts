@@ -1,0 +1,53 @@
+// A document's release tags, forks and shares (docs/documents.md, docs/web.md):
+// the shapes the document page's tags, forks and shares panels and the
+// "Shared with me" screen read.
+import type { DocumentShare as BaseDocumentShare } from './shares';
+
+export interface Tag {
+  id: string; document_id: string; label: string; revision: string; revision_id: string; release: boolean;
+  message: string; user: { id: string }; created_at: string;
+}
+
+/** What the panels read of a document beyond the editor's Doc. */
+export interface DocMeta {
+  id: string; organisation_id: string; formatted_number: string; title: string; origin_id: string | null; fork_count: number;
+  type: { id: string; name: string; revision_format: number } | null; current_release_tag: Tag | null;
+  permissions: Record<string, boolean>; is_deleted: boolean;
+}
+
+/** The spec's Revision Format values: how a release is labelled. */
+export const revisionFormats: Record<number, { name: string; example: string }> = {
+  0: { name: 'none', example: 'labels are given by hand' },
+  1: { name: 'zero', example: '0, 1, 2…' },
+  2: { name: 'one', example: '1, 2, 3…' },
+  3: { name: 'major.minor', example: '0.1, 0.2, 1.0…' },
+  4: { name: 'major.minor.revision', example: '0.0.1, 0.0.2, 0.1.3…' },
+  5: { name: 'alphabet', example: '-, A, B… (no I, O, Q, S, X, Z)' },
+  6: { name: 'alphabet, all letters', example: '-, A, B, C…' },
+};
+/** A document without a type releases with the spec's default, alphabet. */
+export const formatOf = (d: DocMeta) => d.type?.revision_format ?? 5;
+
+export const scopeNames = ['view', 'edit', 'branch', 'fork', 'revisions', 'export'] as const;
+export type ScopeName = (typeof scopeNames)[number];
+export const scopeLabels: Record<ScopeName, string> = {
+  view: 'View it', edit: 'Edit it', branch: 'Make branches', fork: 'Fork it', revisions: 'Read every revision', export: 'Export it',
+};
+
+const scopeWords: Record<ScopeName, string> = {
+  view: 'view', edit: 'edit', branch: 'make branches', fork: 'fork', revisions: 'read every revision', export: 'export',
+};
+
+/** A document share as the document's page reads it: the shared shape (lib/shares.ts) with its scopes. */
+export interface DocumentShare extends BaseDocumentShare {
+  type: 'document'; document_id: string;
+  document: BaseDocumentShare['document'] & { number: number; is_deleted: boolean };
+  status: 'pending' | 'accepted' | 'rejected' | 'revoked';
+  scope_view: boolean; scope_edit: boolean; scope_branch: boolean; scope_fork: boolean; scope_revisions: boolean; scope_export: boolean;
+  share_to_users_organisation: boolean; updated_at: string;
+}
+
+/** The scopes a share grants, in words. */
+export function scopesOf(s: DocumentShare): string {
+  return scopeNames.filter((k) => s[`scope_${k}`]).map((k) => scopeWords[k]).join(', ');
+}
