@@ -195,6 +195,25 @@ func TestDocumentContentChanges(t *testing.T) {
 		t.Fatalf("columns after moving Stage last %v", names)
 	}
 
+	// a move on an old base merges with a rename on the head; two different
+	// moves of one column conflict (move_move) and change nothing
+	old := h
+	h = c.change(t, "PATCH", c.rev(old)+"/columns/"+qty, map[string]any{"name": "Quantity"})
+	h = c.change(t, "PATCH", c.rev(old)+"/columns/"+enumCol, map[string]any{"order": 0})
+	names = nil
+	for _, col := range e.must(200, f.alice, "GET", c.rev(h)+"/columns", nil).arr(t) {
+		names = append(names, fmt.Sprint(col["name"]))
+	}
+	if fmt.Sprint(names) != "[Stage Quantity Column 2]" {
+		t.Fatalf("columns after a move merged with a rename %v", names)
+	}
+	old = h
+	c.change(t, "PATCH", c.rev(old)+"/columns/"+enumCol, map[string]any{"order": 2})
+	e.run(t, []scenario{
+		{"two moves of one column", f.alice, "PATCH", c.rev(old) + "/columns/" + enumCol, map[string]any{"order": 1}, 409, nil},
+	})
+	h = c.change(t, "PATCH", c.rev(c.head(t, "main"))+"/columns/"+qty, map[string]any{"name": "Qty"})
+
 	// moving a clause, renaming and adding sheets, deleting a column
 	h = c.change(t, "PATCH", c.rev(h)+"/clauses/"+ids[0], map[string]any{"below": ids[2], "text": "moved"})
 	if got := c.clauseIDs(t, h); fmt.Sprint(got) != fmt.Sprint([]string{ids[1], ids[2], ids[0]}) {
@@ -229,11 +248,11 @@ func TestDocumentContentChanges(t *testing.T) {
 		t.Fatal("tree without ?tree=true")
 	}
 	hist := e.must(200, f.bob, "GET", c.doc+"/revisions?$top=3", nil)
-	if a := hist.arr(t); len(a) != 3 || a[0]["hash"] != h || a[0]["title"] != "Main spec" || hist.Header.Get("X-Total-Count") != "17" {
+	if a := hist.arr(t); len(a) != 3 || a[0]["hash"] != h || a[0]["title"] != "Main spec" || hist.Header.Get("X-Total-Count") != "21" {
 		t.Fatalf("history %s (total %s)", hist.Body, hist.Header.Get("X-Total-Count"))
 	}
 	all := e.must(200, f.bob, "GET", c.doc+"/revisions?$top=100", nil).arr(t)
-	if len(all) != 17 || all[16]["hash"] != h0 || len(all[16]["parents"].([]any)) != 0 || all[0]["parents"].([]any)[0] != all[1]["id"] {
+	if len(all) != 21 || all[20]["hash"] != h0 || len(all[20]["parents"].([]any)) != 0 || all[0]["parents"].([]any)[0] != all[1]["id"] {
 		t.Fatalf("full history %d: first %v", len(all), all[len(all)-1])
 	}
 	diff := e.must(200, f.bob, "GET", c.rev(h0)+"/diff/"+h, nil).obj(t)

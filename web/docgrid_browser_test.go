@@ -76,6 +76,7 @@ type gridTree struct {
 	Hash               string  `json:"hash"`
 	ClausePrefixFormat *string `json:"clause_prefix_format"`
 	ClauseDigits       *int    `json:"clause_digits"`
+	ClausePrefixID     *string `json:"clause_prefix_id"`
 	Tree               struct {
 		Sheets []struct {
 			ID   string `json:"sheet_id"`
@@ -165,6 +166,10 @@ func TestBrowserDocumentGrid(t *testing.T) {
 			}
 			api.do("POST", "/organisations/"+orgID+"/document-fields", map[string]any{"name": "Stage", "type": 4,
 				"values": []map[string]any{{"value": "Open"}, {"value": "Closed"}}}, 201, &field)
+			var prefix struct {
+				ID string `json:"id"`
+			}
+			api.do("POST", "/organisations/"+orgID+"/prefixes", map[string]any{"number_format": "CL-{number}", "number_digits": 2, "description": "Clauses"}, 201, &prefix)
 			docID := a.openDocument("Scope of works")
 			var doc struct {
 				FormattedNumber string `json:"formatted_number"`
@@ -286,7 +291,9 @@ func TestBrowserDocumentGrid(t *testing.T) {
 			a.click("Status of clause 1: empty")
 			a.waitFor(`document.activeElement && document.activeElement.id === 'cell-editor' && document.activeElement.tagName === 'SELECT'`, "the select of values")
 			a.choose("Status of clause 1", "Closed")
-			a.run(chromedp.SendKeys(chromedp.ID("cell-editor"), "\r"))
+			// leaving the select saves (Enter does too; a synthetic Enter's
+			// separate char event can land on the cell button after the save)
+			a.run(chromedp.Evaluate[chromedp.Void](`document.getElementById('cell-editor').blur()`))
 			a.see("Clause 1: Status saved.")
 			a.waitFor(`document.querySelector('[aria-label^="Status of clause 1:"]').innerText.trim() === 'Closed'`, "the value's text in the cell")
 			closed := field.Values[1]
@@ -297,8 +304,18 @@ func TestBrowserDocumentGrid(t *testing.T) {
 			}
 			a.axe("a choice cell")
 
-			a.step = "clause numbering: a format, shown in the numbers"
+			a.step = "clause numbering: a prefix, then a format, shown in the numbers"
 			a.see("Clauses are numbered 1, 2")
+			a.click("Clause numbering")
+			a.choose("Prefix (used when there is no format)", "CL-{number} (Clauses)")
+			a.see("Clauses will read CL-01, CL-02, CL-12")
+			a.click("Save the numbering")
+			a.see("Clause numbering saved.")
+			a.see("Clauses are numbered CL-01, CL-02")
+			a.seeIn(".doc-spacer", "CL-01")
+			if g := api.head(docID, "main"); g.ClausePrefixID == nil || *g.ClausePrefixID != prefix.ID {
+				a.fail("the prefix through the API: %v", g.ClausePrefixID)
+			}
 			a.click("Clause numbering")
 			a.fill("Number format", "Clause")
 			a.click("Save the numbering")
