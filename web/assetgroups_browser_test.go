@@ -320,8 +320,29 @@ func TestBrowserAssetCatalogueAndGroups(t *testing.T) {
 			p.see(`Assets hold values of the field "Mileage": clear them before deleting it.`)
 			api.must(200, "GET", "/api/assetfields/"+mileage, nil)
 
+			p.step = "a field's refusals at its inputs"
+			p.click("Edit Mileage")
+			p.choose("Type of the field", "text")
+			p.click("Save field")
+			if got := p.fieldError("Type of the field"); !strings.Contains(got, "assets hold values") {
+				p.fail("the error at the type is %q", got)
+			}
+			p.click("Cancel")
+			p.click("Edit Fuel")
+			p.fill("Choices of the field, one per line", "diesel\nelectric")
+			p.click("Save field")
+			if got := p.fieldError("Choices of the field, one per line"); !strings.Contains(got, `cannot drop "petrol"`) {
+				p.fail("the error at the choices is %q", got)
+			}
+			if f := api.must(200, "GET", "/api/assetfields/"+fuel, nil); len(f["enum_values"].([]any)) != 3 {
+				p.fail("Fuel after a refused edit: %v", f)
+			}
+			p.click("Cancel")
+
 			p.step = "asset groups: create"
-			p.click("Asset groups")
+			p.click("Fleets")
+			p.click("Groups of Plant")
+			p.waitFor(`document.getElementById('ag-fleet').selectedOptions[0].text === 'Plant'`, "the groups list filtered to Plant")
 			p.see("0 groups")
 			p.choose("Group type", "Convoy (temporary group)")
 			p.fill("Group name", "x")
@@ -405,6 +426,18 @@ func TestBrowserAssetCatalogueAndGroups(t *testing.T) {
 			p.click("Save asset")
 			p.see("Asset saved.")
 			p.seeIn("dl.facts", "North yard")
+
+			p.step = "a group that work items name is not deleted"
+			yard := api.must(200, "GET", "/api/assets/"+pumps["Pump 2"], nil)["group_id"].(string)
+			wt := api.id("POST", acme+"/work-item-types", map[string]any{"name": "Repair", "colour": "#112233"})
+			api.id("POST", acme+"/workitems", map[string]any{"type_id": wt, "title": "Sweep the yard", "asset_group_id": yard})
+			p.open("/app/assetgroups/" + yard)
+			p.seeIn("h1", "North yard")
+			p.see("1 open, 0 closed")
+			p.click("Delete group")
+			p.click("Yes, delete North yard")
+			p.see("Work items name this group: move or delete them first.")
+			api.must(200, "GET", "/api/assetgroups/"+yard, nil)
 
 			p.step = "delete a group"
 			p.open("/app/assetgroups/" + groupID)
