@@ -181,8 +181,12 @@ func TestBrowserFleetsAndAssets(t *testing.T) {
 			p.see("1–20 of 22")
 			p.click("Next")
 			p.see("21–22 of 22")
+			// The pager's text changes at once; the page's rows when the answer
+			// comes. Clicking before then could miss Previous as the list shrinks.
+			p.waitFor(`document.querySelectorAll('ul[aria-label="Assets"] li').length === 2`, "the second page's two assets")
 			p.click("Previous")
 			p.see("1–20 of 22")
+			p.waitFor(`document.querySelectorAll('ul[aria-label="Assets"] li').length === 20`, "the first page's twenty assets")
 
 			p.step = "filters"
 			p.choose("Type", "Van")
