@@ -1086,8 +1086,13 @@ func TestBrowserToolboxes(t *testing.T) {
 			firstSection := `document.querySelector('ol[aria-label="Sections"] > li strong').innerText`
 			p.click("Move Harnesses up")
 			p.waitFor(firstSection+` === 'Harnesses'`, "Harnesses first")
+			// The order shows at once; the answer's message then appears above
+			// the list and moves it down, so wait for it before the next click
+			// or the click lands where the button was.
+			p.see("Harnesses moved to place 1.")
 			p.click("Move topic Check the feet up")
 			p.waitFor(`document.querySelector('ul[aria-label="Topics of Ladders"] li').innerText.startsWith('Check the feet')`, "the moved topic first")
+			p.see("Topic Check the feet moved to place 1.")
 			p.click("Remove Harnesses")
 			p.see("Section Harnesses removed.")
 			p.noHorizontalScroll()
