@@ -1414,3 +1414,6 @@ CREATE INDEX document_tags_revision ON document_tags(revision_id, release, id);
 
 -- == 0033_asset_group_deletes (issue 17; docs/assets.md) ==
 CREATE INDEX documents_asset_group ON documents(asset_group_id) WHERE asset_group_id IS NOT NULL;
+
+-- == 0031_asset_status_deletes (issue 17; docs/assets.md) ==
+CREATE INDEX asset_groups_status ON asset_groups(status_id) WHERE status_id IS NOT NULL;

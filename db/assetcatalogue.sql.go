@@ -338,6 +338,20 @@ func (q *Queries) AssetStatusCreate(ctx context.Context, arg AssetStatusCreatePa
 	return i, err
 }
 
+const assetStatusDelete = `-- name: AssetStatusDelete :exec
+DELETE FROM asset_statuses WHERE id = ?1 AND organisation_id = ?2
+`
+
+type AssetStatusDeleteParams struct {
+	ID             int64
+	OrganisationID int64
+}
+
+func (q *Queries) AssetStatusDelete(ctx context.Context, arg AssetStatusDeleteParams) error {
+	_, err := q.exec(ctx, q.assetStatusDeleteStmt, assetStatusDelete, arg.ID, arg.OrganisationID)
+	return err
+}
+
 const assetStatusGet = `-- name: AssetStatusGet :one
 SELECT id, organisation_id, name, description, active, created_at FROM asset_statuses WHERE id = ?1
 `
@@ -354,6 +368,19 @@ func (q *Queries) AssetStatusGet(ctx context.Context, id int64) (AssetStatus, er
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const assetStatusInUse = `-- name: AssetStatusInUse :one
+SELECT EXISTS (SELECT 1 FROM asset_groups WHERE status_id = ?1) AS in_use
+`
+
+// Deleting a status or a type is refused while an asset or group has it
+// (docs/assets.md, "Deleting").
+func (q *Queries) AssetStatusInUse(ctx context.Context, statusID *int64) (bool, error) {
+	row := q.queryRow(ctx, q.assetStatusInUseStmt, assetStatusInUse, statusID)
+	var in_use bool
+	err := row.Scan(&in_use)
+	return in_use, err
 }
 
 const assetStatusListByIDs = `-- name: AssetStatusListByIDs :many
@@ -466,6 +493,20 @@ func (q *Queries) AssetTypeCreate(ctx context.Context, arg AssetTypeCreateParams
 	return i, err
 }
 
+const assetTypeDelete = `-- name: AssetTypeDelete :exec
+DELETE FROM asset_types WHERE id = ?1 AND organisation_id = ?2
+`
+
+type AssetTypeDeleteParams struct {
+	ID             int64
+	OrganisationID int64
+}
+
+func (q *Queries) AssetTypeDelete(ctx context.Context, arg AssetTypeDeleteParams) error {
+	_, err := q.exec(ctx, q.assetTypeDeleteStmt, assetTypeDelete, arg.ID, arg.OrganisationID)
+	return err
+}
+
 const assetTypeFieldAttach = `-- name: AssetTypeFieldAttach :exec
 INSERT INTO asset_type_fields(type_id, field_id, organisation_id) VALUES (?1, ?2, ?3)
 ON CONFLICT DO NOTHING
@@ -497,6 +538,16 @@ func (q *Queries) AssetTypeFieldDetach(ctx context.Context, arg AssetTypeFieldDe
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const assetTypeFieldsDetachAll = `-- name: AssetTypeFieldsDetachAll :exec
+DELETE FROM asset_type_fields WHERE type_id = ?1
+`
+
+// A type's field and zone attachments go with it.
+func (q *Queries) AssetTypeFieldsDetachAll(ctx context.Context, typeID int64) error {
+	_, err := q.exec(ctx, q.assetTypeFieldsDetachAllStmt, assetTypeFieldsDetachAll, typeID)
+	return err
 }
 
 const assetTypeFieldsFor = `-- name: AssetTypeFieldsFor :many
@@ -561,6 +612,17 @@ func (q *Queries) AssetTypeGet(ctx context.Context, id int64) (AssetType, error)
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const assetTypeInUse = `-- name: AssetTypeInUse :one
+SELECT EXISTS (SELECT 1 FROM asset_groups WHERE type_id = ?1) AS in_use
+`
+
+func (q *Queries) AssetTypeInUse(ctx context.Context, typeID int64) (bool, error) {
+	row := q.queryRow(ctx, q.assetTypeInUseStmt, assetTypeInUse, typeID)
+	var in_use bool
+	err := row.Scan(&in_use)
+	return in_use, err
 }
 
 const assetTypeListByIDs = `-- name: AssetTypeListByIDs :many
@@ -668,6 +730,15 @@ func (q *Queries) AssetTypeZoneDetach(ctx context.Context, arg AssetTypeZoneDeta
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const assetTypeZonesDetachAll = `-- name: AssetTypeZonesDetachAll :exec
+DELETE FROM asset_type_zones WHERE type_id = ?1
+`
+
+func (q *Queries) AssetTypeZonesDetachAll(ctx context.Context, typeID int64) error {
+	_, err := q.exec(ctx, q.assetTypeZonesDetachAllStmt, assetTypeZonesDetachAll, typeID)
+	return err
 }
 
 const assetTypeZonesFor = `-- name: AssetTypeZonesFor :many

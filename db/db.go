@@ -180,8 +180,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assetStatusCreateStmt, err = db.PrepareContext(ctx, assetStatusCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetStatusCreate: %w", err)
 	}
+	if q.assetStatusDeleteStmt, err = db.PrepareContext(ctx, assetStatusDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetStatusDelete: %w", err)
+	}
 	if q.assetStatusGetStmt, err = db.PrepareContext(ctx, assetStatusGet); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetStatusGet: %w", err)
+	}
+	if q.assetStatusInUseStmt, err = db.PrepareContext(ctx, assetStatusInUse); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetStatusInUse: %w", err)
 	}
 	if q.assetStatusListByIDsStmt, err = db.PrepareContext(ctx, assetStatusListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetStatusListByIDs: %w", err)
@@ -213,17 +219,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assetTypeCreateStmt, err = db.PrepareContext(ctx, assetTypeCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetTypeCreate: %w", err)
 	}
+	if q.assetTypeDeleteStmt, err = db.PrepareContext(ctx, assetTypeDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeDelete: %w", err)
+	}
 	if q.assetTypeFieldAttachStmt, err = db.PrepareContext(ctx, assetTypeFieldAttach); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetTypeFieldAttach: %w", err)
 	}
 	if q.assetTypeFieldDetachStmt, err = db.PrepareContext(ctx, assetTypeFieldDetach); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetTypeFieldDetach: %w", err)
 	}
+	if q.assetTypeFieldsDetachAllStmt, err = db.PrepareContext(ctx, assetTypeFieldsDetachAll); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeFieldsDetachAll: %w", err)
+	}
 	if q.assetTypeFieldsForStmt, err = db.PrepareContext(ctx, assetTypeFieldsFor); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetTypeFieldsFor: %w", err)
 	}
 	if q.assetTypeGetStmt, err = db.PrepareContext(ctx, assetTypeGet); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetTypeGet: %w", err)
+	}
+	if q.assetTypeInUseStmt, err = db.PrepareContext(ctx, assetTypeInUse); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeInUse: %w", err)
 	}
 	if q.assetTypeListByIDsStmt, err = db.PrepareContext(ctx, assetTypeListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetTypeListByIDs: %w", err)
@@ -236,6 +251,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.assetTypeZoneDetachStmt, err = db.PrepareContext(ctx, assetTypeZoneDetach); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetTypeZoneDetach: %w", err)
+	}
+	if q.assetTypeZonesDetachAllStmt, err = db.PrepareContext(ctx, assetTypeZonesDetachAll); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetTypeZonesDetachAll: %w", err)
 	}
 	if q.assetTypeZonesForStmt, err = db.PrepareContext(ctx, assetTypeZonesFor); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetTypeZonesFor: %w", err)
@@ -1786,9 +1804,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assetStatusCreateStmt: %w", cerr)
 		}
 	}
+	if q.assetStatusDeleteStmt != nil {
+		if cerr := q.assetStatusDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetStatusDeleteStmt: %w", cerr)
+		}
+	}
 	if q.assetStatusGetStmt != nil {
 		if cerr := q.assetStatusGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetStatusGetStmt: %w", cerr)
+		}
+	}
+	if q.assetStatusInUseStmt != nil {
+		if cerr := q.assetStatusInUseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetStatusInUseStmt: %w", cerr)
 		}
 	}
 	if q.assetStatusListByIDsStmt != nil {
@@ -1841,6 +1869,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assetTypeCreateStmt: %w", cerr)
 		}
 	}
+	if q.assetTypeDeleteStmt != nil {
+		if cerr := q.assetTypeDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeDeleteStmt: %w", cerr)
+		}
+	}
 	if q.assetTypeFieldAttachStmt != nil {
 		if cerr := q.assetTypeFieldAttachStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetTypeFieldAttachStmt: %w", cerr)
@@ -1851,6 +1884,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assetTypeFieldDetachStmt: %w", cerr)
 		}
 	}
+	if q.assetTypeFieldsDetachAllStmt != nil {
+		if cerr := q.assetTypeFieldsDetachAllStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeFieldsDetachAllStmt: %w", cerr)
+		}
+	}
 	if q.assetTypeFieldsForStmt != nil {
 		if cerr := q.assetTypeFieldsForStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetTypeFieldsForStmt: %w", cerr)
@@ -1859,6 +1897,11 @@ func (q *Queries) Close() error {
 	if q.assetTypeGetStmt != nil {
 		if cerr := q.assetTypeGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetTypeGetStmt: %w", cerr)
+		}
+	}
+	if q.assetTypeInUseStmt != nil {
+		if cerr := q.assetTypeInUseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeInUseStmt: %w", cerr)
 		}
 	}
 	if q.assetTypeListByIDsStmt != nil {
@@ -1879,6 +1922,11 @@ func (q *Queries) Close() error {
 	if q.assetTypeZoneDetachStmt != nil {
 		if cerr := q.assetTypeZoneDetachStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetTypeZoneDetachStmt: %w", cerr)
+		}
+	}
+	if q.assetTypeZonesDetachAllStmt != nil {
+		if cerr := q.assetTypeZonesDetachAllStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetTypeZonesDetachAllStmt: %w", cerr)
 		}
 	}
 	if q.assetTypeZonesForStmt != nil {
@@ -4112,7 +4160,9 @@ type Queries struct {
 	assetMembershipsOfStmt                    *sql.Stmt
 	assetNumberTakenStmt                      *sql.Stmt
 	assetStatusCreateStmt                     *sql.Stmt
+	assetStatusDeleteStmt                     *sql.Stmt
 	assetStatusGetStmt                        *sql.Stmt
+	assetStatusInUseStmt                      *sql.Stmt
 	assetStatusListByIDsStmt                  *sql.Stmt
 	assetStatusUpdateStmt                     *sql.Stmt
 	assetStatusesOfOrganisationStmt           *sql.Stmt
@@ -4123,14 +4173,18 @@ type Queries struct {
 	assetSubscriptionReleaseStmt              *sql.Stmt
 	assetSubscriptionUpdateStmt               *sql.Stmt
 	assetTypeCreateStmt                       *sql.Stmt
+	assetTypeDeleteStmt                       *sql.Stmt
 	assetTypeFieldAttachStmt                  *sql.Stmt
 	assetTypeFieldDetachStmt                  *sql.Stmt
+	assetTypeFieldsDetachAllStmt              *sql.Stmt
 	assetTypeFieldsForStmt                    *sql.Stmt
 	assetTypeGetStmt                          *sql.Stmt
+	assetTypeInUseStmt                        *sql.Stmt
 	assetTypeListByIDsStmt                    *sql.Stmt
 	assetTypeUpdateStmt                       *sql.Stmt
 	assetTypeZoneAttachStmt                   *sql.Stmt
 	assetTypeZoneDetachStmt                   *sql.Stmt
+	assetTypeZonesDetachAllStmt               *sql.Stmt
 	assetTypeZonesForStmt                     *sql.Stmt
 	assetTypesOfOrganisationStmt              *sql.Stmt
 	assetUserIsMemberStmt                     *sql.Stmt
@@ -4617,7 +4671,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetMembershipsOfStmt:                    q.assetMembershipsOfStmt,
 		assetNumberTakenStmt:                      q.assetNumberTakenStmt,
 		assetStatusCreateStmt:                     q.assetStatusCreateStmt,
+		assetStatusDeleteStmt:                     q.assetStatusDeleteStmt,
 		assetStatusGetStmt:                        q.assetStatusGetStmt,
+		assetStatusInUseStmt:                      q.assetStatusInUseStmt,
 		assetStatusListByIDsStmt:                  q.assetStatusListByIDsStmt,
 		assetStatusUpdateStmt:                     q.assetStatusUpdateStmt,
 		assetStatusesOfOrganisationStmt:           q.assetStatusesOfOrganisationStmt,
@@ -4628,14 +4684,18 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetSubscriptionReleaseStmt:              q.assetSubscriptionReleaseStmt,
 		assetSubscriptionUpdateStmt:               q.assetSubscriptionUpdateStmt,
 		assetTypeCreateStmt:                       q.assetTypeCreateStmt,
+		assetTypeDeleteStmt:                       q.assetTypeDeleteStmt,
 		assetTypeFieldAttachStmt:                  q.assetTypeFieldAttachStmt,
 		assetTypeFieldDetachStmt:                  q.assetTypeFieldDetachStmt,
+		assetTypeFieldsDetachAllStmt:              q.assetTypeFieldsDetachAllStmt,
 		assetTypeFieldsForStmt:                    q.assetTypeFieldsForStmt,
 		assetTypeGetStmt:                          q.assetTypeGetStmt,
+		assetTypeInUseStmt:                        q.assetTypeInUseStmt,
 		assetTypeListByIDsStmt:                    q.assetTypeListByIDsStmt,
 		assetTypeUpdateStmt:                       q.assetTypeUpdateStmt,
 		assetTypeZoneAttachStmt:                   q.assetTypeZoneAttachStmt,
 		assetTypeZoneDetachStmt:                   q.assetTypeZoneDetachStmt,
+		assetTypeZonesDetachAllStmt:               q.assetTypeZonesDetachAllStmt,
 		assetTypeZonesForStmt:                     q.assetTypeZonesForStmt,
 		assetTypesOfOrganisationStmt:              q.assetTypesOfOrganisationStmt,
 		assetUserIsMemberStmt:                     q.assetUserIsMemberStmt,

@@ -132,3 +132,24 @@ DELETE FROM asset_field_enum_values WHERE asset_field_id = @asset_field_id;
 
 -- name: AssetFieldDelete :exec
 DELETE FROM asset_fields WHERE id = @id AND organisation_id = @organisation_id;
+
+-- Deleting a status or a type is refused while an asset or group has it
+-- (docs/assets.md, "Deleting").
+-- name: AssetStatusInUse :one
+SELECT EXISTS (SELECT 1 FROM asset_groups WHERE status_id = @status_id) AS in_use;
+
+-- name: AssetStatusDelete :exec
+DELETE FROM asset_statuses WHERE id = @id AND organisation_id = @organisation_id;
+
+-- name: AssetTypeInUse :one
+SELECT EXISTS (SELECT 1 FROM asset_groups WHERE type_id = @type_id) AS in_use;
+
+-- A type's field and zone attachments go with it.
+-- name: AssetTypeFieldsDetachAll :exec
+DELETE FROM asset_type_fields WHERE type_id = @type_id;
+
+-- name: AssetTypeZonesDetachAll :exec
+DELETE FROM asset_type_zones WHERE type_id = @type_id;
+
+-- name: AssetTypeDelete :exec
+DELETE FROM asset_types WHERE id = @id AND organisation_id = @organisation_id;

@@ -4,8 +4,8 @@ import (
 	"workspace/db"
 )
 
-// Deleting asset zones, asset fields and temporary or permanent asset
-// groups. The spec's Assets table shows no DELETE for them; the web app
+// Deleting asset statuses, asset types, asset zones, asset fields and
+// temporary or permanent asset groups. The spec's Assets table shows no DELETE for them; the web app
 // needs them (docs/web.md: what the UI needs is added to the API), so they
 // are added here with the rules of docs/assets.md, "Deleting".
 
@@ -129,6 +129,79 @@ func (s *Server) assetGroupDelete(rq *request) error {
 			}
 		}
 		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.noContent()
+}
+
+// assetStatusDelete: MANAGE_FLEETS (as creating one; editing needs only
+// membership, the spec's row). Refused (400, like a field with values and
+// a fleet that is not empty) while an asset or group has the status, so a
+// delete never changes assets silently.
+func (s *Server) assetStatusDelete(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		st, a, err := catalogueRow(rq.ctx, q, rq.user.ID, id, "asset status", q.AssetStatusGet, func(r db.AssetStatus) int64 { return r.OrganisationID })
+		if err != nil {
+			return err
+		}
+		if err := a.Require(ManageFleets); err != nil {
+			return err
+		}
+		used, err := q.AssetStatusInUse(rq.ctx, &st.ID)
+		if err != nil {
+			return err
+		}
+		if used {
+			return badRequest("Assets or groups have the status %q: give them another status first.", st.Name)
+		}
+		return q.AssetStatusDelete(rq.ctx, db.AssetStatusDeleteParams{ID: st.ID, OrganisationID: st.OrganisationID})
+	})
+	if err != nil {
+		return err
+	}
+	return rq.noContent()
+}
+
+// assetTypeDelete: MANAGE_FLEETS. Refused (400) while an asset or group is
+// of the type (a type is required and fixes what its assets carry); its
+// field and zone attachments go with it, the fields and zones stay.
+func (s *Server) assetTypeDelete(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		t, a, err := assetTypeAccess(rq.ctx, q, rq.user.ID, id)
+		if err != nil {
+			return err
+		}
+		if err := a.Require(ManageFleets); err != nil {
+			return err
+		}
+		used, err := q.AssetTypeInUse(rq.ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		if used {
+			what := "Assets"
+			if t.Ephemerality != ephemeralSingle {
+				what = "Groups"
+			}
+			return badRequest("%s are of the type %q: change their type or delete them first.", what, t.Name)
+		}
+		if err := q.AssetTypeFieldsDetachAll(rq.ctx, t.ID); err != nil {
+			return err
+		}
+		if err := q.AssetTypeZonesDetachAll(rq.ctx, t.ID); err != nil {
+			return err
+		}
+		return q.AssetTypeDelete(rq.ctx, db.AssetTypeDeleteParams{ID: t.ID, OrganisationID: t.OrganisationID})
 	})
 	if err != nil {
 		return err

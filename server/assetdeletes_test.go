@@ -85,3 +85,57 @@ func TestAssetGroupDelete(t *testing.T) {
 		{"no permanent groups left", f.bob, "GET", acme + "/asset-groups?ephemerality=2", nil, 200, wantLen(0)},
 	})
 }
+
+func TestAssetStatusAndTypeDelete(t *testing.T) {
+	f := newAssetFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	id := func(r *testResponse) string { return r.obj(t)["id"].(string) }
+	spare := id(e.must(201, f.alice, "POST", acme+"/asset-statuses", map[string]any{"name": "Spare"}))
+	asset := id(e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.truck, "name": "T1", "status_id": f.status}))
+	yard := id(e.must(201, f.alice, "POST", acme+"/asset-groups", map[string]any{"type_id": f.yard, "name": "North yard", "status_id": spare}))
+	zone := id(e.must(201, f.alice, "POST", acme+"/asset-zones", map[string]any{"name": "Cab"}))
+	e.must(200, f.alice, "PUT", "/api/assettype/"+f.truck+"/asset-zones/"+zone, nil)
+	// A grant of MANAGE_FLEETS on a fleet opens its assets, never the
+	// organisation's catalogue (docs/assets.md).
+	e.must(200, f.alice, "PATCH", "/fleets/"+f.fleet+"/permissions/"+f.bob.ID, map[string]any{"permissions": map[string]string{"MANAGE_FLEETS": "allow"}})
+	sp, lp, tp := "/api/assetstatuses/"+spare, "/api/assetstatuses/"+f.status, "/api/assettype/"+f.truck
+	e.run(t, []scenario{
+		{"member cannot delete a status", f.bob, "DELETE", sp, nil, 403, nil},
+		{"other organisation cannot delete a status", f.mallory, "DELETE", sp, nil, 403, nil},
+		{"other organisation's status is not deleted", f.alice, "DELETE", "/api/assetstatuses/" + f.evilStatus, nil, 403, nil},
+		{"absent status", f.alice, "DELETE", "/api/assetstatuses/123456789", nil, 404, nil},
+		{"not a snowflake", f.alice, "DELETE", "/api/assetstatuses/x", nil, 400, nil},
+		{"a status an asset has stays", f.alice, "DELETE", lp, nil, 400, nil},
+		{"a status a group has stays", f.alice, "DELETE", sp, nil, 400, nil},
+		{"status still there", f.bob, "GET", sp, nil, 200, wantKey("name", "Spare")},
+		{"the group changes status", f.alice, "PATCH", "/api/assetgroups/" + yard, map[string]any{"status_id": nil}, 200, wantKey("status", nil)},
+		{"then the status goes", f.alice, "DELETE", sp, nil, 204, nil},
+		{"status gone", f.bob, "GET", sp, nil, 404, nil},
+		{"a deleted status is refused", f.alice, "PATCH", "/api/assetgroups/" + yard, map[string]any{"status_id": spare}, 400, wantField("status_id")},
+		{"one status left", f.bob, "GET", acme + "/asset-statuses", nil, 200, wantLen(1)},
+		{"other organisation's statuses stay", f.mallory, "GET", "/organisations/" + f.evil + "/asset-statuses", nil, 200, wantLen(1)},
+
+		{"member cannot delete a type", f.bob, "DELETE", "/api/assettype/" + f.plainType, nil, 403, nil},
+		{"other organisation's type is not deleted", f.alice, "DELETE", "/api/assettype/" + f.evilType, nil, 403, nil},
+		{"fleet manager cannot delete its fleet's type", f.bob, "DELETE", tp, nil, 403, nil},
+		{"other organisation cannot delete a type", f.mallory, "DELETE", tp, nil, 403, nil},
+		{"absent type", f.alice, "DELETE", "/api/assettype/123456789", nil, 404, nil},
+		{"a type assets have stays", f.alice, "DELETE", tp, nil, 400, nil},
+		{"a type groups have stays", f.alice, "DELETE", "/api/assettype/" + f.yard, nil, 400, nil},
+		{"type still there with its fields", f.bob, "GET", tp, nil, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); len(o["fields"].([]any)) != 2 || len(o["zones"].([]any)) != 1 {
+				t.Errorf("type %v", o)
+			}
+		}},
+		{"the asset changes type", f.alice, "PATCH", "/api/assets/" + asset, map[string]any{"type_id": f.plainType}, 200, nil},
+		{"then the type goes", f.alice, "DELETE", tp, nil, 204, nil},
+		{"type gone", f.bob, "GET", tp, nil, 404, nil},
+		{"its fields stay", f.bob, "GET", "/api/assetfields/" + f.mileage, nil, 200, wantKey("name", "Mileage")},
+		{"its zone stays", f.bob, "GET", "/api/assetzones/" + zone, nil, 200, wantKey("name", "Cab")},
+		{"a field once on it deletes", f.alice, "DELETE", "/api/assetfields/" + f.fuel, nil, 204, nil},
+		{"a deleted type is refused", f.alice, "POST", acme + "/assets", map[string]any{"type_id": f.truck}, 400, wantField("type_id")},
+		{"an unused type goes", f.alice, "DELETE", "/api/assettype/" + f.convoy, nil, 204, nil},
+		{"types left", f.bob, "GET", acme + "/asset-types", nil, 200, wantLen(2)},
+		{"other organisation's types stay", f.mallory, "GET", "/organisations/" + f.evil + "/asset-types", nil, 200, wantLen(1)},
+	})
+}
