@@ -1417,3 +1417,5 @@ CREATE INDEX documents_asset_group ON documents(asset_group_id) WHERE asset_grou
 
 -- == 0031_asset_status_deletes (issue 17; docs/assets.md) ==
 CREATE INDEX asset_groups_status ON asset_groups(status_id) WHERE status_id IS NOT NULL;
+-- == 0059_documents_by_type (issue 17; docs/documents.md; 0028, allotted, would run before 0030 made the table) ==
+CREATE INDEX documents_type ON documents(type_id) WHERE type_id IS NOT NULL;

@@ -477,8 +477,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.documentTypeCreateStmt, err = db.PrepareContext(ctx, documentTypeCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentTypeCreate: %w", err)
 	}
+	if q.documentTypeDeleteStmt, err = db.PrepareContext(ctx, documentTypeDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentTypeDelete: %w", err)
+	}
 	if q.documentTypeGetStmt, err = db.PrepareContext(ctx, documentTypeGet); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentTypeGet: %w", err)
+	}
+	if q.documentTypeInUseStmt, err = db.PrepareContext(ctx, documentTypeInUse); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentTypeInUse: %w", err)
 	}
 	if q.documentTypeListByIDsStmt, err = db.PrepareContext(ctx, documentTypeListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentTypeListByIDs: %w", err)
@@ -2299,9 +2305,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing documentTypeCreateStmt: %w", cerr)
 		}
 	}
+	if q.documentTypeDeleteStmt != nil {
+		if cerr := q.documentTypeDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentTypeDeleteStmt: %w", cerr)
+		}
+	}
 	if q.documentTypeGetStmt != nil {
 		if cerr := q.documentTypeGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing documentTypeGetStmt: %w", cerr)
+		}
+	}
+	if q.documentTypeInUseStmt != nil {
+		if cerr := q.documentTypeInUseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentTypeInUseStmt: %w", cerr)
 		}
 	}
 	if q.documentTypeListByIDsStmt != nil {
@@ -4259,7 +4275,9 @@ type Queries struct {
 	documentSharesForUserStmt                 *sql.Stmt
 	documentStorageAddStmt                    *sql.Stmt
 	documentTypeCreateStmt                    *sql.Stmt
+	documentTypeDeleteStmt                    *sql.Stmt
 	documentTypeGetStmt                       *sql.Stmt
+	documentTypeInUseStmt                     *sql.Stmt
 	documentTypeListByIDsStmt                 *sql.Stmt
 	documentTypeNumberedStmt                  *sql.Stmt
 	documentTypeUpdateStmt                    *sql.Stmt
@@ -4770,7 +4788,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		documentSharesForUserStmt:                 q.documentSharesForUserStmt,
 		documentStorageAddStmt:                    q.documentStorageAddStmt,
 		documentTypeCreateStmt:                    q.documentTypeCreateStmt,
+		documentTypeDeleteStmt:                    q.documentTypeDeleteStmt,
 		documentTypeGetStmt:                       q.documentTypeGetStmt,
+		documentTypeInUseStmt:                     q.documentTypeInUseStmt,
 		documentTypeListByIDsStmt:                 q.documentTypeListByIDsStmt,
 		documentTypeNumberedStmt:                  q.documentTypeNumberedStmt,
 		documentTypeUpdateStmt:                    q.documentTypeUpdateStmt,

@@ -215,6 +215,38 @@ func (s *Server) documentTypePatch(rq *request) error {
 	return rq.json(http.StatusOK, out)
 }
 
+// documentTypeDelete deletes a type (MANAGE_ORGANISATION, 204). Refused
+// with 409 while any document of the organisation, a soft-deleted one too
+// (it can be restored), has the type: the documents are changed first, so
+// a delete never leaves a document naming a missing type.
+func (s *Server) documentTypeDelete(rq *request) error {
+	id, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		t, a, err := documentTypeAccess(rq.ctx, q, rq.user.ID, id)
+		if err != nil {
+			return err
+		}
+		if err := a.Require(ManageOrganisation); err != nil {
+			return err
+		}
+		used, err := q.DocumentTypeInUse(rq.ctx, &t.ID)
+		if err != nil {
+			return err
+		}
+		if used {
+			return errorf(http.StatusConflict, "Documents have the type %s: give them another type before deleting it.", t.Name)
+		}
+		return q.DocumentTypeDelete(rq.ctx, db.DocumentTypeDeleteParams{ID: t.ID, OrganisationID: t.OrganisationID})
+	})
+	if err != nil {
+		return err
+	}
+	return rq.noContent()
+}
+
 // Item fields.
 
 type fieldValueJSON struct {

@@ -329,6 +329,7 @@ func (s *Server) routes() []route {
 		{"GET", "/organisations/:id/document-types", authenticated, s.documentTypeList},
 		{"GET", "/document-types/:id", authenticated, s.documentTypeGet},
 		{"PATCH", "/document-types/:id", authenticated, s.documentTypePatch},
+		{"DELETE", "/document-types/:id", authenticated, s.documentTypeDelete},
 		{"POST", "/organisations/:id/document-fields", authenticated, s.documentFieldCreate},
 		{"GET", "/organisations/:id/document-fields", authenticated, s.documentFieldList},
 		{"GET", "/document-fields/:id", authenticated, s.documentFieldGet},
