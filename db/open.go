@@ -43,6 +43,9 @@ type Store struct {
 	R   *Queries
 	w   *Queries
 	IDs *IDGen
+	// Each member of a write batch runs in a savepoint: prepared once, as
+	// they are run for every write.
+	savepoint, release, rollbackTo *sql.Stmt
 
 	writes    chan *writeRequest // InTx's queue to the group-commit loop
 	writeGen  atomic.Uint64      // odd while a write batch runs (WriteGeneration)
@@ -133,6 +136,18 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s := &Store{Writer: w, Reader: r, R: rq, w: wq, IDs: NewIDGen(node),
 		writes: make(chan *writeRequest), loopDone: make(chan struct{})}
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{{&s.savepoint, "SAVEPOINT member"}, {&s.release, "RELEASE member"}, {&s.rollbackTo, "ROLLBACK TO member"}} {
+		if *p.stmt, err = w.PrepareContext(ctx, p.sql); err != nil {
+			rq.Close()
+			wq.Close()
+			r.Close()
+			w.Close()
+			return nil, err
+		}
+	}
 	go s.writeLoop()
 	return s, nil
 }
@@ -151,7 +166,7 @@ func (s *Store) WriteGeneration() uint64 { return s.writeGen.Load() }
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.writes) })
 	<-s.loopDone
-	return errors.Join(s.R.Close(), s.w.Close(), s.Reader.Close(), s.Writer.Close())
+	return errors.Join(s.R.Close(), s.w.Close(), s.savepoint.Close(), s.release.Close(), s.rollbackTo.Close(), s.Reader.Close(), s.Writer.Close())
 }
 
 // nodeID returns the node id kept in the database, choosing one at random the

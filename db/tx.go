@@ -165,18 +165,18 @@ func (s *Store) runBatch(batch []*writeRequest) {
 			results[i].err = err
 			continue
 		}
-		if _, err := tx.ExecContext(bg, "SAVEPOINT member"); err != nil {
+		if _, err := tx.StmtContext(bg, s.savepoint).ExecContext(bg); err != nil {
 			s.abortBatch(tx, batch, results, i, err)
 			return
 		}
 		results[i] = runMember(r, tx, q)
 		if results[i].err != nil || results[i].panicked {
-			_, err = tx.ExecContext(bg, "ROLLBACK TO member")
+			_, err = tx.StmtContext(bg, s.rollbackTo).ExecContext(bg)
 			if err == nil {
-				_, err = tx.ExecContext(bg, "RELEASE member")
+				_, err = tx.StmtContext(bg, s.release).ExecContext(bg)
 			}
 		} else {
-			_, err = tx.ExecContext(bg, "RELEASE member")
+			_, err = tx.StmtContext(bg, s.release).ExecContext(bg)
 		}
 		if err != nil { // the savepoint is gone: the whole transaction was rolled back
 			s.abortBatch(tx, batch, results, i+1, err)

@@ -270,3 +270,50 @@ func TestCachedAccessDroppedByAnotherProcess(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestCachedProjectDroppedByWrites: GET /projects/{id} serves the project
+// row from memory between writes; a rename and a close show on the very next
+// read, and the cached row gives no one else access.
+func TestCachedProjectDroppedByWrites(t *testing.T) {
+	f := newOrgFixture(t)
+	e := f.e
+	_, project := crewProject(t, f)
+	read := func(step string) map[string]any {
+		t.Helper()
+		var first map[string]any
+		for i := 0; i < 2; i++ { // the second answer comes from the cache
+			r := e.do(f.bob, "GET", project, nil)
+			if r.Status != 200 {
+				t.Fatalf("%s: status %d: %s", step, r.Status, r.Body)
+			}
+			if i == 0 {
+				first = r.obj(t)
+			} else if got := r.obj(t); fmt.Sprint(got) != fmt.Sprint(first) {
+				t.Fatalf("%s: the cached answer %v differs from %v", step, got, first)
+			}
+		}
+		return first
+	}
+	read("created")
+	e.srv.projects.mu.Lock()
+	cached := len(e.srv.projects.entries)
+	e.srv.projects.mu.Unlock()
+	if cached == 0 {
+		t.Fatal("a read between writes left nothing in the project cache")
+	}
+	e.must(200, f.alice, "PATCH", project, map[string]any{"name": "Renamed"})
+	if got := read("renamed")["name"]; got != "Renamed" {
+		t.Fatalf("after the rename: name %v", got)
+	}
+	e.must(200, f.alice, "PATCH", project, map[string]any{"status": "closed"})
+	if got := read("closed")["status"]; got != "closed" {
+		t.Fatalf("after closing: status %v", got)
+	}
+	// The row in memory is no way around access: another organisation's
+	// owner and a non-member are still refused.
+	for _, u := range []*testUser{f.mallory, f.nobody} {
+		if r := e.do(u, "GET", project, nil); r.Status != 403 && r.Status != 404 {
+			t.Fatalf("%s read a cached project of another organisation: status %d: %s", u.Email, r.Status, r.Body)
+		}
+	}
+}

@@ -297,7 +297,9 @@ func (s *Server) projectCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if _, err := saveGrant(rq.ctx, q, orgID, "project", p.ID, "user", rq.user.ID, grantChange{allow: AdminProjects}); err != nil {
+		// A new project has no grant to merge with: saved as it is.
+		if err := q.GrantPut(rq.ctx, db.GrantPutParams{OrganisationID: orgID, ScopeType: "project", ScopeID: p.ID,
+			TargetType: "user", TargetID: rq.user.ID, AllowMask: int64(AdminProjects)}); err != nil {
 			return err
 		}
 		if err := s.emit(rq.ctx, q, orgID, "project", "created", projectEvent{toProjectPartial(p)}); err != nil {
@@ -316,6 +318,22 @@ func (s *Server) projectCreate(rq *request) error {
 	return rq.json(http.StatusCreated, out)
 }
 
+// projectRow reads a project on the reader pool through s.projects (see
+// genCache: an entry is served only while nothing has been written since it
+// was read).
+func (s *Server) projectRow(ctx context.Context, id int64) (db.Project, error) {
+	gen := s.store.WriteGeneration()
+	if p, ok := s.projects.get(id, gen); ok {
+		return p, nil
+	}
+	p, err := s.store.R.ProjectGet(ctx, id)
+	if err != nil {
+		return p, err
+	}
+	s.projects.put(id, p, gen)
+	return p, nil
+}
+
 func (s *Server) projectGet(rq *request) error {
 	id, err := rq.pathID("id")
 	if err != nil {
@@ -324,7 +342,7 @@ func (s *Server) projectGet(rq *request) error {
 	// The hottest read: single statements on the reader pool, no BEGIN and
 	// ROLLBACK around them; no snapshot is needed across these lookups.
 	// Access and the user objects come from the caches between writes.
-	p, err := s.store.R.ProjectGet(rq.ctx, id)
+	p, err := s.projectRow(rq.ctx, id)
 	if db.IsNotFound(err) {
 		return projectAbsent(http.StatusBadRequest)
 	}

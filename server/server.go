@@ -75,8 +75,11 @@ type Server struct {
 	bg      sync.WaitGroup
 	users   userCache
 	shown   userCache // users shown in objects (creators), deleted ones included
-	access  *accessCache
-	bodies  *bodyBudget
+	// projects keeps project rows read by GET /projects/{id}, the hottest
+	// read: a project is read again and again between writes.
+	projects genCache[int64, db.Project]
+	access   *accessCache
+	bodies   *bodyBudget
 	// avatars keeps resized avatars (32 MiB).
 	avatars *resizedCache
 	mailer  *mailer
@@ -148,6 +151,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		access: &accessCache{store: store, scopes: genCache[int64, []db.AccessScopeGrantsRow]{limit: scopeCacheMax},
 			pages: genCache[string, []int64]{limit: pageCacheMax},
 			rows:  genCache[int64, []byte]{limit: 50_000}},
+		projects: genCache[int64, db.Project]{limit: 50_000},
 		hsts:     strings.HasPrefix(strings.ToLower(cfg.Issuer), "https://"),
 		app:      defaultAppFiles,
 		presence: newPresenceHub(), streamsStop: make(chan struct{}),
