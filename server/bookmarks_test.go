@@ -14,6 +14,7 @@ func TestDocumentBookmarks(t *testing.T) {
 	doc := "/documents/" + f.doc
 	bm := doc + "/bookmark"
 	carol := e.user("carol")
+	e.sharesFromAnyone(carol)
 	sid := e.must(201, f.alice, "POST", doc+"/shares", map[string]any{"user_id": carol.ID, "scope_view": true}).obj(t)["id"].(string)
 	e.must(200, carol, "POST", "/users/@me/document-shares/"+sid+"/accept", nil)
 	var first string

@@ -157,7 +157,8 @@ func (s *Server) documentShareCreate(rq *request) error {
 				return err
 			}
 		} else {
-			if _, err := q.UserGet(rq.ctx, *r.RecipientUserID); db.IsNotFound(err) {
+			u, err := q.UserGet(rq.ctx, *r.RecipientUserID)
+			if db.IsNotFound(err) {
 				return fieldError("user_id", "names no user")
 			} else if err != nil {
 				return err
@@ -168,6 +169,9 @@ func (s *Server) documentShareCreate(rq *request) error {
 			}
 			if ra.IsMember() {
 				return fieldError("user_id", "is a member of the document's organisation (its access comes from permissions)")
+			}
+			if err := shareGate(rq.ctx, q, rq.user.ID, u); err != nil {
+				return err
 			}
 		}
 		dup, err := q.DocumentShareOpenExists(rq.ctx, db.DocumentShareOpenExistsParams{DocumentID: d.ID,

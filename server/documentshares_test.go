@@ -27,6 +27,7 @@ func TestDocumentShareToUser(t *testing.T) {
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}
 	carol := e.user("carol")
+	e.sharesFromAnyone(carol)
 	h0 := c.head(t, "main")
 	h1 := c.change(t, "POST", c.rev(h0)+"/clauses", map[string]any{"text": "first"})
 	shares := c.doc + "/shares"
@@ -189,6 +190,7 @@ func TestDocumentShareToOrganisation(t *testing.T) {
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}
 	eve, dave := e.user("eve"), e.user("dave")
+	e.sharesFromAnyone(dave)
 	e.addMember(f.evil, eve)
 	var sid, did string
 	e.run(t, []scenario{
@@ -265,6 +267,7 @@ func TestDocumentShareStreamEndsOnRevoke(t *testing.T) {
 	t.Cleanup(func() { e.srv.StopStreams(); ts.Close() })
 	doc := "/documents/" + f.doc
 	carol := e.user("carol")
+	e.sharesFromAnyone(carol)
 	if _, status := openStream(t, e, ts, carol, doc+"/presence/stream"); status != 403 {
 		t.Fatalf("stream before any share: %d", status)
 	}
@@ -292,6 +295,7 @@ func TestDocumentShareOnProjectLayer(t *testing.T) {
 	f := newDocFixture(t)
 	e := f.e
 	carol := e.user("carol")
+	e.sharesFromAnyone(carol)
 	inProject := e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Project spec", "project_id": f.project}).obj(t)["id"].(string)
 	e.must(200, f.alice, "PATCH", "/projects/"+f.project+"/permissions/"+f.bob.ID, map[string]any{"permissions": map[string]any{"SHARE_PROJECTS": "allow"}})
 	body := map[string]any{"user_id": carol.ID, "scope_view": true}
@@ -314,6 +318,7 @@ func TestDocumentShareWithProjectShare(t *testing.T) {
 	f := newDocFixture(t)
 	e := f.e
 	carol := e.user("carol")
+	e.sharesFromAnyone(carol)
 	doc := "/documents/" + e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Project spec", "project_id": f.project}).obj(t)["id"].(string)
 	c := content{f: f, doc: doc}
 	h0 := c.head(t, "main")

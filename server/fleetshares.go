@@ -86,7 +86,7 @@ func (s *Server) fleetShareCreate(rq *request) error {
 		if err := a.Require(ManageFleets); err != nil {
 			return err
 		}
-		if err := b.check(rq.ctx, q, f.OrganisationID, "fleet"); err != nil {
+		if err := b.check(rq.ctx, q, rq.user.ID, f.OrganisationID, "fleet"); err != nil {
 			return err
 		}
 		if b.WorkItemTypeID.ID != 0 {
@@ -188,10 +188,13 @@ func (s *Server) userFleets(rq *request) error {
 	out := []fleetJSON{}
 	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
 		rows, err := q.FleetsSharedWithUser(rq.ctx, &rq.user.ID)
+		if err != nil {
+			return err
+		}
 		for _, f := range rows {
 			out = append(out, toFleet(f))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

@@ -12,8 +12,9 @@ import (
 func TestFleetShares(t *testing.T) {
 	f := newAssetFixture(t)
 	e, acme, evil := f.e, "/organisations/"+f.acme, "/organisations/"+f.evil
-	carol := e.user("carol") // a stranger, shared with personally
-	dave := e.user("dave")   // a member of Evil without MANAGE_FLEETS
+	carol := e.user("carol")  // a stranger, shared with personally
+	e.sharesFromAnyone(carol) // which a stranger may only when carol accepts shares from anyone
+	dave := e.user("dave")    // a member of Evil without MANAGE_FLEETS
 	e.addMember(f.evil, dave)
 	truck := e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.truck, "name": "Shared truck"}).obj(t)["id"].(string)
 	van := e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.plainType, "name": "Private van", "fleet_id": f.otherFleet}).obj(t)["id"].(string)

@@ -547,6 +547,7 @@ func TestMergeRequestShareHolder(t *testing.T) {
 	e := f.e
 	carol := e.user("carol")
 	e.org(carol, "Carol Co")
+	e.sharesFromAnyone(carol)
 	share := e.must(201, f.alice, "POST", f.c.doc+"/shares", map[string]any{"user_id": carol.ID, "scope_view": true, "scope_edit": true}).obj(t)["id"].(string)
 	e.must(200, carol, "POST", "/users/@me/document-shares/"+share+"/accept", nil)
 	f.branch(t, "c1")

@@ -247,6 +247,7 @@ func TestPresenceStream(t *testing.T) {
 
 	// A share holder with scope_view streams; revoking the share ends it.
 	carol := e.user("carol")
+	e.sharesFromAnyone(carol)
 	sid := e.must(201, f.alice, "POST", c.doc+"/shares", map[string]any{"user_id": carol.ID, "scope_view": true}).obj(t)["id"].(string)
 	if _, status := openStream(t, e, ts, carol, stream); status != 403 {
 		t.Fatalf("a pending share: %d", status)

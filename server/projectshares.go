@@ -81,7 +81,7 @@ func (s *Server) projectShareCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := b.check(rq.ctx, q, p.OrganisationID, "project"); err != nil {
+		if err := b.check(rq.ctx, q, rq.user.ID, p.OrganisationID, "project"); err != nil {
 			return err
 		}
 		dup, err := q.ProjectShareOpenExists(rq.ctx, db.ProjectShareOpenExistsParams{ProjectID: p.ID, RecipientOrganisationID: b.OrganisationID.ptr(), RecipientUserID: b.UserID.ptr()})

@@ -11,8 +11,9 @@ import (
 func TestProjectShares(t *testing.T) {
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
-	carol := e.user("carol") // shared with personally
-	dave := e.user("dave")   // a member of Evil without MANAGE_ORGANISATION
+	carol := e.user("carol")  // shared with personally
+	e.sharesFromAnyone(carol) // which a stranger may only when carol accepts shares from anyone
+	dave := e.user("dave")    // a member of Evil without MANAGE_ORGANISATION
 	e.addMember(f.evil, dave)
 	project := e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "Plant"}).obj(t)["id"].(string)
 	private := e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "Private"}).obj(t)["id"].(string)

@@ -26,8 +26,9 @@ type shareRecipient struct {
 
 // check validates the recipient against the sharing organisation: exactly
 // one of organisation_id and user_id, naming an existing organisation other
-// than the owner, or an existing user.
-func (r shareRecipient) check(ctx context.Context, q *db.Queries, ownerOrgID int64, own string) error {
+// than the owner, or an existing user who accepts shares from the sharer
+// (shareGate, 403 otherwise).
+func (r shareRecipient) check(ctx context.Context, q *db.Queries, sharerID, ownerOrgID int64, own string) error {
 	if (r.OrganisationID.ID == 0) == (r.UserID.ID == 0) {
 		return fieldError("organisation_id", "give exactly one of organisation_id and user_id")
 	}
@@ -42,12 +43,55 @@ func (r shareRecipient) check(ctx context.Context, q *db.Queries, ownerOrgID int
 		}
 		return nil
 	}
-	if _, err := q.UserGet(ctx, r.UserID.ID); db.IsNotFound(err) {
+	u, err := q.UserGet(ctx, r.UserID.ID)
+	if db.IsNotFound(err) {
 		return fieldError("user_id", "names no user")
 	} else if err != nil {
 		return err
 	}
-	return nil
+	return shareGate(ctx, q, sharerID, u)
+}
+
+// Allow-shares-from values (spec "Allow Request From"; users' allow_shares_from).
+const (
+	sharesFromNoOne      int64 = 0x00
+	sharesFromEveryone   int64 = 0xFF
+	shareGateNoOne             = "This user accepts shares from no one."
+	shareGateFleetManage       = "You need MANAGE_FLEETS in an organisation you share with this user."
+)
+
+// shareGate is the one rule of who may share with a user, by the user's
+// allow_shares_from: 0 no one; 1 (members of the same organisation) and 2
+// (connections, which do not exist yet, so as 1) a sharer holding
+// MANAGE_FLEETS in an organisation both are members of, as the spec states
+// for GET /users/lookup; 255 anyone signed in. A refusal is 403, the
+// lookup's status and message. The lookup and every share naming a user_id
+// (fleet, project and document shares) ask it, so knowing a user's id opens
+// nothing the lookup refuses (docs/users.md "Who may share with a user").
+func shareGate(ctx context.Context, q *db.Queries, sharerID int64, target db.User) error {
+	switch target.AllowSharesFrom {
+	case sharesFromEveryone:
+		return nil
+	case sharesFromNoOne:
+		return forbidden(shareGateNoOne)
+	}
+	orgs, err := q.UserSharedOrganisations(ctx, db.UserSharedOrganisationsParams{UserID: target.ID, ViewerID: sharerID})
+	if err != nil || len(orgs) == 0 {
+		if err != nil {
+			return err
+		}
+		return forbidden(shareGateFleetManage)
+	}
+	all, err := accessAll(ctx, q, sharerID)
+	if err != nil {
+		return err
+	}
+	for _, o := range orgs {
+		if a, ok := all[o.ID]; ok && a.Can(ManageFleets) {
+			return nil
+		}
+	}
+	return forbidden(shareGateFleetManage)
 }
 
 // mayRespond lets the caller accept or reject a share: one addressed to it,

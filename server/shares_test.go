@@ -17,6 +17,7 @@ func TestShareListsShowEachSubject(t *testing.T) {
 	e, acme := f.e, "/organisations/"+f.acme
 	carol := e.user("carol") // shared with personally, and a member of Evil
 	e.addMember(f.evil, carol)
+	e.sharesFromAnyone(carol)
 	id := func(r *testResponse) string { return r.obj(t)["id"].(string) }
 	p1 := id(e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "Plant"}))
 	p2 := id(e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "Pier"}))

@@ -256,8 +256,8 @@ func (s *Server) userGet(rq *request) error {
 }
 
 // userLookup finds a user by a verified e-mail address, for sharing fleets.
-// The target's allow_shares_from decides who may: no one (0x00), holders of
-// MANAGE_FLEETS in a mutual organisation (0x01, 0x02), anyone (0xFF).
+// The target's allow_shares_from decides who may (shareGate, the same rule
+// creating a share to a user_id applies).
 func (s *Server) userLookup(rq *request) error {
 	email := strings.TrimSpace(rq.r.URL.Query().Get("email"))
 	if email == "" {
@@ -271,8 +271,8 @@ func (s *Server) userLookup(rq *request) error {
 		} else if err != nil {
 			return err
 		}
-		if target.AllowSharesFrom == 0x00 {
-			return forbidden("This user accepts shares from no one.")
+		if err := shareGate(rq.ctx, q, rq.user.ID, target); err != nil {
+			return err
 		}
 		if out, err = s.userView(rq.ctx, q, target, rq.user.ID); err != nil {
 			return err
@@ -280,9 +280,6 @@ func (s *Server) userLookup(rq *request) error {
 		accs, err := sharedAccess(rq.ctx, q, rq.user.ID, out)
 		if err != nil {
 			return err
-		}
-		if target.AllowSharesFrom != 0xFF && !canInAny(accs, ManageFleets) {
-			return forbidden("You need MANAGE_FLEETS in an organisation you share with this user.")
 		}
 		out = withPhone(out, target, rq.user.ID, accs)
 		return nil
