@@ -1,7 +1,7 @@
 // Shapes of the asset catalogue (fields, zones), asset groups and the full
 // asset object, for the screens that edit them (docs/assets.md).
 import { ApiError, api } from './api';
-import type { Asset, AssetType } from './assets';
+import type { Asset, AssetType, Location } from './assets';
 
 export interface EnumValue { id: string; asset_field_id: string; value: string }
 export interface AssetField {
@@ -16,7 +16,7 @@ export interface AssetField {
 export interface AssetZone { id: string; organisation_id: string; name: string; code: string; description: string }
 /** A field attached to a type, with its enum values. */
 export interface TypeField { type_id: string; field: AssetField; enum_values: EnumValue[] }
-export interface FullAssetType extends AssetType { prefix_id: string | null; fields: TypeField[]; zones: AssetZone[] }
+export interface FullAssetType extends AssetType { fields: TypeField[]; zones: AssetZone[] }
 export interface FieldValue { value: unknown; units: string | null }
 /** The asset object with what editing needs besides the register's shape. */
 export interface FullAsset extends Asset {
@@ -38,7 +38,9 @@ export interface AssetGroup {
   description: string;
   fleet_id: string | null;
   status: { id: string; name: string } | null;
-  location: { id: string; name: string } | null;
+  location: Location | null;
+  sub_location_id: string | null;
+  fields: Record<string, FieldValue>;
   assets: { asset: FullAsset; position: number }[];
   open_work_item_count: number;
   closed_work_item_count: number;
@@ -54,6 +56,26 @@ export function valueText(f: AssetField, v: FieldValue | undefined): string {
   if (f.type === 2) return v.value ? 'true' : 'false';
   if (f.type === 3 && typeof v.value === 'string') return v.value.slice(0, 10);
   return String(v.value);
+}
+
+/**
+ * A field value as a page shows it: choices by their text, members and
+ * locations by name (from the maps given), numbers with their units.
+ */
+export function shownFieldValue(v: FieldValue | undefined, f: TypeField, people: Map<string, string>, places: Map<string, string>): string {
+  if (!v || v.value === null || v.value === undefined) return 'not set';
+  switch (f.field.type) {
+    case 2:
+      return v.value ? 'yes' : 'no';
+    case 4:
+      return f.enum_values.find((e) => e.id === v.value)?.value ?? String(v.value);
+    case 5:
+      return people.get(String(v.value)) ?? String(v.value);
+    case 6:
+      return places.get(String(v.value)) ?? String(v.value);
+  }
+  const units = v.units ?? f.field.units;
+  return valueText(f.field, v) + (units && f.field.type === 1 ? ' ' + units : '');
 }
 
 /**

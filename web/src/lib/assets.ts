@@ -1,7 +1,7 @@
 // Shapes of the fleets and assets API (docs/assets.md) the screens use.
 export interface Fleet { id: string; organisation_id: string; name: string; description: string; prefix_id: string | null }
 export interface AssetStatus { id: string; name: string; description: string; active: boolean }
-export interface AssetType { id: string; name: string; description: string; fleet_id: string | null; ephemerality: number }
+export interface AssetType { id: string; name: string; description: string; fleet_id: string | null; prefix_id: string | null; ephemerality: number }
 export interface SubLocation { id: string; name: string; code: string }
 export interface Location { id: string; name: string; code: string; sub_locations: SubLocation[] }
 export interface Asset {
