@@ -331,3 +331,16 @@ func (q *Queries) AccessScopeGrants(ctx context.Context, arg AccessScopeGrantsPa
 	}
 	return items, nil
 }
+
+const accessVersion = `-- name: AccessVersion :one
+SELECT CAST(coalesce((SELECT tag FROM access_versions WHERE organisation_id = ?1), 0) AS INTEGER) AS tag
+`
+
+// The tag of the state an organisation's access is resolved from (0 before
+// any change since the table was made).
+func (q *Queries) AccessVersion(ctx context.Context, organisationID int64) (int64, error) {
+	row := q.queryRow(ctx, q.accessVersionStmt, accessVersion, organisationID)
+	var tag int64
+	err := row.Scan(&tag)
+	return tag, err
+}

@@ -42,6 +42,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.accessScopeGrantsStmt, err = db.PrepareContext(ctx, accessScopeGrants); err != nil {
 		return nil, fmt.Errorf("error preparing query AccessScopeGrants: %w", err)
 	}
+	if q.accessVersionStmt, err = db.PrepareContext(ctx, accessVersion); err != nil {
+		return nil, fmt.Errorf("error preparing query AccessVersion: %w", err)
+	}
 	if q.assetByNumberStmt, err = db.PrepareContext(ctx, assetByNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetByNumber: %w", err)
 	}
@@ -1578,6 +1581,11 @@ func (q *Queries) Close() error {
 	if q.accessScopeGrantsStmt != nil {
 		if cerr := q.accessScopeGrantsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing accessScopeGrantsStmt: %w", cerr)
+		}
+	}
+	if q.accessVersionStmt != nil {
+		if cerr := q.accessVersionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing accessVersionStmt: %w", cerr)
 		}
 	}
 	if q.assetByNumberStmt != nil {
@@ -4130,6 +4138,7 @@ type Queries struct {
 	accessMembershipStmt                      *sql.Stmt
 	accessMembershipsForUserStmt              *sql.Stmt
 	accessScopeGrantsStmt                     *sql.Stmt
+	accessVersionStmt                         *sql.Stmt
 	assetByNumberStmt                         *sql.Stmt
 	assetEnumValueInUseStmt                   *sql.Stmt
 	assetFieldCreateStmt                      *sql.Stmt
@@ -4643,6 +4652,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		accessMembershipStmt:                      q.accessMembershipStmt,
 		accessMembershipsForUserStmt:              q.accessMembershipsForUserStmt,
 		accessScopeGrantsStmt:                     q.accessScopeGrantsStmt,
+		accessVersionStmt:                         q.accessVersionStmt,
 		assetByNumberStmt:                         q.assetByNumberStmt,
 		assetEnumValueInUseStmt:                   q.assetEnumValueInUseStmt,
 		assetFieldCreateStmt:                      q.assetFieldCreateStmt,

@@ -4,6 +4,11 @@
 
 package db
 
+type AccessVersion struct {
+	OrganisationID int64
+	Tag            int64
+}
+
 type AssetField struct {
 	ID             int64
 	OrganisationID int64

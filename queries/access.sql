@@ -65,3 +65,8 @@ SELECT g.scope_type, g.target_type, g.target_id, g.allow_mask, g.deny_mask,
 FROM permission_grants g
 LEFT JOIN roles r ON r.id = g.target_id AND g.target_type = 'role'
 WHERE g.scope_id = @scope_id AND g.organisation_id = @organisation_id;
+
+-- The tag of the state an organisation's access is resolved from (0 before
+-- any change since the table was made).
+-- name: AccessVersion :one
+SELECT CAST(coalesce((SELECT tag FROM access_versions WHERE organisation_id = @organisation_id), 0) AS INTEGER) AS tag;

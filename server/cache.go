@@ -105,7 +105,21 @@ type accessCache struct {
 	pages   genCache[string, []int64]
 	rows    genCache[int64, []byte]
 	visible genCache[visibilityKey, visibility]
+	// tagged serves write transactions, which the generation cannot (every
+	// write batch moves it): a standing is reused while the organisation's
+	// access tag (access_versions, kept by triggers) is the one it was
+	// read at.
+	taggedMu sync.Mutex
+	tagged   map[[2]int64]taggedStanding
 }
+
+type taggedStanding struct {
+	tag int64
+	st  standing
+}
+
+// taggedMax bounds the write path's standings (about 300 bytes each).
+const taggedMax = 10_000
 
 // standing is a caller's organisation-level access, with the grants and
 // roles the lower layers are resolved with.
@@ -154,6 +168,37 @@ func (c *accessCache) authorize(ctx context.Context, q *db.Queries, gen uint64, 
 	}
 	a.perms = withProjectImplications(Effective(grants))
 	return a, nil
+}
+
+// writeStanding is a caller's organisation-level access inside a write
+// transaction. The tag and, on a miss, the standing are read in that one
+// transaction, so a standing is reused only when the organisation's
+// members, roles, role assignments and organisation grants are in the state
+// it was read from: a change committed or made earlier in the same batch
+// has set another tag.
+func (c *accessCache) writeStanding(ctx context.Context, q *db.Queries, userID, orgID int64) (standing, error) {
+	tag, err := q.AccessVersion(ctx, orgID)
+	if err != nil {
+		return standing{}, err
+	}
+	key := [2]int64{userID, orgID}
+	c.taggedMu.Lock()
+	e, ok := c.tagged[key]
+	c.taggedMu.Unlock()
+	if ok && e.tag == tag {
+		return e.st, nil
+	}
+	st, err := loadStanding(ctx, q, userID, orgID)
+	if err != nil {
+		return standing{}, err
+	}
+	c.taggedMu.Lock()
+	if c.tagged == nil || len(c.tagged) >= taggedMax {
+		c.tagged = make(map[[2]int64]taggedStanding)
+	}
+	c.tagged[key] = taggedStanding{tag: tag, st: st}
+	c.taggedMu.Unlock()
+	return st, nil
 }
 
 // appliesTo reports whether a grant's target is the caller: the caller
@@ -206,6 +251,19 @@ type accessCacheKey struct{}
 // the server's cache without threading the server through every loader.
 func withAccessCache(ctx context.Context, c *accessCache) context.Context {
 	return context.WithValue(ctx, accessCacheKey{}, c)
+}
+
+// writeAccessCache returns the cache for a write transaction's q (one the
+// generation cannot serve: see cachedAccess), nil without one.
+func writeAccessCache(ctx context.Context, q *db.Queries) *accessCache {
+	c, _ := ctx.Value(accessCacheKey{}).(*accessCache)
+	if c == nil {
+		return nil
+	}
+	if _, ok := c.store.ReadGeneration(q); ok {
+		return nil
+	}
+	return c
 }
 
 // cachedAccess returns the cache authorize may use for q, and the

@@ -190,7 +190,89 @@ func TestCachedAuthorizeMatches(t *testing.T) {
 				}
 			}
 		}
+		// A write transaction's organisation-level access comes from the
+		// standings kept by access tag.
+		for pass := 0; pass < 2; pass++ {
+			err := e.store.InTx(ctx, func(q *db.Queries) error {
+				got, err := authorize(ctx, q, u.id, orgID, Scopes{})
+				if err != nil {
+					return err
+				}
+				want, err := resolveAccess(context.Background(), q, u.id, orgID, Scopes{})
+				if err != nil {
+					return err
+				}
+				if got != want {
+					t.Errorf("%s in a write, pass %d: tagged %v, resolved %v", u.Email, pass, got.Permissions(), want.Permissions())
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+}
+
+// TestWriteAccessIsDroppedByEveryChange: inside write transactions a
+// caller's organisation access is reused while the organisation's access
+// tag stands, and a revoked grant, a removed or deleted role, a removed
+// member and a ban refuse the very next write.
+func TestWriteAccessIsDroppedByEveryChange(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	e.grant(f.alice, f.acme, f.acme, map[string]string{"CREATE_PROJECTS": "deny"})
+	crew := e.role(f.alice, f.acme, "Crew")
+	e.grant(f.alice, f.acme, crew, map[string]string{"CREATE_PROJECTS": "allow"})
+	e.assign(f.alice, f.acme, f.bob, crew)
+	creates := func(step string, want int) {
+		t.Helper()
+		for i := 0; i < 2; i++ { // the second one reuses the tagged standing
+			if r := e.do(f.bob, "POST", acme+"/projects", map[string]any{"name": "P"}); r.Status != want {
+				t.Fatalf("%s (request %d): status %d, want %d: %s", step, i+1, r.Status, want, r.Body)
+			}
+		}
+	}
+	creates("role grant allows", 201)
+	e.srv.access.taggedMu.Lock()
+	kept := len(e.srv.access.tagged)
+	e.srv.access.taggedMu.Unlock()
+	if kept == 0 {
+		t.Fatal("writes left no standing kept by access tag")
+	}
+	e.grant(f.alice, f.acme, crew, map[string]string{"CREATE_PROJECTS": "deny"})
+	creates("role grant revoked", 403)
+	e.grant(f.alice, f.acme, crew, map[string]string{"CREATE_PROJECTS": "allow"})
+	creates("role grant restored", 201)
+	e.must(204, f.alice, "DELETE", acme+"/members/"+f.bob.ID+"/roles/"+crew, nil)
+	creates("role taken away", 403)
+	e.assign(f.alice, f.acme, f.bob, crew)
+	creates("role given back", 201)
+	e.must(204, f.alice, "DELETE", "/roles/"+crew, nil)
+	creates("role deleted", 403)
+	crew = e.role(f.alice, f.acme, "Crew again")
+	e.grant(f.alice, f.acme, crew, map[string]string{"CREATE_PROJECTS": "allow"})
+	e.assign(f.alice, f.acme, f.bob, crew)
+	creates("a new role", 201)
+	e.must(204, f.alice, "DELETE", acme+"/members/"+f.bob.ID, nil)
+	creates("member removed", 403)
+	e.addMember(f.acme, f.bob)
+	e.assign(f.alice, f.acme, f.bob, crew)
+	creates("member again", 201)
+	e.must(200, f.alice, "PUT", acme+"/bans/"+f.bob.ID, map[string]any{"reason": "x"})
+	creates("member banned", 403)
+	// The organisation's owner is never refused; another organisation's
+	// owner always is.
+	creates2 := func(u *testUser, want int) {
+		t.Helper()
+		for i := 0; i < 2; i++ {
+			if r := e.do(u, "POST", acme+"/projects", map[string]any{"name": "P"}); r.Status != want {
+				t.Fatalf("%s (request %d): status %d, want %d: %s", u.Email, i+1, r.Status, want, r.Body)
+			}
+		}
+	}
+	creates2(f.alice, 201)
+	creates2(f.mallory, 403)
 }
 
 func parseTestID(t *testing.T, s string) int64 {
