@@ -309,8 +309,11 @@ func (s *Server) projectCreate(rq *request) error {
 		// caller's access in it is the organisation's plus ADMIN_PROJECTS:
 		// no second resolution.
 		a.perms = withProjectImplications(a.perms | AdminProjects)
-		out, err = fullProject(rq.ctx, q, p, a)
-		return err
+		// Its creator is the caller, read when the request was
+		// authenticated, and it has no work items yet: nothing to read.
+		out = toProject(p, map[int64]userJSON{rq.user.ID: toUser(rq.user)}, a)
+		out.WorkItemTypesCount = map[string]workItemTypeCount{}
+		return nil
 	})
 	if err != nil {
 		return err
