@@ -240,6 +240,11 @@ func TestDocumentExportAccess(t *testing.T) {
 				h2 = r.obj(t)["hash"].(string)
 			}},
 	})
+	// A numbering change on the old base that the head changed otherwise
+	// is a conflict, not a silent overwrite.
+	if r := e.do(f.alice, "PATCH", rev, map[string]any{"clause_digits": 5}); r.Status != 409 {
+		t.Fatalf("numbering changed on an old base: status %d: %s", r.Status, r.Body)
+	}
 	g := e.must(200, f.alice, "GET", f.c.rev(h2), nil).obj(t)
 	if g["clause_prefix_id"] != prefix || g["clause_prefix_format"] != nil || g["clause_digits"] != nil {
 		t.Fatalf("revision meta %v", g)
