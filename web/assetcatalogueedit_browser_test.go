@@ -141,6 +141,22 @@ func TestBrowserAssetTypeStatusEdit(t *testing.T) {
 			if got := selected(p, "Fleet the type belongs to") + " " + selected(p, "Numbering prefix of the type"); got != "Cranes PU-{number}" {
 				p.fail("the type's form after a reload shows %q", got)
 			}
+
+			p.step = "a member without MANAGE_FLEETS edits a status, nothing else"
+			m := joinMember(t, bctx, base, p, orgID, orgName, "Moss", "moss-catalogue-"+vp.name+"@example.com", "Moss password", vp.width, vp.height, vp.mobile)
+			m.step = "the member on the fleets screen"
+			m.open("/app/orgs/" + orgID + "/fleets")
+			m.seeIn(`ul[aria-label="Asset statuses"]`, "Working")
+			if got := eval[string](m, `[...document.querySelectorAll('button')].map(b => b.getAttribute('aria-label') || b.innerText.trim()).filter(t => /^(Edit|Delete) /.test(t)).join('|')`); got != "Edit Working" {
+				m.fail("a member is offered %q", got)
+			}
+			m.click("Edit Working")
+			m.fill("Description of the status", "On a site or in transit")
+			m.click("Save status")
+			m.see("Status Working saved.")
+			if st := api.must(200, "GET", "/api/assetstatuses/"+inService, nil); st["description"] != "On a site or in transit" || st["active"] != false {
+				m.fail("the status after the member's edit: %v", st)
+			}
 		})
 	}
 }
@@ -168,6 +184,10 @@ func TestBrowserAssetGroupOwnValues(t *testing.T) {
 			bay := api.id("POST", "/locations/"+depot+"/sub-locations", map[string]any{"name": "Bay 1"})
 			api.id("POST", acme+"/locations", map[string]any{"name": "North"})
 			yard := api.id("POST", acme+"/asset-groups", map[string]any{"type_id": yardType, "name": "Yard A"})
+			depotYard := api.id("POST", acme+"/asset-types", map[string]any{"name": "Depot yard", "ephemerality": 2})
+			api.must(200, "PUT", "/api/assettype/"+depotYard+"/asset-fields/"+surface, nil)
+			api.id("POST", acme+"/asset-types", map[string]any{"name": "Convoy", "ephemerality": 1}) // another kind: not offered
+			plant := api.id("POST", acme+"/fleets", map[string]any{"name": "Plant"})
 			// Another organisation of the same person, for a location the
 			// group's organisation does not own.
 			other := api.id("POST", "/organisations", map[string]any{"name": "Elsewhere " + vp.name})
@@ -255,6 +275,32 @@ func TestBrowserAssetGroupOwnValues(t *testing.T) {
 			g = api.must(200, "GET", "/api/assetgroups/"+yard, nil)
 			if g["location"] != nil || g["sub_location_id"] != nil || g["fields"].(map[string]any)[capacity] != nil || g["fields"].(map[string]any)[surface] == nil {
 				p.fail("the group after clearing: %v", g)
+			}
+
+			p.step = "change the group's type and fleet"
+			if got := eval[string](p, `[...document.getElementById('group-type').options].map(o => o.text).join('|')`); got != "Yard|Depot yard" {
+				p.fail("the types offered are %q", got)
+			}
+			p.fill("Capacity (t)", "12")
+			p.choose("Group type", "Depot yard")
+			p.see("Save to set the fields of the new type.")
+			p.choose("Fleet", "Plant")
+			p.click("Save group")
+			p.see("Group saved.")
+			p.seeIn("dl.record", "Depot yard")
+			p.seeIn("dl.record", "Plant")
+			if selected(p, "Surface") != "concrete" {
+				p.fail("Surface after the type change shows %q", selected(p, "Surface"))
+			}
+			p.notSee("Capacity")
+			g = api.must(200, "GET", "/api/assetgroups/"+yard, nil)
+			if g["type"].(map[string]any)["id"] != depotYard || g["fleet_id"] != plant || len(g["fields"].(map[string]any)) != 1 || g["fields"].(map[string]any)[surface] == nil {
+				p.fail("the group after a type and fleet change: %v", g)
+			}
+			p.open("/app/assetgroups/" + yard)
+			p.seeIn("dl.record", "Depot yard")
+			if got := selected(p, "Group type") + "|" + selected(p, "Fleet"); got != "Depot yard|Plant" {
+				p.fail("the form after a reload shows %q", got)
 			}
 		})
 	}
