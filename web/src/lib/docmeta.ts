@@ -43,11 +43,10 @@ export interface DocumentShare extends BaseDocumentShare {
   type: 'document'; document_id: string;
   document: BaseDocumentShare['document'] & { number: number; is_deleted: boolean };
   status: 'pending' | 'accepted' | 'rejected' | 'revoked';
-  scope_view: boolean; scope_edit: boolean; scope_branch: boolean; scope_fork: boolean; scope_revisions: boolean; scope_export: boolean;
-  share_to_users_organisation: boolean; updated_at: string;
+  updated_at: string;
 }
 
-/** The scopes a share grants, in words. */
-export function scopesOf(s: DocumentShare): string {
+/** The scopes a share grants, in words (the owner's list and the recipient's "Shared with me"). */
+export function scopesOf(s: BaseDocumentShare): string {
   return scopeNames.filter((k) => s[`scope_${k}`]).map((k) => scopeWords[k]).join(', ');
 }

@@ -28,6 +28,8 @@ export interface ProjectShare extends ShareCommon {
 export interface DocumentShare extends ShareCommon {
   document: { id: string; organisation_id: string; title: string; formatted_number: string };
   status: string;
+  scope_view: boolean; scope_edit: boolean; scope_branch: boolean; scope_fork: boolean; scope_revisions: boolean; scope_export: boolean;
+  share_to_users_organisation: boolean;
 }
 /** One row of GET /users/@me/shares. */
 export type ShareItem =
