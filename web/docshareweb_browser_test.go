@@ -42,14 +42,25 @@ func TestBrowserDocShareScopes(t *testing.T) {
 			docID := a.openDocument("Tender")
 			a.firstClause("Scope of works")
 
-			a.step = "share with Rick by his user id, to view"
+			a.step = "Rick accepts shares only from fleet managers of his organisations, so the share is refused"
 			a.scrollTo("Shares")
 			a.fill("E-mail address or user id", me.ID)
+			a.click("Share")
+			a.see("You need MANAGE_FLEETS in an organisation you share with this user.")
+
+			b.step = "the recipient lets anyone share with him"
+			b.nav("Shared with me")
+			b.see("Nothing is shared with you or your organisations.")
+			b.click("Anyone signed in who knows my confirmed e-mail address")
+			b.click("Save")
+			b.see("Saved: who may share with you.")
+
+			a.step = "share with Rick by his user id, to view"
 			a.click("Share")
 			a.see("Shared with " + rickShown + " (view); it waits for them to accept.")
 
 			b.step = "the recipient reads the scopes and accepts"
-			b.nav("Shared with me")
+			b.open("/app/me/shares")
 			b.waitFor(myShareRows+`.includes('Tender') && `+myShareRows+`.includes('you may view') && `+myShareRows+`.includes('pending')`, "the pending share with its scope")
 			b.click("Accept the document Tender")
 			b.see("You accepted the document Tender.")
