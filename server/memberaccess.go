@@ -10,10 +10,11 @@ import (
 
 // GET /organisations/{id}/members/{user}/access (issue 16): "why can this
 // member do X?". Each permission's effective value in the organisation, or
-// in a project or package of it (?project=, ?package=), and the grant that
-// decided it, resolved exactly as Effective resolves them: in each layer,
-// innermost first, the member's own grant, then their highest-ranked role
-// that sets the permission, then @everyone. docs/organisations.md.
+// in a project or package of it (?project=, ?package=) or in one of its
+// fleets (?fleet=), and the grant that decided it, resolved exactly as
+// Effective resolves them: in each layer, innermost first, the member's own
+// grant, then their highest-ranked role that sets the permission, then
+// @everyone. docs/organisations.md.
 
 type accessRoleJSON struct {
 	ID   db.ID  `json:"id"`
@@ -21,7 +22,7 @@ type accessRoleJSON struct {
 }
 
 type decidingGrantJSON struct {
-	Scope   string          `json:"scope"` // organisation, project, package
+	Scope   string          `json:"scope"` // organisation, project, package, fleet
 	ScopeID db.ID           `json:"scope_id"`
 	Target  string          `json:"target"` // user, role, everyone
 	Role    *accessRoleJSON `json:"role"`   // when target is role (or @everyone's role)
@@ -76,7 +77,7 @@ func explain(grants []explainedGrant) map[Permission]explainedGrant {
 	return out
 }
 
-var scopeWireNames = map[Scope]string{ScopeOrganisation: "organisation", ScopeProject: "project", ScopePackage: "package"}
+var scopeWireNames = map[Scope]string{ScopeOrganisation: "organisation", ScopeProject: "project", ScopePackage: "package", ScopeFleet: "fleet"}
 var targetWireNames = map[Target]string{TargetUser: "user", TargetRole: "role", TargetEveryone: "everyone"}
 
 // queryID reads an optional id query parameter (0 when absent).
@@ -105,6 +106,15 @@ func (s *Server) memberAccess(rq *request) error {
 	if err != nil {
 		return err
 	}
+	fleetID, err := rq.queryID("fleet")
+	if err != nil {
+		return err
+	}
+	// A request acts in a fleet or in a project, never both (authz.go
+	// ScopeFleet), so no layering of the two is explained either.
+	if fleetID != 0 && (projectID != 0 || packageID != 0) {
+		return fieldError("fleet", "give a fleet, or a project or package, not both")
+	}
 	var out memberAccessJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
 		caller, err := orgAccess(rq, q, orgID, http.StatusNotFound, 0)
@@ -120,7 +130,16 @@ func (s *Server) memberAccess(rq *request) error {
 		}
 		sc := Scopes{}
 		out.Scope, out.ScopeID = "organisation", db.ID(orgID)
-		if packageID != 0 {
+		if fleetID != 0 {
+			fl, err := q.FleetGet(rq.ctx, fleetID)
+			if db.IsNotFound(err) || (err == nil && fl.OrganisationID != orgID) {
+				return fieldError("fleet", "is not a fleet of this organisation")
+			} else if err != nil {
+				return err
+			}
+			sc = Scopes{Fleet: fl.ID}
+			out.Scope, out.ScopeID = "fleet", db.ID(fl.ID)
+		} else if packageID != 0 {
 			pk, err := q.PackageGet(rq.ctx, packageID)
 			if db.IsNotFound(err) || (err == nil && pk.OrganisationID != orgID) {
 				return fieldError("package", "is not a package of this organisation")
@@ -177,7 +196,7 @@ func (s *Server) memberAccess(rq *request) error {
 		if sc != (Scopes{}) {
 			effective = withProjectImplications(effective)
 		}
-		scopeIDs := map[Scope]int64{ScopeOrganisation: orgID, ScopeProject: sc.Project, ScopePackage: sc.Package}
+		scopeIDs := map[Scope]int64{ScopeOrganisation: orgID, ScopeProject: sc.Project, ScopePackage: sc.Package, ScopeFleet: sc.Fleet}
 		roleNames := map[int64]string{}
 		var fail error
 		AllPermissions.Each(func(p Permission) {
