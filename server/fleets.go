@@ -208,7 +208,15 @@ func (s *Server) fleetGet(rq *request) error {
 	if err := a.Require(0); err != nil {
 		return err
 	}
-	return rq.json(http.StatusOK, toFleet(f))
+	return rq.json(http.StatusOK, fleetFullJSON{toFleet(f), a.Permissions().Bools(ManageFleets)})
+}
+
+// fleetFullJSON is one fleet as GET /fleets/{id} answers it: with what the
+// caller may do on it, MANAGE_FLEETS being grantable on the fleet itself
+// (a member may manage one fleet without managing every fleet).
+type fleetFullJSON struct {
+	fleetJSON
+	Permissions PermBools `json:"permissions"`
 }
 
 func (s *Server) fleetPatch(rq *request) error {

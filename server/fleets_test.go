@@ -34,6 +34,8 @@ func TestFleets(t *testing.T) {
 		{"list filter", f.bob, "GET", acme + "/fleets?$filter=" + "startswith(name,'tr')", nil, 200, wantLen(1)},
 		{"other organisation cannot list", f.mallory, "GET", acme + "/fleets", nil, 403, nil},
 		{"member gets", f.bob, "GET", tp, nil, 200, wantKey("name", "Trucks")},
+		{"a member without the permission does not manage it", f.bob, "GET", tp, nil, 200, wantFleetManage(false)},
+		{"the owner manages it", f.alice, "GET", tp, nil, 200, wantFleetManage(true)},
 		{"other organisation cannot get", f.mallory, "GET", tp, nil, 403, nil},
 		{"absent fleet", f.bob, "GET", "/fleets/123456789", nil, 404, nil},
 		{"not an id", f.bob, "GET", "/fleets/x", nil, 400, nil},
@@ -59,6 +61,8 @@ func TestFleets(t *testing.T) {
 			}
 		}},
 		{"grantee patches that fleet", f.bob, "PATCH", tp, map[string]any{"description": "by bob"}, 200, wantKey("description", "by bob")},
+		{"the fleet says the grantee manages it", f.bob, "GET", tp, nil, 200, wantFleetManage(true)},
+		{"but not the other fleet", f.bob, "GET", vp, nil, 200, wantFleetManage(false)},
 		{"but not another fleet", f.bob, "PATCH", vp, map[string]any{"description": "by bob"}, 403, nil},
 		{"nor the organisation's catalogue", f.bob, "POST", acme + "/fleets", map[string]any{"name": "Bobs"}, 403, nil},
 		{"grantee lists the fleet's grants", f.bob, "GET", tp + "/permissions", nil, 200, wantLen(1)},
@@ -76,4 +80,15 @@ func TestFleets(t *testing.T) {
 	// A fleet an asset type refers to is not empty.
 	e.must(201, f.alice, "POST", acme+"/asset-types", map[string]any{"ephemerality": 0, "fleet_id": trucks["id"]})
 	e.run(t, []scenario{{"fleet in use", f.alice, "DELETE", tp, nil, 400, nil}})
+}
+
+// wantFleetManage checks a fleet's permissions object for MANAGE_FLEETS.
+func wantFleetManage(want bool) func(*testing.T, *testResponse) {
+	return func(t *testing.T, r *testResponse) {
+		t.Helper()
+		p, ok := r.obj(t)["permissions"].(map[string]any)
+		if !ok || p["MANAGE_FLEETS"] != want {
+			t.Errorf("permissions %v, want MANAGE_FLEETS %v", r.obj(t)["permissions"], want)
+		}
+	}
 }

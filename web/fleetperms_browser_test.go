@@ -3,7 +3,7 @@ package web_test
 // Browser tests of a fleet's permission layer (issue 17), at 375 px and on a
 // desktop: the owner allows a role and a member MANAGE_FLEETS on one fleet
 // and denies @everyone, then takes it back; the member, now a manager of
-// that fleet, sees the layer and is refused a grant on the owner (the
+// that fleet, sees the layer and its shares and is refused a grant on the owner (the
 // server's message shown, the choice put back); once their grant is gone
 // the section is gone for them. Each change is read back through the API.
 
@@ -78,6 +78,9 @@ func TestBrowserFleetPermissions(t *testing.T) {
 			m.open("/app/fleets/" + fleet)
 			m.seeIn("h1", "Vans")
 			m.see("Permissions on this fleet")
+			// Sharing needs MANAGE_FLEETS on the fleet, which this grant gives:
+			// the shares panel is there too (the fleet's own permissions).
+			m.see("Shares of Vans")
 			m.choose("Permissions on this fleet for", "Lu")
 			m.click("Manage fleets: deny")
 			m.see("You cannot change grants of the organisation's owner.")
@@ -100,6 +103,7 @@ func TestBrowserFleetPermissions(t *testing.T) {
 			m.seeIn("h1", "Vans")
 			m.see("Assets of Vans")
 			m.notSee("Permissions on this fleet")
+			m.notSee("Shares of Vans")
 			if st, _ := mo.call("GET", "/fleets/"+fleet+"/permissions", nil); st != 403 {
 				m.fail("without the grant the member reads the fleet's layer: %d", st)
 			}

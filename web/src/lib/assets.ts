@@ -1,5 +1,9 @@
 // Shapes of the fleets and assets API (docs/assets.md) the screens use.
-export interface Fleet { id: string; organisation_id: string; name: string; description: string; prefix_id: string | null }
+export interface Fleet {
+  id: string; organisation_id: string; name: string; description: string; prefix_id: string | null;
+  // GET /fleets/{id} only: what the caller may do on this fleet (a fleet grant may give MANAGE_FLEETS).
+  permissions?: { MANAGE_FLEETS: boolean };
+}
 export interface AssetStatus { id: string; name: string; description: string; active: boolean }
 export interface AssetType { id: string; name: string; description: string; fleet_id: string | null; prefix_id: string | null; ephemerality: number }
 export interface SubLocation { id: string; name: string; code: string }
