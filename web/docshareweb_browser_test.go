@@ -212,6 +212,11 @@ func TestBrowserMergeRequestStates(t *testing.T) {
 			p.click("Open merge request")
 			p.see("Merge request opened.")
 			p.seeIn(`[aria-label="Merge request #2"]`, "Alternative")
+			// alt's head is already in main's history: the reason, not "merges without conflicts"
+			p.seeIn(`[aria-label="Merge request #2"]`, "merging changes nothing")
+			if eval[bool](p, `document.querySelector('[aria-label="Merge request #2"]').innerText.includes('It merges without conflicts.')`) {
+				p.fail("a request that changes nothing is also said to merge without conflicts")
+			}
 			p.click("Close without merging")
 			p.see("Merge request #2 closed.")
 
