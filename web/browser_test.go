@@ -312,11 +312,23 @@ func (p *page) notSee(text string) {
 // what was there, with real key events.
 func (p *page) fill(label, value string) {
 	p.t.Helper()
-	id := p.inputFor(label)
-	p.run(chromedp.Focus(chromedp.ID(id)),
-		chromedp.Evaluate[chromedp.Void](`document.getElementById(`+js(id)+`).select()`),
-		chromedp.SendKeys(chromedp.ID(id), "\b"),
-		chromedp.SendKeys(chromedp.ID(id), value))
+	// A page that renders the form again (a session loading after sign-up)
+	// replaces the input between finding and typing: find it again.
+	for attempt := 1; ; attempt++ {
+		id := p.inputFor(label)
+		ctx, cancel := context.WithTimeout(p.ctx, 45*time.Second)
+		err := chromedp.Do(ctx, chromedp.Focus(chromedp.ID(id)),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById(`+js(id)+`).select()`),
+			chromedp.SendKeys(chromedp.ID(id), "\b"),
+			chromedp.SendKeys(chromedp.ID(id), value))
+		cancel()
+		if err == nil {
+			return
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "Could not find node") {
+			p.fail("fill %q: %v", label, err)
+		}
+	}
 }
 
 // setValue sets a control's value as a date or time picker would (typing
