@@ -374,7 +374,13 @@ func (p *page) click(text string) {
 		` || e.getAttribute('aria-label') === ` + js(text) + `) && e.offsetParent !== null && !e.disabled)`
 	p.waitFor(find+` !== undefined`, fmt.Sprintf("a control %q", text))
 	p.run(chromedp.Evaluate[chromedp.Void](`(() => { document.querySelector('[data-click]')?.removeAttribute('data-click');
-		const e = ` + find + `; e.setAttribute('data-click', '1'); e.scrollIntoView({block: 'center'}) })()`))
+		const e = ` + find + `; e.setAttribute('data-click', '1'); e.scrollIntoView({block: 'center'}); window.__clickRect = '' })()`))
+	// The mouse goes where the control is: wait until it stays in one place
+	// for a poll interval, so a page still laying out (an answer's message
+	// appearing above it) does not move it from under the click.
+	p.waitFor(`(() => { const e = document.querySelector('[data-click="1"]'); if (!e) return true;
+		const r = JSON.stringify(e.getBoundingClientRect()); const same = window.__clickRect === r; window.__clickRect = r; return same })()`,
+		fmt.Sprintf("the control %q to stay in place", text))
 	ctx, cancel := context.WithTimeout(p.ctx, 45*time.Second)
 	defer cancel()
 	// A click that starts a navigation may end with the old document gone:
@@ -1850,6 +1856,7 @@ func TestBrowserDocumentEditor(t *testing.T) {
 			a.waitFor(`document.getElementById('branch').value === 'main'`, "main shown after the merge")
 			a.waitFor(clauseTexts+` === 'Excavate by hand to formation|Backfill in layers'`, "the settled text on main")
 			a.choose("Branch", "draft")
+			a.waitFor(clauseTexts+` === 'Excavate to formation|Backfill in layers'`, "the draft shown again")
 
 			a.step = "exports of the revision shown"
 			a.click("Download DOCX")
