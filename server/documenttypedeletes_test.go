@@ -7,7 +7,7 @@ import (
 
 // TestDocumentTypeDelete: deleting a document type (issue 17, the web app's
 // document settings) needs MANAGE_ORGANISATION in the type's organisation
-// and is refused with 409 while a document, a soft-deleted one too, has it.
+// and is refused with 400 while a document, a soft-deleted one too, has it.
 func TestDocumentTypeDelete(t *testing.T) {
 	f := newDocFixture(t)
 	e := f.e
@@ -30,9 +30,9 @@ func TestDocumentTypeDelete(t *testing.T) {
 		{"evil's type still there", f.mallory, "GET", "/document-types/" + evilType, nil, 200, wantKey("name", "Evil")},
 		{"absent", f.alice, "DELETE", "/document-types/12345", nil, 404, nil},
 		{"malformed id", f.alice, "DELETE", "/document-types/abc", nil, 400, nil},
-		{"a type a document has", f.alice, "DELETE", used, nil, 409, wantMessage("Spec")},
+		{"a type a document has", f.alice, "DELETE", used, nil, 400, wantMessage("Spec")},
 		{"the document is soft-deleted", f.alice, "DELETE", "/documents/" + typed, nil, 200, wantKey("is_deleted", true)},
-		{"a type a deleted document has (it can be restored)", f.alice, "DELETE", used, nil, 409, nil},
+		{"a type a deleted document has (it can be restored)", f.alice, "DELETE", used, nil, 400, nil},
 		{"restored", f.alice, "POST", "/documents/" + typed + "/restore", nil, 200, nil},
 		{"the document's type cleared", f.alice, "PATCH", "/documents/" + typed, map[string]any{"type_id": nil}, 200, nil},
 		{"no document has it now", f.alice, "DELETE", used, nil, 204, nil},

@@ -216,7 +216,7 @@ func (s *Server) documentTypePatch(rq *request) error {
 }
 
 // documentTypeDelete deletes a type (MANAGE_ORGANISATION, 204). Refused
-// with 409 while any document of the organisation, a soft-deleted one too
+// with 400 while any document of the organisation, a soft-deleted one too
 // (it can be restored), has the type: the documents are changed first, so
 // a delete never leaves a document naming a missing type.
 func (s *Server) documentTypeDelete(rq *request) error {
@@ -237,7 +237,7 @@ func (s *Server) documentTypeDelete(rq *request) error {
 			return err
 		}
 		if used {
-			return errorf(http.StatusConflict, "Documents have the type %s: give them another type before deleting it.", t.Name)
+			return errorf(http.StatusBadRequest, "Documents have the type %s: give them another type before deleting it.", t.Name)
 		}
 		return q.DocumentTypeDelete(rq.ctx, db.DocumentTypeDeleteParams{ID: t.ID, OrganisationID: t.OrganisationID})
 	})

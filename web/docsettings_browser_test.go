@@ -7,7 +7,7 @@ package web_test
 // short name, a repeated value and a zero length shown at their inputs),
 // edits the choice field (a value moved, one renamed, one retired; no longer
 // required), disables the text field, creates, renames and deletes types (a
-// number format without {number} refused at its input, the 409 of a type a
+// number format without {number} refused at its input, the 400 of a type a
 // document has shown in that type's row); a reload shows what the server
 // holds, and a member reads the screen without its controls. Each step is
 // read back through the API with the person's own token.
