@@ -78,7 +78,9 @@ func (c *genCache[K, V]) put(k K, v V, gen uint64) {
 			return
 		}
 		c.gen = gen
-		clear(c.entries)
+		// A new map rather than clear: clear keeps a large map's buckets,
+		// memory an idle cache would hold through every later write.
+		c.entries = nil
 	}
 	limit := c.limit
 	if limit == 0 {
