@@ -147,8 +147,11 @@ func (s *Server) assetStatusCreate(rq *request) error {
 		}
 		st, err := q.AssetStatusCreate(rq.ctx, db.AssetStatusCreateParams{ID: s.store.IDs.Next(), OrganisationID: orgID,
 			Name: orDefault(b.Name, defaultAssetStatusName), Description: orDefault(b.Description, ""), Active: active, CreatedAt: s.nowText()})
+		if err != nil {
+			return err
+		}
 		out = toAssetStatus(st)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -161,11 +164,14 @@ func (s *Server) assetStatusList(rq *request) error {
 		db.FilterFields{"name": nameFilter, "active": {Column: "active", Kind: db.FieldBool}}, 0,
 		func(q *db.Queries, ids []int64) (any, error) {
 			rows, err := q.AssetStatusListByIDs(rq.ctx, idsJSON(ids))
+			if err != nil {
+				return nil, err
+			}
 			out := make([]assetStatusJSON, 0, len(rows))
 			for _, r := range rows {
 				out = append(out, toAssetStatus(r))
 			}
-			return out, err
+			return out, nil
 		}, []assetStatusJSON{})
 }
 
@@ -213,8 +219,11 @@ func (s *Server) assetStatusPatch(rq *request) error {
 		setIf(&st.Active, b.Active)
 		st, err = q.AssetStatusUpdate(rq.ctx, db.AssetStatusUpdateParams{ID: st.ID, OrganisationID: st.OrganisationID,
 			Name: orDefault(b.Name, st.Name), Description: orDefault(b.Description, st.Description), Active: st.Active})
+		if err != nil {
+			return err
+		}
 		out = toAssetStatus(st)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -269,8 +278,11 @@ func (s *Server) assetZoneCreate(rq *request) error {
 		}
 		z, err := q.AssetZoneCreate(rq.ctx, db.AssetZoneCreateParams{ID: s.store.IDs.Next(), OrganisationID: orgID,
 			Name: orDefault(b.Name, defaultAssetZoneName), Code: orDefault(b.Code, ""), Description: orDefault(b.Description, ""), CreatedAt: s.nowText()})
+		if err != nil {
+			return err
+		}
 		out = toAssetZone(z)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -299,11 +311,14 @@ func (s *Server) assetZoneList(rq *request) error {
 		db.FilterFields{"name": nameFilter, "code": {Column: "code", Kind: db.FieldString, CaseInsensitive: true}}, 0,
 		func(q *db.Queries, ids []int64) (any, error) {
 			rows, err := q.AssetZoneListByIDs(rq.ctx, idsJSON(ids))
+			if err != nil {
+				return nil, err
+			}
 			out := make([]assetZoneJSON, 0, len(rows))
 			for _, r := range rows {
 				out = append(out, toAssetZone(r))
 			}
-			return out, err
+			return out, nil
 		}, []assetZoneJSON{})
 }
 
@@ -349,8 +364,11 @@ func (s *Server) assetZonePatch(rq *request) error {
 		}
 		z, err = q.AssetZoneUpdate(rq.ctx, db.AssetZoneUpdateParams{ID: z.ID, OrganisationID: z.OrganisationID,
 			Name: orDefault(b.Name, z.Name), Code: orDefault(b.Code, z.Code), Description: orDefault(b.Description, z.Description)})
+		if err != nil {
+			return err
+		}
 		out = toAssetZone(z)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -388,11 +406,14 @@ func toAssetField(f db.AssetField, values []db.AssetFieldEnumValue) assetFieldJS
 // enumValuesOf reads the enum values of fields, by field id.
 func enumValuesOf(ctx context.Context, q *db.Queries, fieldIDs []int64) (map[int64][]db.AssetFieldEnumValue, error) {
 	rows, err := q.AssetFieldEnumValuesFor(ctx, idsJSON(fieldIDs))
+	if err != nil {
+		return nil, err
+	}
 	out := map[int64][]db.AssetFieldEnumValue{}
 	for _, r := range rows {
 		out[r.AssetFieldID] = append(out[r.AssetFieldID], r)
 	}
-	return out, err
+	return out, nil
 }
 
 type assetFieldBody struct {
@@ -513,8 +534,11 @@ func (s *Server) assetFieldCreate(rq *request) error {
 			}
 		}
 		vals, err := enumValuesOf(rq.ctx, q, []int64{f.ID})
+		if err != nil {
+			return err
+		}
 		out = toAssetField(f, vals[f.ID])
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -531,11 +555,14 @@ func (s *Server) assetFieldList(rq *request) error {
 				return nil, err
 			}
 			vals, err := enumValuesOf(rq.ctx, q, ids)
+			if err != nil {
+				return nil, err
+			}
 			out := make([]assetFieldJSON, 0, len(rows))
 			for _, r := range rows {
 				out = append(out, toAssetField(r, vals[r.ID]))
 			}
-			return out, err
+			return out, nil
 		}, []assetFieldJSON{})
 }
 
@@ -554,8 +581,11 @@ func (s *Server) assetFieldGet(rq *request) error {
 			return err
 		}
 		vals, err := enumValuesOf(rq.ctx, q, []int64{f.ID})
+		if err != nil {
+			return err
+		}
 		out = toAssetField(f, vals[f.ID])
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -633,8 +663,11 @@ func (s *Server) assetFieldPatch(rq *request) error {
 			return err
 		}
 		vals, err = enumValuesOf(rq.ctx, q, []int64{f.ID})
+		if err != nil {
+			return err
+		}
 		out = toAssetField(f, vals[f.ID])
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

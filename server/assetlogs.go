@@ -165,8 +165,11 @@ func (s *Server) assetLogCreate(rq *request) error {
 		created, err := q.AssetLogCreate(rq.ctx, db.AssetLogCreateParams{ID: s.store.IDs.Next(), OrganisationID: g.OrganisationID,
 			AssetGroupID: g.ID, Type: l.Type, Log: l.Log, LogHash: l.LogHash, Embed: l.Embed, Duration: l.Duration,
 			Latitude: l.Latitude, Longitude: l.Longitude, LoggedAt: l.LoggedAt, CreatedAt: now, CreatedBy: rq.user.ID})
+		if err != nil {
+			return err
+		}
 		out = toAssetLog(created)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -201,10 +204,13 @@ func (s *Server) assetLogList(rq *request) error {
 			return err
 		}
 		rows, err := q.AssetLogListByIDs(rq.ctx, idsJSON(ids))
+		if err != nil {
+			return err
+		}
 		for _, l := range rows {
 			out = append(out, toAssetLog(l))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -288,8 +294,11 @@ func (s *Server) assetLogPatch(rq *request) error {
 		l, err = q.AssetLogUpdate(rq.ctx, db.AssetLogUpdateParams{ID: l.ID, OrganisationID: l.OrganisationID, Log: l.Log, LogHash: l.LogHash,
 			Embed: l.Embed, Duration: l.Duration, Latitude: l.Latitude, Longitude: l.Longitude, LoggedAt: l.LoggedAt,
 			UpdatedAt: s.nowText(), UpdatedBy: rq.user.ID})
+		if err != nil {
+			return err
+		}
 		out = toAssetLog(l)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -390,8 +399,11 @@ func (s *Server) assetLogAttachmentPut(rq *request) error {
 		attID := s.store.IDs.Next()
 		l, err = q.AssetLogAttach(rq.ctx, db.AssetLogAttachParams{ID: l.ID, OrganisationID: l.OrganisationID, AttachmentID: &attID,
 			AttachmentHash: &hash, AttachmentName: &name, UpdatedAt: now, UpdatedBy: rq.user.ID})
+		if err != nil {
+			return err
+		}
 		out = toAssetLog(l)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -488,8 +500,11 @@ func (s *Server) assetSubscriptionCreate(rq *request) error {
 		}
 		sub, err := q.AssetSubscriptionCreate(rq.ctx, db.AssetSubscriptionCreateParams{ID: s.store.IDs.Next(), OrganisationID: orgID,
 			Name: *b.Name, Capacity: *b.Capacity, CreatedAt: s.nowText()})
+		if err != nil {
+			return err
+		}
 		out = toAssetSubscription(sub)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -501,11 +516,14 @@ func (s *Server) assetSubscriptionList(rq *request) error {
 	return s.orgPage(rq, "asset_subscriptions", "", nil, db.FilterFields{"name": nameFilter}, ManageFleets,
 		func(q *db.Queries, ids []int64) (any, error) {
 			rows, err := q.AssetSubscriptionListByIDs(rq.ctx, idsJSON(ids))
+			if err != nil {
+				return nil, err
+			}
 			out := make([]assetSubscriptionJSON, 0, len(rows))
 			for _, r := range rows {
 				out = append(out, toAssetSubscription(r))
 			}
-			return out, err
+			return out, nil
 		}, []assetSubscriptionJSON{})
 }
 
@@ -559,8 +577,11 @@ func (s *Server) assetSubscriptionPatch(rq *request) error {
 		}
 		sub, err = q.AssetSubscriptionUpdate(rq.ctx, db.AssetSubscriptionUpdateParams{ID: sub.ID, OrganisationID: sub.OrganisationID,
 			Name: orDefault(b.Name, sub.Name), Capacity: capacity})
+		if err != nil {
+			return err
+		}
 		out = toAssetSubscription(sub)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

@@ -174,10 +174,13 @@ func (s *Server) auditLog(rq *request) error {
 			return err
 		}
 		rows, err := q.AuditListByIDs(rq.ctx, idsJSON(ids))
+		if err != nil {
+			return err
+		}
 		for _, e := range rows {
 			out = append(out, toAuditEntry(e))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

@@ -427,9 +427,10 @@ func authorize(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scope
 		a, err = c.authorize(ctx, q, gen, userID, orgID, sc)
 	} else if c := writeAccessCache(ctx, q); c != nil && !sc.layered() {
 		var st standing
-		st, err = c.writeStanding(ctx, q, userID, orgID)
-		a = st.access
-		a.Scopes = sc
+		if st, err = c.writeStanding(ctx, q, userID, orgID); err == nil {
+			a = st.access
+			a.Scopes = sc
+		}
 	} else {
 		a, err = resolveAccess(ctx, q, userID, orgID, sc)
 	}

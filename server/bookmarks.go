@@ -95,8 +95,11 @@ func (s *Server) bookmarkPut(rq *request) error {
 			return err
 		}
 		b, err := q.BookmarkGet(rq.ctx, db.BookmarkGetParams{DocumentID: d.ID, UserID: rq.user.ID})
+		if err != nil {
+			return err
+		}
 		out = toBookmark(b)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

@@ -79,8 +79,11 @@ func (s *Server) disciplineCreate(rq *request) error {
 			ID: s.store.IDs.Next(), OrganisationID: orgID, Code: orDefault(b.Code, ""),
 			Name: orDefault(b.Name, defaultDisciplineName), Description: orDefault(b.Description, ""), CreatedAt: s.nowText(),
 		})
+		if err != nil {
+			return err
+		}
 		out = toDiscipline(d)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -99,10 +102,13 @@ func (s *Server) disciplineList(rq *request) error {
 			return err
 		}
 		rows, err := q.DisciplineList(rq.ctx, orgID)
+		if err != nil {
+			return err
+		}
 		for _, d := range rows {
 			out = append(out, toDiscipline(d))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -159,8 +165,11 @@ func (s *Server) disciplinePatch(rq *request) error {
 			ID: d.ID, OrganisationID: d.OrganisationID, Code: orDefault(b.Code, d.Code), Name: orDefault(b.Name, d.Name),
 			Description: orDefault(b.Description, d.Description), Enabled: enabled,
 		})
+		if err != nil {
+			return err
+		}
 		out = toDiscipline(d)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

@@ -217,10 +217,13 @@ func enumTexts(ctx context.Context, q *db.Queries, cols []docengine.Column) (map
 		return out, nil
 	}
 	vals, err := q.DocumentFieldValuesAll(ctx, idsJSON(ids))
+	if err != nil {
+		return nil, err
+	}
 	for _, v := range vals {
 		out[db.ID(v.ID).String()] = v.Value
 	}
-	return out, err
+	return out, nil
 }
 
 // exportCellOf types a cell for the exports.
@@ -573,8 +576,11 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 			st.Fill = excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{strings.TrimPrefix(colour, "#")}}
 		}
 		id, err := f.NewStyle(st)
+		if err != nil {
+			return 0, err
+		}
 		styles[key] = id
-		return id, err
+		return id, nil
 	}
 	used := map[string]bool{}
 	heads := append([]string{"No.", "Clause"}, columnNames(x.columns)...)

@@ -400,8 +400,11 @@ func applyFieldValues(ctx context.Context, q *db.Queries, d *db.Document, in map
 		cur[k] = raw
 	}
 	b, err := json.Marshal(cur)
+	if err != nil {
+		return err
+	}
 	d.Fields = string(b)
-	return err
+	return nil
 }
 
 // chunkStore is the engine's Store over document_chunks in the caller's

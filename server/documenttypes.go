@@ -117,8 +117,11 @@ func (s *Server) documentTypeCreate(rq *request) error {
 		}
 		created, err := q.DocumentTypeCreate(rq.ctx, db.DocumentTypeCreateParams{ID: s.store.IDs.Next(), OrganisationID: orgID,
 			Name: t.Name, Description: t.Description, NumberFormat: t.NumberFormat, RevisionFormat: t.RevisionFormat, CreatedAt: s.nowText()})
+		if err != nil {
+			return err
+		}
 		out = toDocumentType(created)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -147,10 +150,13 @@ func (s *Server) documentTypeList(rq *request) error {
 			return err
 		}
 		rows, err := q.DocumentTypeListByIDs(rq.ctx, idsJSON(ids))
+		if err != nil {
+			return err
+		}
 		for _, r := range rows {
 			out = append(out, toDocumentType(r))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -206,8 +212,11 @@ func (s *Server) documentTypePatch(rq *request) error {
 		}
 		t, err = q.DocumentTypeUpdate(rq.ctx, db.DocumentTypeUpdateParams{ID: t.ID, Name: t.Name, Description: t.Description,
 			NumberFormat: t.NumberFormat, RevisionFormat: t.RevisionFormat})
+		if err != nil {
+			return err
+		}
 		out = toDocumentType(t)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -476,10 +485,13 @@ func (s *Server) documentFieldList(rq *request) error {
 			return err
 		}
 		vals, err := q.DocumentFieldValues(rq.ctx, idsJSON(ids))
+		if err != nil {
+			return err
+		}
 		for _, r := range rows {
 			out = append(out, toDocumentField(r, vals))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

@@ -154,8 +154,11 @@ func (s *Server) fleetCreate(rq *request) error {
 			ID: s.store.IDs.Next(), OrganisationID: orgID, Name: *b.Name, Description: orDefault(b.Description, ""),
 			PrefixID: b.PrefixID.ptr(), CreatedAt: s.nowText(), CreatedBy: rq.user.ID,
 		})
+		if err != nil {
+			return err
+		}
 		out = toFleet(f)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -184,10 +187,13 @@ func (s *Server) fleetList(rq *request) error {
 			return err
 		}
 		rows, err := q.FleetListByIDs(rq.ctx, idsJSON(ids))
+		if err != nil {
+			return err
+		}
 		for _, f := range rows {
 			out = append(out, toFleet(f))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -253,8 +259,11 @@ func (s *Server) fleetPatch(rq *request) error {
 		}
 		f, err = q.FleetUpdate(rq.ctx, db.FleetUpdateParams{ID: f.ID, OrganisationID: f.OrganisationID,
 			Name: orDefault(b.Name, f.Name), Description: orDefault(b.Description, f.Description), PrefixID: prefix})
+		if err != nil {
+			return err
+		}
 		out = toFleet(f)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -354,10 +363,13 @@ func (s *Server) fleetGrantList(rq *request) error {
 			return err
 		}
 		gs, err := q.GrantListForScope(rq.ctx, fleetID)
+		if err != nil {
+			return err
+		}
 		for _, g := range gs {
 			out = append(out, toGrant(g))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

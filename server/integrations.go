@@ -169,8 +169,11 @@ func (s *Server) integrationCreate(rq *request) error {
 			ID: s.store.IDs.Next(), OrganisationID: orgID, ItemType: *b.ItemType, Provider: *b.Provider,
 			Enabled: b.Enabled == nil || *b.Enabled, Url: cfg.URL, Secret: cfg.Secret, CreatedAt: s.nowText(),
 		})
+		if err != nil {
+			return err
+		}
 		out = toIntegration(i)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -189,10 +192,13 @@ func (s *Server) integrationList(rq *request) error {
 			return err
 		}
 		rows, err := q.IntegrationList(rq.ctx, orgID)
+		if err != nil {
+			return err
+		}
 		for _, i := range rows {
 			out = append(out, toIntegration(i))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -243,8 +249,11 @@ func (s *Server) integrationPatch(rq *request) error {
 			enabled = *b.Enabled
 		}
 		i, err = q.IntegrationUpdate(rq.ctx, db.IntegrationUpdateParams{Enabled: enabled, Url: cfg.URL, Secret: cfg.Secret, ID: i.ID, OrganisationID: i.OrganisationID})
+		if err != nil {
+			return err
+		}
 		out = toIntegration(i)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -272,8 +281,11 @@ func (s *Server) integrationSync(rq *request) error {
 			return fieldError("configuration", "needs a url to deliver to")
 		}
 		d, err := s.queueDelivery(rq.ctx, q, i, "sync", map[string]any{"integration_id": db.ID(i.ID)})
+		if err != nil {
+			return err
+		}
 		out = toDelivery(d)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -316,10 +328,13 @@ func (s *Server) integrationDeliveries(rq *request) error {
 			return err
 		}
 		rows, err := q.DeliveryList(rq.ctx, i.ID)
+		if err != nil {
+			return err
+		}
 		for _, d := range rows {
 			out = append(out, toDelivery(d))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

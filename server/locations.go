@@ -184,8 +184,11 @@ func (s *Server) locationCreate(rq *request) error {
 			Latitude: l.Latitude, Longitude: l.Longitude, Radius: l.Radius, Address: l.Address, Delivery: l.Delivery,
 			TimezoneCode: l.TimezoneCode, CreatedAt: s.nowText(),
 		})
+		if err != nil {
+			return err
+		}
 		out = toLocation(created, nil)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -261,8 +264,11 @@ func (s *Server) locationGet(rq *request) error {
 			return err
 		}
 		subs, err := q.SubLocationList(rq.ctx, l.ID)
+		if err != nil {
+			return err
+		}
 		out = toLocation(l, subs)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -304,8 +310,11 @@ func (s *Server) locationPatch(rq *request) error {
 			Latitude: l.Latitude, Longitude: l.Longitude, Radius: l.Radius, Address: l.Address, Delivery: l.Delivery,
 			TimezoneCode: l.TimezoneCode,
 		})
+		if err != nil {
+			return err
+		}
 		out = toLocation(l, subs)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -354,8 +363,11 @@ func (s *Server) subLocationCreate(rq *request) error {
 			ID: s.store.IDs.Next(), OrganisationID: l.OrganisationID, LocationID: l.ID, Code: orDefault(b.Code, ""),
 			Name: orDefault(b.Name, defaultSubLocationName), AssetCapacity: capacity, CreatedAt: s.nowText(),
 		})
+		if err != nil {
+			return err
+		}
 		out = toSubLocation(sl)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -378,10 +390,13 @@ func (s *Server) subLocationList(rq *request) error {
 			return err
 		}
 		rows, err := q.SubLocationList(rq.ctx, l.ID)
+		if err != nil {
+			return err
+		}
 		for _, sl := range rows {
 			out = append(out, toSubLocation(sl))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

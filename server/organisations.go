@@ -263,8 +263,11 @@ func (s *Server) organisationPatch(rq *request) error {
 			return err
 		}
 		n, err := q.OrganisationMemberCount(rq.ctx, orgID)
+		if err != nil {
+			return err
+		}
 		out = toOrg(o, n)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

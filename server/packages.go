@@ -75,8 +75,11 @@ func (s *Server) packageCreate(rq *request) error {
 			Description: orDefault(b.Description, ""), Enabled: enabled,
 			CreatedAt: s.nowText(), CreatedBy: rq.user.ID,
 		})
+		if err != nil {
+			return err
+		}
 		out = toPackage(pkg)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -153,8 +156,11 @@ func (s *Server) packagePatch(rq *request) error {
 			Name: orDefault(b.Name, pkg.Name), Description: orDefault(b.Description, pkg.Description),
 			Enabled: enabled,
 		})
+		if err != nil {
+			return err
+		}
 		out = toPackage(pkg)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -203,10 +209,13 @@ func (s *Server) packageList(rq *request) error {
 			return err
 		}
 		rows, err := q.PackageListByIDs(rq.ctx, idsJSON(ids))
+		if err != nil {
+			return err
+		}
 		for _, r := range rows {
 			out = append(out, toPackage(r))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

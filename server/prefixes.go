@@ -108,8 +108,11 @@ func (s *Server) prefixCreate(rq *request) error {
 			ID: s.store.IDs.Next(), OrganisationID: orgID, Description: orDefault(b.Description, ""),
 			NumberFormat: *b.NumberFormat, NumberDigits: b.NumberDigits, UniqueNumber: unique, CreatedAt: s.nowText(),
 		})
+		if err != nil {
+			return err
+		}
 		out = toPrefix(pr)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -138,10 +141,13 @@ func (s *Server) prefixList(rq *request) error {
 			return err
 		}
 		rows, err := q.PrefixListByIDs(rq.ctx, idsJSON(ids))
+		if err != nil {
+			return err
+		}
 		for _, p := range rows {
 			out = append(out, toPrefix(p))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -229,8 +235,11 @@ func (s *Server) prefixPatch(rq *request) error {
 			ID: pr.ID, OrganisationID: pr.OrganisationID, Description: orDefault(b.Description, pr.Description),
 			LastNumber: last, Enabled: enabled,
 		})
+		if err != nil {
+			return err
+		}
 		out = toPrefix(pr)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

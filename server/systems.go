@@ -98,10 +98,13 @@ func systemRefs(ctx context.Context, q *db.Queries, systems ...db.System) (map[i
 		return refs, nil
 	}
 	rows, err := q.SystemListByIDs(ctx, idsJSON(ids))
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range rows {
 		refs[r.ID] = r
 	}
-	return refs, err
+	return refs, nil
 }
 
 func (s *Server) renderSystems(ctx context.Context, q *db.Queries, systems []db.System) ([]systemJSON, error) {
@@ -198,8 +201,11 @@ func (s *Server) systemCreate(rq *request) error {
 			return err
 		}
 		refs, err := systemRefs(rq.ctx, q, sys)
+		if err != nil {
+			return err
+		}
 		out = toSystem(sys, refs)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -275,8 +281,11 @@ func (s *Server) systemGet(rq *request) error {
 			return err
 		}
 		refs, err := systemRefs(rq.ctx, q, sys)
+		if err != nil {
+			return err
+		}
 		out = toSystem(sys, refs)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -374,8 +383,11 @@ func (s *Server) systemPatch(rq *request) error {
 			return err
 		}
 		refs, err := systemRefs(rq.ctx, q, sys)
+		if err != nil {
+			return err
+		}
 		out = toSystem(sys, refs)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

@@ -582,10 +582,13 @@ func (s *Server) toolboxList(rq *request) error {
 			return err
 		}
 		parts, err := loadToolboxPartsMany(rq.ctx, q, rows)
+		if err != nil {
+			return err
+		}
 		for _, p := range parts {
 			out = append(out, p.json())
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -620,10 +623,13 @@ func (s *Server) toolboxGet(rq *request) error {
 			return err
 		}
 		out, err = toolboxFull(rq.ctx, q, t)
+		if err != nil {
+			return err
+		}
 		if withTOTP {
 			out.TOTPToken = t.TotpSecret
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

@@ -305,9 +305,12 @@ func (s *Server) userToolboxGet(rq *request) error {
 			return err
 		}
 		view, err := s.signerToolboxView(rq.ctx, q, t, rq.user.ID)
+		if err != nil {
+			return err
+		}
 		view.SignToken = out.SignToken
 		out = view
-		return err
+		return nil
 	})
 	if badCode {
 		s.failedGuess(rq, g)

@@ -50,9 +50,12 @@ func (s *Server) toUserInduction(ctx context.Context, q *db.Queries, ui db.UserI
 		return out, err
 	}
 	rj, err := s.toRecord(ctx, q, rec, viewerID, false)
+	if err != nil {
+		return out, err
+	}
 	out.Record = rj
 	out.completed = s.validRecord(rec, r.Hash)
-	return out, err
+	return out, nil
 }
 
 type assignBody struct {
@@ -280,8 +283,11 @@ func (s *Server) userInductionGet(rq *request) error {
 			return err
 		}
 		rev, err := toRevision(r, true)
+		if err != nil {
+			return err
+		}
 		out.Induction.Questions = rev.Questions
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

@@ -246,8 +246,11 @@ func (s *Server) userGet(rq *request) error {
 			return badRequest("The user is not in any organisation you share.")
 		}
 		accs, err := sharedAccess(rq.ctx, q, rq.user.ID, out)
+		if err != nil {
+			return err
+		}
 		out = withPhone(out, target, rq.user.ID, accs)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

@@ -137,9 +137,12 @@ func (s *Server) userWitnessGet(rq *request) error {
 			return notFound("The code is not valid.")
 		}
 		tok, err := s.issueSignToken(rq.user.ID, signObject("witness", obj.id), methodApp)
+		if err != nil {
+			return err
+		}
 		out = witnessTokenJSON{SignToken: tok, ExpiresAt: db.FormatTime(s.now().Add(signTokenTTL)), ObjectType: obj.kind,
 			ObjectID: db.ID(obj.id), Title: obj.title, Hash: obj.hash}
-		return err
+		return nil
 	})
 	if badCode {
 		s.failedGuess(rq, g)
@@ -202,9 +205,12 @@ func (s *Server) userWitnessSign(rq *request) error {
 		r, err := q.WitnessRecordCreate(rq.ctx, db.WitnessRecordCreateParams{ID: s.store.IDs.Next(), OrganisationID: obj.org,
 			ObjectType: obj.kind, ObjectID: obj.id, UserID: rq.user.ID, FirstName: sg.first, LastName: sg.last, Email: sg.email,
 			PhoneNumber: sg.phone, Company: sg.company, Position: sg.posit, Signature: sg.signature, SignedAt: s.nowText()})
+		if err != nil {
+			return err
+		}
 		out = toWitnessRecord(r)
 		out.Message = "Witnessed."
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -232,10 +238,13 @@ func (s *Server) workItemWitnesses(rq *request) error {
 			return err
 		}
 		rows, err := q.WitnessRecordList(rq.ctx, db.WitnessRecordListParams{ObjectType: witnessWorkItem, ObjectID: w.ID})
+		if err != nil {
+			return err
+		}
 		for _, r := range rows {
 			out = append(out, toWitnessRecord(r))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

@@ -133,8 +133,11 @@ func (s *Server) workgroupCreate(rq *request) error {
 			ID: s.store.IDs.Next(), OrganisationID: orgID, Name: *b.Name, Description: orDefault(b.Description, ""),
 			CreatedAt: s.nowText(), CreatedBy: rq.user.ID,
 		})
+		if err != nil {
+			return err
+		}
 		out = toWorkgroup(w)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -163,10 +166,13 @@ func (s *Server) workgroupList(rq *request) error {
 			return err
 		}
 		rows, err := q.WorkgroupListByIDs(rq.ctx, idsJSON(ids))
+		if err != nil {
+			return err
+		}
 		for _, w := range rows {
 			out = append(out, toWorkgroup(w))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -219,8 +225,11 @@ func (s *Server) workgroupPatch(rq *request) error {
 		w, err = q.WorkgroupUpdate(rq.ctx, db.WorkgroupUpdateParams{
 			ID: w.ID, OrganisationID: w.OrganisationID, Name: orDefault(b.Name, w.Name), Description: orDefault(b.Description, w.Description),
 		})
+		if err != nil {
+			return err
+		}
 		out = toWorkgroup(w)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -318,8 +327,11 @@ func (s *Server) teamCreate(rq *request) error {
 			ID: s.store.IDs.Next(), OrganisationID: w.OrganisationID, WorkgroupID: w.ID,
 			Name: orDefault(b.Name, defaultTeamName), Color: strings.ToUpper(*colour), CreatedAt: s.nowText(),
 		})
+		if err != nil {
+			return err
+		}
 		out = toTeam(t)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -342,10 +354,13 @@ func (s *Server) teamList(rq *request) error {
 			return err
 		}
 		rows, err := q.TeamList(rq.ctx, w.ID)
+		if err != nil {
+			return err
+		}
 		for _, t := range rows {
 			out = append(out, toTeam(t))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -401,8 +416,11 @@ func (s *Server) teamPatch(rq *request) error {
 			c = strings.ToUpper(*colour)
 		}
 		t, err = q.TeamUpdate(rq.ctx, db.TeamUpdateParams{ID: t.ID, OrganisationID: t.OrganisationID, Name: orDefault(b.Name, t.Name), Color: c})
+		if err != nil {
+			return err
+		}
 		out = toTeam(t)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -550,8 +568,11 @@ func (s *Server) teamMemberAdd(rq *request) error {
 			return err
 		}
 		u, err := s.userView(rq.ctx, q, m.User, rq.user.ID)
+		if err != nil {
+			return err
+		}
 		out = teamMemberJSON{User: u, JoinedAt: now}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -615,8 +636,11 @@ func (s *Server) teamMemberPatch(rq *request) error {
 			return err
 		}
 		view, err := s.userView(rq.ctx, q, u, rq.user.ID)
+		if err != nil {
+			return err
+		}
 		out = teamMemberJSON{User: view, IsLeader: leader, JoinedAt: m.JoinedAt}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

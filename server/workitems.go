@@ -113,10 +113,13 @@ func loadWorkItemView(ctx context.Context, q *db.Queries, items []db.WorkItem) (
 		return v, err
 	}
 	rendered, err := schedulesJSON(ctx, q, scs)
+	if err != nil {
+		return v, err
+	}
 	for _, sc := range rendered {
 		v.schedules[int64(*sc.WorkItemID)] = append(v.schedules[int64(*sc.WorkItemID)], sc)
 	}
-	return v, err
+	return v, nil
 }
 
 func (v workItemView) render(w db.WorkItem) workItemJSON {

@@ -132,8 +132,11 @@ func (s *Server) workItemTypeCreate(rq *request) error {
 			ID: s.store.IDs.Next(), OrganisationID: orgID, Name: t.Name, Description: t.Description,
 			Colour: t.Colour, PrefixID: t.PrefixID, Enabled: t.Enabled, CreatedAt: s.nowText(),
 		})
+		if err != nil {
+			return err
+		}
 		out = toWorkItemType(created)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -168,10 +171,13 @@ func (s *Server) workItemTypeList(rq *request) error {
 			return err
 		}
 		rows, err := q.WorkItemTypeListByIDs(rq.ctx, idsJSON(ids))
+		if err != nil {
+			return err
+		}
 		for _, t := range rows {
 			out = append(out, toWorkItemType(t))
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -227,8 +233,11 @@ func (s *Server) workItemTypePatch(rq *request) error {
 			ID: t.ID, OrganisationID: t.OrganisationID, Name: t.Name, Description: t.Description,
 			Colour: t.Colour, PrefixID: t.PrefixID, Enabled: t.Enabled,
 		})
+		if err != nil {
+			return err
+		}
 		out = toWorkItemType(t)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -245,10 +254,13 @@ func typeCounts(ctx context.Context, q *db.Queries, scopeID, open, closed int64)
 		return out, nil
 	}
 	rows, err := q.WorkItemTypeCountsOf(ctx, scopeID)
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range rows {
 		out[db.ID(r.TypeID).String()] = workItemTypeCount{OpenCount: r.OpenCount, ClosedCount: r.ClosedCount}
 	}
-	return out, err
+	return out, nil
 }
 
 // documentWorkItemCounts is a document's open and closed work item counts and
@@ -257,10 +269,13 @@ func typeCounts(ctx context.Context, q *db.Queries, scopeID, open, closed int64)
 func documentWorkItemCounts(ctx context.Context, q *db.Queries, documentID int64) (open, closed int64, types map[string]any, err error) {
 	types = map[string]any{}
 	rows, err := q.WorkItemTypeCountsOf(ctx, documentID)
+	if err != nil {
+		return 0, 0, nil, err
+	}
 	for _, r := range rows {
 		open += r.OpenCount
 		closed += r.ClosedCount
 		types[db.ID(r.TypeID).String()] = workItemTypeCount{OpenCount: r.OpenCount, ClosedCount: r.ClosedCount}
 	}
-	return open, closed, types, err
+	return open, closed, types, nil
 }
