@@ -1491,3 +1491,11 @@ CREATE TRIGGER permission_grants_access_delete AFTER DELETE ON permission_grants
     INSERT INTO access_versions (organisation_id, tag) VALUES (OLD.organisation_id, random())
     ON CONFLICT (organisation_id) DO UPDATE SET tag = excluded.tag;
 END;
+
+-- Documents in which a column was bound to an item field (0064): the
+-- candidates a field's type change reads the branch heads of.
+CREATE TABLE document_field_bindings (
+    field_id INTEGER NOT NULL REFERENCES document_fields(id),
+    document_id INTEGER NOT NULL REFERENCES documents(id),
+    PRIMARY KEY (field_id, document_id)
+) WITHOUT ROWID;

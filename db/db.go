@@ -402,6 +402,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.documentCreateStmt, err = db.PrepareContext(ctx, documentCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentCreate: %w", err)
 	}
+	if q.documentFieldBindingAddStmt, err = db.PrepareContext(ctx, documentFieldBindingAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentFieldBindingAdd: %w", err)
+	}
+	if q.documentFieldBindingsCopyStmt, err = db.PrepareContext(ctx, documentFieldBindingsCopy); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentFieldBindingsCopy: %w", err)
+	}
+	if q.documentFieldBoundHeadsStmt, err = db.PrepareContext(ctx, documentFieldBoundHeads); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentFieldBoundHeads: %w", err)
+	}
 	if q.documentFieldCreateStmt, err = db.PrepareContext(ctx, documentFieldCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentFieldCreate: %w", err)
 	}
@@ -2181,6 +2190,21 @@ func (q *Queries) Close() error {
 	if q.documentCreateStmt != nil {
 		if cerr := q.documentCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing documentCreateStmt: %w", cerr)
+		}
+	}
+	if q.documentFieldBindingAddStmt != nil {
+		if cerr := q.documentFieldBindingAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentFieldBindingAddStmt: %w", cerr)
+		}
+	}
+	if q.documentFieldBindingsCopyStmt != nil {
+		if cerr := q.documentFieldBindingsCopyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentFieldBindingsCopyStmt: %w", cerr)
+		}
+	}
+	if q.documentFieldBoundHeadsStmt != nil {
+		if cerr := q.documentFieldBoundHeadsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentFieldBoundHeadsStmt: %w", cerr)
 		}
 	}
 	if q.documentFieldCreateStmt != nil {
@@ -4258,6 +4282,9 @@ type Queries struct {
 	documentAccessTouchStmt                   *sql.Stmt
 	documentBranchCountStmt                   *sql.Stmt
 	documentCreateStmt                        *sql.Stmt
+	documentFieldBindingAddStmt               *sql.Stmt
+	documentFieldBindingsCopyStmt             *sql.Stmt
+	documentFieldBoundHeadsStmt               *sql.Stmt
 	documentFieldCreateStmt                   *sql.Stmt
 	documentFieldGetStmt                      *sql.Stmt
 	documentFieldListByIDsStmt                *sql.Stmt
@@ -4772,6 +4799,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		documentAccessTouchStmt:                   q.documentAccessTouchStmt,
 		documentBranchCountStmt:                   q.documentBranchCountStmt,
 		documentCreateStmt:                        q.documentCreateStmt,
+		documentFieldBindingAddStmt:               q.documentFieldBindingAddStmt,
+		documentFieldBindingsCopyStmt:             q.documentFieldBindingsCopyStmt,
+		documentFieldBoundHeadsStmt:               q.documentFieldBoundHeadsStmt,
 		documentFieldCreateStmt:                   q.documentFieldCreateStmt,
 		documentFieldGetStmt:                      q.documentFieldGetStmt,
 		documentFieldListByIDsStmt:                q.documentFieldListByIDsStmt,

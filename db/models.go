@@ -241,6 +241,11 @@ type DocumentField struct {
 	CreatedAt      string
 }
 
+type DocumentFieldBinding struct {
+	FieldID    int64
+	DocumentID int64
+}
+
 type DocumentFieldValue struct {
 	ID        int64
 	FieldID   int64

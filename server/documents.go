@@ -349,54 +349,15 @@ func applyFieldValues(ctx context.Context, q *db.Queries, d *db.Document, in map
 			delete(cur, k)
 			continue
 		}
-		var v any
-		if err := json.Unmarshal(raw, &v); err != nil {
-			p.add(name, "must be a JSON value")
+		stored, problem, err := fieldValueProblem(ctx, q, f, raw, false)
+		if err != nil {
+			return err
+		}
+		if problem != "" {
+			p.add(name, problem)
 			continue
 		}
-		switch f.Type {
-		case fieldText:
-			s, ok := v.(string)
-			switch {
-			case !ok:
-				p.add(name, "must be a string")
-			case f.MaxLength != nil && int64(len([]rune(s))) > *f.MaxLength:
-				p.add(name, fmt.Sprintf("must be at most %d characters", *f.MaxLength))
-			case len([]rune(s)) > maxFieldValueChars:
-				p.add(name, fmt.Sprintf("must be at most %d characters", maxFieldValueChars))
-			case !f.MultiLine && strings.ContainsAny(s, "\r\n"):
-				p.add(name, "must be one line")
-			}
-		case fieldNumber:
-			if _, ok := v.(float64); !ok {
-				p.add(name, "must be a number")
-			}
-		case fieldBoolean:
-			if _, ok := v.(bool); !ok {
-				p.add(name, "must be true or false")
-			}
-		case fieldDate:
-			if s, ok := v.(string); !ok || !validDate(s) {
-				p.add(name, "must be a date as YYYY-MM-DD")
-			}
-		case fieldEnum:
-			s, _ := v.(string)
-			vid, ok := db.ParseID(s)
-			found := false
-			if ok {
-				vals, err := q.DocumentFieldValues(ctx, idsJSON([]int64{f.ID}))
-				if err != nil {
-					return err
-				}
-				for _, x := range vals {
-					found = found || x.ID == int64(vid)
-				}
-			}
-			if !found {
-				p.add(name, "must be the id of one of the field's values")
-			}
-			raw, _ = json.Marshal(s)
-		}
+		raw = stored
 		cur[k] = raw
 	}
 	b, err := json.Marshal(cur)

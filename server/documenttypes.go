@@ -333,6 +333,9 @@ func (b *documentFieldBody) apply(f *db.DocumentField, p problems) {
 	setIf(&f.MultiLine, b.MultiLine)
 	setIf(&f.Enabled, b.Enabled)
 	if b.Type != nil {
+		if *b.Type != f.Type && b.DefaultValue == nil {
+			f.DefaultValue = "null" // the old type's default means nothing in the new one
+		}
 		f.Type = *b.Type
 		if f.Type < fieldText || f.Type > fieldEnum {
 			p.add("type", "must be 0 (text), 1 (number), 2 (boolean), 3 (date) or 4 (enum)")
@@ -361,40 +364,51 @@ func (b *documentFieldBody) apply(f *db.DocumentField, p problems) {
 
 // setFieldValues replaces a field's enum values: an id whose text is
 // unchanged keeps its row, anything else is a new value id; values left out
-// are retired (documents keep naming them, lists stop showing them).
-func (s *Server) setFieldValues(ctx context.Context, q *db.Queries, f db.DocumentField, body []fieldValueBody, userID int64) error {
+// are retired (documents keep naming them, lists stop showing them). It
+// answers the renamed values: old id -> the new id of its new text.
+func (s *Server) setFieldValues(ctx context.Context, q *db.Queries, f db.DocumentField, body []fieldValueBody, userID int64) (map[int64]int64, error) {
 	cur, err := q.DocumentFieldValues(ctx, idsJSON([]int64{f.ID}))
 	if err != nil {
-		return err
+		return nil, err
 	}
+	renamed := map[int64]int64{}
 	byID := map[int64]db.DocumentFieldValue{}
 	for _, v := range cur {
 		byID[v.ID] = v
 	}
 	if err := q.DocumentFieldValuesRetire(ctx, f.ID); err != nil {
-		return err
+		return nil, err
 	}
 	seen := map[string]bool{}
 	for i, v := range body {
 		text := strings.TrimSpace(v.Value)
 		if seen[text] {
-			return fieldError(fmt.Sprintf("values[%d].value", i), "repeats another value")
+			return nil, fieldError(fmt.Sprintf("values[%d].value", i), "repeats another value")
 		}
 		seen[text] = true
+		var renames int64
 		if v.ID != nil {
-			if old, ok := byID[int64(*v.ID)]; ok && old.Value == text {
+			old, ok := byID[int64(*v.ID)]
+			if ok && old.Value == text {
 				if err := q.DocumentFieldValueUnretire(ctx, db.DocumentFieldValueUnretireParams{ID: old.ID, FieldID: f.ID, Position: int64(i)}); err != nil {
-					return err
+					return nil, err
 				}
 				continue
 			}
+			if ok {
+				renames = old.ID
+			}
 		}
-		if err := q.DocumentFieldValueCreate(ctx, db.DocumentFieldValueCreateParams{ID: s.store.IDs.Next(), FieldID: f.ID,
+		id := s.store.IDs.Next()
+		if err := q.DocumentFieldValueCreate(ctx, db.DocumentFieldValueCreateParams{ID: id, FieldID: f.ID,
 			Position: int64(i), Value: text, UpdatedAt: s.nowText(), UpdatedBy: userID}); err != nil {
-			return err
+			return nil, err
+		}
+		if renames != 0 {
+			renamed[renames] = id
 		}
 	}
-	return nil
+	return renamed, nil
 }
 
 func documentFieldAccess(ctx context.Context, q *db.Queries, userID, id int64) (db.DocumentField, Access, error) {
@@ -441,14 +455,24 @@ func (s *Server) documentFieldCreate(rq *request) error {
 		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, ManageOrganisation); err != nil {
 			return err
 		}
+		// created without its default, which may name a value made below
 		created, err := q.DocumentFieldCreate(rq.ctx, db.DocumentFieldCreateParams{ID: s.store.IDs.Next(), OrganisationID: orgID,
 			Required: f.Required, Name: f.Name, Description: f.Description, Type: f.Type, Units: f.Units, MultiLine: f.MultiLine,
-			MaxLength: f.MaxLength, DefaultValue: f.DefaultValue, Enabled: f.Enabled, CreatedAt: s.nowText()})
+			MaxLength: f.MaxLength, DefaultValue: "null", Enabled: f.Enabled, CreatedAt: s.nowText()})
 		if err != nil {
 			return err
 		}
-		if err := s.setFieldValues(rq.ctx, q, created, b.Values, rq.user.ID); err != nil {
+		if _, err := s.setFieldValues(rq.ctx, q, created, b.Values, rq.user.ID); err != nil {
 			return err
+		}
+		created.DefaultValue = f.DefaultValue
+		if err := settleDefault(rq.ctx, q, &created, nil); err != nil {
+			return err
+		}
+		if created.DefaultValue != "null" {
+			if created, err = q.DocumentFieldUpdate(rq.ctx, fieldUpdateParams(created)); err != nil {
+				return err
+			}
 		}
 		out, err = loadField(rq.ctx, q, created)
 		return err
@@ -545,21 +569,36 @@ func (s *Server) documentFieldPatch(rq *request) error {
 		if err := ro.check(toDocumentField(f, nil)); err != nil {
 			return err
 		}
+		oldType := f.Type
 		p := problems{}
 		b.apply(&f, p)
 		if err := p.err(); err != nil {
 			return err
 		}
-		f, err = q.DocumentFieldUpdate(rq.ctx, db.DocumentFieldUpdateParams{ID: f.ID, Required: f.Required, Name: f.Name,
-			Description: f.Description, Type: f.Type, Units: f.Units, MultiLine: f.MultiLine, MaxLength: f.MaxLength,
-			DefaultValue: f.DefaultValue, Enabled: f.Enabled})
-		if err != nil {
-			return err
-		}
-		if b.Values != nil {
-			if err := s.setFieldValues(rq.ctx, q, f, b.Values, rq.user.ID); err != nil {
+		if f.Type != oldType {
+			// cells of bound columns hold values of the old type
+			bound, err := fieldBound(rq.ctx, q, f.ID)
+			if err != nil {
 				return err
 			}
+			if bound {
+				return fieldError("type", "cannot change while document columns are bound to the field: unbind or delete those columns on every branch first, or make a new field")
+			}
+		}
+		var renamed map[int64]int64
+		if b.Values != nil {
+			if renamed, err = s.setFieldValues(rq.ctx, q, f, b.Values, rq.user.ID); err != nil {
+				return err
+			}
+		}
+		// a stored default is checked again when what it must fit changes
+		if b.DefaultValue != nil || b.Type != nil || b.Values != nil || b.MaxLength.Set || b.MultiLine != nil {
+			if err := settleDefault(rq.ctx, q, &f, renamed); err != nil {
+				return err
+			}
+		}
+		if f, err = q.DocumentFieldUpdate(rq.ctx, fieldUpdateParams(f)); err != nil {
+			return err
 		}
 		out, err = loadField(rq.ctx, q, f)
 		return err
@@ -568,4 +607,9 @@ func (s *Server) documentFieldPatch(rq *request) error {
 		return err
 	}
 	return rq.json(http.StatusOK, out)
+}
+
+func fieldUpdateParams(f db.DocumentField) db.DocumentFieldUpdateParams {
+	return db.DocumentFieldUpdateParams{ID: f.ID, Required: f.Required, Name: f.Name, Description: f.Description, Type: f.Type,
+		Units: f.Units, MultiLine: f.MultiLine, MaxLength: f.MaxLength, DefaultValue: f.DefaultValue, Enabled: f.Enabled}
 }

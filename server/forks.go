@@ -32,6 +32,10 @@ func revisionIdentity(r db.DocumentRevision) int64 {
 // identity) parents first. It answers, for each head, the row of to that
 // stands for it. Content is never copied: a copy names the same hash.
 func (s *Server) copyRevisions(ctx context.Context, q *db.Queries, from, to int64, heads []int64) (map[int64]db.DocumentRevision, error) {
+	// the copied revisions' columns bind what the source's bound
+	if err := q.DocumentFieldBindingsCopy(ctx, db.DocumentFieldBindingsCopyParams{ToDocumentID: to, FromDocumentID: from}); err != nil {
+		return nil, err
+	}
 	src, err := q.RevisionsOfDocument(ctx, from)
 	if err != nil {
 		return nil, err

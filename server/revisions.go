@@ -370,6 +370,14 @@ func conflictError(head db.DocumentRevision, cs []docengine.Conflict) error {
 // check runs after access with the base content (validation that needs
 // it); op applies the change.
 func (s *Server) change(rq *request, op func(q *db.Queries, d db.Document, doc *docengine.Doc) error) (changeResult, error) {
+	return s.changeThen(rq, op, nil)
+}
+
+// changeThen is change with finish, which runs on the change's final
+// content (after any merge onto the head and its constraints) before it is
+// stored: what depends on the columns the new revision has (item field
+// defaults of a new clause).
+func (s *Server) changeThen(rq *request, op, finish func(q *db.Queries, d db.Document, doc *docengine.Doc) error) (changeResult, error) {
 	base, err := rq.pathHash("hash")
 	if err != nil {
 		return changeResult{}, err
@@ -425,6 +433,18 @@ func (s *Server) change(rq *request, op func(q *db.Queries, d db.Document, doc *
 				return conflictError(head, conflicts)
 			}
 			result = merged
+		}
+		if finish != nil {
+			fin, err := st.Open(result)
+			if err != nil {
+				return err
+			}
+			if err := finish(q, d, fin); err != nil {
+				return err
+			}
+			if result, err = fin.Save(); err != nil {
+				return err
+			}
 		}
 		res.branch = br
 		if result == headHash {
@@ -593,7 +613,11 @@ func (b *columnBody) apply(ctx context.Context, q *db.Queries, d db.Document, c 
 	if db.IsNotFound(err) || (err == nil && (f.OrganisationID != d.OrganisationID || f.Type != fieldEnum)) {
 		return fieldError("field_id", "names no enum document field of this organisation")
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// the field's type is fixed while a head binds it (documentfielddefaults.go)
+	return q.DocumentFieldBindingAdd(ctx, db.DocumentFieldBindingAddParams{FieldID: f.ID, DocumentID: d.ID})
 }
 
 func (s *Server) columnCreate(rq *request) error {
@@ -765,13 +789,22 @@ func (s *Server) clauseCreate(rq *request) error {
 	if err := checkClauseText(b.Text); err != nil {
 		return err
 	}
-	return s.answerChange(rq, func(_ *db.Queries, _ db.Document, doc *docengine.Doc) error {
+	id := s.store.IDs.Next()
+	res, err := s.changeThen(rq, func(_ *db.Queries, _ db.Document, doc *docengine.Doc) error {
 		at := docengine.Place{}
 		if pl != nil {
 			at = *pl
 		}
-		return doc.InsertClause(s.store.IDs.Next(), at, orDefault(b.Text, ""))
+		return doc.InsertClause(id, at, orDefault(b.Text, ""))
+	}, func(q *db.Queries, d db.Document, doc *docengine.Doc) error {
+		// its bound cells start with their item fields' defaults, set on the
+		// final content so every column the new revision has counts
+		return applyDefaults(rq.ctx, q, d.OrganisationID, doc, id)
 	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, res.json())
 }
 
 func (s *Server) clausePatch(rq *request) error {
