@@ -170,7 +170,7 @@ func (s *Server) documentShareCreate(rq *request) error {
 			if ra.IsMember() {
 				return fieldError("user_id", "is a member of the document's organisation (its access comes from permissions)")
 			}
-			if err := shareGate(rq.ctx, q, rq.user.ID, u); err != nil {
+			if err := recipientGate(rq.ctx, q, rq.user.ID, u); err != nil {
 				return err
 			}
 		}

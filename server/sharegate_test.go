@@ -21,6 +21,19 @@ func (e *testEnv) sharesFrom(u *testUser, v int) {
 	e.must(200, u, "PATCH", "/users/@me", map[string]any{"allow_shares_from": v})
 }
 
+// wantGate checks a share creation's gate refusal: the lookup's message, and
+// user_id named in errors with it (recipientGate), so a form shows it at the
+// recipient's field.
+func wantGate(msg string) func(t *testing.T, r *testResponse) {
+	return func(t *testing.T, r *testResponse) {
+		t.Helper()
+		wantMessage(msg)(t, r)
+		if errs, _ := r.obj(t)["errors"].(map[string]any); errs["user_id"] != msg || len(errs) != 1 {
+			t.Errorf("errors = %v, want user_id: %q", errs, msg)
+		}
+	}
+}
+
 // wantMessage checks an error answer's message.
 func wantMessage(msg string) func(t *testing.T, r *testResponse) {
 	return func(t *testing.T, r *testResponse) {
@@ -85,14 +98,14 @@ func TestShareCreateHonoursAllowSharesFrom(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
 			refused := []scenario{
-				{"setting 0: no one, not even a fleet manager of a shared organisation", f.alice, "POST", k.path, to(k.body, noOne), 403, wantMessage(shareGateNoOne)},
-				{"setting 0: nor a stranger", f.bob, "POST", k.path, to(k.body, noOne), 403, wantMessage(shareGateNoOne)},
-				{"setting 1: a shared organisation without MANAGE_FLEETS there", f.bob, "POST", k.path, to(k.body, jointOne), 403, wantMessage(shareGateFleetManage)},
-				{"setting 2 behaves as 1", f.bob, "POST", k.path, to(k.body, jointTwo), 403, wantMessage(shareGateFleetManage)},
-				{"setting 1: no shared organisation", f.alice, "POST", k.path, to(k.body, stranger), 403, wantMessage(shareGateFleetManage)},
+				{"setting 0: no one, not even a fleet manager of a shared organisation", f.alice, "POST", k.path, to(k.body, noOne), 403, wantGate(shareGateNoOne)},
+				{"setting 0: nor a stranger", f.bob, "POST", k.path, to(k.body, noOne), 403, wantGate(shareGateNoOne)},
+				{"setting 1: a shared organisation without MANAGE_FLEETS there", f.bob, "POST", k.path, to(k.body, jointOne), 403, wantGate(shareGateFleetManage)},
+				{"setting 2 behaves as 1", f.bob, "POST", k.path, to(k.body, jointTwo), 403, wantGate(shareGateFleetManage)},
+				{"setting 1: no shared organisation", f.alice, "POST", k.path, to(k.body, stranger), 403, wantGate(shareGateFleetManage)},
 				{"foreign organisation: its manager cannot share Acme's subject at all", f.mallory, "POST", k.path, to(k.body, anyone), 403, nil},
 				{"nor learn the recipient's setting from the answer", f.mallory, "POST", k.path, to(k.body, noOne), 403, func(t *testing.T, r *testResponse) {
-					if r.obj(t)["message"] == shareGateNoOne {
+					if r.obj(t)["message"] == shareGateNoOne || r.obj(t)["errors"] != nil {
 						t.Errorf("the subject's refusal must come first: %s", r.Body)
 					}
 				}},
@@ -119,8 +132,8 @@ func TestShareCreateHonoursAllowSharesFrom(t *testing.T) {
 	// Mallory shares her own fleet: the recipient's setting still decides.
 	// Joint is shared with jointOne but mallory holds no MANAGE_FLEETS there.
 	e.run(t, []scenario{
-		{"foreign sharer's own fleet: shared organisation without MANAGE_FLEETS", f.mallory, "POST", "/fleets/" + evilFleet + "/shares", map[string]any{"user_id": jointOne.ID}, 403, wantMessage(shareGateFleetManage)},
-		{"foreign sharer's own fleet: no shared organisation", f.mallory, "POST", "/fleets/" + evilFleet + "/shares", map[string]any{"user_id": f.nobody.ID}, 403, wantMessage(shareGateFleetManage)},
+		{"foreign sharer's own fleet: shared organisation without MANAGE_FLEETS", f.mallory, "POST", "/fleets/" + evilFleet + "/shares", map[string]any{"user_id": jointOne.ID}, 403, wantGate(shareGateFleetManage)},
+		{"foreign sharer's own fleet: no shared organisation", f.mallory, "POST", "/fleets/" + evilFleet + "/shares", map[string]any{"user_id": f.nobody.ID}, 403, wantGate(shareGateFleetManage)},
 		{"foreign sharer's own fleet: nothing made", f.mallory, "GET", "/fleets/" + evilFleet + "/shares", nil, 200, wantLen(0)},
 		{"foreign sharer's own fleet: to anyone", f.mallory, "POST", "/fleets/" + evilFleet + "/shares", map[string]any{"user_id": anyone.ID}, 201, nil},
 	})
@@ -133,8 +146,12 @@ func TestShareCreateHonoursAllowSharesFrom(t *testing.T) {
 		{f.alice, noOne, 403}, {f.bob, jointOne, 403}, {f.bob, jointTwo, 403}, {f.alice, stranger, 403}, {f.mallory, jointOne, 403},
 		{f.alice, jointOne, 200}, {f.alice, jointTwo, 200}, {f.bob, anyone, 200}, {f.mallory, anyone, 200},
 	} {
-		if r := e.do(c.as, "GET", "/users/lookup?email="+url.QueryEscape(c.target.Email), nil); r.Status != c.want {
+		r := e.do(c.as, "GET", "/users/lookup?email="+url.QueryEscape(c.target.Email), nil)
+		if r.Status != c.want {
 			t.Errorf("lookup of %s by %s: %d, want %d: %s", c.target.Email, c.as.Email, r.Status, c.want, r.Body)
+		}
+		if r.Status == 403 && r.obj(t)["errors"] != nil {
+			t.Errorf("the lookup's refusal names a field (it has no user_id): %s", r.Body)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net/http"
 
 	"workspace/db"
@@ -49,7 +50,20 @@ func (r shareRecipient) check(ctx context.Context, q *db.Queries, sharerID, owne
 	} else if err != nil {
 		return err
 	}
-	return shareGate(ctx, q, sharerID, u)
+	return recipientGate(ctx, q, sharerID, u)
+}
+
+// recipientGate is shareGate for a share being made to a user: the same 403
+// and message, also naming user_id in errors, the field that chose the
+// recipient, so a form says it there (docs/users.md "Who may share with a
+// user"). The lookup's refusal names no field: it has no user_id.
+func recipientGate(ctx context.Context, q *db.Queries, sharerID int64, target db.User) error {
+	err := shareGate(ctx, q, sharerID, target)
+	var e *Error
+	if errors.As(err, &e) && e.Status == http.StatusForbidden {
+		return &Error{Status: e.Status, Code: e.Code, Message: e.Message, Fields: map[string]string{"user_id": e.Message}}
+	}
+	return err
 }
 
 // Allow-shares-from values (spec "Allow Request From"; users' allow_shares_from).

@@ -437,6 +437,15 @@ func (p *page) fieldError(label string) string {
 		"an error next to "+label)
 }
 
+// noFieldError waits until the input labelled label shows no error (it
+// is not marked invalid and no error is next to it).
+func (p *page) noFieldError(label string) {
+	p.t.Helper()
+	id := p.inputFor(label)
+	p.waitFor(`(() => { const i = document.getElementById(`+js(id)+`);
+		return i && i.getAttribute('aria-invalid') !== 'true' && !document.getElementById(`+js(id+"-error")+`) })()`, "no error next to "+label)
+}
+
 // noHorizontalScroll checks the page fits its width (a phone must not scroll
 // sideways).
 func (p *page) noHorizontalScroll() {
@@ -873,13 +882,23 @@ func TestBrowserStructure(t *testing.T) {
 			p.click("Locations")
 			p.see("No locations yet.")
 			p.fill("Location name", "Yard")
-			p.fill("Location code", "YD")
+			p.fill("Location code", "YARD-NORTH-EAST")
 			p.fill("Time zone", "Mars/Olympus")
 			p.click("Create location")
 			if got := p.fieldError("Time zone"); got == "" {
 				p.fail("no error for an unknown time zone")
 			}
+			if got := p.fieldError("Location code"); got == "" {
+				p.fail("no error for a 15-character code")
+			}
+			p.step = "locations: correcting a field takes its error away, the other's stays"
 			p.fill("Time zone", "Europe/London")
+			p.noFieldError("Time zone")
+			if got := p.fieldError("Location code"); got == "" {
+				p.fail("the code's error went when the time zone changed")
+			}
+			p.fill("Location code", "YD")
+			p.noFieldError("Location code")
 			p.click("Create location")
 			p.see("Location Yard created.")
 			p.seeIn(`ul[aria-label="Locations"]`, "Europe/London")

@@ -216,14 +216,6 @@ func TestBrowserDocumentShares(t *testing.T) {
 			bOrgID := b.orgIDOf()
 			bEmail := "rick-" + strings.ReplaceAll(strings.ToLower(takerOrg), " ", "-") + "@example.com"
 			rick := newAPIClient(t, base, bEmail, "Rick password")
-			// Rick confirms his address (with the token mailed to him) and accepts shares from anyone.
-			confirmEmail(t, base, store, bEmail, "Rick password")
-			b.step = "the recipient lets anyone share with him"
-			b.nav("Shared with me")
-			b.see("Nothing is shared with you or your organisations.")
-			b.click("Anyone signed in who knows my confirmed e-mail address")
-			b.click("Save")
-			b.see("Saved: who may share with you.")
 			var me struct {
 				ID string `json:"id"`
 			}
@@ -234,9 +226,35 @@ func TestBrowserDocumentShares(t *testing.T) {
 			docID := a.openDocument("Tender")
 			a.firstClause("Scope of works")
 
-			a.step = "share with a person: errors at their fields"
+			a.step = "share with a typed user id the recipient's setting refuses: said at the field"
 			a.scrollTo("Shares")
 			a.see("Not shared with anyone.")
+			// Rick lets only fleet managers of his organisations share with him (the
+			// default), and Sara is in none of them: the API's 403 belongs to the field.
+			a.fill("E-mail address or user id", me.ID)
+			a.click("Share")
+			if got := a.fieldError("E-mail address or user id"); got != "You need MANAGE_FLEETS in an organisation you share with this user." {
+				a.fail("the refusal at the recipient's field = %q", got)
+			}
+			shareForm := `[...document.querySelectorAll('form')].find(f => f.querySelector('h3')?.innerText === 'Share this document')`
+			if n := eval[int](a, shareForm+`.querySelectorAll('[role=alert]').length`); n != 0 {
+				a.fail("the refusal is also shown as %d alerts of the form", n)
+			}
+			a.axe("a refusal at the recipient's field")
+			a.step = "changing the field takes its error away"
+			a.fill("E-mail address or user id", "nobody")
+			a.noFieldError("E-mail address or user id")
+
+			// Rick confirms his address (with the token mailed to him) and accepts shares from anyone.
+			confirmEmail(t, base, store, bEmail, "Rick password")
+			b.step = "the recipient lets anyone share with him"
+			b.nav("Shared with me")
+			b.see("Nothing is shared with you or your organisations.")
+			b.click("Anyone signed in who knows my confirmed e-mail address")
+			b.click("Save")
+			b.see("Saved: who may share with you.")
+
+			a.step = "share with a person: errors at their fields"
 			a.fill("E-mail address or user id", "nobody@example.com")
 			a.click("Share")
 			if got := a.fieldError("E-mail address or user id"); !strings.Contains(got, "No account has this verified e-mail address") {

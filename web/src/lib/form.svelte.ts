@@ -22,7 +22,8 @@ export class FormState {
     } catch (e) {
       if (e instanceof ApiError && Object.keys(e.fields).length > 0) {
         this.errors = e.fields;
-        this.message = e.message;
+        // a refusal that names its field is said there, not twice
+        this.message = Object.values(e.fields).includes(e.message) ? '' : e.message;
       } else {
         this.message = messageOf(e);
       }
@@ -30,5 +31,14 @@ export class FormState {
     } finally {
       this.busy = false;
     }
+  }
+
+  /**
+   * Forgets the error at one field: the person changed its value, so the
+   * error no longer applies (the others stay until the next save). Field
+   * does this itself; a control of a form's own calls it on input.
+   */
+  edited(field: string) {
+    if (field in this.errors) delete this.errors[field];
   }
 }
