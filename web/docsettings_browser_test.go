@@ -9,10 +9,14 @@ package web_test
 // required), disables the text field, creates, renames and deletes types (a
 // number format without {number} refused at its input, the 400 of a type a
 // document has shown in that type's row); a reload shows what the server
-// holds, and a member reads the screen without its controls. Each step is
+// holds, and a member reads the screen without its controls. Defaults: the
+// choice field's default is picked among its rows (and follows its value's
+// rename), a text default longer than the field allows is refused at its
+// input, and a clause inserted in the grid starts with the choice default. Each step is
 // read back through the API with the person's own token.
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -81,6 +85,7 @@ func TestBrowserDocumentSettings(t *testing.T) {
 			p.fill("Value 2", "Final")
 			p.click("Add a value")
 			p.fill("Value 3", "Void")
+			p.choose("Default value", "Final") // a value not saved yet: sent by its text
 			p.click("Required")
 			p.noHorizontalScroll()
 			p.axe("a new item field")
@@ -89,9 +94,10 @@ func TestBrowserDocumentSettings(t *testing.T) {
 			p.seeIn(`ul[aria-label="Item fields"]`, "Draft, Final, Void")
 			status := byName(fieldsPath)["Status"]
 			texts, ids := values(status)
-			if status["type"] != float64(4) || status["required"] != true || strings.Join(texts, "|") != "Draft|Final|Void" {
+			if status["type"] != float64(4) || status["required"] != true || strings.Join(texts, "|") != "Draft|Final|Void" || status["default_value"] != ids[1] {
 				p.fail("Status through the API: %v", status)
 			}
+			p.seeIn(`ul[aria-label="Item fields"]`, "default Final")
 			draftID := ids[0]
 
 			p.step = "a text field: a zero length refused at its input"
@@ -103,13 +109,20 @@ func TestBrowserDocumentSettings(t *testing.T) {
 				p.fail("max length error = %q", got)
 			}
 			p.fill("Longest text (characters)", "40")
+			p.fill("Default value", strings.Repeat("n", 41))
 			p.click("Several lines")
 			p.fill("Units", "words")
 			p.click("Create item field")
+			if got := p.fieldError("Default value"); !strings.Contains(got, "at most 40") {
+				p.fail("default error = %q", got)
+			}
+			p.fill("Default value", "to be written")
+			p.click("Create item field")
 			p.see("Item field Note created.")
+			p.seeIn(`ul[aria-label="Item fields"]`, "default to be written")
 			p.seeIn(`ul[aria-label="Item fields"]`, "several lines, at most 40 characters")
 			note := byName(fieldsPath)["Note"]
-			if note["type"] != float64(0) || note["max_length"] != float64(40) || note["multi_line"] != true || note["units"] != "words" {
+			if note["type"] != float64(0) || note["max_length"] != float64(40) || note["multi_line"] != true || note["units"] != "words" || note["default_value"] != "to be written" {
 				p.fail("Note through the API: %v", note)
 			}
 
@@ -117,7 +130,7 @@ func TestBrowserDocumentSettings(t *testing.T) {
 			p.click("Edit Status")
 			p.click("Move Final up")
 			p.waitFor(`document.getElementById('field-value-0').value === 'Final'`, "Final first")
-			p.fill("Value 1", "Issued")
+			p.fill("Value 1", "Issued") // Final renamed: the default goes with it
 			p.click("Retire Void")
 			p.see("Retired when saved")
 			p.click("Required")
@@ -129,9 +142,11 @@ func TestBrowserDocumentSettings(t *testing.T) {
 			p.seeIn(`ul[aria-label="Item fields"]`, "Issued, Draft")
 			status = byName(fieldsPath)["Status"]
 			texts, ids = values(status)
-			if strings.Join(texts, "|") != "Issued|Draft" || ids[1] != draftID || status["required"] != false {
+			if strings.Join(texts, "|") != "Issued|Draft" || ids[1] != draftID || status["required"] != false || status["default_value"] != ids[0] {
 				p.fail("Status through the API after editing: %v (Draft was %s)", status, draftID)
 			}
+			issuedID := ids[0]
+			p.seeIn(`ul[aria-label="Item fields"]`, "default Issued")
 
 			p.step = "disable the text field"
 			p.click("Disable Note")
@@ -218,6 +233,16 @@ func TestBrowserDocumentSettings(t *testing.T) {
 			p.choose("Item field", "Status (2 values)")
 			p.click("Add the column")
 			p.see("Column State added.")
+
+			p.step = "a clause inserted in the grid starts with the field's default"
+			p.click("Add the first clause")
+			p.see("Clause inserted.")
+			p.waitFor(`[...document.querySelectorAll('[aria-label^="State of clause 1:"]')].some(b => b.innerText.trim() === 'Issued')`, "Issued in the new clause's State")
+			head := owner.must(200, "GET", "/documents/"+docID+"/branches/main", nil)["hash"].(string)
+			_, cls := owner.call("GET", "/documents/"+docID+"/revisions/"+head+"/clauses", nil)
+			if cells := fmt.Sprint(cls); len(cls.([]any)) != 1 || !strings.Contains(cells, "value:"+issuedID) {
+				p.fail("the new clause through the API: %v (Issued is %s)", cells, issuedID)
+			}
 
 			p.step = "a member reads the settings without their controls"
 			m := joinMember(t, bctx, base, p, orgID, orgName, "Mai", "mai-docsettings-"+vp.name+"@example.com", "Mai password", vp.width, vp.height, vp.mobile)
