@@ -697,8 +697,11 @@ type revisionMetaBody struct {
 	ClauseDigits       Opt[int64] `json:"clause_digits"`
 }
 
-var revisionReadOnly = []string{"id", "hash", "document_id", "user", "created_by", "created_at", "parents", "signed",
-	"totp_token", "tree", "template_hash", "template_hash_xlsx"}
+// revisionReadOnly: every field of the revision as GET shows it except the
+// numbering this PATCH changes (the label, message, title and templates
+// change through their own endpoints). Echoed unchanged they pass.
+var revisionReadOnly = []string{"id", "hash", "document_id", "user", "created_by", "created_at", "parents", "message", "signed",
+	"totp_token", "revision", "title", "template_name", "template_hash", "template_name_xlsx", "template_hash_xlsx", "tree"}
 
 // revisionPatch changes the clause numbering of the content (a change
 // through the change flow: a new revision on the branch).
@@ -731,7 +734,10 @@ func (s *Server) revisionPatch(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := ro.check(toDocRevision(rev, &doc.R)); err != nil {
+		// Compared with the revision as GET shows it (its label; its tree
+		// only when one was sent back: building it reads every clause).
+		_, withTree := ro["tree"]
+		if err := ro.checkLoaded(func() (any, error) { return revisionShown(rq.ctx, q, rev, doc, withTree) }); err != nil {
 			return err
 		}
 		m := &doc.R.Meta

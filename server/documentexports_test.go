@@ -261,3 +261,47 @@ func TestDocumentExportAccess(t *testing.T) {
 	e.must(200, f.alice, "DELETE", f.c.doc, nil)
 	e.must(404, f.alice, "GET", rev+"/export.xlsx", nil)
 }
+
+// TestRevisionPatchEchoesReadBody: a client may send back the revision it
+// read (GET, ?tree included) with a numbering change; the read-only fields
+// it echoes, a released revision's label among them, are compared with the
+// revision as GET shows it. A read-only field changed is still 400.
+func TestRevisionPatchEchoesReadBody(t *testing.T) {
+	f := newDocFixture(t)
+	e := f.e
+	c := content{f: f, doc: "/documents/" + f.doc}
+	h := c.change(t, "POST", c.rev(c.head(t, "main"))+"/clauses", map[string]any{"text": "first"})
+	e.must(201, f.alice, "POST", c.doc+"/tags", map[string]any{"revision": h, "release": true})
+	read := e.must(200, f.alice, "GET", c.rev(h)+"?tree=true", nil).obj(t)
+	if read["revision"] == "" || read["tree"] == nil {
+		t.Fatalf("a released revision shows its label and tree: %v", read)
+	}
+	with := func(changes map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range read {
+			out[k] = v
+		}
+		for k, v := range changes {
+			out[k] = v
+		}
+		return out
+	}
+	evil := "/documents/" + f.evilDoc
+	evilHash := e.must(200, f.mallory, "GET", evil+"/branches/main", nil).obj(t)["hash"].(string)
+	e.run(t, []scenario{
+		{"foreign organisation", f.mallory, "PATCH", c.rev(h), with(map[string]any{"clause_digits": 2}), 403, nil},
+		{"revision of another organisation's document", f.alice, "PATCH", evil + "/revisions/" + evilHash, with(map[string]any{"clause_digits": 2}), 403, nil},
+		{"a changed label is read-only", f.alice, "PATCH", c.rev(h), with(map[string]any{"revision": "Z", "clause_digits": 2}), 400, wantField("revision")},
+		{"a changed message is read-only", f.alice, "PATCH", c.rev(h), with(map[string]any{"message": "rewritten", "clause_digits": 2}), 400, wantField("message")},
+		{"a changed signed flag is read-only", f.alice, "PATCH", c.rev(h), with(map[string]any{"signed": true, "clause_digits": 2}), 400, wantField("signed")},
+		{"the read body echoed with a numbering change", f.alice, "PATCH", c.rev(h), with(map[string]any{"clause_digits": 2}), 200, func(t *testing.T, r *testResponse) {
+			nh, _ := r.obj(t)["hash"].(string)
+			if nh == "" || nh == h {
+				t.Fatalf("no new revision: %s", r.Body)
+			}
+			if got := e.must(200, f.alice, "GET", c.rev(nh), nil).obj(t); got["clause_digits"] != float64(2) {
+				t.Errorf("new revision %v", got)
+			}
+		}},
+	})
+}

@@ -123,23 +123,32 @@ func (s *Server) revisionGet(rq *request) error {
 		if err != nil {
 			return err
 		}
-		out = toDocRevision(rev, &doc.R)
-		if out.Revision, err = revisionLabel(rq.ctx, q, rev.ID); err != nil {
-			return err
-		}
-		if tree {
-			t := &treeJSON{Sheets: sheetsOf(rev, doc), Columns: columnsOf(rev, doc)}
-			if t.Clauses, t.ClauseCount, err = clausesOf(rq.ctx, q, rev, doc, 0, 0, maxTreeClauses); err != nil {
-				return err
-			}
-			out.Tree = t
-		}
-		return nil
+		out, err = revisionShown(rq.ctx, q, rev, doc, tree)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	return rq.json(http.StatusOK, out)
+}
+
+// revisionShown is a revision as GET /documents/{id}/revisions/{hash} shows
+// it: its release label, and its tree when asked for. PATCH of the revision
+// compares the read-only fields a client echoes with this very object.
+func revisionShown(ctx context.Context, q *db.Queries, rev db.DocumentRevision, doc *docengine.Doc, tree bool) (docRevisionJSON, error) {
+	out := toDocRevision(rev, &doc.R)
+	var err error
+	if out.Revision, err = revisionLabel(ctx, q, rev.ID); err != nil {
+		return out, err
+	}
+	if tree {
+		t := &treeJSON{Sheets: sheetsOf(rev, doc), Columns: columnsOf(rev, doc)}
+		if t.Clauses, t.ClauseCount, err = clausesOf(ctx, q, rev, doc, 0, 0, maxTreeClauses); err != nil {
+			return out, err
+		}
+		out.Tree = t
+	}
+	return out, nil
 }
 
 func (s *Server) sheetList(rq *request) error {
