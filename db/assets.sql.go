@@ -492,6 +492,25 @@ func (q *Queries) AssetGroupMembersOf(ctx context.Context, idsJson interface{}) 
 	return items, nil
 }
 
+const assetGroupMembersOutsideFleet = `-- name: AssetGroupMembersOutsideFleet :one
+SELECT count(*) FROM asset_group_members m JOIN asset_groups a ON a.id = m.asset_id
+WHERE m.group_id = ?1 AND (a.fleet_id IS NULL OR a.fleet_id <> ?2)
+`
+
+type AssetGroupMembersOutsideFleetParams struct {
+	GroupID int64
+	FleetID *int64
+}
+
+// The group's assets that are not of @fleet_id (a group with a fleet holds
+// only that fleet's assets).
+func (q *Queries) AssetGroupMembersOutsideFleet(ctx context.Context, arg AssetGroupMembersOutsideFleetParams) (int64, error) {
+	row := q.queryRow(ctx, q.assetGroupMembersOutsideFleetStmt, assetGroupMembersOutsideFleet, arg.GroupID, arg.FleetID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const assetGroupNamedByDocument = `-- name: AssetGroupNamedByDocument :one
 SELECT EXISTS (SELECT 1 FROM documents WHERE asset_group_id = ?1) AS named
 `

@@ -141,6 +141,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assetGroupMembersOfStmt, err = db.PrepareContext(ctx, assetGroupMembersOf); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupMembersOf: %w", err)
 	}
+	if q.assetGroupMembersOutsideFleetStmt, err = db.PrepareContext(ctx, assetGroupMembersOutsideFleet); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupMembersOutsideFleet: %w", err)
+	}
 	if q.assetGroupNamedByDocumentStmt, err = db.PrepareContext(ctx, assetGroupNamedByDocument); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupNamedByDocument: %w", err)
 	}
@@ -1755,6 +1758,11 @@ func (q *Queries) Close() error {
 	if q.assetGroupMembersOfStmt != nil {
 		if cerr := q.assetGroupMembersOfStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetGroupMembersOfStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupMembersOutsideFleetStmt != nil {
+		if cerr := q.assetGroupMembersOutsideFleetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupMembersOutsideFleetStmt: %w", cerr)
 		}
 	}
 	if q.assetGroupNamedByDocumentStmt != nil {
@@ -4195,6 +4203,7 @@ type Queries struct {
 	assetGroupMembersCloseGapStmt             *sql.Stmt
 	assetGroupMembersDeleteAllStmt            *sql.Stmt
 	assetGroupMembersOfStmt                   *sql.Stmt
+	assetGroupMembersOutsideFleetStmt         *sql.Stmt
 	assetGroupNamedByDocumentStmt             *sql.Stmt
 	assetGroupUpdateStmt                      *sql.Stmt
 	assetGroupWorkItemCountAddStmt            *sql.Stmt
@@ -4712,6 +4721,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetGroupMembersCloseGapStmt:             q.assetGroupMembersCloseGapStmt,
 		assetGroupMembersDeleteAllStmt:            q.assetGroupMembersDeleteAllStmt,
 		assetGroupMembersOfStmt:                   q.assetGroupMembersOfStmt,
+		assetGroupMembersOutsideFleetStmt:         q.assetGroupMembersOutsideFleetStmt,
 		assetGroupNamedByDocumentStmt:             q.assetGroupNamedByDocumentStmt,
 		assetGroupUpdateStmt:                      q.assetGroupUpdateStmt,
 		assetGroupWorkItemCountAddStmt:            q.assetGroupWorkItemCountAddStmt,

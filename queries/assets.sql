@@ -98,6 +98,12 @@ SELECT count(*) FROM asset_group_members m JOIN asset_group_members o ON o.asset
 JOIN asset_groups g ON g.id = o.group_id AND g.active
 WHERE m.group_id = @group_id;
 
+-- The group's assets that are not of @fleet_id (a group with a fleet holds
+-- only that fleet's assets).
+-- name: AssetGroupMembersOutsideFleet :one
+SELECT count(*) FROM asset_group_members m JOIN asset_groups a ON a.id = m.asset_id
+WHERE m.group_id = @group_id AND (a.fleet_id IS NULL OR a.fleet_id <> @fleet_id);
+
 -- name: AssetFieldValuesOf :many
 SELECT * FROM asset_field_values WHERE group_id IN (SELECT value FROM json_each(@ids_json)) ORDER BY group_id, field_id;
 

@@ -1009,7 +1009,7 @@ func (s *Server) patchGroup(ctx context.Context, q *db.Queries, userID int64, g 
 		}
 		g.TypeID = t.ID
 	}
-	wasActive := g.Active
+	wasActive, wasFleet := g.Active, g.FleetID
 	if err := applyRefs(ctx, q, &g, b); err != nil {
 		return g, err
 	}
@@ -1042,7 +1042,44 @@ func (s *Server) patchGroup(ctx context.Context, q *db.Queries, userID int64, g 
 			return g, err
 		}
 	}
+	if !sameRef(wasFleet, g.FleetID) {
+		// After group_id: an asset may move to a group of its new fleet in
+		// the same PATCH. A refusal rolls the whole PATCH back.
+		if err := groupFleetsAgree(ctx, q, g); err != nil {
+			return g, err
+		}
+	}
 	return g, nil
+}
+
+// groupFleetsAgree keeps what joinGroup checks true when a fleet changes: a
+// group with a fleet holds only assets of that fleet. A group's new fleet
+// must be all its assets', an asset's new fleet that of every group with a
+// fleet it is in (400 naming fleet_id, as joining names its field).
+func groupFleetsAgree(ctx context.Context, q *db.Queries, g db.AssetGroup) error {
+	if g.Ephemerality == ephemeralSingle {
+		ms, err := q.AssetMembershipsOf(ctx, idsJSON([]int64{g.ID}))
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if m.AssetGroup.FleetID != nil && !sameRef(m.AssetGroup.FleetID, g.FleetID) {
+				return fieldError("fleet_id", "the asset is in a group of another fleet; take it out first")
+			}
+		}
+		return nil
+	}
+	if g.FleetID == nil {
+		return nil
+	}
+	n, err := q.AssetGroupMembersOutsideFleet(ctx, db.AssetGroupMembersOutsideFleetParams{GroupID: g.ID, FleetID: g.FleetID})
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return fieldError("fleet_id", "the group holds assets of another fleet; take them out first")
+	}
+	return nil
 }
 
 func (s *Server) assetPatch(rq *request) error { return s.groupPatchWith(rq, true) }

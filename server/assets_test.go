@@ -386,3 +386,42 @@ func TestAssetGroupWorkItemCounts(t *testing.T) {
 		}},
 	})
 }
+
+// TestAssetGroupFleetChange: a group with a fleet holds only that fleet's
+// assets, whether an asset joins it or the group's (or the asset's) fleet
+// changes; a refused PATCH changes nothing.
+func TestAssetGroupFleetChange(t *testing.T) {
+	f := newAssetFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	id := func(r *testResponse) string { return r.obj(t)["id"].(string) }
+	truck := id(e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.truck, "name": "T1"})) // fleet f.fleet
+	conv := id(e.must(201, f.alice, "POST", acme+"/asset-groups", map[string]any{"type_id": f.convoy, "name": "Convoy"}))
+	vans := id(e.must(201, f.alice, "POST", acme+"/asset-groups", map[string]any{"type_id": f.convoy, "name": "Vans", "fleet_id": f.otherFleet}))
+	evilFleet := id(e.must(201, f.mallory, "POST", "/organisations/"+f.evil+"/fleets", map[string]any{"name": "Evil"}))
+	cp, ap := "/api/assetgroups/"+conv, "/api/assets/"+truck
+	e.must(200, f.alice, "PUT", cp+"/assets/"+truck, nil)
+	fleetIs := func(want any) func(t *testing.T, r *testResponse) { return wantKey("fleet_id", want) }
+	e.run(t, []scenario{
+		{"foreign organisation cannot change the fleet", f.mallory, "PATCH", cp, map[string]any{"fleet_id": f.otherFleet}, 403, nil},
+		{"foreign organisation's fleet", f.alice, "PATCH", cp, map[string]any{"fleet_id": evilFleet}, 400, wantField("fleet_id")},
+		{"the group's asset is of another fleet", f.alice, "PATCH", cp, map[string]any{"fleet_id": f.otherFleet, "name": "Renamed"}, 400, wantField("fleet_id")},
+		{"through the fields form too", f.alice, "PATCH", cp + "/fields", map[string]any{"fleet": f.otherFleet}, 400, wantField("fleet_id")},
+		{"nothing changed", f.alice, "GET", cp, nil, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["fleet_id"] != nil || o["name"] != "Convoy" {
+				t.Errorf("refused PATCH applied: %v", o)
+			}
+		}},
+		{"the assets' own fleet", f.alice, "PATCH", cp, map[string]any{"fleet_id": f.fleet}, 200, fleetIs(f.fleet)},
+		{"an asset cannot leave its group's fleet", f.alice, "PATCH", ap, map[string]any{"fleet_id": f.otherFleet}, 400, wantField("fleet_id")},
+		{"nor lose its fleet", f.alice, "PATCH", ap, map[string]any{"fleet_id": nil}, 400, wantField("fleet_id")},
+		{"the asset kept its fleet", f.alice, "GET", ap, nil, 200, fleetIs(f.fleet)},
+		{"foreign organisation cannot move the asset", f.mallory, "PATCH", ap, map[string]any{"fleet_id": f.otherFleet, "group_id": vans}, 403, nil},
+		{"moving to a group of the new fleet at once", f.alice, "PATCH", ap, map[string]any{"fleet_id": f.otherFleet, "group_id": vans}, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["fleet_id"] != f.otherFleet || o["group_id"] != vans {
+				t.Errorf("got %v", o)
+			}
+		}},
+		{"a group without a fleet takes any", f.alice, "PATCH", "/api/assetgroups/" + vans, map[string]any{"fleet_id": nil}, 200, fleetIs(nil)},
+		{"an empty group takes any fleet", f.alice, "PATCH", cp, map[string]any{"fleet_id": f.otherFleet}, 200, fleetIs(f.otherFleet)},
+	})
+}
