@@ -522,18 +522,17 @@ func resolveAccess(ctx context.Context, q *db.Queries, userID, orgID int64, sc S
 			return Access{}, err
 		}
 	}
-	a.perms = Effective(grants)
-	if sc.layered() {
-		a.perms = withProjectImplications(a.perms)
-	}
+	a.perms = withProjectImplications(sc, Effective(grants))
 	return a, nil
 }
 
 // withProjectImplications: on a project or package, administering it
 // implies viewing it (an administrator who could not see what it
-// administers makes no sense).
-func withProjectImplications(p PermSet) PermSet {
-	if p&AdminProjects != 0 {
+// administers makes no sense). Only there: in the organisation and on a
+// fleet (whose layer grants MANAGE_FLEETS alone) ADMIN_PROJECTS gives
+// nothing more than it says.
+func withProjectImplications(sc Scopes, p PermSet) PermSet {
+	if (sc.Project != 0 || sc.Package != 0) && p&AdminProjects != 0 {
 		p |= ViewProjects
 	}
 	return p

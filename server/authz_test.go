@@ -184,8 +184,19 @@ func TestAccessAllMatchesAuthorize(t *testing.T) {
 // An administrator of a project may view it, and so may grant viewing it:
 // the implication lives in the access resolution, which every check reads.
 func TestProjectAdminImpliesView(t *testing.T) {
-	if got := withProjectImplications(AdminProjects); got != AdminProjects|ViewProjects {
-		t.Fatalf("got %b, want ADMIN|VIEW", got)
+	for _, c := range []struct {
+		name string
+		sc   Scopes
+		want PermSet
+	}{
+		{"project", Scopes{Project: 1}, AdminProjects | ViewProjects},
+		{"package", Scopes{Project: 1, Package: 2}, AdminProjects | ViewProjects},
+		{"fleet", Scopes{Fleet: 3}, AdminProjects},
+		{"organisation", Scopes{}, AdminProjects},
+	} {
+		if got := withProjectImplications(c.sc, AdminProjects); got != c.want {
+			t.Fatalf("%s: got %b, want %b", c.name, got, c.want)
+		}
 	}
 	e := newEnv(t)
 	alice, bob, mal := e.user("alice"), e.user("bob"), e.user("mallory")

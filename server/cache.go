@@ -168,7 +168,7 @@ func (c *accessCache) authorize(ctx context.Context, q *db.Queries, gen uint64, 
 			grants = append(grants, g)
 		}
 	}
-	a.perms = withProjectImplications(Effective(grants))
+	a.perms = withProjectImplications(sc, Effective(grants))
 	return a, nil
 }
 

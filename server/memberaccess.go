@@ -33,7 +33,7 @@ type permissionAccessJSON struct {
 	Allowed bool `json:"allowed"`
 	// Reason: "grant" (DecidedBy says which), "owner", "unset" (no grant
 	// sets it: denied), "implied" (ADMIN_PROJECTS gives VIEW_PROJECTS on a
-	// project or package), "not a member" (pending).
+	// project or package, withProjectImplications), "not a member" (pending).
 	Reason    string             `json:"reason"`
 	DecidedBy *decidingGrantJSON `json:"decided_by"`
 }
@@ -192,10 +192,7 @@ func (s *Server) memberAccess(rq *request) error {
 			grants[i], plain[i] = explainedGrant{Grant: g, targetID: r.TargetID}, g
 		}
 		deciding := explain(grants)
-		effective := Effective(plain)
-		if sc != (Scopes{}) {
-			effective = withProjectImplications(effective)
-		}
+		effective := withProjectImplications(sc, Effective(plain))
 		scopeIDs := map[Scope]int64{ScopeOrganisation: orgID, ScopeProject: sc.Project, ScopePackage: sc.Package, ScopeFleet: sc.Fleet}
 		roleNames := map[int64]string{}
 		var fail error

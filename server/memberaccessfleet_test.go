@@ -96,3 +96,40 @@ func TestMemberAccessFleet(t *testing.T) {
 		{"bob cannot rename Vans", f.bob, "PATCH", "/fleets/" + f.otherFleet, map[string]any{"name": "Bob's"}, 403, nil},
 	})
 }
+
+// TestFleetAdminProjectsImpliesNothing: ADMIN_PROJECTS implies VIEW_PROJECTS
+// on a project or package only. On a fleet (whose layer takes MANAGE_FLEETS
+// alone) it gives nothing more than in the organisation: the explanation
+// says so, as the access every fleet route resolves does.
+func TestFleetAdminProjectsImpliesNothing(t *testing.T) {
+	f := newAssetFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	admins := e.role(f.alice, f.acme, "Admins")
+	e.assign(f.alice, f.acme, f.bob, admins)
+	e.grant(f.alice, f.acme, admins, map[string]string{"ADMIN_PROJECTS": "allow", "VIEW_PROJECTS": "deny"})
+	project := e.must(http.StatusCreated, f.alice, "POST", acme+"/projects", map[string]any{"name": "Bridge"}).obj(t)["id"].(string)
+	evilFleet := e.must(http.StatusCreated, f.mallory, "POST", "/organisations/"+f.evil+"/fleets", map[string]any{"name": "Evil"}).obj(t)["id"].(string)
+	path := acme + "/members/" + f.bob.ID + "/access"
+	viewProjects := func(allowed bool, reason string) func(t *testing.T, r *testResponse) {
+		return func(t *testing.T, r *testResponse) {
+			t.Helper()
+			p, _ := r.obj(t)["permissions"].(map[string]any)["VIEW_PROJECTS"].(map[string]any)
+			if p == nil || p["allowed"] != allowed || p["reason"] != reason {
+				t.Fatalf("VIEW_PROJECTS = %v, want allowed %v (%s)", p, allowed, reason)
+			}
+		}
+	}
+	e.run(t, []scenario{
+		{"a fleet grant takes MANAGE_FLEETS only", f.alice, "PATCH", "/fleets/" + f.fleet + "/permissions/" + admins,
+			map[string]any{"permissions": map[string]string{"ADMIN_PROJECTS": "allow"}}, 400, nil},
+		{"in the organisation the deny stands", f.alice, "GET", path, nil, 200, viewProjects(false, "grant")},
+		{"on a project administering implies viewing", f.alice, "GET", path + "?project=" + project, nil, 200, viewProjects(true, "implied")},
+		{"on a fleet it implies nothing", f.alice, "GET", path + "?fleet=" + f.fleet, nil, 200, viewProjects(false, "grant")},
+		{"bob asks about himself on the fleet", f.bob, "GET", path + "?fleet=" + f.fleet, nil, 200, viewProjects(false, "grant")},
+		{"another organisation's owner", f.mallory, "GET", path + "?fleet=" + f.fleet, nil, 403, nil},
+		{"another organisation's fleet", f.alice, "GET", path + "?fleet=" + evilFleet, nil, 400, wantField("fleet")},
+		// What it does hold on the fleet is unchanged: membership reads it, no write.
+		{"bob reads the fleet", f.bob, "GET", "/fleets/" + f.fleet, nil, 200, nil},
+		{"bob cannot change it", f.bob, "PATCH", "/fleets/" + f.fleet, map[string]any{"name": "Bob's"}, 403, nil},
+	})
+}

@@ -308,7 +308,7 @@ func (s *Server) projectCreate(rq *request) error {
 		// The new project's only grant is the one just saved, so the
 		// caller's access in it is the organisation's plus ADMIN_PROJECTS:
 		// no second resolution.
-		a.perms = withProjectImplications(a.perms | AdminProjects)
+		a.perms = withProjectImplications(Scopes{Project: p.ID}, a.perms|AdminProjects)
 		// Its creator is the caller, read when the request was
 		// authenticated, and it has no work items yet: nothing to read.
 		out = toProject(p, map[int64]userJSON{rq.user.ID: toUser(rq.user)}, a)
