@@ -64,6 +64,78 @@ func appServer(t *testing.T) string {
 // elsewhere (an SMS in the outbox).
 func appServerWith(t *testing.T, configure func(*server.Config)) (string, *db.Store) {
 	t.Helper()
+	return startAppServer(t, configure, nil)
+}
+
+// appServerHolding is appServer whose API requests a test can hold back
+// (requestHold), to make an older answer arrive after a newer one.
+func appServerHolding(t *testing.T) (string, *requestHold) {
+	t.Helper()
+	h := &requestHold{}
+	base, _ := startAppServer(t, nil, h.wrap)
+	return base, h
+}
+
+// requestHold holds the next request a test describes until the test lets
+// it go: the page sees its answer arrive after the answers of requests made
+// later.
+type requestHold struct {
+	mu   sync.Mutex
+	next *heldRequest
+}
+
+type heldRequest struct {
+	match    func(*http.Request) bool
+	arrived  chan struct{} // closed when the request came
+	release  chan struct{} // closed by the test to let it go
+	answered chan struct{} // closed when its answer was written
+}
+
+// hold makes the next request that match accepts wait until release is closed.
+func (h *requestHold) hold(match func(*http.Request) bool) *heldRequest {
+	r := &heldRequest{match: match, arrived: make(chan struct{}), release: make(chan struct{}), answered: make(chan struct{})}
+	h.mu.Lock()
+	h.next = r
+	h.mu.Unlock()
+	return r
+}
+
+func (h *requestHold) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		held := h.next
+		if held != nil && held.match(r) {
+			h.next = nil
+		} else {
+			held = nil
+		}
+		h.mu.Unlock()
+		if held == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		close(held.arrived)
+		select {
+		case <-held.release:
+		case <-r.Context().Done():
+		}
+		next.ServeHTTP(w, r)
+		close(held.answered)
+	})
+}
+
+// waitClosed waits for ch to close (the 45 s deadline of the page's waits).
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(45 * time.Second):
+		t.Fatalf("waiting for %s", what)
+	}
+}
+
+func startAppServer(t *testing.T, configure func(*server.Config), wrap func(http.Handler) http.Handler) (string, *db.Store) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	store, err := db.Open(ctx, db.Options{Path: filepath.Join(t.TempDir(), "web.db"), Synchronous: "NORMAL", NodeID: -1})
@@ -83,9 +155,13 @@ func appServerWith(t *testing.T, configure func(*server.Config)) (string, *db.St
 	if configure != nil {
 		configure(&cfg)
 	}
-	h, err := server.New(ctx, store, cfg)
+	srv, err := server.New(ctx, store, cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var h http.Handler = srv
+	if wrap != nil {
+		h = wrap(h)
 	}
 	hs := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
 	hs.Start()
@@ -662,7 +738,7 @@ func TestBrowserSignInAndAccount(t *testing.T) {
 
 func TestBrowserOrganisations(t *testing.T) {
 	bctx := browser(t)
-	base := appServer(t)
+	base, hold := appServerHolding(t)
 	for _, vp := range viewports {
 		t.Run(vp.name, func(t *testing.T) {
 			owner := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
@@ -791,6 +867,31 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.waitFor(`!document.querySelector('ul[aria-label="Members"]').innerText.includes('Gus')`, "the search to leave out Gus")
 			owner.fill("Search members", "")
 			owner.click("Search")
+			owner.seeIn(`ul[aria-label="Members"]`, "Gus")
+
+			owner.step = "members: the list follows the search as typed, and an older answer arriving last is not shown"
+			members := `document.querySelector('ul[aria-label="Members"]').innerText`
+			owner.run(chromedp.Evaluate[chromedp.Void](`performance.clearResourceTimings()`))
+			slow := hold.hold(func(r *http.Request) bool {
+				return strings.HasSuffix(r.URL.Path, "/members") && r.URL.Query().Get("filter") == "gus"
+			})
+			owner.fill("Search members", "gus") // "g", "gu" answered; "gus" held
+			waitClosed(t, slow.arrived, "the search for gus to reach the server")
+			owner.fill("Search members", "oli") // typed on before "gus" is answered
+			owner.waitFor(members+`.includes('Olive') && !`+members+`.includes('Gus')`, "the search for oli: Olive only")
+			close(slow.release)
+			waitClosed(t, slow.answered, "the answer to gus")
+			// The page has read the older answer once its fetch has ended and the
+			// tasks queued behind it have run.
+			owner.waitFor(`performance.getEntriesByType('resource').some(e => e.name.includes('filter=gus') && e.responseEnd > 0)`, "the answer to gus to reach the page")
+			owner.run(chromedp.Evaluate[chromedp.Void](`new Promise(r => setTimeout(() => requestAnimationFrame(() => setTimeout(r, 0)), 0))`, chromedp.EvalAwaitPromise))
+			if got := eval[string](owner, members); !strings.Contains(got, "Olive") || strings.Contains(got, "Gus") {
+				owner.fail("after the older answer arrived the list shows %q, want the answer to oli (Olive only)", got)
+			}
+			if v := eval[string](owner, `document.getElementById('member-search').value`); v != "oli" {
+				owner.fail("the search box holds %q", v)
+			}
+			owner.fill("Search members", "")
 			owner.seeIn(`ul[aria-label="Members"]`, "Gus")
 			owner.choose("Give Gus a role", "Site crew")
 			owner.see("Gus has the role Site crew.")
