@@ -158,7 +158,6 @@ CREATE TABLE "permission_grants" (
     deny_mask INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (scope_id, target_id)
 ) WITHOUT ROWID;
-CREATE INDEX permission_grants_organisation ON permission_grants(organisation_id);
 
 -- Domains an organisation claims: verified by a DNS TXT challenge, approved
 -- for restrict_email_domain and invite auto-add.

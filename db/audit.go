@@ -40,10 +40,58 @@ func AuditAppendEntry(ctx context.Context, q *Queries, e AuditLog) error {
 	default:
 		e.Seq, e.PrevHash = last.Seq+1, last.Hash
 	}
-	e.Hash = AuditHash(e)
+	return insertAuditEntry(ctx, q, &e)
+}
+
+func insertAuditEntry(ctx context.Context, q *Queries, e *AuditLog) error {
+	e.Hash = AuditHash(*e)
 	return q.AuditAppend(ctx, AuditAppendParams{ID: e.ID, Chain: e.Chain, Seq: e.Seq, OrganisationID: e.OrganisationID,
 		ActorID: e.ActorID, Action: e.Action, TargetIds: e.TargetIds, ChangedFields: e.ChangedFields, RequestID: e.RequestID,
 		CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash})
+}
+
+// auditHead is a chain's last entry as the writer appended it.
+type auditHead struct {
+	seq   int64
+	hash  string
+	epoch uint64
+}
+
+// auditHeadsMax bounds the memo (one entry per organisation written to).
+const auditHeadsMax = 10_000
+
+// AppendAudit is AuditAppendEntry for write transactions (InTx only) that
+// remembers each chain's head instead of reading it for every write. The
+// memo holds while the writer's epoch does: audit_log changes only through
+// these appends, a rolled-back member or another process's commit moves
+// the epoch.
+func (s *Store) AppendAudit(ctx context.Context, q *Queries, e AuditLog) error {
+	epoch := s.WriterEpoch()
+	s.auditMu.Lock()
+	head, ok := s.auditHeads[e.Chain]
+	s.auditMu.Unlock()
+	if !ok || head.epoch != epoch {
+		last, err := q.AuditLast(ctx, e.Chain)
+		switch {
+		case IsNotFound(err):
+			head = auditHead{}
+		case err != nil:
+			return err
+		default:
+			head = auditHead{seq: last.Seq, hash: last.Hash}
+		}
+	}
+	e.Seq, e.PrevHash = head.seq+1, head.hash
+	if err := insertAuditEntry(ctx, q, &e); err != nil {
+		return err
+	}
+	s.auditMu.Lock()
+	if s.auditHeads == nil || len(s.auditHeads) >= auditHeadsMax {
+		s.auditHeads = make(map[int64]auditHead)
+	}
+	s.auditHeads[e.Chain] = auditHead{seq: e.Seq, hash: e.Hash, epoch: epoch}
+	s.auditMu.Unlock()
+	return nil
 }
 
 // VerifyAudit recomputes every chain and describes the first entry of each

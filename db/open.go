@@ -46,6 +46,15 @@ type Store struct {
 	// Each member of a write batch runs in a savepoint: prepared once, as
 	// they are run for every write.
 	savepoint, release, rollbackTo *sql.Stmt
+	// dataVersionStmt reads PRAGMA data_version at every batch's start, so
+	// memos kept in the writer learn of another process's commit before
+	// they are used; seenDataVersion is the writer loop's last value.
+	dataVersionStmt *sql.Stmt
+	seenDataVersion atomic.Int64
+	changes         *changes
+	// auditHeads is AppendAudit's memo of each chain's last entry.
+	auditMu    sync.Mutex
+	auditHeads map[int64]auditHead
 
 	writes    chan *writeRequest // InTx's queue to the group-commit loop
 	writeGen  atomic.Uint64      // odd while a write batch runs (WriteGeneration)
@@ -69,6 +78,10 @@ func dsn(path, sync string, readOnly bool) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		// Each member of a write batch runs in a savepoint, so every page an
+		// earlier member dirtied is copied to the sub-journal first; on disk
+		// (the default past 64 KiB) that was a pwrite per page.
+		q.Add("_pragma", "temp_store(MEMORY)")
 	}
 	return "file:" + uriPath(path) + "?" + q.Encode()
 }
@@ -89,10 +102,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	default:
 		return nil, fmt.Errorf("synchronous must be FULL, NORMAL, EXTRA or OFF, not %q", opts.Synchronous)
 	}
-	w, err := sql.Open("sqlite", dsn(opts.Path, opts.Synchronous, false))
-	if err != nil {
-		return nil, err
-	}
+	ch := &changes{}
+	w := openWriter(dsn(opts.Path, opts.Synchronous, false), ch)
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
@@ -134,12 +145,13 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	s := &Store{Writer: w, Reader: r, R: rq, w: wq, IDs: NewIDGen(node),
+	s := &Store{Writer: w, Reader: r, R: rq, w: wq, IDs: NewIDGen(node), changes: ch,
 		writes: make(chan *writeRequest), loopDone: make(chan struct{})}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
-	}{{&s.savepoint, "SAVEPOINT member"}, {&s.release, "RELEASE member"}, {&s.rollbackTo, "ROLLBACK TO member"}} {
+	}{{&s.savepoint, "SAVEPOINT member"}, {&s.release, "RELEASE member"}, {&s.rollbackTo, "ROLLBACK TO member"},
+		{&s.dataVersionStmt, "PRAGMA data_version"}} {
 		if *p.stmt, err = w.PrepareContext(ctx, p.sql); err != nil {
 			rq.Close()
 			wq.Close()
@@ -166,7 +178,7 @@ func (s *Store) WriteGeneration() uint64 { return s.writeGen.Load() }
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.writes) })
 	<-s.loopDone
-	return errors.Join(s.R.Close(), s.w.Close(), s.savepoint.Close(), s.release.Close(), s.rollbackTo.Close(), s.Reader.Close(), s.Writer.Close())
+	return errors.Join(s.R.Close(), s.w.Close(), s.savepoint.Close(), s.release.Close(), s.rollbackTo.Close(), s.dataVersionStmt.Close(), s.Reader.Close(), s.Writer.Close())
 }
 
 // nodeID returns the node id kept in the database, choosing one at random the

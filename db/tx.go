@@ -59,7 +59,9 @@ func (s *Store) writeLoop() {
 	defer close(s.loopDone)
 	poll := time.NewTicker(externalWritePoll)
 	defer poll.Stop()
-	seen, _ := s.dataVersion()
+	if v, err := s.dataVersion(s.dataVersionStmt); err == nil {
+		s.seenDataVersion.Store(v)
+	}
 	for {
 		var first *writeRequest
 		select {
@@ -70,10 +72,7 @@ func (s *Store) writeLoop() {
 			first = r
 		case <-poll.C:
 			// Only between batches: the generation is even here.
-			if v, err := s.dataVersion(); err == nil && v != seen {
-				seen = v
-				s.writeGen.Add(2)
-			}
+			s.noticeOtherCommits(s.dataVersionStmt)
 			continue
 		}
 		batch := []*writeRequest{first}
@@ -107,10 +106,25 @@ const externalWritePoll = 100 * time.Millisecond
 // dataVersion is the writer connection's PRAGMA data_version: it changes
 // when another connection, in any process, commits, and never for the
 // writer's own commits, so a change means a write the loop did not make.
-func (s *Store) dataVersion() (int64, error) {
+func (s *Store) dataVersion(stmt *sql.Stmt) (int64, error) {
 	var v int64
-	err := s.Writer.QueryRowContext(context.Background(), "PRAGMA data_version").Scan(&v)
+	err := stmt.QueryRowContext(context.Background()).Scan(&v)
 	return v, err
+}
+
+// noticeOtherCommits moves the write generation and drops the writer's
+// memos when another process committed since the loop last looked. Between
+// batches (the idle poll) or at a batch's start, inside BEGIN IMMEDIATE,
+// where nobody else can commit until the batch ends.
+func (s *Store) noticeOtherCommits(stmt *sql.Stmt) {
+	v, err := s.dataVersion(stmt)
+	if err != nil || s.seenDataVersion.Swap(v) == v {
+		return
+	}
+	s.changes.outsideChange()
+	if s.writeGen.Load()%2 == 0 {
+		s.writeGen.Add(2)
+	}
 }
 
 // Written returns a channel closed once a write batch ends after the call
@@ -159,6 +173,7 @@ func (s *Store) runBatch(batch []*writeRequest) {
 		return
 	}
 	s.writeGen.Add(1) // odd while the batch runs: caches neither fill nor serve
+	s.noticeOtherCommits(tx.StmtContext(bg, s.dataVersionStmt))
 	q := s.w.WithTx(tx)
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
@@ -171,6 +186,7 @@ func (s *Store) runBatch(batch []*writeRequest) {
 		}
 		results[i] = runMember(r, tx, q)
 		if results[i].err != nil || results[i].panicked {
+			s.changes.epoch.Add(1) // its row changes are undone: memos of them are wrong
 			_, err = tx.StmtContext(bg, s.rollbackTo).ExecContext(bg)
 			if err == nil {
 				_, err = tx.StmtContext(bg, s.release).ExecContext(bg)
@@ -184,6 +200,10 @@ func (s *Store) runBatch(batch []*writeRequest) {
 		}
 	}
 	err = tx.Commit()
+	if err != nil {
+		s.changes.epoch.Add(1)
+	}
+	s.changes.batchEnded()
 	s.writeGen.Add(1)
 	if err != nil {
 		for i := range results {
@@ -199,6 +219,8 @@ func (s *Store) runBatch(batch []*writeRequest) {
 // errors and panics), rolls back, and runs the rest in a new batch.
 func (s *Store) abortBatch(tx *sql.Tx, batch []*writeRequest, results []writeResult, n int, cause error) {
 	_ = tx.Rollback()
+	s.changes.epoch.Add(1)
+	s.changes.batchEnded()
 	s.writeGen.Add(1)
 	for i := 0; i < n; i++ {
 		if results[i].err == nil && !results[i].panicked {

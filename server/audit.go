@@ -79,7 +79,7 @@ func (s *Server) withAudit(r *http.Request, pattern string, ps httprouter.Params
 		if slot.orgID != nil {
 			e.Chain = *slot.orgID
 		}
-		return db.AuditAppendEntry(ctx, q, e)
+		return s.store.AppendAudit(ctx, q, e)
 	})
 	return r.WithContext(ctx)
 }

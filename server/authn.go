@@ -404,14 +404,14 @@ func bigEndian(e int) []byte {
 	return b
 }
 
-// userCache keeps callers' user rows while nothing has been written (see
-// genCache): every request loads its caller, and between writes that row
-// cannot change.
+// userCache keeps callers' user rows while the users table has not been
+// written (see genCache, db.TableVersion): every request loads its caller,
+// and a write to any other table (a project created) cannot change it.
 type userCache = genCache[int64, db.User]
 
 // caller loads the live user with this id, from the cache when it is current.
 func (s *Server) caller(ctx context.Context, id int64) (db.User, error) {
-	gen := s.store.WriteGeneration()
+	gen := s.store.TableVersion(db.TableUsers)
 	if u, ok := s.users.get(id, gen); ok {
 		return u, nil
 	}

@@ -113,6 +113,9 @@ type accessCache struct {
 	// read at.
 	taggedMu sync.Mutex
 	tagged   map[[2]int64]taggedStanding
+	// tags memoises each organisation's tag while tagStamp is current.
+	tags     map[int64]int64
+	tagStamp [2]uint64
 }
 
 type taggedStanding struct {
@@ -179,7 +182,7 @@ func (c *accessCache) authorize(ctx context.Context, q *db.Queries, gen uint64, 
 // it was read from: a change committed or made earlier in the same batch
 // has set another tag.
 func (c *accessCache) writeStanding(ctx context.Context, q *db.Queries, userID, orgID int64) (standing, error) {
-	tag, err := q.AccessVersion(ctx, orgID)
+	tag, err := c.accessTag(ctx, q, orgID)
 	if err != nil {
 		return standing{}, err
 	}
@@ -201,6 +204,35 @@ func (c *accessCache) writeStanding(ctx context.Context, q *db.Queries, userID, 
 	c.tagged[key] = taggedStanding{tag: tag, st: st}
 	c.taggedMu.Unlock()
 	return st, nil
+}
+
+// accessTag is the organisation's access tag inside a write transaction,
+// read again only when access_versions was written since (db.WriterStamp):
+// reading it for every write cost as much as the check it saves.
+func (c *accessCache) accessTag(ctx context.Context, q *db.Queries, orgID int64) (int64, error) {
+	stamp := c.store.WriterStamp(db.TableAccessVersions)
+	c.taggedMu.Lock()
+	if c.tagStamp != stamp || len(c.tags) >= taggedMax {
+		c.tagStamp, c.tags = stamp, nil
+	}
+	tag, ok := c.tags[orgID]
+	c.taggedMu.Unlock()
+	if ok {
+		return tag, nil
+	}
+	tag, err := q.AccessVersion(ctx, orgID)
+	if err != nil {
+		return 0, err
+	}
+	c.taggedMu.Lock()
+	if c.tagStamp == stamp {
+		if c.tags == nil {
+			c.tags = make(map[int64]int64)
+		}
+		c.tags[orgID] = tag
+	}
+	c.taggedMu.Unlock()
+	return tag, nil
 }
 
 // appliesTo reports whether a grant's target is the caller: the caller

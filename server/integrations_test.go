@@ -215,3 +215,50 @@ func TestRetryDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestEventTargetsFollowIntegrationChanges: the writer remembers which
+// integrations an organisation's events go to (eventTargets); creating,
+// disabling and enabling an integration changes where the very next event
+// goes, and another organisation's integration never receives it.
+func TestEventTargetsFollowIntegrationChanges(t *testing.T) {
+	f := newOrgFixture(t) // no worker: deliveries only queue
+	e, acme := f.e, "/organisations/"+f.acme
+	deliveries := func(integration string) int {
+		t.Helper()
+		var n int
+		if err := e.store.Writer.QueryRow(`SELECT count(*) FROM integration_deliveries WHERE integration_id = ? AND event = 'project.created'`,
+			parseTestID(t, integration)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	project := func(owner *testUser, org string) {
+		t.Helper()
+		e.must(201, owner, "POST", "/organisations/"+org+"/projects", map[string]any{"name": "Project"})
+	}
+	body := map[string]any{"item_type": "project", "provider": "slack", "configuration": `{"url": "https://hooks.example.com/a"}`}
+	project(f.alice, f.acme) // remembered: no integrations
+	foreign := e.must(201, f.mallory, "POST", "/organisations/"+f.evil+"/integrations", body).obj(t)["id"].(string)
+	integ := e.must(201, f.alice, "POST", acme+"/integrations", body).obj(t)["id"].(string)
+	project(f.alice, f.acme)
+	if n := deliveries(integ); n != 1 {
+		t.Fatalf("integration created, then a project: %d deliveries, want 1", n)
+	}
+	e.must(200, f.alice, "PATCH", "/integrations/"+integ, map[string]any{"enabled": false})
+	project(f.alice, f.acme)
+	if n := deliveries(integ); n != 1 {
+		t.Fatalf("integration disabled, then a project: %d deliveries, want still 1", n)
+	}
+	e.must(200, f.alice, "PATCH", "/integrations/"+integ, map[string]any{"enabled": true})
+	project(f.alice, f.acme)
+	if n := deliveries(integ); n != 2 {
+		t.Fatalf("integration enabled again, then a project: %d deliveries, want 2", n)
+	}
+	if n := deliveries(foreign); n != 0 {
+		t.Fatalf("another organisation's integration received %d of Acme's events", n)
+	}
+	project(f.mallory, f.evil)
+	if n := deliveries(foreign); n != 1 {
+		t.Fatalf("Evil's own project: %d deliveries, want 1", n)
+	}
+}

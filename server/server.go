@@ -75,6 +75,7 @@ type Server struct {
 	bg      sync.WaitGroup
 	users   userCache
 	shown   userCache // users shown in objects (creators), deleted ones included
+	targets eventTargets
 	// projects keeps project rows read by GET /projects/{id}, the hottest
 	// read: a project is read again and again between writes. 5,000 rows:
 	// with 50,000 the load benchmark's 10,000 projects took the peak past

@@ -218,7 +218,9 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 		ceilingSum += r.rps
 		for i, op := range ops {
 			var profiled chan error
+			var before batchStats
 			if profileDir != "" && round == rounds {
+				before, _ = readBatchStats(metricsAddr)
 				profiled = make(chan error, 1)
 				go func() { profiled <- cpuProfile(metricsAddr, duration, filepath.Join(profileDir, profileName(op.name))) }()
 			}
@@ -228,6 +230,11 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 			if profiled != nil {
 				if err := <-profiled; err != nil {
 					return fmt.Errorf("profile %s: %w", op.name, err)
+				}
+				if after, err := readBatchStats(metricsAddr); err == nil && after.batches > before.batches {
+					n := after.batches - before.batches
+					fmt.Printf("  group commits: %.0f, %.1f transactions and %.2f ms each on average\n",
+						n, (after.members-before.members)/n, 1000*(after.seconds-before.seconds)/n)
 				}
 			}
 		}
@@ -685,6 +692,43 @@ func cpuProfile(metricsAddr string, run time.Duration, file string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// batchStats are the server's group-commit totals from its metrics.
+type batchStats struct{ batches, members, seconds float64 }
+
+// readBatchStats reads the write batch histograms' counts and sums, so a
+// profiled run also tells how many transactions shared each commit.
+func readBatchStats(metricsAddr string) (batchStats, error) {
+	var st batchStats
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return st, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "workspace_db_write_batch_transactions_count":
+			st.batches = v
+		case "workspace_db_write_batch_transactions_sum":
+			st.members = v
+		case "workspace_db_write_batch_duration_seconds_sum":
+			st.seconds = v
+		}
+	}
+	return st, nil
 }
 
 // profileName makes a file name of an operation's name.
