@@ -388,8 +388,19 @@ func (k *shareKind[R, S, J]) respond(s *Server, rq *request, accept bool) error 
 		if sh, err = k.setStatus(q, rq.ctx, sh, status, s.nowText(), rq.user.ID); err != nil {
 			return err
 		}
-		out, err = k.renderOne(s, rq.ctx, q, rq.user.ID, sh)
-		return err
+		if out, err = k.renderOne(s, rq.ctx, q, rq.user.ID, sh); err != nil {
+			return err
+		}
+		// A user answering a share addressed to them acts in no
+		// organisation: the answer changes the subject's organisation's
+		// share, so it is audited on that organisation's chain (noted last,
+		// after anything that authorizes elsewhere). An organisation's
+		// answer stays on the recipient organisation's chain, where
+		// mayRespond authorized it.
+		if m.RecipientUserID != nil {
+			noteAuditOrg(rq.ctx, m.OrganisationID)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
