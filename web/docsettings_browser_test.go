@@ -12,7 +12,9 @@ package web_test
 // holds, and a member reads the screen without its controls. Defaults: the
 // choice field's default is picked among its rows (and follows its value's
 // rename), a text default longer than the field allows is refused at its
-// input, and a clause inserted in the grid starts with the choice default. Each step is
+// input, and a clause inserted in the grid starts with the choice default;
+// then the choice field's type change is refused at its type (a column is
+// bound to it). Each step is
 // read back through the API with the person's own token.
 
 import (
@@ -243,6 +245,19 @@ func TestBrowserDocumentSettings(t *testing.T) {
 			if cells := fmt.Sprint(cls); len(cls.([]any)) != 1 || !strings.Contains(cells, "value:"+issuedID) {
 				p.fail("the new clause through the API: %v (Issued is %s)", cells, issuedID)
 			}
+
+			p.step = "the type of a field a column is bound to is refused at the type"
+			p.open("/app/orgs/" + orgID + "/document-fields")
+			p.click("Edit Status")
+			p.choose("Field type", "Text")
+			p.click("Save item field")
+			if got := p.fieldError("Field type"); !strings.Contains(got, "bound") {
+				p.fail("type change error = %q", got)
+			}
+			if st := byName(fieldsPath)["Status"]; st["type"] != float64(4) || st["default_value"] != issuedID {
+				p.fail("Status after the refused type change: %v", st)
+			}
+			p.click("Cancel")
 
 			p.step = "a member reads the settings without their controls"
 			m := joinMember(t, bctx, base, p, orgID, orgName, "Mai", "mai-docsettings-"+vp.name+"@example.com", "Mai password", vp.width, vp.height, vp.mobile)
