@@ -96,8 +96,9 @@ func (s *Store) WriterStamp(t Table) [2]uint64 {
 // other processes' commits.
 func (s *Store) WriterEpoch() uint64 { return s.changes.epoch.Load() }
 
-// hookedConnector opens writer connections with the pre-update hook set, so
-// a connection database/sql opens again after an error is followed too.
+// hookedConnector opens writer connections with the pre-update hook set
+// (and without the callers' cancellation: writerconn.go), so a connection
+// database/sql opens again after an error is the same.
 type hookedConnector struct {
 	dsn     string
 	changes *changes
@@ -118,7 +119,12 @@ func (c hookedConnector) Connect(context.Context) (driver.Conn, error) {
 		return nil, fmt.Errorf("the sqlite driver has no pre-update hook")
 	}
 	h.RegisterPreUpdateHook(func(d sqlite.SQLitePreUpdateData) { c.changes.rowChanged(d.TableName) })
-	return conn, nil
+	wc, err := newWriterConn(conn)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return wc, nil
 }
 
 func (c hookedConnector) Driver() driver.Driver { return &sqlite.Driver{} }

@@ -234,3 +234,36 @@ func TestExternalCommitMovesGeneration(t *testing.T) {
 		t.Fatalf("generation %d is odd outside a batch", g)
 	}
 }
+
+// TestCancelledCallerCannotAbortOthers: a caller that goes away while its
+// statement runs must not roll back the batch it shares with others. The
+// driver would interrupt the statement on cancellation, and SQLite rolls
+// back the whole transaction under an interrupted write, so the writer's
+// statements run without the caller's cancellation.
+func TestCancelledCallerCannotAbortOthers(t *testing.T) {
+	s := openTest(t)
+	bg := context.Background()
+	leaving, leave := context.WithCancel(bg)
+	defer leave()
+	batch := []*writeRequest{
+		{ctx: bg, fn: func(_ *sql.Tx, q *Queries) error { return put(bg, q, "k-stays") }, done: make(chan writeResult, 1)},
+		{ctx: leaving, fn: func(tx *sql.Tx, q *Queries) error {
+			time.AfterFunc(20*time.Millisecond, leave)
+			// Long enough to be running when the caller leaves.
+			_, err := tx.ExecContext(leaving, `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000)
+				INSERT INTO meta (key, value) SELECT 'k-long', count(*) FROM c`)
+			return err
+		}, done: make(chan writeResult, 1)},
+	}
+	done := make(chan struct{})
+	go func() { s.runBatch(batch); close(done) }()
+	stays := <-batch[0].done
+	<-batch[1].done
+	<-done
+	if stays.err != nil {
+		t.Fatalf("the member that stayed: %v", stays.err)
+	}
+	if !metaKeys(t, s)["k-stays"] {
+		t.Fatal("the member that stayed was not committed")
+	}
+}
