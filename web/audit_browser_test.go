@@ -1,0 +1,164 @@
+package web_test
+
+// Browser test of the organisation's audit log screen, at 375 px and on a
+// desktop: the owner and a member make changes, the owner reads them on the
+// screen (who, what, which fields), narrows the list by actor and by action
+// and by time (checked against what the API answers for the same
+// filters), and
+// downloads the JSON Lines export of the filtered trail; a plain member sees
+// no link to the screen and is told why when opening its address.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// auditRows is the text of the audit table's rows, cells joined by " | ".
+const auditRows = `[...document.querySelectorAll('table.audit tbody tr')].map(r => [...r.cells].map(c => c.innerText.trim()).join(' | '))`
+
+func TestBrowserAuditLog(t *testing.T) {
+	bctx := browser(t)
+	base := appServer(t)
+	for _, vp := range viewports {
+		t.Run(vp.name, func(t *testing.T) {
+			orgName := "Audit " + vp.name
+			p := orgWithOwner(t, bctx, base, "Ada", orgName, vp.width, vp.height, vp.mobile)
+			owner := awLogin(t, base, "ada-audit-"+vp.name+"@example.com", "Ada password")
+			adaID := owner.must(200, "GET", "/users/@me", nil)["id"].(string)
+			orgID := strings.Split(strings.TrimPrefix(p.location(), p.base+"/app/orgs/"), "/")[0]
+			downloads := p.allowDownloads()
+
+			p.step = "a member joins and may create projects; both make changes"
+			m := joinMember(t, bctx, base, p, orgID, orgName, "Mo", "mo-audit-"+vp.name+"@example.com", "Mo password", vp.width, vp.height, vp.mobile)
+			mo := awLogin(t, base, "mo-audit-"+vp.name+"@example.com", "Mo password")
+			moID := mo.must(200, "GET", "/users/@me", nil)["id"].(string)
+			renamed := orgName + " Ltd"
+			owner.must(200, "PATCH", "/organisations/"+orgID, map[string]any{"name": renamed})
+			owner.id("POST", "/organisations/"+orgID+"/projects", map[string]any{"name": "Depot"})
+			owner.must(200, "PUT", "/organisations/"+orgID+"/permissions/"+moID, map[string]any{"permissions": map[string]string{"CREATE_PROJECTS": "allow"}})
+			mo.id("POST", "/organisations/"+orgID+"/projects", map[string]any{"name": "Shed"})
+
+			// count is how many entries the API has for a filter.
+			count := func(filter url.Values) int {
+				filter.Set("$top", "1000")
+				st, out := owner.call("GET", "/organisations/"+orgID+"/audit-log?"+filter.Encode(), nil)
+				if st != 200 {
+					p.fail("the audit log answered %d: %v", st, out)
+				}
+				return len(out.([]any))
+			}
+			// shows waits for the table to caption n entries and for every
+			// row to pass the check in JavaScript (row is the row's text).
+			shows := func(n int, check, what string) {
+				p.t.Helper()
+				caption := fmt.Sprintf("%d entries", n)
+				if n == 1 {
+					caption = "1 entry"
+				}
+				p.waitFor(`(() => { const c = document.querySelector('table.audit caption'); const rows = `+auditRows+`;
+					return c && c.innerText.trim() === `+js(caption)+` && rows.length === `+fmt.Sprint(n)+` && rows.every(row => `+check+`) })()`,
+					fmt.Sprintf("%s (%s)", what, caption))
+			}
+
+			p.step = "the owner opens the audit log from the organisation's navigation"
+			p.open("/app/orgs/" + orgID)
+			p.seeIn("h1", renamed)
+			p.click("Audit log")
+			p.seeIn("h2", "Audit log")
+			all := count(url.Values{})
+			shows(all, `!row.includes('…')`, "every entry, its actor named")
+			rows := strings.Join(eval[[]string](p, auditRows), "\n")
+			for _, want := range []string{
+				"Ada | PATCH /organisations/:id | id " + orgID + " | name |",
+				"Ada | POST /organisations/:id/projects | id " + orgID + " | name |",
+				"Ada | PUT /organisations/:id/permissions/:target |",
+				"Mo | POST /organisations/:id/projects | id " + orgID + " | name |",
+			} {
+				if !strings.Contains(rows, want) {
+					p.fail("no entry %q in\n%s", want, rows)
+				}
+			}
+			p.noHorizontalScroll()
+			p.axe("the audit log")
+			p.shot("audit-log-" + vp.name)
+
+			p.step = "filtered by actor, only Mo's join and project are left; then only Ada's entries"
+			p.choose("Actor", "Mo")
+			mos := count(url.Values{"actor": {moID}})
+			shows(mos, `row.split(' | ')[1] === 'Mo'`, "Mo's entries")
+			p.seeIn("table.audit", "POST /organisations/:id/projects")
+			p.seeIn("table.audit", "POST /invites/:code")
+			p.choose("Actor", "Ada")
+			adas := count(url.Values{"actor": {adaID}})
+			if adas >= all {
+				p.fail("Ada's entries (%d) are not fewer than all (%d)", adas, all)
+			}
+			shows(adas, `row.split(' | ')[1] === 'Ada'`, "Ada's entries")
+
+			p.step = "and by action: Ada's changes (PATCH) only"
+			p.fill("Action", "PATCH")
+			patches := count(url.Values{"actor": {adaID}, "action": {"PATCH"}})
+			if patches == 0 || patches >= adas {
+				p.fail("Ada's PATCH entries: %d of %d", patches, adas)
+			}
+			shows(patches, `row.split(' | ')[1] === 'Ada' && row.split(' | ')[2].startsWith('PATCH ')`, "Ada's PATCH entries")
+			p.see("PATCH /organisations/:id")
+			p.noHorizontalScroll()
+			p.checkCSP()
+
+			p.step = "the JSONL export answers the filtered trail, oldest first"
+			p.click("Download JSONL")
+			p.see("The JSONL file is downloading.")
+			lines := strings.Split(strings.TrimSpace(string(p.downloaded(downloads, "audit-log.jsonl"))), "\n")
+			if len(lines) != patches {
+				p.fail("the export has %d lines, want %d: %q", len(lines), patches, lines)
+			}
+			prev := 0
+			for _, l := range lines {
+				var e struct {
+					Seq     int    `json:"seq"`
+					ActorID string `json:"actor_id"`
+					Action  string `json:"action"`
+				}
+				if err := json.Unmarshal([]byte(l), &e); err != nil {
+					p.fail("export line %q: %v", l, err)
+				}
+				if e.ActorID != adaID || !strings.HasPrefix(e.Action, "PATCH ") || e.Seq <= prev {
+					p.fail("export line %q is not Ada's PATCH in order after %d", l, prev)
+				}
+				prev = e.Seq
+			}
+
+			p.step = "and by time: nothing from 2099 on, everything from 2000 on"
+			p.setValue("From", "2099-01-01T00:00")
+			p.seeIn("table.audit caption", "0 entries")
+			p.seeIn("table.audit", "No entries match.")
+			p.setValue("From", "2000-01-01T00:00")
+			shows(patches, `row.split(' | ')[2].startsWith('PATCH ')`, "Ada's PATCH entries again")
+
+			m.step = "a plain member sees no link and is refused at the address"
+			m.open("/app/orgs/" + orgID)
+			m.seeIn("h1", renamed)
+			m.seeIn("nav.tabs", "Members")
+			if eval[bool](m, `[...document.querySelectorAll('nav.tabs a')].some(a => a.innerText.trim() === 'Audit log')`) {
+				m.fail("a member without MANAGE_ORGANISATION sees the audit log link")
+			}
+			m.open("/app/orgs/" + orgID + "/audit")
+			m.see("Only people who may manage " + renamed + " can read its audit log.")
+			if eval[bool](m, `!!document.querySelector('table.audit') || document.body.innerText.includes('Download JSONL')`) {
+				m.fail("the member is shown the trail or offered the export")
+			}
+			m.noHorizontalScroll()
+			m.axe("the audit log refused")
+			m.checkCSP()
+			for _, path := range []string{"/audit-log", "/audit-log/export"} {
+				if st, _ := mo.call("GET", "/organisations/"+orgID+path, nil); st != 403 && st != 404 {
+					m.fail("the API let the member read %s: %d", path, st)
+				}
+			}
+		})
+	}
+}
