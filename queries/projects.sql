@@ -1,10 +1,11 @@
 -- Projects, milestones and packages.
 
--- name: ProjectCreate :one
+-- The caller builds the row from its values (a new project's counts are
+-- zero): RETURNING cost the busiest write a result set.
+-- name: ProjectCreate :exec
 INSERT INTO projects(id, organisation_id, code, name, description, readme, status, created_at, created_by, closed_at, closed_by)
 VALUES (@id, @organisation_id, @code, @name, @description, @readme, @status, @created_at, @created_by,
-        sqlc.narg(closed_at), sqlc.narg(closed_by))
-RETURNING *;
+        sqlc.narg(closed_at), sqlc.narg(closed_by));
 
 -- name: ProjectGet :one
 SELECT * FROM projects WHERE id = @id;

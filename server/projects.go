@@ -293,10 +293,12 @@ func (s *Server) projectCreate(rq *request) error {
 		if status == statusClosed {
 			params.ClosedAt, params.ClosedBy = &now, &rq.user.ID
 		}
-		p, err := q.ProjectCreate(rq.ctx, params)
-		if err != nil {
+		if err := q.ProjectCreate(rq.ctx, params); err != nil {
 			return err
 		}
+		p := db.Project{ID: params.ID, OrganisationID: orgID, Code: params.Code, Name: params.Name,
+			Description: params.Description, Readme: params.Readme, Status: status, CreatedAt: now,
+			CreatedBy: rq.user.ID, ClosedAt: params.ClosedAt, ClosedBy: params.ClosedBy}
 		// A new project has no grant to merge with: saved as it is.
 		if err := q.GrantPut(rq.ctx, db.GrantPutParams{OrganisationID: orgID, ScopeType: "project", ScopeID: p.ID,
 			TargetType: "user", TargetID: rq.user.ID, AllowMask: int64(AdminProjects)}); err != nil {
