@@ -113,9 +113,8 @@ type accessCache struct {
 	// read at.
 	taggedMu sync.Mutex
 	tagged   map[[2]int64]taggedStanding
-	// tags memoises each organisation's tag while tagStamp is current.
-	tags     map[int64]int64
-	tagStamp [2]uint64
+	// tags memoises each organisation's tag inside write transactions.
+	tags stampMemo[int64, int64]
 }
 
 type taggedStanding struct {
@@ -211,28 +210,49 @@ func (c *accessCache) writeStanding(ctx context.Context, q *db.Queries, userID, 
 // reading it for every write cost as much as the check it saves.
 func (c *accessCache) accessTag(ctx context.Context, q *db.Queries, orgID int64) (int64, error) {
 	stamp := c.store.WriterStamp(db.TableAccessVersions)
-	c.taggedMu.Lock()
-	if c.tagStamp != stamp || len(c.tags) >= taggedMax {
-		c.tagStamp, c.tags = stamp, nil
-	}
-	tag, ok := c.tags[orgID]
-	c.taggedMu.Unlock()
-	if ok {
+	if tag, ok := c.tags.get(orgID, stamp); ok {
 		return tag, nil
 	}
 	tag, err := q.AccessVersion(ctx, orgID)
 	if err != nil {
 		return 0, err
 	}
-	c.taggedMu.Lock()
-	if c.tagStamp == stamp {
-		if c.tags == nil {
-			c.tags = make(map[int64]int64)
-		}
-		c.tags[orgID] = tag
-	}
-	c.taggedMu.Unlock()
+	c.tags.put(orgID, tag, stamp)
 	return tag, nil
+}
+
+// stampMemo keeps values read inside write transactions while the
+// db.WriterStamp they were read at is current; a new stamp, or a full memo,
+// starts it again.
+type stampMemo[K comparable, V any] struct {
+	mu    sync.Mutex
+	stamp [2]uint64
+	m     map[K]V
+}
+
+// stampMemoMax bounds a memo (one entry per organisation, or per
+// organisation and item type).
+const stampMemoMax = 10_000
+
+func (c *stampMemo[K, V]) get(k K, stamp [2]uint64) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stamp != stamp {
+		var zero V
+		return zero, false
+	}
+	v, ok := c.m[k]
+	return v, ok
+}
+
+// put stores v read when the stamp was stamp (read before the query).
+func (c *stampMemo[K, V]) put(k K, v V, stamp [2]uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stamp != stamp || c.m == nil || len(c.m) >= stampMemoMax {
+		c.stamp, c.m = stamp, make(map[K]V)
+	}
+	c.m[k] = v
 }
 
 // appliesTo reports whether a grant's target is the caller: the caller

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 
 	"workspace/db"
 )
@@ -347,54 +346,25 @@ func (s *Server) integrationDeliveries(rq *request) error {
 // eventTargets remembers inside write transactions which integrations an
 // organisation's events of an item type go to: every create asks, and
 // integrations rarely change (db.WriterStamp says when they did).
-type eventTargets struct {
-	mu    sync.Mutex
-	stamp [2]uint64
-	m     map[eventTargetKey][]db.Integration
-}
+type eventTargets = stampMemo[eventTargetKey, []db.Integration]
 
 type eventTargetKey struct {
 	orgID    int64
 	itemType string
 }
 
-// eventTargetsMax bounds the memo; a full one starts again empty.
-const eventTargetsMax = 10_000
-
-func (t *eventTargets) get(ctx context.Context, store *db.Store, q *db.Queries, orgID int64, itemType string) ([]db.Integration, error) {
-	stamp := store.WriterStamp(db.TableIntegrations)
-	key := eventTargetKey{orgID, itemType}
-	t.mu.Lock()
-	if t.stamp != stamp || len(t.m) >= eventTargetsMax {
-		t.stamp, t.m = stamp, nil
-	}
-	got, ok := t.m[key]
-	t.mu.Unlock()
-	if ok {
-		return got, nil
-	}
-	got, err := q.IntegrationsForEvent(ctx, db.IntegrationsForEventParams{OrganisationID: orgID, ItemType: itemType})
-	if err != nil {
-		return nil, err
-	}
-	t.mu.Lock()
-	if t.stamp == stamp {
-		if t.m == nil {
-			t.m = make(map[eventTargetKey][]db.Integration)
-		}
-		t.m[key] = got
-	}
-	t.mu.Unlock()
-	return got, nil
-}
-
 // emit queues an event of an item (created, updated, closed) for every
 // enabled integration of its organisation and type, in the caller's write
 // transaction: the delivery exists exactly when the change does.
 func (s *Server) emit(ctx context.Context, q *db.Queries, orgID int64, itemType, event string, item any) error {
-	targets, err := s.targets.get(ctx, s.store, q, orgID, itemType)
-	if err != nil {
-		return err
+	stamp, key := s.store.WriterStamp(db.TableIntegrations), eventTargetKey{orgID, itemType}
+	targets, ok := s.targets.get(key, stamp)
+	if !ok {
+		var err error
+		if targets, err = q.IntegrationsForEvent(ctx, db.IntegrationsForEventParams{OrganisationID: orgID, ItemType: itemType}); err != nil {
+			return err
+		}
+		s.targets.put(key, targets, stamp)
 	}
 	for _, i := range targets {
 		if _, err := s.queueDelivery(ctx, q, i, event, item); err != nil {
