@@ -204,16 +204,19 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 	}
 	var ceilingSum float64
 	sums := make([]float64, len(ops))
-	fmt.Printf("%-50s %10s %10s %10s %8s\n", "operation", "req/s", "p50", "p99", "errors")
+	fmt.Printf("%-50s %10s %10s %10s %8s %s\n", "operation", "req/s", "p50", "p99", "errors", "  cpu µs/req: server load idle")
 	report := func(name string, r result) {
-		fmt.Printf("%-50s %10.0f %10s %10s %8d\n", name, r.rps, r.p50, r.p99, r.errors)
+		fmt.Printf("%-50s %10.0f %10s %10s %8d %9.0f %5.0f %5.0f\n", name, r.rps, r.p50, r.p99, r.errors,
+			r.cpu.server, r.cpu.load, r.cpu.idle)
 		if r.firstErr != nil {
 			fmt.Printf("  first error: %v\n", r.firstErr)
 		}
 	}
 	for round := 1; round <= rounds; round++ {
 		fmt.Printf("-- round %d\n", round)
-		r := drive(ceilingAddr, conns, duration, http.StatusOK, ceilingGet, nil)
+		r := measure(ceiling.Process.Pid, func() result {
+			return drive(ceilingAddr, conns, duration, http.StatusOK, ceilingGet, nil)
+		})
 		report("ceiling: GET /items/{id} (bare router+SELECT+JSON)", r)
 		ceilingSum += r.rps
 		for i, op := range ops {
@@ -224,7 +227,9 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 				profiled = make(chan error, 1)
 				go func() { profiled <- cpuProfile(metricsAddr, duration, filepath.Join(profileDir, profileName(op.name))) }()
 			}
-			r := drive(addr, conns, duration, op.want, op.req, op.seen)
+			r := measure(srv.Process.Pid, func() result {
+				return drive(addr, conns, duration, op.want, op.req, op.seen)
+			})
 			report(op.name, r)
 			sums[i] += r.rps
 			if profiled != nil {
@@ -427,6 +432,64 @@ type result struct {
 	p50, p99 time.Duration
 	errors   int64
 	firstErr error
+	cpu      cpuPerRequest
+}
+
+// cpuPerRequest divides the CPU time (user and system, from /proc) the server
+// and this load generator spent during a run, and the machine's idle time, by
+// the requests answered: steadier than req/s on a shared machine, and it
+// shows whether a run was CPU-bound (idle near zero) or waiting on something.
+type cpuPerRequest struct{ server, load, idle float64 }
+
+// measure runs drive and adds the CPU each side spent per request.
+func measure(pid int, drive func() result) result {
+	srv0, self0, idle0 := procTicks(pid), procTicks(os.Getpid()), idleTicks()
+	start := time.Now()
+	r := drive()
+	n := r.rps * time.Since(start).Seconds()
+	if n > 0 {
+		µs := func(ticks int64) float64 { return float64(ticks) * 1e6 / clockTicks / n }
+		r.cpu = cpuPerRequest{server: µs(procTicks(pid) - srv0), load: µs(procTicks(os.Getpid()) - self0), idle: µs(idleTicks() - idle0)}
+	}
+	return r
+}
+
+// clockTicks is USER_HZ, the unit of /proc's times: 100 on every Linux
+// architecture Go runs on.
+const clockTicks = 100
+
+// procTicks is a process's user plus system time (fields 14 and 15 of
+// /proc/PID/stat, counted after the parenthesised command name); 0 where
+// /proc is absent.
+func procTicks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s
+}
+
+// idleTicks is the machine's idle plus I/O-wait time over all CPUs (the
+// first line of /proc/stat).
+func idleTicks() int64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 {
+		return 0
+	}
+	idle, _ := strconv.ParseInt(f[4], 10, 64)
+	wait, _ := strconv.ParseInt(f[5], 10, 64)
+	return idle + wait
 }
 
 // drive sends requests from conns workers, each on its own keep-alive
