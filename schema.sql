@@ -1154,7 +1154,6 @@ CREATE TABLE audit_log (
     hash TEXT NOT NULL
 );
 CREATE UNIQUE INDEX audit_log_chain ON audit_log(chain, seq);
-CREATE INDEX audit_log_actor ON audit_log(chain, actor_id, seq);
 -- == 0022_work_item_document_counts (work items area) ==
 -- Documents' work item counts (issue 14): work_item_type_counts gains the
 -- document scope (scope_id = the document's id), kept by these triggers

@@ -46,6 +46,17 @@ func TestAuditTrail(t *testing.T) {
 		{"by action", f.alice, "GET", log + "?action=PATCH%20/locations/:id", nil, 200, wantLen(1)},
 		{"by method", f.alice, "GET", log + "?action=patch", nil, 200, wantLen(1)},
 		{"by actor", f.alice, "GET", log + "?actor=" + f.mallory.ID, nil, 200, wantLen(0)},
+		{"by actor, all of theirs", f.alice, "GET", log + "?actor=" + f.alice.ID, nil, 200, func(t *testing.T, r *testResponse) {
+			l := r.arr(t)
+			for _, en := range l {
+				if en["actor_id"] != f.alice.ID {
+					t.Errorf("entry of %v in alice's filter", en["actor_id"])
+				}
+			}
+			if len(l) < 2 || r.Header.Get("X-Total-Count") != strconv.Itoa(len(l)) {
+				t.Errorf("%d entries, X-Total-Count %s", len(l), r.Header.Get("X-Total-Count"))
+			}
+		}},
 		{"from the future", f.alice, "GET", log + "?from=2030-01-01T00:00:00Z", nil, 200, wantLen(0)},
 		{"bad from", f.alice, "GET", log + "?from=yesterday", nil, 400, wantField("from")},
 		{"bad actor", f.alice, "GET", log + "?actor=x", nil, 400, wantField("actor")},
