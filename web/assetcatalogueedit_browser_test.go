@@ -39,11 +39,13 @@ func TestBrowserAssetTypeStatusEdit(t *testing.T) {
 
 			plant := api.id("POST", acme+"/fleets", map[string]any{"name": "Plant"})
 			cranes := api.id("POST", acme+"/fleets", map[string]any{"name": "Cranes"})
+			doomed := api.id("POST", acme+"/fleets", map[string]any{"name": "Doomed"})
 			prefix := api.id("POST", acme+"/prefixes", map[string]any{"number_format": "PU-{number}", "number_digits": 3})
 			pump := api.id("POST", acme+"/asset-types", map[string]any{"name": "Pump", "ephemerality": 0, "fleet_id": plant})
 			spare := api.id("POST", acme+"/asset-types", map[string]any{"name": "Spare type", "ephemerality": 0})
 			inService := api.id("POST", acme+"/asset-statuses", map[string]any{"name": "In service"})
 			retired := api.id("POST", acme+"/asset-statuses", map[string]any{"name": "Retired"})
+			vanishing := api.id("POST", acme+"/asset-statuses", map[string]any{"name": "Vanishing"})
 			api.id("POST", acme+"/assets", map[string]any{"type_id": pump, "name": "Pump 1", "status_id": inService})
 
 			p.step = "edit a type: a refusal at its input"
@@ -56,8 +58,18 @@ func TestBrowserAssetTypeStatusEdit(t *testing.T) {
 				p.fail("no error for a one-letter type name")
 			}
 
-			p.step = "edit a type: every field its PATCH takes"
+			p.step = "edit a type: a fleet deleted meanwhile is refused at its select, and the error goes once another is chosen"
 			p.fill("Name of the type", "Pump unit")
+			api.must(204, "DELETE", "/fleets/"+doomed, nil) // another tab removes it
+			p.choose("Fleet the type belongs to", "Doomed")
+			p.click("Save asset type")
+			if got := p.fieldError("Fleet the type belongs to"); !strings.Contains(got, "fleet") {
+				p.fail("the error at the fleet is %q", got)
+			}
+			p.choose("Fleet the type belongs to", "Plant")
+			p.noFieldError("Fleet the type belongs to")
+
+			p.step = "edit a type: every field its PATCH takes"
 			p.fill("Description of the type", "Diaphragm pumps")
 			p.choose("Fleet the type belongs to", "Cranes")
 			p.choose("Numbering prefix of the type", "PU-{number}")
@@ -123,6 +135,17 @@ func TestBrowserAssetTypeStatusEdit(t *testing.T) {
 			if status, _ := api.call("GET", "/api/assetstatuses/"+retired, nil); status != 404 {
 				p.fail("the deleted status answers %d", status)
 			}
+			p.step = "a status deleted meanwhile: the refusal above the form goes once a field is edited"
+			p.click("Edit Vanishing")
+			api.must(204, "DELETE", "/api/assetstatuses/"+vanishing, nil) // another tab removes it
+			p.fill("Description of the status", "Soon gone")
+			p.click("Save status")
+			form := `document.querySelector('form[aria-label="Edit the status Vanishing"]')`
+			p.waitFor(`!!`+form+`?.querySelector('[role=alert]')`, "the refusal above the status form")
+			p.fill("Description of the status", "Gone")
+			p.waitFor(`(() => { const f = `+form+`; return f && !f.querySelector('[role=alert]') })()`, "the refusal gone once a field is edited")
+			p.click("Cancel")
+
 			p.noHorizontalScroll()
 			p.axe("fleets with types and statuses edited")
 			p.checkCSP()
@@ -207,6 +230,7 @@ func TestBrowserAssetGroupOwnValues(t *testing.T) {
 
 			p.step = "a group's values, status and location"
 			p.fill("Capacity (t)", "40")
+			p.noFieldError("Capacity (t)") // edited: the error no longer applies
 			p.choose("Surface", "concrete")
 			p.choose("Status", "Open")
 			p.choose("Location", "Depot")
@@ -234,6 +258,7 @@ func TestBrowserAssetGroupOwnValues(t *testing.T) {
 				p.fail("the error at Status is %q", got)
 			}
 			p.choose("Status", "Open")
+			p.noFieldError("Status")
 
 			p.step = "a location of another organisation: refused at the location"
 			// The page offers only the organisation's locations; an option

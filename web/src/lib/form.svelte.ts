@@ -34,11 +34,14 @@ export class FormState {
   }
 
   /**
-   * Forgets the error at one field: the person changed its value, so the
-   * error no longer applies (the others stay until the next save). Field
-   * does this itself; a control of a form's own calls it on input.
+   * The person changed a value of the form: the error at that field no
+   * longer applies (the others stay until the next save), nor does the
+   * message above the form, which answered the values saved. Field forgets
+   * its own error itself and FormMessages hears any edit inside its <form>;
+   * a control of a form's own calls this on input with its field.
    */
-  edited(field: string) {
-    if (field in this.errors) delete this.errors[field];
+  edited(field?: string) {
+    if (field !== undefined && field in this.errors) delete this.errors[field];
+    this.message = '';
   }
 }
