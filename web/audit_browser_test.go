@@ -5,7 +5,9 @@ package web_test
 // screen (who, what, which fields), narrows the list by actor and by action
 // and by time (checked against what the API answers for the same
 // filters), and
-// downloads the JSON Lines export of the filtered trail; a plain member sees
+// downloads the JSON Lines export of the filtered trail; targets are shown
+// by kind and name (or id), and a target clicked narrows the list to the
+// entries about it until its chip is removed; a plain member sees
 // no link to the screen and is told why when opening its address.
 
 import (
@@ -39,7 +41,9 @@ func TestBrowserAuditLog(t *testing.T) {
 			owner.must(200, "PATCH", "/organisations/"+orgID, map[string]any{"name": renamed})
 			owner.id("POST", "/organisations/"+orgID+"/projects", map[string]any{"name": "Depot"})
 			owner.must(200, "PUT", "/organisations/"+orgID+"/permissions/"+moID, map[string]any{"permissions": map[string]string{"CREATE_PROJECTS": "allow"}})
-			mo.id("POST", "/organisations/"+orgID+"/projects", map[string]any{"name": "Shed"})
+			shed := mo.id("POST", "/organisations/"+orgID+"/projects", map[string]any{"name": "Shed"})
+			owner.must(200, "PATCH", "/projects/"+shed, map[string]any{"description": "Tools"})
+			owner.must(200, "PATCH", "/projects/"+shed, map[string]any{"description": "Tools and bikes"})
 
 			// count is how many entries the API has for a filter.
 			count := func(filter url.Values) int {
@@ -72,10 +76,11 @@ func TestBrowserAuditLog(t *testing.T) {
 			shows(all, `!row.includes('…')`, "every entry, its actor named")
 			rows := strings.Join(eval[[]string](p, auditRows), "\n")
 			for _, want := range []string{
-				"Ada | PATCH /organisations/:id | id " + orgID + " | name |",
-				"Ada | POST /organisations/:id/projects | id " + orgID + " | name |",
-				"Ada | PUT /organisations/:id/permissions/:target |",
-				"Mo | POST /organisations/:id/projects | id " + orgID + " | name |",
+				"Ada | PATCH /organisations/:id | organisation " + renamed + " | name |",
+				"Ada | POST /organisations/:id/projects | organisation " + renamed + " | name |",
+				"Ada | PUT /organisations/:id/permissions/:target | organisation " + renamed + "\nuser Mo | permissions |",
+				"Mo | POST /organisations/:id/projects | organisation " + renamed + " | name |",
+				"Ada | PATCH /projects/:id | project " + shed + " | description |",
 			} {
 				if !strings.Contains(rows, want) {
 					p.fail("no entry %q in\n%s", want, rows)
@@ -138,6 +143,27 @@ func TestBrowserAuditLog(t *testing.T) {
 			p.seeIn("table.audit", "No entries match.")
 			p.setValue("From", "2000-01-01T00:00")
 			shows(patches, `row.split(' | ')[2].startsWith('PATCH ')`, "Ada's PATCH entries again")
+
+			p.step = "by target: a project clicked in a row leaves only the entries about it, until its chip is removed"
+			p.fill("Action", "")
+			p.choose("Actor", "Anyone")
+			everything := count(url.Values{"from": {"2000-01-01T00:00:00Z"}})
+			shows(everything, `true`, "every entry again")
+			abouts := count(url.Values{"target": {shed}})
+			if abouts != 2 || abouts >= everything {
+				p.fail("the API has %d entries about the project (of %d)", abouts, everything)
+			}
+			p.click("Only entries about project " + shed)
+			shows(abouts, `row.split(' | ')[2] === 'PATCH /projects/:id' && row.includes('project `+shed+`')`, "the entries about the project")
+			p.seeIn(".audit-chips", "project "+shed)
+			p.shot("audit-log-target-" + vp.name)
+			p.noHorizontalScroll()
+			p.axe("the audit log filtered by a target")
+			p.click("Remove the target filter project " + shed)
+			shows(everything, `true`, "every entry once the chip is removed")
+			if eval[bool](p, `!!document.querySelector('.audit-chips')`) {
+				p.fail("the target chip stayed after its removal")
+			}
 
 			m.step = "a plain member sees no link and is refused at the address"
 			m.open("/app/orgs/" + orgID)
