@@ -61,7 +61,12 @@ type Store struct {
 	readGens  sync.Map           // *Queries of running read transactions -> generation at BEGIN
 	closeOnce sync.Once
 	loopDone  chan struct{}
-	observer  atomic.Pointer[func(members int, took time.Duration)]
+	// checkpointer is checkpointLoop's connection; committed wakes the loop
+	// after a commit; checkpointDone is closed when it has stopped.
+	checkpointer   *sql.DB
+	committed      chan struct{}
+	checkpointDone chan struct{}
+	observer       atomic.Pointer[func(members int, took time.Duration)]
 	// written is closed when the running or next write batch has ended
 	// (Written); nil until someone asks.
 	writtenMu sync.Mutex
@@ -82,6 +87,8 @@ func dsn(path, sync string, readOnly bool) string {
 		// earlier member dirtied is copied to the sub-journal first; on disk
 		// (the default past 64 KiB) that was a pwrite per page.
 		q.Add("_pragma", "temp_store(MEMORY)")
+		// Checkpoints run off the writer (checkpoint.go).
+		q.Add("_pragma", "wal_autocheckpoint(0)")
 	}
 	return "file:" + uriPath(path) + "?" + q.Encode()
 }
@@ -160,6 +167,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
+	if s.checkpointer, err = openCheckpointer(opts.Path, opts.Synchronous); err != nil {
+		_ = errors.Join(rq.Close(), wq.Close(), r.Close(), w.Close())
+		return nil, err
+	}
+	s.committed, s.checkpointDone = make(chan struct{}, 1), make(chan struct{})
+	go s.checkpointLoop()
 	go s.writeLoop()
 	return s, nil
 }
@@ -178,7 +191,9 @@ func (s *Store) WriteGeneration() uint64 { return s.writeGen.Load() }
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.writes) })
 	<-s.loopDone
-	return errors.Join(s.R.Close(), s.w.Close(), s.savepoint.Close(), s.release.Close(), s.rollbackTo.Close(), s.dataVersionStmt.Close(), s.Reader.Close(), s.Writer.Close())
+	close(s.committed) // nothing commits any more
+	<-s.checkpointDone
+	return errors.Join(s.checkpointer.Close(), s.R.Close(), s.w.Close(), s.savepoint.Close(), s.release.Close(), s.rollbackTo.Close(), s.dataVersionStmt.Close(), s.Reader.Close(), s.Writer.Close())
 }
 
 // nodeID returns the node id kept in the database, choosing one at random the

@@ -90,6 +90,7 @@ func (s *Store) writeLoop() {
 		}
 		start := time.Now()
 		s.runBatch(batch)
+		s.noteCommit()
 		s.signalWritten()
 		if f := s.observer.Load(); f != nil {
 			(*f)(len(batch), time.Since(start))
@@ -175,24 +176,25 @@ func (s *Store) runBatch(batch []*writeRequest) {
 	s.writeGen.Add(1) // odd while the batch runs: caches neither fill nor serve
 	s.noticeOtherCommits(tx.StmtContext(bg, s.dataVersionStmt))
 	q := s.w.WithTx(tx)
+	savepoint, release, rollbackTo := tx.StmtContext(bg, s.savepoint), tx.StmtContext(bg, s.release), tx.StmtContext(bg, s.rollbackTo)
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			results[i].err = err
 			continue
 		}
-		if _, err := tx.StmtContext(bg, s.savepoint).ExecContext(bg); err != nil {
+		if _, err := savepoint.ExecContext(bg); err != nil {
 			s.abortBatch(tx, batch, results, i, err)
 			return
 		}
 		results[i] = runMember(r, tx, q)
 		if results[i].err != nil || results[i].panicked {
 			s.changes.epoch.Add(1) // its row changes are undone: memos of them are wrong
-			_, err = tx.StmtContext(bg, s.rollbackTo).ExecContext(bg)
+			_, err = rollbackTo.ExecContext(bg)
 			if err == nil {
-				_, err = tx.StmtContext(bg, s.release).ExecContext(bg)
+				_, err = release.ExecContext(bg)
 			}
 		} else {
-			_, err = tx.StmtContext(bg, s.release).ExecContext(bg)
+			_, err = release.ExecContext(bg)
 		}
 		if err != nil { // the savepoint is gone: the whole transaction was rolled back
 			s.abortBatch(tx, batch, results, i+1, err)
