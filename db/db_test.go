@@ -111,3 +111,55 @@ func TestIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestGrantRebuildKeepsRowsAndChecks runs migration 0070 (the rebuild of
+// permission_grants with its CHECKs as equalities) again over a grant: the
+// row survives with its key and masks, and the CHECKs still refuse a layer
+// or target kind they do not name.
+func TestGrantRebuildKeepsRowsAndChecks(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "g.db"), NodeID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rebuild, err := migrationFS.ReadFile("migrations/0070_grant_checks_without_in_lists.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert := `INSERT INTO permission_grants (organisation_id, scope_type, scope_id, target_type, target_id, allow_mask, deny_mask)
+		VALUES (1, ?, ?, ?, 3, 5, 2)`
+	if err := s.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+		if _, err := tx.Exec(`INSERT INTO users (id, email, created_at, updated_at) VALUES (9, 'o@example.com', 'x', 'x')`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`INSERT INTO organisations (id, name, owned_by, created_at) VALUES (1, 'O', 9, 'x')`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(insert, "project", 2, "user"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(string(rebuild))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var scope, target string
+	var allow, deny int64
+	if err := s.Writer.QueryRow(`SELECT scope_type, target_type, allow_mask, deny_mask FROM permission_grants WHERE scope_id = 2 AND target_id = 3`).
+		Scan(&scope, &target, &allow, &deny); err != nil || scope != "project" || target != "user" || allow != 5 || deny != 2 {
+		t.Fatalf("after the rebuild: %s %s %d %d (%v)", scope, target, allow, deny, err)
+	}
+	for _, c := range []struct {
+		scope, target string
+		ok            bool
+	}{{"document", "organisation", true}, {"fleet", "role", true}, {"site", "user", false}, {"project", "team", false}, {"Project", "user", false}} {
+		err := s.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+			_, err := tx.Exec(insert, c.scope, 100+len(c.scope)+len(c.target), c.target)
+			return err
+		})
+		if (err == nil) != c.ok {
+			t.Errorf("%s/%s: err %v, want accepted %v", c.scope, c.target, err, c.ok)
+		}
+	}
+}
