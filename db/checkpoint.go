@@ -19,18 +19,29 @@ import (
 // many commits once instead of once per 1,000 frames.
 const checkpointEvery = 100 * time.Millisecond
 
-// checkpointLoop checkpoints after writes until Close closes s.committed.
-// The last commits are checkpointed by the next signal or, at the latest,
-// by the last connection's close, which checkpoints the whole WAL.
+// checkpointLoop checkpoints after writes until Close closes
+// s.stopCheckpoints, which also cuts its pause short: a store closed right
+// after a write must not wait out checkpointEvery. The last commits are
+// checkpointed by the last connection's close, which checkpoints the whole
+// WAL.
 func (s *Store) checkpointLoop() {
 	defer close(s.checkpointDone)
-	for range s.committed {
+	for {
+		select {
+		case <-s.stopCheckpoints:
+			return
+		case <-s.committed:
+		}
 		if err := s.checkpoint(context.Background()); err != nil {
 			// The WAL keeps the data: it only grows until the next
 			// checkpoint succeeds.
 			slog.Warn("wal checkpoint", "err", err)
 		}
-		time.Sleep(checkpointEvery)
+		select {
+		case <-s.stopCheckpoints:
+			return
+		case <-time.After(checkpointEvery):
+		}
 	}
 }
 

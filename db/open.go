@@ -62,11 +62,13 @@ type Store struct {
 	closeOnce sync.Once
 	loopDone  chan struct{}
 	// checkpointer is checkpointLoop's connection; committed wakes the loop
-	// after a commit; checkpointDone is closed when it has stopped.
-	checkpointer   *sql.DB
-	committed      chan struct{}
-	checkpointDone chan struct{}
-	observer       atomic.Pointer[func(members int, took time.Duration)]
+	// after a commit; Close closes stopCheckpoints, and checkpointDone is
+	// closed when the loop has stopped.
+	checkpointer    *sql.DB
+	committed       chan struct{}
+	stopCheckpoints chan struct{}
+	checkpointDone  chan struct{}
+	observer        atomic.Pointer[func(members int, took time.Duration)]
 	// written is closed when the running or next write batch has ended
 	// (Written); nil until someone asks.
 	writtenMu sync.Mutex
@@ -171,7 +173,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		_ = errors.Join(rq.Close(), wq.Close(), r.Close(), w.Close())
 		return nil, err
 	}
-	s.committed, s.checkpointDone = make(chan struct{}, 1), make(chan struct{})
+	s.committed, s.stopCheckpoints, s.checkpointDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	go s.checkpointLoop()
 	go s.writeLoop()
 	return s, nil
@@ -191,7 +193,7 @@ func (s *Store) WriteGeneration() uint64 { return s.writeGen.Load() }
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.writes) })
 	<-s.loopDone
-	close(s.committed) // nothing commits any more
+	close(s.stopCheckpoints)
 	<-s.checkpointDone
 	return errors.Join(s.checkpointer.Close(), s.R.Close(), s.w.Close(), s.savepoint.Close(), s.release.Close(), s.rollbackTo.Close(), s.dataVersionStmt.Close(), s.Reader.Close(), s.Writer.Close())
 }
