@@ -313,3 +313,23 @@ func TestCheckRebuildKeepsRowsAndChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestPageCacheSizes: readers and the writer open with the page caches
+// dsn sets (the server's peak memory depends on them).
+func TestPageCacheSizes(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		d    *sql.DB
+		want int
+	}{{"reader", s.Reader, readerCacheKiB}, {"writer", s.Writer, writerCacheKiB}} {
+		var got int
+		if err := c.d.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s cache_size = %d, want %d", c.name, got, c.want)
+		}
+	}
+}

@@ -75,6 +75,19 @@ type Store struct {
 	written   chan struct{}
 }
 
+// Page cache sizes (negative: KiB, as PRAGMA cache_size takes them). The
+// driver's allocator hands each cached page (4 KiB plus SQLite's header) a
+// slot of the next power of two, 8 KiB, so SQLite's default of 2,000 KiB
+// held about 3.7 MB per connection: with four readers, the writer and the
+// checkpointer that was a fifth of the server's peak memory under the load
+// benchmark (docs/operations.md, Memory). A page the cache misses is read
+// from the operating system's file cache, where the database stays hot
+// either way; the benchmark's reads kept their throughput with these.
+const (
+	readerCacheKiB = -500
+	writerCacheKiB = -1000
+)
+
 func dsn(path, sync string, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -83,7 +96,9 @@ func dsn(path, sync string, readOnly bool) string {
 	q.Add("_pragma", "synchronous("+sync+")")
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
+		q.Add("_pragma", fmt.Sprintf("cache_size(%d)", readerCacheKiB))
 	} else {
+		q.Add("_pragma", fmt.Sprintf("cache_size(%d)", writerCacheKiB))
 		q.Set("_txlock", "immediate")
 		// Each member of a write batch runs in a savepoint, so every page an
 		// earlier member dirtied is copied to the sub-journal first; on disk

@@ -135,14 +135,14 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
-	fmt.Printf("seeded 1 organisation, %d projects, %d members with roles in %s\n", nProjects, nMembers, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("seeded 1 organisation, %d projects, %d members with roles in %s; server peak so far%s MB\n", nProjects, nMembers, time.Since(start).Round(time.Millisecond), peakSoFar(srv.Process.Pid))
 	var doc *document
 	if nClauses > 0 {
 		start = time.Now()
 		if doc, err = seedDocument(c, fx, nClauses); err != nil {
 			return fmt.Errorf("seed document: %w", err)
 		}
-		fmt.Printf("seeded a document of %d clauses in %s\n", nClauses, time.Since(start).Round(time.Millisecond))
+		fmt.Printf("seeded a document of %d clauses in %s; server peak so far%s MB\n", nClauses, time.Since(start).Round(time.Millisecond), peakSoFar(srv.Process.Pid))
 	}
 	fmt.Println()
 
@@ -204,10 +204,10 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 	}
 	var ceilingSum float64
 	sums := make([]float64, len(ops))
-	fmt.Printf("%-50s %10s %10s %10s %8s %s\n", "operation", "req/s", "p50", "p99", "errors", "  cpu µs/req: server load idle")
-	report := func(name string, r result) {
-		fmt.Printf("%-50s %10.0f %10s %10s %8d %9.0f %5.0f %5.0f\n", name, r.rps, r.p50, r.p99, r.errors,
-			r.cpu.server, r.cpu.load, r.cpu.idle)
+	fmt.Printf("%-50s %10s %10s %10s %8s %s\n", "operation", "req/s", "p50", "p99", "errors", "  cpu µs/req: server load idle, server peak MB so far")
+	report := func(name string, r result, pid int) {
+		fmt.Printf("%-50s %10.0f %10s %10s %8d %9.0f %5.0f %5.0f %s\n", name, r.rps, r.p50, r.p99, r.errors,
+			r.cpu.server, r.cpu.load, r.cpu.idle, peakSoFar(pid))
 		if r.firstErr != nil {
 			fmt.Printf("  first error: %v\n", r.firstErr)
 		}
@@ -217,7 +217,7 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 		r := measure(ceiling.Process.Pid, func() result {
 			return drive(ceilingAddr, conns, duration, http.StatusOK, ceilingGet, nil)
 		})
-		report("ceiling: GET /items/{id} (bare router+SELECT+JSON)", r)
+		report("ceiling: GET /items/{id} (bare router+SELECT+JSON)", r, ceiling.Process.Pid)
 		ceilingSum += r.rps
 		for i, op := range ops {
 			var profiled chan error
@@ -230,7 +230,7 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 			r := measure(srv.Process.Pid, func() result {
 				return drive(addr, conns, duration, op.want, op.req, op.seen)
 			})
-			report(op.name, r)
+			report(op.name, r, srv.Process.Pid)
 			sums[i] += r.rps
 			if profiled != nil {
 				if err := <-profiled; err != nil {
@@ -700,6 +700,16 @@ func freeAddr() (string, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
+}
+
+// peakSoFar formats a process's peak resident set size for the tables, so a
+// run shows which phase sets the peak; empty where /proc cannot say.
+func peakSoFar(pid int) string {
+	kb, err := peakRSS(pid)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf(" %5.1f", float64(kb)/1024)
 }
 
 // peakRSS reads the peak resident set size (kB) of a process on Linux.
