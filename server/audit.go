@@ -42,19 +42,12 @@ func noteAuditOrg(ctx context.Context, orgID int64) {
 }
 
 // noteAuditFields records the top-level keys of a JSON body.
-func noteAuditFields(ctx context.Context, body []byte) {
+func noteAuditFields(ctx context.Context, keys []string) {
 	s := auditSlotFrom(ctx)
 	if s == nil {
 		return
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return
-	}
-	s.fields = s.fields[:0]
-	for k := range m {
-		s.fields = append(s.fields, k)
-	}
+	s.fields = append(s.fields[:0], keys...)
 	slices.Sort(s.fields)
 }
 

@@ -38,6 +38,10 @@ func TestAuditTrail(t *testing.T) {
 				strings.Join(toStrings(patch["changed_fields"]), ",") != "name" || patch["prev_hash"] != l[1]["hash"] || patch["request_id"] == "" {
 				t.Errorf("entry %v", patch)
 			}
+			// The create's body keys, in name order.
+			if got := strings.Join(toStrings(l[1]["changed_fields"]), ","); got != "code,name" {
+				t.Errorf("create's changed_fields %q", got)
+			}
 			if r.Header.Get("X-Total-Count") != strconv.Itoa(len(l)) {
 				t.Errorf("X-Total-Count %s for %d entries", r.Header.Get("X-Total-Count"), len(l))
 			}

@@ -187,13 +187,19 @@ func decodeJSON(r *http.Request, dst any) error {
 		// not JSON; guessing would let a form post from another site in.
 		return errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/json.")
 	}
-	if err := checkJSONText(body); err != nil {
+	keys, object, err := checkJSONText(body)
+	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(body, dst); err != nil {
+	if raw, ok := dst.(*json.RawMessage); ok && json.Valid(body) {
+		// The body is read into a buffer of its own: no copy to keep it.
+		*raw = bytes.TrimSpace(body)
+	} else if err := json.Unmarshal(body, dst); err != nil {
 		return jsonProblem(err)
 	}
-	noteAuditFields(r.Context(), body)
+	if object {
+		noteAuditFields(r.Context(), keys)
+	}
 	return nil
 }
 

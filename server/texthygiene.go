@@ -32,19 +32,22 @@ func textProblem(s string) string {
 // checkJSONText walks a JSON body's tokens and refuses invalid UTF-8, control
 // characters in any key or string value, and repeated keys, naming the
 // field (dotted path, [i] for array elements). Syntax errors are left to the
-// decoder that follows, which reports them with their offset.
-func checkJSONText(body []byte) error {
+// decoder that follows, which reports them with their offset. When the body
+// is an object it returns its keys in body order (the audit entry's changed
+// fields), so nothing parses the body again for them.
+func checkJSONText(body []byte) (keys []string, object bool, err error) {
 	if !utf8.Valid(body) {
 		// encoding/json would silently turn these bytes into U+FFFD.
-		return badRequest("The request body must be UTF-8 text.")
+		return nil, false, badRequest("The request body must be UTF-8 text.")
 	}
 	w := jsonWalker{dec: json.NewDecoder(bytes.NewReader(body))}
 	w.dec.UseNumber()
 	var e *Error
 	if err := w.value(); errors.As(err, &e) {
-		return e
+		return nil, false, e
 	}
-	return nil // io.EOF or a syntax error: the decoder reports those
+	// A syntax error (or io.EOF) is the decoder's to report.
+	return w.top, w.object, nil
 }
 
 // maxJSONDepth is encoding/json's own nesting limit; the walk stops there
@@ -56,6 +59,9 @@ const maxJSONDepth = 10000
 type jsonWalker struct {
 	dec  *json.Decoder
 	path []string
+	// top holds the keys of the body when it is an object (object true).
+	top    []string
+	object bool
 }
 
 func (w *jsonWalker) field() string {
@@ -89,6 +95,8 @@ func (w *jsonWalker) value() error {
 	case json.Delim:
 		switch t {
 		case '{':
+			outermost := len(w.path) == 0 && !w.object
+			w.object = w.object || outermost
 			seen := map[string]bool{}
 			for w.dec.More() {
 				kt, err := w.dec.Token()
@@ -104,6 +112,9 @@ func (w *jsonWalker) value() error {
 					return fieldError(w.field(), "is given more than once")
 				}
 				seen[key] = true
+				if outermost {
+					w.top = append(w.top, key)
+				}
 				if err := w.value(); err != nil {
 					return err
 				}
