@@ -19,7 +19,10 @@ WHERE g.scope_id IN (SELECT value FROM json_each(?1))
   AND g.target_id IN (SELECT CAST(?2 AS INTEGER) AS target UNION ALL SELECT CAST(?3 AS INTEGER)
                       UNION ALL SELECT mr.role_id FROM member_roles mr
                       WHERE mr.organisation_id = ?3 AND mr.user_id = ?2)
-  AND g.organisation_id = ?3
+  -- The unary plus keeps the planner off permission_grants_target: on the
+  -- organisation column alone it read every grant of the organisation
+  -- (tens of milliseconds in one with 50,000 project grants, on the writer).
+  AND +g.organisation_id = ?3
 `
 
 type AccessGrantsParams struct {

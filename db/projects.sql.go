@@ -721,10 +721,9 @@ const scopeGrantAllowingIDs = `-- name: ScopeGrantAllowingIDs :many
 SELECT DISTINCT g.scope_id FROM permission_grants g
 WHERE g.organisation_id = ?1 AND g.scope_type = ?2
   AND (g.allow_mask & ?3) <> 0
-  AND (g.target_id = ?4
-       OR g.target_id = ?1
-       OR g.target_id IN (SELECT mr.role_id FROM member_roles mr
-                          WHERE mr.organisation_id = ?1 AND mr.user_id = ?4))
+  AND g.target_id IN (SELECT CAST(?4 AS INTEGER) AS target UNION ALL SELECT CAST(?1 AS INTEGER)
+                      UNION ALL SELECT mr.role_id FROM member_roles mr
+                      WHERE mr.organisation_id = ?1 AND mr.user_id = ?4)
 `
 
 type ScopeGrantAllowingIDsParams struct {
@@ -768,10 +767,9 @@ const scopeGrantDenyingIDs = `-- name: ScopeGrantDenyingIDs :many
 SELECT DISTINCT g.scope_id FROM permission_grants g
 WHERE g.organisation_id = ?1 AND g.scope_type = ?2
   AND g.deny_mask <> 0 AND (g.deny_mask & ?3) <> 0
-  AND (g.target_id = ?4
-       OR g.target_id = ?1
-       OR g.target_id IN (SELECT mr.role_id FROM member_roles mr
-                          WHERE mr.organisation_id = ?1 AND mr.user_id = ?4))
+  AND g.target_id IN (SELECT CAST(?4 AS INTEGER) AS target UNION ALL SELECT CAST(?1 AS INTEGER)
+                      UNION ALL SELECT mr.role_id FROM member_roles mr
+                      WHERE mr.organisation_id = ?1 AND mr.user_id = ?4)
 `
 
 type ScopeGrantDenyingIDsParams struct {
@@ -783,7 +781,9 @@ type ScopeGrantDenyingIDsParams struct {
 
 // Project-scope (or package-scope) grants that apply to a caller and touch
 // one of @bits in their deny mask: the only grants that can hide a project
-// (package) when the layers above already allow viewing it.
+// (package) when the layers above already allow viewing it. The targets are
+// one IN list so that each is a seek on (organisation, scope type, target);
+// written as ORs the planner read every grant of the scope type.
 func (q *Queries) ScopeGrantDenyingIDs(ctx context.Context, arg ScopeGrantDenyingIDsParams) ([]int64, error) {
 	rows, err := q.query(ctx, q.scopeGrantDenyingIDsStmt, scopeGrantDenyingIDs,
 		arg.OrganisationID,
@@ -817,7 +817,7 @@ SELECT g.scope_id, g.scope_type, g.target_type, g.allow_mask, g.deny_mask,
        coalesce(r.sort_order, 0) AS role_rank
 FROM permission_grants g
 LEFT JOIN roles r ON r.id = g.target_id AND g.target_type = 'role'
-WHERE g.organisation_id = ?1
+WHERE +g.organisation_id = ?1
   AND g.scope_id IN (SELECT value FROM json_each(?2))
   AND (g.target_id = ?3
        OR g.target_id = ?1
@@ -840,7 +840,10 @@ type ScopeGrantsForUserRow struct {
 	RoleRank   int64
 }
 
-// Every grant applying to a caller in the given scopes (a JSON array of ids).
+// Every grant applying to a caller in the given scopes (a JSON array of ids):
+// looked up by scope (the primary key); the unary plus keeps the planner
+// from reading every grant of the organisation through
+// permission_grants_target instead.
 func (q *Queries) ScopeGrantsForUser(ctx context.Context, arg ScopeGrantsForUserParams) ([]ScopeGrantsForUserRow, error) {
 	rows, err := q.query(ctx, q.scopeGrantsForUserStmt, scopeGrantsForUser, arg.OrganisationID, arg.ScopeIdsJson, arg.UserID)
 	if err != nil {

@@ -25,7 +25,10 @@ WHERE g.scope_id IN (SELECT value FROM json_each(@scope_ids_json))
   AND g.target_id IN (SELECT CAST(@user_id AS INTEGER) AS target UNION ALL SELECT CAST(@organisation_id AS INTEGER)
                       UNION ALL SELECT mr.role_id FROM member_roles mr
                       WHERE mr.organisation_id = @organisation_id AND mr.user_id = @user_id)
-  AND g.organisation_id = @organisation_id;
+  -- The unary plus keeps the planner off permission_grants_target: on the
+  -- organisation column alone it read every grant of the organisation
+  -- (tens of milliseconds in one with 50,000 project grants, on the writer).
+  AND +g.organisation_id = @organisation_id;
 
 -- AccessMembership for every live organisation the caller belongs to.
 -- name: AccessMembershipsForUser :many

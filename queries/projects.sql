@@ -34,15 +34,16 @@ SELECT * FROM users WHERE id IN (SELECT value FROM json_each(@ids_json));
 
 -- Project-scope (or package-scope) grants that apply to a caller and touch
 -- one of @bits in their deny mask: the only grants that can hide a project
--- (package) when the layers above already allow viewing it.
+-- (package) when the layers above already allow viewing it. The targets are
+-- one IN list so that each is a seek on (organisation, scope type, target);
+-- written as ORs the planner read every grant of the scope type.
 -- name: ScopeGrantDenyingIDs :many
 SELECT DISTINCT g.scope_id FROM permission_grants g
 WHERE g.organisation_id = @organisation_id AND g.scope_type = @scope_type
   AND g.deny_mask <> 0 AND (g.deny_mask & @bits) <> 0
-  AND (g.target_id = @user_id
-       OR g.target_id = @organisation_id
-       OR g.target_id IN (SELECT mr.role_id FROM member_roles mr
-                          WHERE mr.organisation_id = @organisation_id AND mr.user_id = @user_id));
+  AND g.target_id IN (SELECT CAST(@user_id AS INTEGER) AS target UNION ALL SELECT CAST(@organisation_id AS INTEGER)
+                      UNION ALL SELECT mr.role_id FROM member_roles mr
+                      WHERE mr.organisation_id = @organisation_id AND mr.user_id = @user_id);
 
 -- The same for grants that allow one of @bits: the only grants that can
 -- show a project (package) when the layers above do not allow viewing it.
@@ -50,18 +51,20 @@ WHERE g.organisation_id = @organisation_id AND g.scope_type = @scope_type
 SELECT DISTINCT g.scope_id FROM permission_grants g
 WHERE g.organisation_id = @organisation_id AND g.scope_type = @scope_type
   AND (g.allow_mask & @bits) <> 0
-  AND (g.target_id = @user_id
-       OR g.target_id = @organisation_id
-       OR g.target_id IN (SELECT mr.role_id FROM member_roles mr
-                          WHERE mr.organisation_id = @organisation_id AND mr.user_id = @user_id));
+  AND g.target_id IN (SELECT CAST(@user_id AS INTEGER) AS target UNION ALL SELECT CAST(@organisation_id AS INTEGER)
+                      UNION ALL SELECT mr.role_id FROM member_roles mr
+                      WHERE mr.organisation_id = @organisation_id AND mr.user_id = @user_id);
 
--- Every grant applying to a caller in the given scopes (a JSON array of ids).
+-- Every grant applying to a caller in the given scopes (a JSON array of ids):
+-- looked up by scope (the primary key); the unary plus keeps the planner
+-- from reading every grant of the organisation through
+-- permission_grants_target instead.
 -- name: ScopeGrantsForUser :many
 SELECT g.scope_id, g.scope_type, g.target_type, g.allow_mask, g.deny_mask,
        coalesce(r.sort_order, 0) AS role_rank
 FROM permission_grants g
 LEFT JOIN roles r ON r.id = g.target_id AND g.target_type = 'role'
-WHERE g.organisation_id = @organisation_id
+WHERE +g.organisation_id = @organisation_id
   AND g.scope_id IN (SELECT value FROM json_each(@scope_ids_json))
   AND (g.target_id = @user_id
        OR g.target_id = @organisation_id
