@@ -204,7 +204,7 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 	}
 	var ceilingSum float64
 	sums := make([]float64, len(ops))
-	fmt.Printf("%-50s %10s %10s %10s %8s %s\n", "operation", "req/s", "p50", "p99", "errors", "  cpu µs/req: server load idle, server peak MB so far")
+	fmt.Printf("%-50s %10s %10s %10s %8s %s\n", "operation", "req/s", "p50", "p99", "errors", "  cpu µs/req: server load idle, peak MB so far of the process measured")
 	report := func(name string, r result, pid int) {
 		fmt.Printf("%-50s %10.0f %10s %10s %8d %9.0f %5.0f %5.0f %s\n", name, r.rps, r.p50, r.p99, r.errors,
 			r.cpu.server, r.cpu.load, r.cpu.idle, peakSoFar(pid))
