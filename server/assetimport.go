@@ -1,6 +1,7 @@
 package server
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"database/sql"
@@ -287,8 +288,28 @@ type importReport struct {
 // the report is the answer.
 var errImportRollback = errors.New("import rolled back")
 
+// xlsxLimits bound an uploaded workbook (ziplimits.go): worksheets are
+// streamed from temporary files row by row, so they may be larger than the
+// parts excelize holds in memory (shared strings, styles, the workbook);
+// the shared strings are parsed whole, so they are bounded tighter. The
+// figures hold a 50,000-row sheet of a few dozen columns; larger data goes
+// as CSV (docs/assets.md).
+var xlsxLimits = zipLimits{
+	entries:    1000,
+	entryBytes: 4 << 20,
+	totalBytes: 64 << 20,
+	named:      map[string]int64{"xl/worksheets/": 48 << 20, "xl/sharedstrings.xml": 8 << 20},
+}
+
+// xlsxOptions: the worksheets and shared strings are always inflated to
+// temporary files and read from there (UnzipXMLSizeLimit 1): a sheet is
+// then streamed, and the shared strings are indexed by offset (tens of
+// bytes a string) instead of parsed into memory (about a kilobyte a
+// string). The total is bounded again by excelize, as openZip did.
+var xlsxOptions = excelize.Options{UnzipSizeLimit: xlsxLimits.totalBytes, UnzipXMLSizeLimit: 1}
+
 // readSheet reads the body as XLSX (by content type or its ZIP signature)
-// or CSV; the first row is the header.
+// or CSV; the first row is the header. It stops reading at the row limit.
 //
 // A raw body is bounded like any JSON body (1 MiB by default); a larger file
 // comes as multipart/form-data in the part "file", bounded like uploads.
@@ -314,41 +335,177 @@ func readSheet(r *http.Request) ([][]string, error) {
 			}
 		}
 	}
-	data, err := io.ReadAll(io.LimitReader(src, maxImportBytes+1))
-	if err != nil {
+	// One buffer sized from the declared length: io.ReadAll's growth
+	// would allocate the upload twice over.
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(min(r.ContentLength, maxImportBytes) + bytes.MinRead))
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(src, maxImportBytes+1)); err != nil {
 		return nil, badRequest("The body could not be read.")
 	}
+	data := buf.Bytes()
 	if len(data) > maxImportBytes {
 		return nil, errorf(http.StatusRequestEntityTooLarge, "The file is larger than 16 MiB.")
 	}
 	var rows [][]string
 	if strings.HasPrefix(contentType, xlsxType) || bytes.HasPrefix(data, []byte("PK\x03\x04")) {
-		f, err := excelize.OpenReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, badRequest("The body is not a readable XLSX workbook.")
-		}
-		defer f.Close()
-		sheets := f.GetSheetList()
-		if len(sheets) == 0 {
-			return nil, badRequest("The workbook has no sheet.")
-		}
-		if rows, err = f.GetRows(sheets[0]); err != nil {
-			return nil, badRequest("The first sheet could not be read.")
+		var err error
+		if rows, err = readXLSX(data); err != nil {
+			return nil, err
 		}
 	} else {
 		cr := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
 		cr.FieldsPerRecord = -1
-		if rows, err = cr.ReadAll(); err != nil {
-			return nil, badRequest("The body is not valid CSV: %v", err)
+		for {
+			rec, err := cr.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, badRequest("The body is not valid CSV: %v", err)
+			}
+			if len(rows) > maxImportRows {
+				return nil, tooManyRows()
+			}
+			rows = append(rows, rec)
 		}
 	}
 	if len(rows) == 0 {
 		return nil, badRequest("The file has no header row.")
 	}
-	if len(rows)-1 > maxImportRows {
-		return nil, badRequest("The file has more than %d rows.", maxImportRows)
+	return rows, nil
+}
+
+func tooManyRows() *Error {
+	return badRequest("The file has more than 50,000 rows. Split it into files of at most 50,000 rows and import each.")
+}
+
+// readXLSX reads the first sheet of a workbook, checked by openZip first
+// and then streamed row by row (excelize's Rows), stopping at the limit.
+func readXLSX(data []byte) ([][]string, error) {
+	zr, err := openZip(data, xlsxLimits)
+	if err == nil {
+		err = verifyZip(zr, xlsxLimits)
+	}
+	if err == nil {
+		err = countSharedStrings(zr)
+	}
+	if err != nil {
+		var big *errZipTooLarge
+		if errors.As(err, &big) {
+			return nil, badRequest("%s Split the rows over smaller files, or import them as CSV.", big.msg)
+		}
+		return nil, badRequest("The body is not a readable XLSX workbook.")
+	}
+	// excelize opens the archive again; its declared sizes are now known
+	// to be true and bounded.
+	f, err := excelize.OpenReader(bytes.NewReader(data), xlsxOptions)
+	if err != nil {
+		if errors.Is(err, excelize.ErrOptionsUnzipSizeLimit) || strings.Contains(err.Error(), "unzip size exceeds") {
+			return nil, badRequest("The file unpacks to more than %s.", mebibytes(xlsxLimits.totalBytes))
+		}
+		return nil, badRequest("The body is not a readable XLSX workbook.")
+	}
+	defer f.Close()
+	sheets := f.GetSheetList()
+	if len(sheets) == 0 {
+		return nil, badRequest("The workbook has no sheet.")
+	}
+	it, err := f.Rows(sheets[0])
+	if err != nil {
+		return nil, badRequest("The first sheet could not be read.")
+	}
+	defer it.Close()
+	// Empty rows count only when data follows them, as with GetRows: a
+	// sheet's formatting below its data is not rows. They are held as a
+	// count, so that a million of them cost nothing.
+	var rows [][]string
+	empty := 0
+	for it.Next() {
+		cells, err := it.Columns()
+		if err != nil {
+			return nil, badRequest("The first sheet could not be read.")
+		}
+		if allEmpty(cells) {
+			empty++
+			continue
+		}
+		if len(rows)+empty > maxImportRows {
+			return nil, tooManyRows()
+		}
+		for ; empty > 0; empty-- {
+			rows = append(rows, nil)
+		}
+		rows = append(rows, cells)
+	}
+	if it.Error() != nil {
+		return nil, badRequest("The first sheet could not be read.")
 	}
 	return rows, nil
+}
+
+// maxSharedStrings bounds the workbook's table of distinct texts: excelize
+// decodes each once to index it (about a kilobyte of garbage and a few
+// microseconds a string), so its size in bytes alone (a one-letter string
+// is 17) does not bound the cost. 50,000 rows with four columns of
+// distinct text fit; repeated texts (types, statuses) are stored once.
+const maxSharedStrings = 200_000
+
+// countSharedStrings counts the table's entries (each starts "<si")
+// while inflating it, before excelize parses it.
+func countSharedStrings(zr *zip.Reader) error {
+	for _, f := range zr.File {
+		if !strings.EqualFold(strings.ReplaceAll(f.Name, "\\", "/"), "xl/sharedStrings.xml") {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return errNotZip
+		}
+		defer rc.Close()
+		n, err := countTag(rc, []byte("<si"), maxSharedStrings)
+		if err != nil {
+			return errNotZip
+		}
+		if n > maxSharedStrings {
+			return &errZipTooLarge{"The file has more than 200,000 different texts in its cells."}
+		}
+	}
+	return nil
+}
+
+// countTag counts the occurrences of tag in r, stopping past limit.
+func countTag(r io.Reader, tag []byte, limit int) (int, error) {
+	buf := make([]byte, 64<<10)
+	carry := 0 // bytes of the previous chunk kept so that a tag across chunks counts
+	n := 0
+	for n <= limit {
+		m, err := r.Read(buf[carry:])
+		end := carry + m
+		n += bytes.Count(buf[:end], tag)
+		// Keep the last len(tag)-1 bytes: too few to hold a whole tag,
+		// so nothing counted is counted twice.
+		keep := min(len(tag)-1, end)
+		copy(buf, buf[end-keep:end])
+		carry = keep
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func allEmpty(cells []string) bool {
+	for _, c := range cells {
+		if c != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // unsafeCell undoes spreadsheetSafe: a leading apostrophe before a

@@ -8,7 +8,6 @@ import (
 	"image"
 	_ "image/jpeg" // logos are JPEG or PNG (orgidentity.go)
 	_ "image/png"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -291,6 +290,9 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDocx(tmpl); err != nil {
+		return nil, fmt.Errorf("%s: %w", "export template", err)
+	}
 	r, err := docx.ReadDocxFromMemory(bytes.NewReader(tmpl), int64(len(tmpl)))
 	if err != nil {
 		return nil, fmt.Errorf("export template: %w", err)
@@ -425,19 +427,14 @@ func withLogo(doc []byte, logo *db.Blob) ([]byte, error) {
 				`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`, cx, cy, ext, cx, cy)
 		}
 	}
-	zr, err := zip.NewReader(bytes.NewReader(doc), int64(len(doc)))
+	zr, err := openZip(doc, docxLimits)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			return nil, err
-		}
-		data, err := io.ReadAll(rc)
-		rc.Close()
+		data, err := readZipFile(f, docxLimits)
 		if err != nil {
 			return nil, err
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"image"
 	"image/png"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -189,6 +188,9 @@ func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byt
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDocx(tmpl); err != nil {
+		return nil, fmt.Errorf("%s: %w", "report template", err)
+	}
 	r, err := docx.ReadDocxFromMemory(bytes.NewReader(tmpl), int64(len(tmpl)))
 	if err != nil {
 		return nil, fmt.Errorf("report template: %w", err)
@@ -335,19 +337,14 @@ func inlineDrawing(img signatureImage) string {
 // addImages copies the document, adding the images under word/media and
 // their relationships to word/_rels/document.xml.rels.
 func addImages(doc []byte, images []signatureImage) ([]byte, error) {
-	zr, err := zip.NewReader(bytes.NewReader(doc), int64(len(doc)))
+	zr, err := openZip(doc, docxLimits)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			return nil, err
-		}
-		data, err := io.ReadAll(rc)
-		rc.Close()
+		data, err := readZipFile(f, docxLimits)
 		if err != nil {
 			return nil, err
 		}
