@@ -224,9 +224,19 @@ func (s *Store) abortBatch(tx *sql.Tx, batch []*writeRequest, results []writeRes
 	s.changes.epoch.Add(1)
 	s.changes.batchEnded()
 	s.writeGen.Add(1)
+	// A full disk fails one member's statement and may take the shared
+	// transaction with it: every member it took down learns the disk is
+	// full (so each answers 507, not 500), not merely that it was aborted.
+	full := IsDiskFull(cause)
+	for i := 0; i < n && !full; i++ {
+		full = IsDiskFull(results[i].err)
+	}
 	for i := 0; i < n; i++ {
 		if results[i].err == nil && !results[i].panicked {
 			results[i].err = fmt.Errorf("%w: %v", errBatchAborted, cause)
+			if full {
+				results[i].err = errors.Join(ErrDiskFull, results[i].err)
+			}
 		}
 		batch[i].done <- results[i]
 	}

@@ -208,6 +208,7 @@ var errorStatuses = map[int]string{
 	500: "Internal error; the message names the request id.",
 	501: "Not implemented.",
 	503: "The server is busy receiving bodies (Retry-After), or the request was cancelled.",
+	507: "The server's disk is full: nothing was saved; try again after Retry-After (reads go on).",
 }
 
 func errorResponses() map[string]any {
@@ -315,8 +316,9 @@ func (op apiOperation) render(r route, path string, known map[string]any) (map[s
 	// What any route can answer: an internal error; a route with a token,
 	// 401; a route taking a body, 413 above the limit, 415 for a media type
 	// it does not read and 503 when the server holds too many bodies at
-	// once.
-	errs = append(errs, 500)
+	// once; and 507 when the disk is full (any route may write: a GET
+	// records a sign-in or a delivery too).
+	errs = append(errs, 500, 507)
 	if r.access == authenticated {
 		errs = append(errs, 401)
 	}

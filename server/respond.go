@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -86,6 +87,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		e = errorf(http.StatusConflict, "The resource already exists.")
 	case errors.Is(err, errBodyTooLarge):
 		e = errorf(http.StatusRequestEntityTooLarge, "The request body is too large.")
+	case db.IsDiskFull(err):
+		noteDiskFull(r, err)
+		w.Header().Set("Retry-After", strconv.Itoa(diskFullRetrySeconds))
+		e = errorf(http.StatusInsufficientStorage, "The server's disk is full, so nothing can be saved right now. Your change was not saved; please try again later.")
 	default:
 		if r.Context().Err() != nil {
 			// The client went away; nobody reads this answer.
@@ -115,6 +120,32 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	writeJSON(w, e.Status, errorBody{Code: e.Code, Message: e.Message, Errors: e.Fields})
+}
+
+// diskFullRetrySeconds is the Retry-After of a 507: space comes back when
+// an operator frees it, so clients should not retry at once.
+const diskFullRetrySeconds = 60
+
+// diskFullLog keeps a full disk to one log line a minute, however many
+// writes it refuses (each would otherwise log its own).
+var diskFullLog struct {
+	sync.Mutex
+	last    time.Time
+	refused int
+}
+
+func noteDiskFull(r *http.Request, err error) {
+	diskFullLog.Lock()
+	diskFullLog.refused++
+	if !diskFullLog.last.IsZero() && time.Since(diskFullLog.last) < time.Minute {
+		diskFullLog.Unlock()
+		return
+	}
+	refused := diskFullLog.refused
+	diskFullLog.last, diskFullLog.refused = time.Now(), 0
+	diskFullLog.Unlock()
+	logger(r.Context()).ErrorContext(r.Context(), "the database's disk is full: writes are answered 507 until space is freed (reads go on)",
+		"err", err, "refused_since_last_line", refused, "request_id", requestID(r.Context()))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

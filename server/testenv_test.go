@@ -60,8 +60,14 @@ type testEnv struct {
 // newEnv starts a server; opts adjust its Config before it is built.
 func newEnv(t testing.TB, opts ...func(*Config)) *testEnv {
 	t.Helper()
+	return newEnvAt(t, filepath.Join(t.TempDir(), "test.db"), opts...)
+}
+
+// newEnvAt is newEnv with the database file at path.
+func newEnvAt(t testing.TB, path string, opts ...func(*Config)) *testEnv {
+	t.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, db.Options{Path: filepath.Join(t.TempDir(), "test.db"), Synchronous: "NORMAL", NodeID: -1})
+	store, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
