@@ -33,8 +33,7 @@ func (s *Server) sendEmailToken(ctx context.Context, q *db.Queries, e db.UserEma
 	if err := q.UserEmailSetToken(ctx, db.UserEmailSetTokenParams{TokenHash: &h, TokenExpiresAt: &exp, ID: e.ID, UserID: e.UserID}); err != nil {
 		return err
 	}
-	return s.mailer.send(ctx, q, message{Kind: "email", Recipient: e.Email, Subject: "Verify your e-mail address",
-		Body: fmt.Sprintf("Confirm that %s is yours: send this token as email_token in PATCH /users/@me/emails/%d within 24 hours.\nToken: %s\n", e.Email, e.ID, tok)})
+	return s.mailer.send(ctx, q, s.mailConfirmAddress(e, tok))
 }
 
 // userEmailGetOwn loads one of the caller's addresses; others' are 404.
@@ -89,8 +88,7 @@ func (s *Server) releaseUnverifiedClaims(ctx context.Context, q *db.Queries, own
 			}
 		}
 		if next, ok := nextSignInAddress(rest); ok {
-			err := s.mailer.send(ctx, q, message{Kind: "email", Recipient: next.Email, Subject: "An address was removed from your account",
-				Body: fmt.Sprintf("%s was never verified on your account, and its owner has now verified it on theirs, so it was removed from yours.\n", c.Email)})
+			err := s.mailer.send(ctx, q, s.mailAddressRemoved(next.Email, c.Email))
 			if err != nil {
 				return err
 			}

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -194,12 +193,7 @@ func (s *Server) inviteCreate(rq *request) error {
 			return err
 		}
 		if inv.Email != "" {
-			err := s.mailer.send(rq.ctx, q, message{
-				Kind: "email", Recipient: inv.Email,
-				Subject: fmt.Sprintf("You are invited to join %s", o.Name),
-				Body: fmt.Sprintf("You are invited to join the organisation %s. Sign in with this address verified and use the invite code %s (POST /invites/%s).",
-					o.Name, inv.Code, inv.Code),
-			})
+			err := s.mailer.send(rq.ctx, q, s.mailInvite(rq.user, o, inv))
 			if err != nil {
 				return err
 			}

@@ -49,7 +49,7 @@ func (e *testEnv) verifiedDomain(dns *fakeDNS, u *testUser, orgID, domain string
 	return id
 }
 
-var mailedCode = regexp.MustCompile(`/invites/([A-Za-z0-9_-]{10,})`)
+var mailedCode = regexp.MustCompile(`/app/join/([A-Za-z0-9_-]{10,})`)
 
 // mailedInviteCode reads the code of the newest invite mailed to addr.
 func (e *testEnv) mailedInviteCode(addr string) string {
