@@ -16,20 +16,36 @@ import (
 const testPublicURL = "https://work.example.com"
 
 // newestMail is the newest outbox row to recipient whose subject contains
-// subject.
+// subject, waiting for the first one (reset mails are sent after the answer).
 func (e *testEnv) newestMail(recipient, subject string) db.Outbox {
 	e.t.Helper()
-	rows, err := e.store.R.OutboxList(context.Background(), 1000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	for _, r := range rows {
-		if strings.EqualFold(r.Recipient, recipient) && strings.Contains(r.Subject, subject) {
-			return r
+	return e.nthMail(recipient, subject, 1)
+}
+
+// nthMail waits until there are n mails to recipient about subject and
+// returns the newest.
+func (e *testEnv) nthMail(recipient, subject string, n int) db.Outbox {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		rows, err := e.store.R.OutboxList(context.Background(), 1000)
+		if err != nil {
+			e.t.Fatal(err)
 		}
+		var found []db.Outbox
+		for _, r := range rows {
+			if strings.EqualFold(r.Recipient, recipient) && strings.Contains(r.Subject, subject) {
+				found = append(found, r)
+			}
+		}
+		if len(found) >= n {
+			return found[0]
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%d mails to %s about %q, want %d", len(found), recipient, subject, n)
+		}
+		time.Sleep(5 * time.Millisecond) // the poll interval
 	}
-	e.t.Fatalf("no mail to %s about %q", recipient, subject)
-	return db.Outbox{}
 }
 
 var (

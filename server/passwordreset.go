@@ -153,11 +153,15 @@ func (s *Server) forgotPost(rq *request) error {
 	s.failedGuess(rq, g)
 	u, err := s.store.R.UserGetByEmail(rq.ctx, p.Email)
 	if err == nil {
-		err = s.store.InTx(rq.ctx, func(q *db.Queries) error { return s.sendPasswordReset(rq.ctx, q, u, false) })
-	} else if db.IsNotFound(err) {
-		err = nil
-	}
-	if err != nil {
+		// Sent after the answer, so its time (an SMTP exchange takes up to
+		// seconds) does not tell whether the address has an account.
+		ctx := context.WithoutCancel(rq.ctx)
+		s.background(func() {
+			if err := s.store.InTx(ctx, func(q *db.Queries) error { return s.sendPasswordReset(ctx, q, u, false) }); err != nil {
+				s.log.ErrorContext(ctx, "password reset mail", "err", err, "request_id", requestID(ctx))
+			}
+		})
+	} else if !db.IsNotFound(err) {
 		return err
 	}
 	p.Mode = "sent"

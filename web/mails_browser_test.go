@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/boombuler/barcode/qr"
 	"github.com/chromedp/chromedp"
@@ -17,20 +18,25 @@ import (
 // outbox keeps what was sent when no SMTP server is set).
 func mailLink(t *testing.T, store *db.Store, recipient, subject string) string {
 	t.Helper()
-	rows, err := store.R.OutboxList(context.Background(), 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rows { // newest first
-		if strings.EqualFold(r.Recipient, recipient) && strings.Contains(r.Subject, subject) {
-			if r.Link == "" || !strings.Contains(r.Body, r.Link) || !strings.Contains(r.Html, "href=\"") {
-				t.Fatalf("the mail %q has no link in both parts: %q", r.Subject, r.Body)
-			}
-			return r.Link
+	// Reset mails go out after the page answers: wait for one.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		rows, err := store.R.OutboxList(context.Background(), 1000)
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, r := range rows { // newest first
+			if strings.EqualFold(r.Recipient, recipient) && strings.Contains(r.Subject, subject) {
+				if r.Link == "" || !strings.Contains(r.Body, r.Link) || !strings.Contains(r.Html, "href=\"") {
+					t.Fatalf("the mail %q has no link in both parts: %q", r.Subject, r.Body)
+				}
+				return r.Link
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no mail to %s about %q", recipient, subject)
+		}
+		time.Sleep(10 * time.Millisecond) // the poll interval
 	}
-	t.Fatalf("no mail to %s about %q", recipient, subject)
-	return ""
 }
 
 // qrMatches reports whether the drawn QR code (the dark cells of the row's
