@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) *cobra.Command {
 	var (
-		addr, dbPath, syncMode, smtpURL, issuerURL, audience                       string
+		addr, dbPath, syncMode, smtpURL, issuerURL, publicURL, audience            string
 		nodeID, maxBody, maxJSONBody, inFlightBody                                 int64
 		maxProjects, maxMembers, accountAttempts, addressAttempts, connsPerAddress int
 		registration, allowPrivateEgress                                           bool
@@ -149,7 +149,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 				MaxJSONBody: maxJSONBody, InFlightBody: inFlightBody,
 				MaxProjectsPerOrg: maxProjects, MaxMembersPerOrg: maxMembers, ExternalIssuers: ext,
 				SMTPURL: smtpURL, Logger: logger, AccountAttempts: accountAttempts, AddressAttempts: addressAttempts,
-				OAuthClients: clients,
+				OAuthClients: clients, PublicURL: publicURL,
 			})
 			if err != nil {
 				stopJobs()
@@ -223,6 +223,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 	f.StringArrayVar(&oauthClients, "oauth-client", nil, "client of /oauth/authorize as ID=REDIRECT_URI[,REDIRECT_URI...] (repeatable); public unless WORKSPACE_OAUTH_SECRET_<ID> holds its secret")
 	f.StringVar(&smtpURL, "smtp-url", "", "send mail through smtp://user:pass@host:port?from=addr (default: log and outbox)")
 	f.StringVar(&issuerURL, "issuer-url", "", "public base URL named in tokens (default: http://<addr>)")
+	f.StringVar(&publicURL, "public-url", "", "base URL people reach the app at, used for the links in mails (default: the issuer URL)")
 	f.StringVar(&audience, "audience", "workspace", "audience of the server's own access tokens")
 	f.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics on a listener of their own (off when empty)")
 	f.StringVar(&backupDir, "backup-dir", "", "take online backups into this directory on a schedule (off when empty)")

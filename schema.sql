@@ -91,6 +91,9 @@ CREATE TABLE outbox (
     body TEXT NOT NULL,
     created_at TEXT NOT NULL
 );
+-- Each mail's HTML part and its one link into the app (issue 36).
+ALTER TABLE outbox ADD COLUMN html TEXT NOT NULL DEFAULT '';
+ALTER TABLE outbox ADD COLUMN link TEXT NOT NULL DEFAULT '';
 
 CREATE TABLE organisations (
     id INTEGER PRIMARY KEY,
@@ -191,6 +194,15 @@ CREATE TABLE user_tokens (
     created_at TEXT NOT NULL,
     PRIMARY KEY (user_id, purpose)
 ) WITHOUT ROWID;
+
+-- Password reset links: one outstanding per account, the token hashed;
+-- using it deletes the row (single use), asking again replaces it.
+CREATE TABLE password_resets (
+    user_id INTEGER PRIMARY KEY REFERENCES users(id),
+    token_hash TEXT NOT NULL UNIQUE,
+    expires_at TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
 
 -- The TOTP secret the user's phone app holds (PUT /users/@me/qr/token). It
 -- must stay readable to check codes; it lives 24 hours.

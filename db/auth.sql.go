@@ -79,8 +79,8 @@ func (q *Queries) MetaPut(ctx context.Context, arg MetaPutParams) error {
 }
 
 const outboxCreate = `-- name: OutboxCreate :exec
-INSERT INTO outbox(id, kind, recipient, subject, body, created_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+INSERT INTO outbox(id, kind, recipient, subject, body, html, link, created_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
 `
 
 type OutboxCreateParams struct {
@@ -89,6 +89,8 @@ type OutboxCreateParams struct {
 	Recipient string
 	Subject   string
 	Body      string
+	Html      string
+	Link      string
 	CreatedAt string
 }
 
@@ -99,13 +101,15 @@ func (q *Queries) OutboxCreate(ctx context.Context, arg OutboxCreateParams) erro
 		arg.Recipient,
 		arg.Subject,
 		arg.Body,
+		arg.Html,
+		arg.Link,
 		arg.CreatedAt,
 	)
 	return err
 }
 
 const outboxList = `-- name: OutboxList :many
-SELECT id, kind, recipient, subject, body, created_at FROM outbox ORDER BY id DESC LIMIT ?1
+SELECT id, kind, recipient, subject, body, created_at, html, link FROM outbox ORDER BY id DESC LIMIT ?1
 `
 
 func (q *Queries) OutboxList(ctx context.Context, limit int64) ([]Outbox, error) {
@@ -124,6 +128,8 @@ func (q *Queries) OutboxList(ctx context.Context, limit int64) ([]Outbox, error)
 			&i.Subject,
 			&i.Body,
 			&i.CreatedAt,
+			&i.Html,
+			&i.Link,
 		); err != nil {
 			return nil, err
 		}

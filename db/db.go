@@ -906,6 +906,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.packageUpdateStmt, err = db.PrepareContext(ctx, packageUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query PackageUpdate: %w", err)
 	}
+	if q.passwordResetDeleteStmt, err = db.PrepareContext(ctx, passwordResetDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query PasswordResetDelete: %w", err)
+	}
+	if q.passwordResetGetStmt, err = db.PrepareContext(ctx, passwordResetGet); err != nil {
+		return nil, fmt.Errorf("error preparing query PasswordResetGet: %w", err)
+	}
+	if q.passwordResetPutStmt, err = db.PrepareContext(ctx, passwordResetPut); err != nil {
+		return nil, fmt.Errorf("error preparing query PasswordResetPut: %w", err)
+	}
 	if q.prefixCreateStmt, err = db.PrepareContext(ctx, prefixCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query PrefixCreate: %w", err)
 	}
@@ -1409,6 +1418,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.userOwnedOrganisationCountStmt, err = db.PrepareContext(ctx, userOwnedOrganisationCount); err != nil {
 		return nil, fmt.Errorf("error preparing query UserOwnedOrganisationCount: %w", err)
+	}
+	if q.userPasswordSetStmt, err = db.PrepareContext(ctx, userPasswordSet); err != nil {
+		return nil, fmt.Errorf("error preparing query UserPasswordSet: %w", err)
 	}
 	if q.userPhoneConfirmStmt, err = db.PrepareContext(ctx, userPhoneConfirm); err != nil {
 		return nil, fmt.Errorf("error preparing query UserPhoneConfirm: %w", err)
@@ -3035,6 +3047,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing packageUpdateStmt: %w", cerr)
 		}
 	}
+	if q.passwordResetDeleteStmt != nil {
+		if cerr := q.passwordResetDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing passwordResetDeleteStmt: %w", cerr)
+		}
+	}
+	if q.passwordResetGetStmt != nil {
+		if cerr := q.passwordResetGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing passwordResetGetStmt: %w", cerr)
+		}
+	}
+	if q.passwordResetPutStmt != nil {
+		if cerr := q.passwordResetPutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing passwordResetPutStmt: %w", cerr)
+		}
+	}
 	if q.prefixCreateStmt != nil {
 		if cerr := q.prefixCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing prefixCreateStmt: %w", cerr)
@@ -3875,6 +3902,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing userOwnedOrganisationCountStmt: %w", cerr)
 		}
 	}
+	if q.userPasswordSetStmt != nil {
+		if cerr := q.userPasswordSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userPasswordSetStmt: %w", cerr)
+		}
+	}
 	if q.userPhoneConfirmStmt != nil {
 		if cerr := q.userPhoneConfirmStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing userPhoneConfirmStmt: %w", cerr)
@@ -4458,6 +4490,9 @@ type Queries struct {
 	packageGetStmt                            *sql.Stmt
 	packageListByIDsStmt                      *sql.Stmt
 	packageUpdateStmt                         *sql.Stmt
+	passwordResetDeleteStmt                   *sql.Stmt
+	passwordResetGetStmt                      *sql.Stmt
+	passwordResetPutStmt                      *sql.Stmt
 	prefixCreateStmt                          *sql.Stmt
 	prefixDeleteStmt                          *sql.Stmt
 	prefixDrawStmt                            *sql.Stmt
@@ -4626,6 +4661,7 @@ type Queries struct {
 	userMembershipSetNotificationEmailStmt    *sql.Stmt
 	userOrganisationDomainsApprovedStmt       *sql.Stmt
 	userOwnedOrganisationCountStmt            *sql.Stmt
+	userPasswordSetStmt                       *sql.Stmt
 	userPhoneConfirmStmt                      *sql.Stmt
 	userSharedOrganisationsStmt               *sql.Stmt
 	userSharedRolesStmt                       *sql.Stmt
@@ -4976,6 +5012,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		packageGetStmt:                            q.packageGetStmt,
 		packageListByIDsStmt:                      q.packageListByIDsStmt,
 		packageUpdateStmt:                         q.packageUpdateStmt,
+		passwordResetDeleteStmt:                   q.passwordResetDeleteStmt,
+		passwordResetGetStmt:                      q.passwordResetGetStmt,
+		passwordResetPutStmt:                      q.passwordResetPutStmt,
 		prefixCreateStmt:                          q.prefixCreateStmt,
 		prefixDeleteStmt:                          q.prefixDeleteStmt,
 		prefixDrawStmt:                            q.prefixDrawStmt,
@@ -5144,6 +5183,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		userMembershipSetNotificationEmailStmt:    q.userMembershipSetNotificationEmailStmt,
 		userOrganisationDomainsApprovedStmt:       q.userOrganisationDomainsApprovedStmt,
 		userOwnedOrganisationCountStmt:            q.userOwnedOrganisationCountStmt,
+		userPasswordSetStmt:                       q.userPasswordSetStmt,
 		userPhoneConfirmStmt:                      q.userPhoneConfirmStmt,
 		userSharedOrganisationsStmt:               q.userSharedOrganisationsStmt,
 		userSharedRolesStmt:                       q.userSharedRolesStmt,

@@ -331,7 +331,7 @@ func (q *Queries) InductionRecordsForRevision(ctx context.Context, arg Induction
 }
 
 const inductionReminderCandidates = `-- name: InductionReminderCandidates :many
-SELECT ui.id, ui.due_at, u.email, r.name, r.hash,
+SELECT ui.id, ui.induction_id, ui.due_at, u.email, r.name, r.hash, o.name AS org_name, o.logo_hash AS org_logo_hash,
        CAST(coalesce((SELECT rec.induction_hash FROM induction_records rec
                       WHERE rec.induction_id = ui.induction_id AND rec.user_id = ui.user_id
                       ORDER BY rec.inducted_at DESC, rec.id DESC LIMIT 1), '') AS TEXT) AS record_hash,
@@ -348,10 +348,13 @@ ORDER BY ui.id
 
 type InductionReminderCandidatesRow struct {
 	ID              int64
+	InductionID     int64
 	DueAt           *string
 	Email           string
 	Name            string
 	Hash            string
+	OrgName         string
+	OrgLogoHash     *string
 	RecordHash      string
 	RecordExpiresAt *string
 }
@@ -369,10 +372,13 @@ func (q *Queries) InductionReminderCandidates(ctx context.Context) ([]InductionR
 		var i InductionReminderCandidatesRow
 		if err := rows.Scan(
 			&i.ID,
+			&i.InductionID,
 			&i.DueAt,
 			&i.Email,
 			&i.Name,
 			&i.Hash,
+			&i.OrgName,
+			&i.OrgLogoHash,
 			&i.RecordHash,
 			&i.RecordExpiresAt,
 		); err != nil {

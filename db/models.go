@@ -579,6 +579,15 @@ type Outbox struct {
 	Subject   string
 	Body      string
 	CreatedAt string
+	Html      string
+	Link      string
+}
+
+type PasswordReset struct {
+	UserID    int64
+	TokenHash string
+	ExpiresAt string
+	CreatedAt string
 }
 
 type PermissionGrant struct {

@@ -39,8 +39,8 @@ INSERT INTO user_identities(issuer, subject, user_id, created_at)
 VALUES (@issuer, @subject, @user_id, @created_at);
 
 -- name: OutboxCreate :exec
-INSERT INTO outbox(id, kind, recipient, subject, body, created_at)
-VALUES (@id, @kind, @recipient, @subject, @body, @created_at);
+INSERT INTO outbox(id, kind, recipient, subject, body, html, link, created_at)
+VALUES (@id, @kind, @recipient, @subject, @body, @html, @link, @created_at);
 
 -- name: OutboxList :many
 SELECT * FROM outbox ORDER BY id DESC LIMIT @limit;

@@ -374,6 +374,7 @@ var authorizeTemplate = template.Must(template.New("authorize").Parse(`<!doctype
 {{with index .Errors "password"}}<p class="err" id="password-error">Password {{.}}</p>{{end}}
 <button type="submit">{{if eq .Mode "register"}}Create account{{else}}Sign in{{end}}</button>
 </form>
+{{if eq .Mode "signin"}}<nav><a href="{{.ForgotURL}}">Forgot password?</a></nav>{{end}}
 {{if .Registration}}<nav>{{if eq .Mode "register"}}<a href="{{.SwitchURL}}">I have an account: sign in</a>{{else}}<a href="{{.SwitchURL}}">New here? Create an account</a>{{end}}</nav>{{end}}
 {{- end}}{{end}}
 </main></body></html>
@@ -383,6 +384,7 @@ var authorizeTemplate = template.Must(template.New("authorize").Parse(`<!doctype
 type authorizeView struct {
 	authorizePage
 	SwitchURL string
+	ForgotURL string // the reset pages, which link back to this one
 }
 
 func (s *Server) renderAuthorize(rq *request, status int, p authorizePage) error {
@@ -399,6 +401,8 @@ func (s *Server) renderAuthorize(rq *request, status int, p authorizePage) error
 				q.Set(k, val)
 			}
 		}
+		back := "/oauth/authorize?" + q.Encode()
+		v.ForgotURL = "/auth/forgot?" + url.Values{"email": {p.Email}, "next": {back}}.Encode()
 		if p.Mode == "signin" {
 			q.Set("screen_hint", "signup")
 		}

@@ -33,8 +33,22 @@ func (s *Server) sendEmailToken(ctx context.Context, q *db.Queries, e db.UserEma
 	if err := q.UserEmailSetToken(ctx, db.UserEmailSetTokenParams{TokenHash: &h, TokenExpiresAt: &exp, ID: e.ID, UserID: e.UserID}); err != nil {
 		return err
 	}
-	return s.mailer.send(ctx, q, message{Kind: "email", Recipient: e.Email, Subject: "Verify your e-mail address",
-		Body: fmt.Sprintf("Confirm that %s is yours: send this token as email_token in PATCH /users/@me/emails/%d within 24 hours.\nToken: %s\n", e.Email, e.ID, tok)})
+	return s.mailer.send(ctx, q, s.mailConfirmAddress(e, tok))
+}
+
+// Confirmation mails are limited like guesses (issue 36), so nobody can
+// make the server mail an address again and again: per account, per
+// address mailed (whoever asks) and per client; each mail spends one.
+func (s *Server) allowConfirmMail(rq *request, email string) error {
+	if err := s.allowSend(rq, guessOf("confirm_mail", userAccount(rq.user.ID))); err != nil {
+		return err
+	}
+	return s.allowSend(rq, guessOf("confirm_mail", email))
+}
+
+func (s *Server) spendConfirmMail(rq *request, email string) {
+	s.failedGuess(rq, guessOf("confirm_mail", userAccount(rq.user.ID)))
+	s.limits.account.spend("confirm_mail|"+strings.ToLower(email), s.clock())
 }
 
 // userEmailGetOwn loads one of the caller's addresses; others' are 404.
@@ -89,8 +103,7 @@ func (s *Server) releaseUnverifiedClaims(ctx context.Context, q *db.Queries, own
 			}
 		}
 		if next, ok := nextSignInAddress(rest); ok {
-			err := s.mailer.send(ctx, q, message{Kind: "email", Recipient: next.Email, Subject: "An address was removed from your account",
-				Body: fmt.Sprintf("%s was never verified on your account, and its owner has now verified it on theirs, so it was removed from yours.\n", c.Email)})
+			err := s.mailer.send(ctx, q, s.mailAddressRemoved(next.Email, c.Email))
 			if err != nil {
 				return err
 			}
@@ -133,6 +146,9 @@ func (s *Server) userEmailCreate(rq *request) error {
 	if !validEmail(email) {
 		return fieldError("email", "must be a valid e-mail address")
 	}
+	if err := s.allowConfirmMail(rq, email); err != nil {
+		return err
+	}
 	status := http.StatusCreated
 	var out db.UserEmail
 	err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
@@ -162,6 +178,9 @@ func (s *Server) userEmailCreate(rq *request) error {
 	if err != nil {
 		return err
 	}
+	if status == http.StatusCreated {
+		s.spendConfirmMail(rq, email)
+	}
 	return rq.json(status, toUserEmail(out))
 }
 
@@ -171,15 +190,28 @@ func (s *Server) userEmailResend(rq *request) error {
 	if err != nil {
 		return err
 	}
-	var e db.UserEmail
+	e, err := userEmailGetOwn(rq.ctx, s.store.R, rq.user.ID, id)
+	if err != nil {
+		return err
+	}
+	if !e.IsVerified {
+		if err := s.allowConfirmMail(rq, e.Email); err != nil {
+			return err
+		}
+	}
+	sent := false
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		if e, err = userEmailGetOwn(rq.ctx, q, rq.user.ID, id); err != nil || e.IsVerified {
 			return err
 		}
+		sent = true
 		return s.sendEmailToken(rq.ctx, q, e)
 	})
 	if err != nil {
 		return err
+	}
+	if sent {
+		s.spendConfirmMail(rq, e.Email)
 	}
 	return rq.json(http.StatusOK, toUserEmail(e))
 }

@@ -469,6 +469,8 @@ func (s *Server) notifyFleetSubscribers(ctx context.Context, q *db.Queries, w db
 	if err != nil {
 		return err
 	}
+	var actor db.User
+	var o db.Organisation
 	for _, r := range rows {
 		if r.IsMember {
 			a, err := authorize(ctx, q, r.ID, w.OrganisationID, workItemScopes(w))
@@ -479,9 +481,12 @@ func (s *Server) notifyFleetSubscribers(ctx context.Context, q *db.Queries, w db
 				continue
 			}
 		}
-		err := s.mailer.send(ctx, q, message{Kind: "email", Recipient: r.Email,
-			Subject: "New work item " + w.FormattedNumber + " on a fleet you follow",
-			Body:    "The work item " + w.FormattedNumber + " \"" + w.Title + "\" was created on a fleet you follow.\n"})
+		if actor.ID == 0 {
+			if actor, o, err = mailActorOrg(ctx, q, actorID, w.OrganisationID); err != nil {
+				return err
+			}
+		}
+		err := s.mailer.send(ctx, q, s.mailFleetWorkItem(r.Email, actor, o, w))
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"workspace/db"
@@ -29,7 +28,7 @@ func (s *Server) remindInductions(ctx context.Context, now time.Time) (int, erro
 			return err
 		}
 		for _, r := range rows {
-			kind, subject, body := reminderFor(r, now)
+			kind, when := reminderFor(r, now)
 			if kind == "" {
 				continue
 			}
@@ -40,7 +39,7 @@ func (s *Server) remindInductions(ctx context.Context, now time.Time) (int, erro
 			if n == 0 {
 				continue // already mailed today
 			}
-			if err := s.mailer.send(ctx, q, message{Kind: "email", Recipient: r.Email, Subject: subject, Body: body}); err != nil {
+			if err := s.mailer.send(ctx, q, s.mailInductionReminder(r, kind, when)); err != nil {
 				return err
 			}
 			sent++
@@ -50,8 +49,9 @@ func (s *Server) remindInductions(ctx context.Context, now time.Time) (int, erro
 	return sent, err
 }
 
-// reminderFor picks the one reminder an assignment gets now, if any.
-func reminderFor(r db.InductionReminderCandidatesRow, now time.Time) (kind, subject, body string) {
+// reminderFor picks the one reminder an assignment gets now, if any, and
+// the day it names (the expiry or the due date).
+func reminderFor(r db.InductionReminderCandidatesRow, now time.Time) (kind string, day time.Time) {
 	parse := func(s *string) (time.Time, bool) {
 		if s == nil {
 			return time.Time{}, false
@@ -66,21 +66,18 @@ func reminderFor(r db.InductionReminderCandidatesRow, now time.Time) (kind, subj
 	}
 	if completed {
 		if expiring && expires.Sub(now) <= remindExpiryWithin {
-			return "expiring", "Your induction expires soon: " + r.Name,
-				fmt.Sprintf("Your induction %q expires on %s. Complete it again before then.\n", r.Name, expires.Format("2006-01-02"))
+			return "expiring", expires
 		}
-		return "", "", ""
+		return "", time.Time{}
 	}
 	due, hasDue := parse(r.DueAt)
 	switch {
 	case hasDue && due.Before(now):
-		return "overdue", "Your induction is overdue: " + r.Name,
-			fmt.Sprintf("Your induction %q was due on %s. Please complete it now.\n", r.Name, due.Format("2006-01-02"))
+		return "overdue", due
 	case hasDue && due.Sub(now) <= remindDueWithin:
-		return "due", "Your induction is due soon: " + r.Name,
-			fmt.Sprintf("Your induction %q is due on %s.\n", r.Name, due.Format("2006-01-02"))
+		return "due", due
 	}
-	return "", "", ""
+	return "", time.Time{}
 }
 
 // remindDaily runs remindInductions once a day until ctx ends (serve).

@@ -3,13 +3,37 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"workspace/db"
 )
+
+// Why an invite cannot be used, in the error body's "reason" (openapi.yaml),
+// so the join page can say the true reason in plain words (issue 36).
+const (
+	reasonInviteNotFound   = "invite_not_found"
+	reasonInviteRevoked    = "invite_revoked"
+	reasonInviteExpired    = "invite_expired"
+	reasonInviteUsed       = "invite_used"
+	reasonOrganisationGone = "organisation_gone"
+	reasonBanned           = "banned"
+	reasonWrongEmail       = "wrong_email"
+	reasonEmailUnconfirmed = "email_unconfirmed"
+	reasonDomainRequired   = "domain_required"
+	reasonDomainRestricted = "domain_restricted"
+	reasonNoSeats          = "no_seats"
+)
+
+// refusal adds a machine-readable reason to an error's body.
+func refusal(e *Error, reason string) *Error {
+	if e.Extra == nil {
+		e.Extra = map[string]any{}
+	}
+	e.Extra["reason"] = reason
+	return e
+}
 
 // inviteTTL is how long an invite lasts when the request names no expiry.
 const inviteTTL = 7 * 24 * time.Hour
@@ -194,12 +218,7 @@ func (s *Server) inviteCreate(rq *request) error {
 			return err
 		}
 		if inv.Email != "" {
-			err := s.mailer.send(rq.ctx, q, message{
-				Kind: "email", Recipient: inv.Email,
-				Subject: fmt.Sprintf("You are invited to join %s", o.Name),
-				Body: fmt.Sprintf("You are invited to join the organisation %s. Sign in with this address verified and use the invite code %s (POST /invites/%s).",
-					o.Name, inv.Code, inv.Code),
-			})
+			err := s.mailer.send(rq.ctx, q, s.mailInvite(rq.user, o, inv))
 			if err != nil {
 				return err
 			}
@@ -255,11 +274,11 @@ func (s *Server) expired(inv db.Invite) bool {
 func inviteByCode(rq *request, q *db.Queries) (db.Invite, error) {
 	code := rq.params.ByName("code")
 	if len(code) < 10 || len(code) > 64 {
-		return db.Invite{}, notFound("The invite was not found.")
+		return db.Invite{}, refusal(notFound("The invite was not found."), reasonInviteNotFound)
 	}
 	inv, err := q.InviteGetByCode(rq.ctx, code)
 	if db.IsNotFound(err) {
-		return db.Invite{}, notFound("The invite was not found.")
+		return db.Invite{}, refusal(notFound("The invite was not found."), reasonInviteNotFound)
 	}
 	return inv, err
 }
@@ -296,11 +315,11 @@ func (s *Server) inviteGet(rq *request) error {
 			return err
 		}
 		if s.expired(inv) {
-			return notFound("The invite has expired.")
+			return refusal(notFound("The invite has expired."), reasonInviteExpired)
 		}
 		o, err := q.OrganisationGet(rq.ctx, inv.OrganisationID)
 		if db.IsNotFound(err) {
-			return notFound("The invite was not found.")
+			return refusal(notFound("The invite was not found."), reasonInviteNotFound)
 		}
 		if err != nil {
 			return err
@@ -444,14 +463,14 @@ func (s *Server) inviteUse(rq *request) error {
 			return err
 		}
 		if inv.Revoked {
-			return notFound("The invite has been revoked.")
+			return refusal(notFound("The invite has been revoked."), reasonInviteRevoked)
 		}
 		if s.expired(inv) {
-			return notFound("The invite has expired.")
+			return refusal(notFound("The invite has expired."), reasonInviteExpired)
 		}
 		o, err := q.OrganisationGet(rq.ctx, inv.OrganisationID)
 		if db.IsNotFound(err) {
-			return badRequest("The invite's organisation no longer exists.")
+			return refusal(badRequest("The invite's organisation no longer exists."), reasonOrganisationGone)
 		}
 		if err != nil {
 			return err
@@ -462,7 +481,7 @@ func (s *Server) inviteUse(rq *request) error {
 			return err
 		}
 		if banned > 0 {
-			return forbidden("You are banned from this organisation.")
+			return refusal(forbidden("You are banned from this organisation."), reasonBanned)
 		}
 		member, err := q.MemberExists(rq.ctx, db.MemberExistsParams{OrganisationID: o.ID, UserID: uid})
 		if err != nil {
@@ -476,7 +495,7 @@ func (s *Server) inviteUse(rq *request) error {
 			return err
 		}
 		if inv.Email != "" && inv.Status == "accepted" {
-			return notFound("The invite has already been used.")
+			return refusal(notFound("The invite has already been used."), reasonInviteUsed)
 		}
 		if max := s.cfg.MaxMembersPerOrg; max > 0 {
 			seats, err := q.OrganisationSeatCount(rq.ctx, o.ID)
@@ -484,7 +503,7 @@ func (s *Server) inviteUse(rq *request) error {
 				return err
 			}
 			if seats >= int64(max) {
-				return errorf(http.StatusTooManyRequests, "The organisation has no member seats left.")
+				return refusal(errorf(http.StatusTooManyRequests, "The organisation has no member seats left."), reasonNoSeats)
 			}
 		}
 		// auto_add admits users of a verified domain without the invite's
@@ -529,12 +548,16 @@ func (s *Server) inviteUse(rq *request) error {
 // with a verified address on one of its approved domains.
 func (s *Server) inviteEligible(ctx context.Context, q *db.Queries, inv db.Invite, o db.Organisation, uid int64) error {
 	if inv.Email != "" {
-		n, err := q.UserEmailVerifiedCount(ctx, db.UserEmailVerifiedCountParams{UserID: uid, Email: inv.Email})
-		if err != nil {
+		// The true reason matters to the person: a newcomer who registered
+		// with the invited address has only to confirm it.
+		e, err := q.UserEmailGetByAddress(ctx, db.UserEmailGetByAddressParams{UserID: uid, Email: inv.Email})
+		if db.IsNotFound(err) {
+			return refusal(forbidden("This invite is for another e-mail address."), reasonWrongEmail)
+		} else if err != nil {
 			return err
 		}
-		if n == 0 {
-			return forbidden("This invite is for another e-mail address.")
+		if !e.IsVerified {
+			return refusal(forbidden("Confirm your e-mail address first: the invite is for %s.", inv.Email), reasonEmailUnconfirmed)
 		}
 	}
 	if inv.Domain != "" {
@@ -543,7 +566,7 @@ func (s *Server) inviteEligible(ctx context.Context, q *db.Queries, inv db.Invit
 			return err
 		}
 		if n == 0 {
-			return forbidden("This invite needs a verified e-mail address on %s.", inv.Domain)
+			return refusal(forbidden("This invite needs a verified e-mail address on %s.", inv.Domain), reasonDomainRequired)
 		}
 	}
 	if o.RestrictEmailDomain {
@@ -552,7 +575,7 @@ func (s *Server) inviteEligible(ctx context.Context, q *db.Queries, inv db.Invit
 			return err
 		}
 		if n == 0 {
-			return forbidden("The organisation admits only verified e-mail addresses on its approved domains.")
+			return refusal(forbidden("The organisation admits only verified e-mail addresses on its approved domains."), reasonDomainRestricted)
 		}
 	}
 	return nil

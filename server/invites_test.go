@@ -49,7 +49,7 @@ func (e *testEnv) verifiedDomain(dns *fakeDNS, u *testUser, orgID, domain string
 	return id
 }
 
-var mailedCode = regexp.MustCompile(`/invites/([A-Za-z0-9_-]{10,})`)
+var mailedCode = regexp.MustCompile(`/app/join/([A-Za-z0-9_-]{10,})`)
 
 // mailedInviteCode reads the code of the newest invite mailed to addr.
 func (e *testEnv) mailedInviteCode(addr string) string {
@@ -353,4 +353,56 @@ func TestInviteMemberQuota(t *testing.T) {
 	// Removing a member frees a seat.
 	e.must(204, f.alice, "DELETE", acme+"/members/"+f.pen.ID, nil)
 	e.must(200, f.nobody, "POST", "/invites/"+code, nil)
+}
+
+// TestInviteRefusalReasons: each refusal carries a machine-readable reason
+// the join page words (issue 36), and an unconfirmed address is told apart
+// from another address.
+func TestInviteRefusalReasons(t *testing.T) {
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	create := func(body map[string]any) string {
+		t.Helper()
+		return e.must(201, f.alice, "POST", acme+"/invites", body).obj(t)["code"].(string)
+	}
+	e.must(201, f.alice, "POST", acme+"/invites", map[string]any{"email": "guest@example.org"})
+	mailed := e.mailedInviteCode("guest@example.org")
+	revoked := create(nil)
+	e.must(200, f.alice, "DELETE", "/invites/"+revoked, nil)
+	short := create(map[string]any{"expires_at": "2026-11-21T10:30:00Z"})
+	open := create(nil)
+	unconfirmed, other, guest := e.user("unconfirmed"), e.user("other"), e.user("guest")
+	e.addEmail(unconfirmed, "GUEST@example.org", false)
+	e.addEmail(guest, "guest@example.org", true)
+	e.exec(`INSERT INTO organisation_bans(organisation_id, user_id, banned_at, banned_by) VALUES (?, ?, ?, ?)`, mustID(f.acme), other.id, e.srv.nowText(), f.alice.id)
+	reason := func(want string) func(t *testing.T, r *testResponse) {
+		return wantKey("reason", want)
+	}
+	e.run(t, []scenario{
+		{name: "address not confirmed", as: unconfirmed, method: "POST", path: "/invites/" + mailed, want: 403, check: reason("email_unconfirmed")},
+		{name: "another address", as: f.nobody, method: "POST", path: "/invites/" + mailed, want: 403, check: reason("wrong_email")},
+		{name: "revoked", as: f.bob, method: "POST", path: "/invites/" + revoked, want: 404, check: reason("invite_revoked")},
+		{name: "unknown", as: f.bob, method: "POST", path: "/invites/NoSuchCode123", want: 404, check: reason("invite_not_found")},
+		{name: "unknown, shown", as: f.bob, method: "GET", path: "/invites/NoSuchCode123", want: 404, check: reason("invite_not_found")},
+		{name: "banned", as: other, method: "POST", path: "/invites/" + open, want: 403, check: reason("banned")},
+		{name: "already a member", as: f.bob, method: "POST", path: "/invites/" + open, want: 204},
+		{name: "the owner of the address joins", as: guest, method: "POST", path: "/invites/" + mailed, want: 200},
+		{name: "used", as: unconfirmed, method: "POST", path: "/invites/" + mailed, want: 403, check: reason("email_unconfirmed")},
+		{name: "a foreign manager cannot revoke it by id", as: f.mallory, method: "DELETE", path: "/invites/" + e.inviteID(mailed), want: 403},
+	})
+	e.clock.Advance(2 * time.Hour)
+	e.run(t, []scenario{
+		{name: "expired", as: f.bob, method: "POST", path: "/invites/" + short, want: 404, check: reason("invite_expired")},
+		{name: "expired, shown", as: f.bob, method: "GET", path: "/invites/" + short, want: 404, check: reason("invite_expired")},
+	})
+}
+
+// inviteID is the id of the invite with code.
+func (e *testEnv) inviteID(code string) string {
+	e.t.Helper()
+	var id int64
+	if err := e.store.Reader.QueryRow(`SELECT id FROM invites WHERE code = ?`, code).Scan(&id); err != nil {
+		e.t.Fatal(err)
+	}
+	return db.ID(id).String()
 }

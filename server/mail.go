@@ -1,13 +1,18 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
 	"net"
 	"net/smtp"
+	"net/textproto"
 	"net/url"
 	"strings"
 	"time"
@@ -15,12 +20,18 @@ import (
 	"workspace/db"
 )
 
-// message is one e-mail or SMS.
+// message is one e-mail or SMS. Body is the plain text; an e-mail with
+// HTML goes out as multipart/alternative (text first, so a reader that
+// shows one part shows the HTML and a plain one the text). Link is the one
+// place in the app the message sends its reader to, kept in the outbox.
+// mailText (mailtext.go) writes all three from one template.
 type message struct {
 	Kind      string // "email" or "sms"
 	Recipient string
 	Subject   string
 	Body      string
+	HTML      string // optional
+	Link      string // optional
 }
 
 // mailer delivers mail through SMTP when configured; otherwise every message
@@ -48,7 +59,7 @@ func (m *mailer) send(ctx context.Context, q *db.Queries, msg message) error {
 	m.log.Info("message queued in the outbox", "kind", msg.Kind, "to", msg.Recipient, "subject", msg.Subject)
 	return q.OutboxCreate(ctx, db.OutboxCreateParams{
 		ID: m.store.IDs.Next(), Kind: msg.Kind, Recipient: msg.Recipient,
-		Subject: msg.Subject, Body: msg.Body, CreatedAt: db.FormatTime(m.now()),
+		Subject: msg.Subject, Body: msg.Body, Html: msg.HTML, Link: msg.Link, CreatedAt: db.FormatTime(m.now()),
 	})
 }
 
@@ -114,10 +125,7 @@ func (m *mailer) sendSMTP(ctx context.Context, msg message) error {
 	if err != nil {
 		return err
 	}
-	clean := func(s string) string { return strings.NewReplacer("\r", " ", "\n", " ").Replace(s) }
-	_, err = fmt.Fprintf(w, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n",
-		clean(from), clean(msg.Recipient), mime.QEncoding.Encode("utf-8", clean(msg.Subject)), m.now().Format(time.RFC1123Z), msg.Body)
-	if err != nil {
+	if _, err := w.Write(m.compose(from, msg)); err != nil {
 		return err
 	}
 	if err := w.Close(); err != nil {
@@ -126,12 +134,46 @@ func (m *mailer) sendSMTP(ctx context.Context, msg message) error {
 	return c.Quit()
 }
 
+// compose writes the message's header and body: plain text alone, or
+// multipart/alternative with the HTML. Both parts are quoted-printable, so
+// long lines and non-ASCII names travel through any relay.
+func (m *mailer) compose(from string, msg message) []byte {
+	clean := func(s string) string { return strings.NewReplacer("\r", " ", "\n", " ").Replace(s) }
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMIME-Version: 1.0\r\n",
+		clean(from), clean(msg.Recipient), mime.QEncoding.Encode("utf-8", clean(msg.Subject)), m.now().Format(time.RFC1123Z))
+	part := func(w io.Writer, text string) {
+		qp := quotedprintable.NewWriter(w)
+		_, _ = qp.Write([]byte(strings.ReplaceAll(text, "\n", "\r\n")))
+		_ = qp.Close()
+	}
+	if msg.HTML == "" {
+		b.WriteString("Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n")
+		part(&b, msg.Body)
+		b.WriteString("\r\n")
+		return b.Bytes()
+	}
+	mw := multipart.NewWriter(&b)
+	fmt.Fprintf(&b, "Content-Type: multipart/alternative; boundary=%q\r\n\r\n", mw.Boundary())
+	for _, p := range []struct{ typ, text string }{{"text/plain", msg.Body}, {"text/html", msg.HTML}} {
+		w, _ := mw.CreatePart(textproto.MIMEHeader{
+			"Content-Type":              {p.typ + "; charset=utf-8"},
+			"Content-Transfer-Encoding": {"quoted-printable"},
+		})
+		part(w, p.text)
+	}
+	_ = mw.Close()
+	return b.Bytes()
+}
+
 type outboxJSON struct {
 	ID        db.ID  `json:"id"`
 	Kind      string `json:"kind"`
 	Recipient string `json:"recipient"`
 	Subject   string `json:"subject"`
 	Body      string `json:"body"`
+	HTML      string `json:"html"`
+	Link      string `json:"link"`
 	CreatedAt string `json:"created_at"`
 }
 
@@ -146,7 +188,7 @@ func (s *Server) outboxList(rq *request) error {
 	}
 	out := make([]outboxJSON, len(rows))
 	for i, r := range rows {
-		out[i] = outboxJSON{ID: db.ID(r.ID), Kind: r.Kind, Recipient: r.Recipient, Subject: r.Subject, Body: r.Body, CreatedAt: r.CreatedAt}
+		out[i] = outboxJSON{ID: db.ID(r.ID), Kind: r.Kind, Recipient: r.Recipient, Subject: r.Subject, Body: r.Body, HTML: r.Html, Link: r.Link, CreatedAt: r.CreatedAt}
 	}
 	return rq.json(200, out)
 }

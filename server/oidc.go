@@ -105,10 +105,15 @@ func (s *Server) createUser(ctx context.Context, email, passwordHash, first, las
 			}
 			return err
 		}
-		_, err = q.UserEmailCreate(ctx, db.UserEmailCreateParams{
+		e, err := q.UserEmailCreate(ctx, db.UserEmailCreateParams{
 			ID: s.store.IDs.Next(), UserID: u.ID, Email: email, IsPrimary: true, IsVerified: verified, CreatedAt: now,
 		})
-		return err
+		if err != nil || verified {
+			return err
+		}
+		// A new account's address is confirmed from the mail's link, so
+		// an invitation to it can be accepted (issue 36).
+		return s.sendEmailToken(ctx, q, e)
 	})
 	return u, err
 }

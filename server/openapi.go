@@ -177,6 +177,10 @@ var errorSchema = map[string]any{
 		"code":    map[string]any{"type": "integer"},
 		"message": map[string]any{"type": "string", "minLength": 1},
 		"errors":  map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
+		"reason": map[string]any{"type": "string", "description": "Why an invite cannot be used (POST and GET /invites/{code}), for the app to word: " +
+			"invite_not_found, invite_revoked, invite_expired, invite_used, organisation_gone, banned, " +
+			"wrong_email (the invite is for an address the caller does not have), email_unconfirmed (the caller has it but has not confirmed it), " +
+			"domain_required, domain_restricted, no_seats."},
 	},
 }
 

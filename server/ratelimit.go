@@ -179,6 +179,16 @@ func (s *Server) allowGuess(rq *request, g guess) error {
 	return errorf(http.StatusTooManyRequests, "Too many failed attempts; try again in %d seconds.", secs)
 }
 
+// allowSend is allowGuess for requests that make the server send a
+// message (reset and confirmation mails): the same buckets, its own words.
+func (s *Server) allowSend(rq *request, g guess) error {
+	err := s.allowGuess(rq, g)
+	if e, ok := err.(*Error); ok {
+		e.Message = "Too many messages were asked for; try again in " + rq.w.Header().Get("Retry-After") + " seconds."
+	}
+	return err
+}
+
 // failedGuess spends one attempt of the account and of the client address.
 func (s *Server) failedGuess(rq *request, g guess) {
 	now := s.clock()

@@ -32,12 +32,17 @@ func (s *Server) routes() []route {
 		{"POST", "/auth/register", public, s.register},
 		{"GET", "/oauth/authorize", public, s.authorizeGet},
 		{"POST", "/oauth/authorize", public, s.authorizePost},
+		{"GET", "/auth/forgot", public, s.forgotGet},
+		{"POST", "/auth/forgot", public, s.forgotPost},
+		{"GET", "/auth/reset", public, s.resetGet},
+		{"POST", "/auth/reset", public, s.resetPost},
 		{"POST", "/oauth/token", public, s.token},
 		{"POST", "/oauth/revoke", public, s.revoke},
 		{"GET", "/.well-known/openid-configuration", public, s.discovery},
 		{"GET", "/.well-known/jwks.json", public, s.jwks},
 		{"GET", "/oauth/userinfo", authenticated, s.userinfo},
 		{"GET", "/admin/outbox", authenticated, s.outboxList},
+		{"POST", "/admin/users/:id/password-reset", authenticated, s.adminPasswordReset},
 
 		// Users
 		{"GET", "/users/@me", authenticated, s.userMe},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
@@ -34,6 +35,9 @@ type Config struct {
 	// OAuthClients may use /oauth/authorize besides the built-in web
 	// client (WebClientID).
 	OAuthClients []OAuthClient
+	// PublicURL is the base of the links in mails: where people reach the
+	// app (behind a proxy, its outside address). Default: Issuer.
+	PublicURL string
 	// SMTPURL sends mail through smtp://user:pass@host:port?from=addr when set.
 	SMTPURL string
 	Logger  *slog.Logger
@@ -124,6 +128,13 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		cfg.Issuer = "http://127.0.0.1:8080"
 	}
 	cfg.Issuer = strings.TrimSuffix(cfg.Issuer, "/")
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = cfg.Issuer
+	}
+	cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
+	if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("--public-url %q: must be an http:// or https:// URL without a query", cfg.PublicURL)
+	}
 	if cfg.LookupTXT == nil {
 		cfg.LookupTXT = net.DefaultResolver.LookupTXT
 	}

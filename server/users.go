@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/subtle"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -366,8 +365,7 @@ func (s *Server) userDeleteMe(rq *request) error {
 			}); err != nil {
 				return err
 			}
-			return s.mailer.send(rq.ctx, q, message{Kind: "email", Recipient: u.Email, Subject: "Confirm account deletion",
-				Body: fmt.Sprintf("To delete your account, send this token as email_token in DELETE /users/@me within 24 hours.\nToken: %s\n", tok)})
+			return s.mailer.send(rq.ctx, q, s.mailConfirmDeletion(u, tok))
 		}
 		t, err := q.UserTokenGet(rq.ctx, db.UserTokenGetParams{UserID: u.ID, Purpose: tokenDelete})
 		if err != nil && !db.IsNotFound(err) {
@@ -379,7 +377,7 @@ func (s *Server) userDeleteMe(rq *request) error {
 		}
 		for _, del := range []func(context.Context, int64) error{
 			q.UserMembershipClearNotificationEmails, q.UserEmailDeleteForUser, q.RefreshTokenDeleteForUser,
-			q.UserIdentityDeleteForUser, q.UserTokenDeleteForUser, q.UserTotpDelete,
+			q.UserIdentityDeleteForUser, q.UserTokenDeleteForUser, q.UserTotpDelete, q.PasswordResetDelete,
 		} {
 			if err := del(rq.ctx, u.ID); err != nil {
 				return err

@@ -42,7 +42,8 @@ func (e *testEnv) messagesTo(recipient string) int {
 	return e.count(`SELECT count(*) FROM outbox WHERE recipient = ?`, recipient)
 }
 
-var secretRE = regexp.MustCompile(`(?m)^(?:Token|Code): (\S+)$`)
+// secretRE reads a mailed link's token or an SMS code.
+var secretRE = regexp.MustCompile(`(?m)[?&]token=([A-Za-z0-9_-]+)|^Code: (\S+)$`)
 
 // lastSecret is the token or code in the newest message to a recipient.
 func (e *testEnv) lastSecret(recipient string) string {
@@ -57,7 +58,10 @@ func (e *testEnv) lastSecret(recipient string) string {
 	if m == nil {
 		e.t.Fatalf("no token in message to %s: %q", recipient, body)
 	}
-	return m[1]
+	if m[1] != "" {
+		return m[1]
+	}
+	return m[2]
 }
 
 // grantUser gives a member a permission at organisation scope.

@@ -704,10 +704,15 @@ func (s *Server) notifyFollowers(ctx context.Context, q *db.Queries, w db.WorkIt
 	if err != nil {
 		return err
 	}
+	if len(rows) == 0 {
+		return nil
+	}
+	actor, o, err := mailActorOrg(ctx, q, actorID, w.OrganisationID)
+	if err != nil {
+		return err
+	}
 	for _, r := range rows {
-		err := s.mailer.send(ctx, q, message{Kind: "email", Recipient: r.Email,
-			Subject: "Work item " + w.FormattedNumber + " is now " + w.Status,
-			Body:    "The work item " + w.FormattedNumber + " \"" + w.Title + "\" you follow is now " + w.Status + ".\n"})
+		err := s.mailer.send(ctx, q, s.mailWorkItemStatus(r.Email, actor, o, w))
 		if err != nil {
 			return err
 		}
