@@ -461,6 +461,8 @@ func TestCommands(t *testing.T) {
 		{"issuer not a URL", []string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0", "--oidc-issuer", "id.example.com", "--oidc-audience", "a"}},
 		{"bad smtp url", []string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0", "--smtp-url", "mail.example.com"}},
 		{"bad listen address", []string{"serve", "--db", dbPath, "--addr", "not-an-address"}},
+		{"public url not http", []string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0", "--public-url", "work.example.com"}},
+		{"public url with a query", []string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0", "--public-url", "https://work.example.com/?x=1"}},
 		{"backup without --out", []string{"backup", "--db", dbPath}},
 		{"backup of a missing database", []string{"backup", "--db", filepath.Join(dir, "missing.db"), "--out", filepath.Join(dir, "x.db")}},
 		{"backup onto the database", []string{"backup", "--db", dbPath, "--out", dbPath}},
