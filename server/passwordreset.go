@@ -54,7 +54,7 @@ var resetTemplate = template.Must(template.New("reset").Parse(`<!doctype html>
 <p>Changing it signs you out on every device.</p>
 {{- else if eq .Mode "done"}}
 <h1>Password changed</h1>
-<p role="status">Your password is changed, and you were signed out on every device. Sign in with the new password.</p>
+<p role="status">Your password is changed, and you were signed out on every device. Sign in with the new password, here or in the app you use.</p>
 <nav><a href="{{.Next}}">Sign in</a></nav>
 {{- else if eq .Mode "sent"}}
 <h1>Check your mail</h1>
