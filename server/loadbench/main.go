@@ -8,6 +8,11 @@
 // ceiling's GET measured in the same run.
 //
 //	go run ./server/loadbench [-projects 10000] [-members 50] [-conns 50] [-duration 10s] [-rounds 2]
+//
+// With -soak 10m it instead holds a fixed mixed rate (-rate, reads, lists,
+// creates, cell edits and uploads) for that long and prints the server's
+// memory and p99 every -soak-every (soak.go); it fails on an error or on
+// memory growth over -soak-max-growth.
 package main
 
 import (
@@ -47,15 +52,23 @@ func main() {
 		only        = flag.String("only", "", "run only the operations whose name contains this")
 		clauses     = flag.Int("clauses", 10000, "clauses of the document the cell edits change (0: no document)")
 		profile     = flag.String("profile", "", "write a CPU profile of the server for each operation of the last round to this directory")
+		soakFor     = flag.Duration("soak", 0, "instead of the throughput rounds, hold -rate requests/s of a mixed load for this long (e.g. 10m) and sample memory and p99")
+		rate        = flag.Int("rate", 300, "the soak's requests per second")
+		every       = flag.Duration("soak-every", 10*time.Second, "the soak's sampling interval")
+		maxGrowth   = flag.Float64("soak-max-growth", 0.20, "the soak fails when memory at the end exceeds the sample after the first minute (a third of a shorter soak) by more than this fraction")
 	)
 	flag.Parse()
-	if err := run(*bin, *projects, *members, *clauses, *conns, *duration, *synchronous, *keep, *rounds, *only, *profile); err != nil {
+	var sc *soakConfig
+	if *soakFor > 0 {
+		sc = &soakConfig{duration: *soakFor, every: *every, rate: *rate, conns: *conns, profileDir: *profile, maxGrowth: *maxGrowth}
+	}
+	if err := run(*bin, *projects, *members, *clauses, *conns, *duration, *synchronous, *keep, *rounds, *only, *profile, sc); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Duration, synchronous string, keep bool, rounds int, only, profileDir string) error {
+func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Duration, synchronous string, keep bool, rounds int, only, profileDir string, sc *soakConfig) error {
 	dir, err := os.MkdirTemp("", "loadbench-")
 	if err != nil {
 		return err
@@ -73,24 +86,27 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 			return fmt.Errorf("build: %w", err)
 		}
 	}
-	ceilingBin := filepath.Join(dir, "ceiling")
-	build := exec.Command("go", "build", "-o", ceilingBin, "./server/loadbench/ceiling")
-	build.Dir = moduleRoot()
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build ceiling: %w", err)
+	var ceiling *exec.Cmd
+	var ceilingAddr string
+	if sc == nil { // the soak measures the service alone
+		ceilingBin := filepath.Join(dir, "ceiling")
+		build := exec.Command("go", "build", "-o", ceilingBin, "./server/loadbench/ceiling")
+		build.Dir = moduleRoot()
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build ceiling: %w", err)
+		}
+		if ceilingAddr, err = freeAddr(); err != nil {
+			return err
+		}
+		ceiling = exec.Command(ceilingBin, "-addr", ceilingAddr, "-db", filepath.Join(dir, "ceiling.db"), "-rows", strconv.Itoa(nProjects))
+		ceiling.Stdout, ceiling.Stderr = io.Discard, os.Stderr
+		if err := ceiling.Start(); err != nil {
+			return err
+		}
+		defer func() { _ = ceiling.Process.Kill(); _ = ceiling.Wait() }()
 	}
-	ceilingAddr, err := freeAddr()
-	if err != nil {
-		return err
-	}
-	ceiling := exec.Command(ceilingBin, "-addr", ceilingAddr, "-db", filepath.Join(dir, "ceiling.db"), "-rows", strconv.Itoa(nProjects))
-	ceiling.Stdout, ceiling.Stderr = io.Discard, os.Stderr
-	if err := ceiling.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = ceiling.Process.Kill(); _ = ceiling.Wait() }()
 	addr, err := freeAddr()
 	if err != nil {
 		return err
@@ -127,8 +143,10 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 	if err := c.waitHealthy(30 * time.Second); err != nil {
 		return err
 	}
-	if err := (&client{base: "http://" + ceilingAddr, http: c.http}).waitHealthy(30 * time.Second); err != nil {
-		return fmt.Errorf("ceiling: %w", err)
+	if ceiling != nil {
+		if err := (&client{base: "http://" + ceilingAddr, http: c.http}).waitHealthy(30 * time.Second); err != nil {
+			return fmt.Errorf("ceiling: %w", err)
+		}
 	}
 	start := time.Now()
 	fx, err := seed(c, nProjects, nMembers, conns)
@@ -145,6 +163,10 @@ func run(bin string, nProjects, nMembers, nClauses, conns int, duration time.Dur
 		fmt.Printf("seeded a document of %d clauses in %s; server peak so far%s MB\n", nClauses, time.Since(start).Round(time.Millisecond), peakSoFar(srv.Process.Pid))
 	}
 	fmt.Println()
+	if sc != nil {
+		sc.metricsAddr = metricsAddr
+		return soak(addr, srv.Process.Pid, fx, doc, nProjects, *sc)
+	}
 
 	// The measured phase uses raw keep-alive connections and pre-built
 	// requests, as wrk does: net/http's client cost more CPU than the server
