@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"workspace/db"
@@ -104,8 +105,13 @@ type accessCache struct {
 	// pages keeps the ids each list query matches (lists.go), rows the
 	// project list rows read, encoded (projectPartials), visible what a
 	// caller sees of a layer (visibleFor).
-	pages   genCache[string, []int64]
-	rows    genCache[int64, []byte]
+	pages genCache[string, []int64]
+	rows  genCache[int64, []byte]
+	// paged counts the index entries each list query read from the
+	// database in this generation instead of filling pages (fillPays);
+	// fills counts fills, for the tests.
+	paged   genCache[string, int64]
+	fills   atomic.Int64
 	visible genCache[visibilityKey, visibility]
 	// tagged serves write transactions, which the generation cannot (every
 	// write batch moves it): a standing is reused while the organisation's
