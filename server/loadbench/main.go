@@ -9,8 +9,8 @@
 //
 //	go run ./server/loadbench [-projects 10000] [-members 50] [-conns 50] [-duration 10s] [-rounds 2]
 //
-// With -soak 10m it instead holds a fixed mixed rate (-rate, reads, lists,
-// creates, cell edits and uploads) for that long and prints the server's
+// With -soak it instead holds a fixed mixed rate (-rate, reads, lists,
+// creates, cell edits and uploads) for -soak-for (10m) and prints the server's
 // memory and p99 every -soak-every (soak.go); it fails on an error or on
 // memory growth over -soak-max-growth.
 package main
@@ -52,14 +52,15 @@ func main() {
 		only        = flag.String("only", "", "run only the operations whose name contains this")
 		clauses     = flag.Int("clauses", 10000, "clauses of the document the cell edits change (0: no document)")
 		profile     = flag.String("profile", "", "write a CPU profile of the server for each operation of the last round to this directory")
-		soakFor     = flag.Duration("soak", 0, "instead of the throughput rounds, hold -rate requests/s of a mixed load for this long (e.g. 10m) and sample memory and p99")
+		soakOn      = flag.Bool("soak", false, "instead of the throughput rounds, hold -rate requests/s of a mixed load for -soak-for and sample memory and p99")
+		soakFor     = flag.Duration("soak-for", 10*time.Minute, "how long the soak lasts")
 		rate        = flag.Int("rate", 300, "the soak's requests per second")
 		every       = flag.Duration("soak-every", 10*time.Second, "the soak's sampling interval")
 		maxGrowth   = flag.Float64("soak-max-growth", 0.20, "the soak fails when memory at the end exceeds the sample after the first minute (a third of a shorter soak) by more than this fraction")
 	)
 	flag.Parse()
 	var sc *soakConfig
-	if *soakFor > 0 {
+	if *soakOn {
 		sc = &soakConfig{duration: *soakFor, every: *every, rate: *rate, conns: *conns, profileDir: *profile, maxGrowth: *maxGrowth}
 	}
 	if err := run(*bin, *projects, *members, *clauses, *conns, *duration, *synchronous, *keep, *rounds, *only, *profile, sc); err != nil {
