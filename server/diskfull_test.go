@@ -34,8 +34,7 @@ func TestDiskFull(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		limit(pages + 8)
-		checkDiskFull(t, e, &logs, func() { limit(1 << 30) })
+		checkDiskFull(t, e, &logs, func() { limit(pages + 8) }, func() { limit(1 << 30) })
 	})
 	t.Run("tmpfs", func(t *testing.T) {
 		dir := t.TempDir()
@@ -48,21 +47,22 @@ func TestDiskFull(t *testing.T) {
 		e := newEnvAt(t, filepath.Join(dir, "test.db"), func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 		// Fill what is left with a file, as another program would.
 		filler := filepath.Join(dir, "filler")
-		f, err := os.Create(filler)
-		if err != nil {
-			t.Fatal(err)
-		}
-		block := make([]byte, 64<<10)
-		for {
-			if _, err := f.Write(block); err != nil {
-				if !errors.Is(err, syscall.ENOSPC) {
-					t.Fatalf("filling: %v", err)
-				}
-				break
-			}
-		}
-		f.Close()
 		checkDiskFull(t, e, &logs, func() {
+			f, err := os.Create(filler)
+			if err != nil {
+				t.Fatal(err)
+			}
+			block := make([]byte, 64<<10)
+			for {
+				if _, err := f.Write(block); err != nil {
+					if !errors.Is(err, syscall.ENOSPC) {
+						t.Fatalf("filling: %v", err)
+					}
+					break
+				}
+			}
+			f.Close()
+		}, func() {
 			if err := os.Remove(filler); err != nil {
 				t.Fatal(err)
 			}
@@ -70,14 +70,16 @@ func TestDiskFull(t *testing.T) {
 	})
 }
 
-// checkDiskFull writes until the disk is full, then checks the answers,
-// frees space with free and checks that writes work again.
-func checkDiskFull(t *testing.T, e *testEnv, logs *syncBuffer, free func()) {
+// checkDiskFull fills the disk with fill, writes until a write is refused,
+// checks the answers, frees space with free and checks that writes work
+// again.
+func checkDiskFull(t *testing.T, e *testEnv, logs *syncBuffer, fill, free func()) {
 	diskFullLog.Lock()
 	diskFullLog.last, diskFullLog.refused = time.Time{}, 0
 	diskFullLog.Unlock()
 	alice := e.user("alice")
 	acme := "/organisations/" + e.org(alice, "Acme")
+	fill()
 	name := strings.Repeat("A project with a long name to fill pages ", 4)
 	var full *testResponse
 	for i := 0; i < 20_000; i++ {
