@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -266,4 +267,62 @@ func TestCancelledCallerCannotAbortOthers(t *testing.T) {
 	if !metaKeys(t, s)["k-stays"] {
 		t.Fatal("the member that stayed was not committed")
 	}
+}
+
+// TestGroupCommitDiskFull: when the database cannot grow (max_page_count
+// on the writer stands in for a full disk), every member of the shared
+// transactions fails with an error IsDiskFull knows (never a bare "rolled
+// back"), none of them is half-written, and the writer commits again as
+// soon as there is room, with no restart.
+func TestGroupCommitDiskFull(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	var pages int64
+	if err := s.Writer.QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Writer.Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages+4)); err != nil {
+		t.Fatal(err)
+	}
+	big := string(make([]byte, 3000))
+	var wg sync.WaitGroup
+	errs := make([]error, 48)
+	for i := range errs {
+		wg.Go(func() {
+			errs[i] = s.InTx(ctx, func(q *Queries) error {
+				key := fmt.Sprintf("k%02d", i)
+				if err := q.MetaPut(ctx, MetaPutParams{Key: key, Value: big}); err != nil {
+					return err
+				}
+				return q.MetaPut(ctx, MetaPutParams{Key: key + "-pair", Value: big})
+			})
+		})
+	}
+	wg.Wait()
+	full := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case IsDiskFull(err):
+			full++
+		default:
+			t.Errorf("member %d: %v, want a full-disk error or success", i, err)
+		}
+	}
+	if full == 0 {
+		t.Fatal("48 writes of 6 KB each fitted in 4 pages")
+	}
+	keys := metaKeys(t, s)
+	for k := range keys {
+		if base, ok := strings.CutSuffix(k, "-pair"); ok && !keys[base] || !ok && !keys[k+"-pair"] {
+			t.Fatalf("half a transaction committed: %s", k)
+		}
+	}
+	if _, err := s.Writer.Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InTx(ctx, func(q *Queries) error { return q.MetaPut(ctx, MetaPutParams{Key: "k-after", Value: big}) }); err != nil {
+		t.Fatalf("after room returned: %v", err)
+	}
+	t.Logf("%d of 48 writes refused as disk full, %d committed", full, len(errs)-full)
 }
