@@ -1,0 +1,175 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"go.yaml.in/yaml/v3"
+)
+
+// TestOpenAPIKinStrict: the served document loads and validates in
+// kin-openapi (a second, stricter reader than libopenapi: it refuses
+// keywords it does not know in places OpenAPI fixes, unknown formats and
+// examples that break their schema), with no allowances.
+func TestOpenAPIKinStrict(t *testing.T) {
+	d, err := apiDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(d.json)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !doc.IsOpenAPI31OrLater() {
+		t.Fatalf("kin-openapi read version %q as before 3.1", doc.OpenAPI)
+	}
+	if err := doc.Validate(context.Background(), openapi3.EnableMultiError()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// schemaKeywords are the JSON Schema 2020-12 and OpenAPI 3.1 keywords the
+// description may use. YAML's flow mappings end a plain scalar at a comma,
+// so "{description: a, b}" silently becomes a description "a" and a
+// keyword "b" with a null value: the lint refuses both.
+var schemaKeywords = map[string]bool{
+	"$ref": true, "$defs": true, "$comment": true,
+	"type": true, "enum": true, "const": true, "format": true, "pattern": true,
+	"title": true, "description": true, "default": true, "examples": true, "example": true,
+	"deprecated": true, "readOnly": true, "writeOnly": true,
+	"minLength": true, "maxLength": true, "minimum": true, "maximum": true,
+	"exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
+	"minItems": true, "maxItems": true, "uniqueItems": true, "items": true, "prefixItems": true,
+	"contains": true, "minContains": true, "maxContains": true,
+	"properties": true, "required": true, "additionalProperties": true, "patternProperties": true,
+	"propertyNames": true, "minProperties": true, "maxProperties": true,
+	"dependentRequired": true, "dependentSchemas": true,
+	"unevaluatedProperties": true, "unevaluatedItems": true,
+	"allOf": true, "anyOf": true, "oneOf": true, "not": true, "if": true, "then": true, "else": true,
+	"contentMediaType": true, "contentEncoding": true, "discriminator": true,
+}
+
+// lintSchema returns the problems of one schema of openapi.yaml (at where):
+// keywords with a null value, keywords JSON Schema does not know and empty
+// schemas, which describe nothing.
+func lintSchema(where string, v any) []string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		if _, isBool := v.(bool); isBool {
+			return nil
+		}
+		return []string{fmt.Sprintf("%s: %v is not a schema", where, v)}
+	}
+	if len(m) == 0 {
+		return []string{where + ": an empty schema says nothing (give a type, or a description of what it may hold)"}
+	}
+	var out []string
+	for k, sub := range m {
+		at := where + "." + k
+		switch {
+		case sub == nil:
+			out = append(out, at+": null value (an unquoted comma in a {...} mapping?)")
+			continue
+		case strings.HasPrefix(k, "x-"):
+			continue
+		case !schemaKeywords[k]:
+			out = append(out, at+": not a JSON Schema keyword (an unquoted comma or colon in a {...} mapping?)")
+			continue
+		}
+		switch k {
+		case "properties", "patternProperties", "$defs", "dependentSchemas":
+			props, ok := sub.(map[string]any)
+			if !ok {
+				out = append(out, at+": not a map of schemas")
+				continue
+			}
+			for name, p := range props {
+				out = append(out, lintSchema(at+"."+name, p)...)
+			}
+		case "items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
+			"unevaluatedProperties", "unevaluatedItems":
+			out = append(out, lintSchema(at, sub)...)
+		case "allOf", "anyOf", "oneOf", "prefixItems":
+			l, ok := sub.([]any)
+			if !ok {
+				out = append(out, at+": not a list of schemas")
+				continue
+			}
+			for i, s := range l {
+				out = append(out, lintSchema(fmt.Sprintf("%s[%d]", at, i), s)...)
+			}
+		}
+	}
+	return out
+}
+
+// TestOpenAPISchemaLint: every schema of openapi.yaml, named or inline in
+// an operation, uses known keywords with values (lintSchema).
+func TestOpenAPISchemaLint(t *testing.T) {
+	var src apiSource
+	if err := yaml.Unmarshal(openAPISource, &src); err != nil {
+		t.Fatal(err)
+	}
+	var problems []string
+	for name, s := range src.Schemas {
+		problems = append(problems, lintSchema("schemas."+name, s)...)
+	}
+	inline := func(where string, v any) {
+		if m, ok := v.(map[string]any); ok {
+			if isMediaTypes(m) {
+				for mt, s := range m {
+					if s, ok := s.(map[string]any); ok {
+						problems = append(problems, lintSchema(where+"["+mt+"]", s)...)
+					}
+				}
+				return
+			}
+			problems = append(problems, lintSchema(where, m)...)
+		}
+	}
+	for key, op := range src.Operations {
+		inline(key+" body", op.Body)
+		for status, b := range op.OK {
+			inline(fmt.Sprintf("%s %d", key, status), b)
+		}
+	}
+	for name, p := range src.Parameters {
+		if pm, ok := p.(map[string]any); ok {
+			problems = append(problems, lintSchema("parameters."+name+".schema", pm["schema"])...)
+		}
+	}
+	slices.Sort(problems)
+	for _, p := range problems {
+		t.Error("server/openapi.yaml: " + p)
+	}
+}
+
+// TestOpenAPISchemaLintRefuses: the lint catches what a misplaced comma
+// does (mutation check of the lint itself).
+func TestOpenAPISchemaLintRefuses(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{`{type: object, properties: {order: {type: integer, description: position, from 0}}}`, "from 0: null value"},
+		{`{type: object, properties: {a: {type: string, description: x, see: y}}}`, "see: not a JSON Schema keyword"},
+		{`{type: object, properties: {record: {}}}`, "record: an empty schema"},
+		{`{type: array, items: {type: string, nullable}}`, "nullable: null value"},
+	} {
+		var v any
+		if err := yaml.Unmarshal([]byte(tc.yaml), &v); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(lintSchema("s", v), "\n")
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: got %q, want %q", tc.yaml, got, tc.want)
+		}
+	}
+	var ok any
+	_ = yaml.Unmarshal([]byte(`{type: object, required: [a], properties: {a: {type: string, description: "a, b"}}}`), &ok)
+	if p := lintSchema("s", ok); len(p) != 0 {
+		t.Errorf("a quoted comma refused: %v", p)
+	}
+}
