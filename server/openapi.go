@@ -36,6 +36,9 @@ type apiSource struct {
 // apiOperation is one operation of openapi.yaml.
 type apiOperation struct {
 	Summary string `yaml:"summary"`
+	// Description says what the body's schema cannot: rules that depend
+	// on stored objects (a type's ephemerality) or on other fields.
+	Description string `yaml:"description"`
 	// Query names query parameters: a name of the parameters block, or
 	// any other name as an optional string.
 	Query []string `yaml:"query"`
@@ -282,6 +285,9 @@ func (op apiOperation) render(r route, path string, known map[string]any) (map[s
 	}
 	if op.Summary != "" {
 		o["summary"] = op.Summary
+	}
+	if op.Description != "" {
+		o["description"] = op.Description
 	}
 	var params []any
 	for _, m := range routeParam.FindAllStringSubmatch(r.path, -1) {
