@@ -42,6 +42,8 @@ var bodyExceptions = map[string]string{
 	// The browser's sign-in form answers pages, and which parameters it
 	// needs depends on action (sign in or register) and the client.
 	"POST /oauth/authorize": "a browser form answered with pages",
+	"POST /auth/forgot":     "a browser form answered with pages",
+	"POST /auth/reset":      "a browser form answered with pages; needs a mailed reset token",
 	// RFC 6749: which parameters a grant needs depends on grant_type, and
 	// the errors are RFC 6749's (invalid_request, invalid_grant), naming no
 	// field.
