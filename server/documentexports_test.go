@@ -173,6 +173,24 @@ func TestDocumentExportXLSX(t *testing.T) {
 			}
 		}
 	}
+	// Layout: typed cells, bold frozen filtered header, fitted ordered
+	// widths; printed landscape on A4, fitted to the page width, the header
+	// repeated on every page; a two-line clause gets a two-line row.
+	for _, sheet := range []string{"Sheet 1", "Annex _1_"} {
+		checkXLSXLayout(t, r.Body, x, sheet, map[string]string{"A2": "text", "B2": "text"})
+		pl, err := x.GetPageLayout(sheet)
+		if err != nil || pl.Orientation == nil || *pl.Orientation != "landscape" || pl.FitToWidth == nil || *pl.FitToWidth != 1 ||
+			pl.FitToHeight == nil || *pl.FitToHeight != 0 || pl.Size == nil || *pl.Size != 9 {
+			t.Errorf("%s page layout %+v %v", sheet, pl, err)
+		}
+		if props, _ := x.GetSheetProps(sheet); props.FitToPage == nil || !*props.FitToPage {
+			t.Errorf("%s not fitted to the page", sheet)
+		}
+	}
+	checkXLSXLayout(t, r.Body, x, "Sheet 1", map[string]string{"C2": "number", "G2": "bool", "H2": "date", "I2": "text"})
+	if h, _ := x.GetRowHeight("Sheet 1", 3); h < 2*xlsxLineHeight {
+		t.Errorf("a two-line clause has a row %v high", h)
+	}
 	// Raw values: numbers are numbers (the format only shows them), texts
 	// that look like formulas are plain strings, never formulas.
 	raw := func(cell string) string {
