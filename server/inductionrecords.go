@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-
 	"workspace/db"
 )
 
