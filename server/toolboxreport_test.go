@@ -76,7 +76,7 @@ func TestToolboxReport(t *testing.T) {
 	if strings.Contains(doc, "rIdSig2") {
 		t.Errorf("a declaration got a signature image")
 	}
-	convertWithLibreOffice(t, r.Body)
+	screenshot(t, convertWithLibreOffice(t, r.Body), "toolbox-report")
 }
 
 func wellFormed(s string) error {
@@ -94,21 +94,37 @@ func wellFormed(s string) error {
 
 // convertWithLibreOffice opens the document in LibreOffice and converts it
 // to PDF: the proof that a real word processor reads it. .ci/run installs it.
-func convertWithLibreOffice(t *testing.T, docx []byte) {
+// It answers the PDF's path.
+func convertWithLibreOffice(t *testing.T, docx []byte) string {
+	t.Helper()
+	pdf, _ := officePDF(t, docx, "docx")
+	return pdf
+}
+
+// officePDF converts a file (docx, xlsx, csv) to PDF with LibreOffice
+// headless (a profile of its own, so parallel runs do not collide) and
+// reads its text with pdftotext -layout: the PDF's path and its pages'
+// text. It skips only when LibreOffice is absent.
+func officePDF(t *testing.T, data []byte, ext string) (string, []string) {
 	t.Helper()
 	bin, err := exec.LookPath("soffice")
 	if err != nil {
 		if bin, err = exec.LookPath("libreoffice"); err != nil {
-			t.Skip("LibreOffice is not installed (apt-get install libreoffice-writer-nogui): the DOCX was checked as a ZIP only")
+			t.Skip("LibreOffice is not installed (apt-get install libreoffice-writer-nogui libreoffice-calc-nogui): the file was checked as a ZIP only")
 		}
 	}
 	dir := t.TempDir()
-	in := filepath.Join(dir, "report.docx")
-	if err := os.WriteFile(in, docx, 0o600); err != nil {
+	in := filepath.Join(dir, "export."+ext)
+	if err := os.WriteFile(in, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--headless", "--norestore", "-env:UserInstallation=file://"+filepath.Join(dir, "profile"),
-		"--convert-to", "pdf", "--outdir", dir, in)
+	args := []string{"--headless", "--norestore", "-env:UserInstallation=file://" + filepath.Join(dir, "profile")}
+	if ext == "csv" {
+		// comma, double quote, UTF-8 (76): the headless converter does not
+		// detect the byte-order mark as the import dialog (and Excel) do
+		args = append(args, "--infilter=CSV:44,34,76,1")
+	}
+	cmd := exec.Command(bin, append(args, "--convert-to", "pdf", "--outdir", dir, in)...)
 	done := make(chan error, 1)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -125,8 +141,30 @@ func convertWithLibreOffice(t *testing.T, docx []byte) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("LibreOffice did not finish converting\n%s", out.String())
 	}
-	pdf, err := os.ReadFile(filepath.Join(dir, "report.pdf"))
+	pdfPath := filepath.Join(dir, "export.pdf")
+	pdf, err := os.ReadFile(pdfPath)
 	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF")) {
 		t.Fatalf("no PDF from LibreOffice (%v): %s", err, out.String())
+	}
+	text, err := exec.Command("pdftotext", "-layout", "-enc", "UTF-8", pdfPath, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext (poppler-utils): %v", err)
+	}
+	return pdfPath, strings.Split(string(text), "\f")
+}
+
+// screenshot renders page 1 of a PDF to docs/screenshots/<name>.png with
+// pdftoppm when the golden files are rewritten (go test -update).
+func screenshot(t *testing.T, pdf, name string) {
+	t.Helper()
+	if !*update {
+		return
+	}
+	out := filepath.Join("..", "docs", "screenshots", name)
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("pdftoppm", "-png", "-r", "70", "-f", "1", "-l", "1", "-singlefile", pdf, out).CombinedOutput(); err != nil {
+		t.Fatalf("pdftoppm: %v %s", err, b)
 	}
 }
