@@ -57,6 +57,16 @@ func TestToolboxReport(t *testing.T) {
 		files[zf.Name] = string(b)
 	}
 	doc := files["word/document.xml"]
+	// a styles part with real heading styles, used by the headings; page
+	// numbers in the footer (golden: go test -update rewrites them)
+	goldenFile(t, "toolbox-report-styles.xml", []byte(files["word/styles.xml"]))
+	goldenFile(t, "toolbox-report-footer.xml", []byte(files["word/footer1.xml"]))
+	if !strings.Contains(files["word/_rels/document.xml.rels"], `Target="styles.xml"`) ||
+		!strings.Contains(files["[Content_Types].xml"], "styles+xml") ||
+		strings.Count(doc, `<w:pStyle w:val="Heading1"/>`) != 1 || strings.Count(doc, `<w:pStyle w:val="Heading2"/>`) < 2 ||
+		!strings.Contains(doc, `<w:footerReference w:type="default" r:id="rIdFooter1"/>`) {
+		t.Errorf("headings without their styles or no footer:\n%s", doc)
+	}
 	if err := wellFormed(doc); err != nil {
 		t.Fatalf("document.xml is not well-formed XML: %v", err)
 	}
