@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"image/png"
 	"regexp"
 	"strings"
 	"testing"
@@ -73,4 +75,32 @@ func TestExportsInLibreOffice(t *testing.T) {
 			t.Errorf("work item CSV not read as UTF-8:\n%s", all)
 		}
 	})
+}
+
+// TestSignatureTransparent: a signature image leaves its background
+// transparent (a white one covered the attendance table's grid lines).
+func TestSignatureTransparent(t *testing.T) {
+	b, err := rasteriseSignature(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 40"><path d="M5 20 C30 0 60 40 95 20" stroke="black" fill="none" stroke-width="2"/></svg>`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, a := img.At(0, 0).RGBA(); a != 0 {
+		t.Errorf("corner alpha %d, want transparent", a)
+	}
+	ink := false
+	for x := 0; x < img.Bounds().Dx() && !ink; x++ {
+		for y := 0; y < img.Bounds().Dy(); y++ {
+			if _, _, _, a := img.At(x, y).RGBA(); a > 0 {
+				ink = true
+				break
+			}
+		}
+	}
+	if !ink {
+		t.Error("the signature drew nothing")
+	}
 }
