@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/nguyenthenguyen/docx"
 	"github.com/srwiley/oksvg"
@@ -176,6 +177,27 @@ var signedMethodNames = map[string]string{
 	methodUserQR: "User QR code", methodApp: "App",
 }
 
+// signedHow is how a person signed, in words (their own QR code, a
+// signature, a declaration...). The signing branch's "recorded by <name>"
+// (a signature the conductor recorded for another person) belongs here.
+func signedHow(u toolboxUserJSON) string {
+	return signedMethodNames[u.SignedMethod]
+}
+
+// isRTL: the text's first strong letter is right to left (Hebrew, Arabic,
+// Syriac, Thaana, N'Ko and the like).
+func isRTL(s string) bool {
+	for _, r := range s {
+		switch {
+		case unicode.In(r, unicode.Hebrew, unicode.Arabic, unicode.Syriac, unicode.Thaana, unicode.Nko, unicode.Samaritan, unicode.Mandaic):
+			return true
+		case unicode.IsLetter(r):
+			return false
+		}
+	}
+	return false
+}
+
 // signatureImage is one signature to embed: its relationship id and PNG.
 type signatureImage struct {
 	rel  string
@@ -207,8 +229,18 @@ func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byt
 	var lines strings.Builder
 	for _, l := range contentLines(t) {
 		p := strings.Replace(para, "{LINE}", xmlText(l.text), 1)
+		rpr := ""
 		if l.bold {
-			p = strings.Replace(p, "<w:r>", "<w:r><w:rPr><w:b/></w:rPr>", 1)
+			rpr = "<w:b/>"
+		}
+		if isRTL(l.text) {
+			// Word and LibreOffice lay out a paragraph right to left only
+			// when it says so: w:bidi on the paragraph, w:rtl on its runs
+			p = strings.Replace(p, "<w:p>", "<w:p><w:pPr><w:bidi/></w:pPr>", 1)
+			rpr += "<w:rtl/>"
+		}
+		if rpr != "" {
+			p = strings.Replace(p, "<w:r>", "<w:r><w:rPr>"+rpr+"</w:rPr>", 1)
 		}
 		lines.WriteString(p)
 	}
@@ -226,7 +258,7 @@ func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byt
 			"{SIGNER_NAME}", xmlText(strings.TrimSpace(u.FirstName+" "+u.LastName)),
 			"{SIGNER_COMPANY}", xmlText(u.Company),
 			"{SIGNED_AT}", xmlText(reportTime(&u.SignedAt, tz)),
-			"{SIGNED_METHOD}", xmlText(signedMethodNames[u.SignedMethod]),
+			"{SIGNED_METHOD}", xmlText(signedHow(u)),
 		).Replace(row)
 		if img, ok := signaturePNG(u.Signature); ok {
 			n := len(images) + 1

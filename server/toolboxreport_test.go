@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ func TestToolboxReport(t *testing.T) {
 	sec := e.must(201, f.alice, "POST", tp+"/sections", map[string]any{"title": "Exclusion zones"}).obj(t)["id"].(string)
 	e.must(201, f.alice, "POST", tp+"/topics", map[string]any{"section_id": sec, "body": "Barriers at 10 m\nSpotter on duty", "comments": "Agreed", "review_response": true})
 	e.must(201, f.alice, "POST", tp+"/topics", map[string]any{"body": "Weather: wind limit 38 km/h"})
+	e.must(201, f.alice, "POST", tp+"/topics", map[string]any{"body": "שימו לב: קסדה חובה"})
 	e.run(t, []scenario{
 		{"report before anyone signs", f.bob, "GET", tp + "/report", nil, 200, nil},
 	})
@@ -66,6 +68,10 @@ func TestToolboxReport(t *testing.T) {
 		strings.Count(doc, `<w:pStyle w:val="Heading1"/>`) != 1 || strings.Count(doc, `<w:pStyle w:val="Heading2"/>`) < 2 ||
 		!strings.Contains(doc, `<w:footerReference w:type="default" r:id="rIdFooter1"/>`) {
 		t.Errorf("headings without their styles or no footer:\n%s", doc)
+	}
+	// the right-to-left line is marked so (paragraph and run), the others not
+	if !regexp.MustCompile(`<w:p><w:pPr><w:bidi/></w:pPr><w:r><w:rPr><w:rtl/></w:rPr><w:t[^>]*>[^<]*שימו לב`).MatchString(doc) || strings.Count(doc, "<w:bidi/>") != 1 {
+		t.Errorf("the Hebrew line is not marked right to left:\n%s", doc)
 	}
 	if err := wellFormed(doc); err != nil {
 		t.Fatalf("document.xml is not well-formed XML: %v", err)
