@@ -31,6 +31,10 @@ const (
 	signatureWidth  = 240 // pixels of the rasterised signature
 	signatureHeight = 96
 	emuPerPixel     = 9525 // at 96 dpi
+	// signatureShownEMU is the width a signature is shown at (1.05 inch,
+	// 1512 twips): the attendance table's signature cell is 1838 twips,
+	// 1622 inside its margins, so the image never reaches the grid lines.
+	signatureShownEMU = 960_120
 )
 
 func (s *Server) toolboxReport(rq *request) error {
@@ -257,6 +261,7 @@ func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byt
 		cells := strings.NewReplacer(
 			"{SIGNER_NAME}", xmlText(strings.TrimSpace(u.FirstName+" "+u.LastName)),
 			"{SIGNER_COMPANY}", xmlText(u.Company),
+			"{SIGNER_POSITION}", xmlText(u.Position),
 			"{SIGNED_AT}", xmlText(reportTime(&u.SignedAt, tz)),
 			"{SIGNED_METHOD}", xmlText(signedHow(u)),
 		).Replace(row)
@@ -275,7 +280,7 @@ func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byt
 		rows.WriteString(cells)
 	}
 	if len(t.Users) == 0 {
-		rows.WriteString(strings.NewReplacer("{SIGNER_NAME}", "No signatures.", "{SIGNER_COMPANY}", "", "{SIGNED_AT}", "",
+		rows.WriteString(strings.NewReplacer("{SIGNER_NAME}", "No signatures.", "{SIGNER_COMPANY}", "", "{SIGNER_POSITION}", "", "{SIGNED_AT}", "",
 			"{SIGNED_METHOD}", "", "{SIGNATURE}", "").Replace(row))
 	}
 	content = content[:start] + rows.String() + content[end:]
@@ -335,9 +340,8 @@ func signaturePNG(svg *string) ([]byte, bool) {
 }
 
 // rasteriseSignature draws a sanitised SVG signature as a PNG on a
-// transparent background, so that it never covers the table's grid lines;
-// shown at half size (1.25 x 0.5 inch) it fits inside its cell (1.27 inch
-// inside the margins).
+// transparent background, so that it never covers the table's grid lines
+// (shown at signatureShownEMU wide it fits inside its cell).
 func rasteriseSignature(svg string) ([]byte, error) {
 	icon, err := oksvg.ReadIconStream(strings.NewReader(svg))
 	if err != nil {
@@ -356,7 +360,8 @@ func rasteriseSignature(svg string) ([]byte, error) {
 
 // inlineDrawing is the run showing one embedded image (DrawingML inline).
 func inlineDrawing(img signatureImage) string {
-	cx, cy := signatureWidth*emuPerPixel/2, signatureHeight*emuPerPixel/2 // shown at half size: 2.5 x 1 inches
+	// 1.05 x 0.42 inch: inside the 1838-twip signature cell less its margins
+	cx, cy := signatureShownEMU, signatureShownEMU*signatureHeight/signatureWidth
 	id := strings.TrimPrefix(img.rel, "rIdSig")
 	return fmt.Sprintf(`<w:r><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0"><wp:extent cx="%d" cy="%d"/>`+
 		`<wp:docPr id="%s" name="Signature %s"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">`+

@@ -29,7 +29,7 @@ func TestToolboxReport(t *testing.T) {
 		{"report before anyone signs", f.bob, "GET", tp + "/report", nil, 200, nil},
 	})
 	e.must(200, f.alice, "POST", tp+"/conduct", map[string]any{"latitude": 51.5, "longitude": -0.12})
-	e.must(200, f.alice, "POST", tp+"/sign", map[string]any{"first_name": "Sig", "last_name": "Ner", "company": "Lift Co",
+	e.must(200, f.alice, "POST", tp+"/sign", map[string]any{"first_name": "Sig", "last_name": "Ner", "company": "Lift Co", "position": "Rigger",
 		"signature": `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 40"><path d="M5 30 C 20 5, 40 5, 50 20 S 80 35, 95 10" stroke="black" stroke-width="2" fill="none"/></svg>`})
 	e.must(200, f.alice, "POST", tp+"/sign", map[string]any{"first_name": "Vi", "last_name": "Sitor", "declaration": true})
 	e.run(t, []scenario{
@@ -63,6 +63,11 @@ func TestToolboxReport(t *testing.T) {
 	// numbers in the footer (golden: go test -update rewrites them)
 	goldenFile(t, "toolbox-report-styles.xml", []byte(files["word/styles.xml"]))
 	goldenFile(t, "toolbox-report-footer.xml", []byte(files["word/footer1.xml"]))
+	attendance, _, _, err := element(doc, "w:tbl", "How they signed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldenFile(t, "toolbox-report-attendance.xml", []byte(attendance))
 	if !strings.Contains(files["word/_rels/document.xml.rels"], `Target="styles.xml"`) ||
 		!strings.Contains(files["[Content_Types].xml"], "styles+xml") ||
 		strings.Count(doc, `<w:pStyle w:val="Heading1"/>`) != 1 || strings.Count(doc, `<w:pStyle w:val="Heading2"/>`) < 2 ||
@@ -77,7 +82,7 @@ func TestToolboxReport(t *testing.T) {
 		t.Fatalf("document.xml is not well-formed XML: %v", err)
 	}
 	for _, want := range []string{"Cranes &amp; &lt;rigging&gt;", "Depot", "Exclusion zones", "Barriers at 10 m</w:t><w:br/>",
-		"Spotter on duty", "Review response: Yes", "Comments: Agreed", "Weather: wind limit 38 km/h", "Sig Ner", "Lift Co",
+		"Spotter on duty", "Review response: Yes", "Comments: Agreed", "Weather: wind limit 38 km/h", "Sig Ner", "Lift Co", "Rigger", "Position", "How they signed",
 		"Vi Sitor", "Declaration", "Signature", "alice Tester", "AEDT", `r:embed="rIdSig1"`, "51.500000, -0.120000"} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("document.xml lacks %q", want)
