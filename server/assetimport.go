@@ -35,14 +35,14 @@ var assetColumns = []string{"number", "name", "description", "type", "status", "
 
 // ---- Export
 
-// exportData is everything an export writes: the header and the rows.
-func (s *Server) assetExportData(rq *request) ([]string, [][]string, error) {
+// exportData is everything an export writes: the header and the rows
+// (typed: active a boolean, number fields numbers, the rest text).
+func (s *Server) assetExportData(rq *request) (sheetTable, error) {
+	var t sheetTable
 	orgID, err := rq.pathID("id")
 	if err != nil {
-		return nil, nil, err
+		return t, err
 	}
-	var header []string
-	var rows [][]string
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
 		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
 			return err
@@ -70,28 +70,30 @@ func (s *Server) assetExportData(rq *request) ([]string, [][]string, error) {
 			}
 			byAsset[v.GroupID][v.FieldID] = v
 		}
-		header = append(append([]string{}, assetColumns...), cat.fieldNames...)
+		t.header = append(append([]string{}, assetColumns...), cat.fieldNames...)
 		for _, a := range assets {
-			row := []string{derefText(a.FormattedNumber), a.Name, a.Description, cat.typeName[a.TypeID], cat.name(cat.statusName, a.StatusID),
+			row := []any{derefText(a.FormattedNumber), a.Name, a.Description, cat.typeName[a.TypeID], cat.name(cat.statusName, a.StatusID),
 				cat.name(cat.fleetName, a.FleetID), cat.name(cat.locationName, a.LocationID), cat.name(cat.subName, a.SubLocationID),
-				strconv.FormatBool(a.Active)}
+				a.Active}
 			for _, fname := range cat.fieldNames {
 				f := cat.fieldByName[strings.ToLower(fname)]
 				v, ok := byAsset[a.ID][f.ID]
 				if !ok {
-					row = append(row, "")
+					row = append(row, nil)
+					continue
+				}
+				var n float64
+				if f.Type != fieldEnum && json.Unmarshal([]byte(v.Value), &n) == nil {
+					row = append(row, n)
 					continue
 				}
 				row = append(row, cat.showValue(f, v.Value))
 			}
-			for i := range row {
-				row[i] = spreadsheetSafe(row[i])
-			}
-			rows = append(rows, row)
+			t.rows = append(t.rows, row)
 		}
 		return nil
 	})
-	return header, rows, err
+	return t, err
 }
 
 func derefText(s *string) string {
@@ -102,7 +104,7 @@ func derefText(s *string) string {
 }
 
 func (s *Server) assetExportCSV(rq *request) error {
-	header, rows, err := s.assetExportData(rq)
+	t, err := s.assetExportData(rq)
 	if err != nil {
 		return err
 	}
@@ -110,41 +112,19 @@ func (s *Server) assetExportCSV(rq *request) error {
 	h.Set("Content-Type", "text/csv; charset=utf-8")
 	h.Set("Content-Disposition", contentDisposition("assets.csv"))
 	rq.w.WriteHeader(http.StatusOK)
-	w := csv.NewWriter(rq.w)
-	_ = w.Write(header)
-	_ = w.WriteAll(rows)
-	return nil
+	return writeCSV(rq.w, t)
 }
 
 func (s *Server) assetExportXLSX(rq *request) error {
-	header, rows, err := s.assetExportData(rq)
+	t, err := s.assetExportData(rq)
 	if err != nil {
 		return err
 	}
-	f := excelize.NewFile()
+	f, err := tableXLSX(t, "Assets")
+	if err != nil {
+		return err
+	}
 	defer f.Close()
-	sw, err := f.NewStreamWriter("Sheet1")
-	if err != nil {
-		return err
-	}
-	cells := func(row []string) []any {
-		out := make([]any, len(row))
-		for i, c := range row {
-			out[i] = c // strings only: never a formula
-		}
-		return out
-	}
-	if err := sw.SetRow("A1", cells(header)); err != nil {
-		return err
-	}
-	for i, row := range rows {
-		if err := sw.SetRow(fmt.Sprintf("A%d", i+2), cells(row)); err != nil {
-			return err
-		}
-	}
-	if err := sw.Flush(); err != nil {
-		return err
-	}
 	h := rq.w.Header()
 	h.Set("Content-Type", xlsxType)
 	h.Set("Content-Disposition", contentDisposition("assets.xlsx"))
@@ -355,7 +335,7 @@ func readSheet(r *http.Request) ([][]string, error) {
 			return nil, err
 		}
 	} else {
-		cr := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
+		cr := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, []byte(csvBOM))))
 		cr.FieldsPerRecord = -1
 		for {
 			rec, err := cr.Read()
@@ -369,6 +349,11 @@ func readSheet(r *http.Request) ([][]string, error) {
 				return nil, tooManyRows()
 			}
 			rows = append(rows, rec)
+		}
+		for _, r := range rows {
+			for i := range r {
+				r[i] = unsafeCell(r[i]) // only CSV is escaped (spreadsheets.go)
+			}
 		}
 	}
 	if len(rows) == 0 {
@@ -508,16 +493,6 @@ func allEmpty(cells []string) bool {
 	return true
 }
 
-// unsafeCell undoes spreadsheetSafe: a leading apostrophe before a
-// formula character is the export's, not the value's.
-func unsafeCell(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 1 && s[0] == '\'' && strings.ContainsRune("=+-@\t\r", rune(s[1])) {
-		return s[1:]
-	}
-	return s
-}
-
 // assetImport: POST /organisations/{id}/assets/import[?dry_run=true], the
 // body a CSV or XLSX file. MANAGE_FLEETS. Rows whose number names an asset
 // update it; others create one (numbered from the type's prefix when the
@@ -607,7 +582,7 @@ func (s *Server) importRow(ctx context.Context, tx *sql.Tx, q *db.Queries, userI
 	cell := map[string]string{}
 	for i, h := range header {
 		if i < len(cells) {
-			cell[h] = unsafeCell(cells[i])
+			cell[h] = strings.TrimSpace(cells[i])
 		}
 	}
 	rr.Number = cell["number"]

@@ -110,7 +110,10 @@ func TestAssetImportExport(t *testing.T) {
 	}
 	// Export: CSV with formula-safe cells, and XLSX with the same rows.
 	r := e.must(200, f.alice, "GET", acme+"/assets/export.csv", nil)
-	recs, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
+	if !bytes.HasPrefix(r.Body, []byte(csvBOM)) || !bytes.HasSuffix(r.Body, []byte("\r\n")) {
+		t.Fatalf("csv without BOM or CRLF: %q", r.Body)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(r.Body, []byte(csvBOM)))).ReadAll()
 	if err != nil || len(recs) != 5 || recs[0][0] != "number" {
 		t.Fatalf("csv %v %v", recs, err)
 	}
@@ -128,10 +131,11 @@ func TestAssetImportExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	xrows, _ := wb.GetRows("Sheet1")
-	if len(xrows) != 5 {
+	xrows, _ := wb.GetRows("Assets")
+	if len(xrows) != 5 || xrows[1][1] != `=HYPERLINK("x")` {
 		t.Fatalf("xlsx rows %v", xrows)
 	}
+	checkXLSXLayout(t, x.Body, wb, "Assets", map[string]string{"B2": "text", "I2": "bool", "K3": "number"})
 	e.run(t, []scenario{
 		{"member exports", f.bob, "GET", acme + "/assets/export.csv", nil, 200, nil},
 		{"other organisation cannot export", f.mallory, "GET", acme + "/assets/export.csv", nil, 403, nil},

@@ -131,6 +131,7 @@ type calcPlan struct {
 	cols     []docengine.Column
 	formulas []int // indexes of formula columns, in evaluation order
 	progs    map[int64]*vm.Program
+	refs     map[int64][]int // the columns (indexes) a formula reads
 	colours  map[int64]*vm.Program
 }
 
@@ -146,7 +147,7 @@ func (e *calcPlanError) Error() string { return e.field + " " + e.msg }
 // planCalc compiles the columns' expressions and orders the formulas;
 // an expression that does not compile or a cycle is an error.
 func planCalc(cols []docengine.Column) (*calcPlan, error) {
-	p := &calcPlan{cols: cols, progs: map[int64]*vm.Program{}, colours: map[int64]*vm.Program{}}
+	p := &calcPlan{cols: cols, progs: map[int64]*vm.Program{}, refs: map[int64][]int{}, colours: map[int64]*vm.Program{}}
 	var names []string
 	byName := map[string]int{}
 	for i, c := range cols {
@@ -168,6 +169,7 @@ func planCalc(cols []docengine.Column) (*calcPlan, error) {
 			}
 			p.progs[c.ID] = cc.prog
 			for _, r := range cc.refs {
+				p.refs[c.ID] = append(p.refs[c.ID], byName[r])
 				if j := byName[r]; cols[j].Type == "formula" {
 					deps[i] = append(deps[i], j)
 				}
@@ -210,14 +212,17 @@ func planCalc(cols []docengine.Column) (*calcPlan, error) {
 	return p, nil
 }
 
-// typed is a stored cell as an expression sees it.
+// typed is a stored cell as an expression sees it. An empty cell is blank
+// as a spreadsheet treats it: 0 in a number column, "" in a text column,
+// false in a boolean one (so `Menge * Preis` with no Preis is 0, not an
+// error); row() shows a formula whose inputs are all blank as blank.
 func typed(c docengine.Column, v string) any {
 	switch c.Type {
 	case "number":
 		if f, err := strconv.ParseFloat(v, 64); err == nil {
 			return f
 		}
-		return nil
+		return 0.0
 	case "boolean":
 		return v == "true"
 	}
@@ -241,7 +246,12 @@ func formatValue(v any) string {
 }
 
 // row calculates one clause: formula values and background colours by
-// column id. A failing expression gives #ERROR (formula) or no colour.
+// column id. A formula whose inputs are all blank (empty cells, or formulas
+// that are blank themselves) is blank and is not run; otherwise blank
+// inputs are typed() blanks and a failing expression gives #ERROR. A
+// blank formula is 0 in the formulas that read it (as an empty number
+// cell). This is the one evaluation the grid (clauses endpoints) and every
+// export use.
 func (p *calcPlan) row(cells map[int64]string) (map[int64]string, map[int64]string) {
 	if len(p.progs) == 0 && len(p.colours) == 0 {
 		return nil, nil
@@ -254,8 +264,26 @@ func (p *calcPlan) row(cells map[int64]string) (map[int64]string, map[int64]stri
 		}
 	}
 	values := map[int64]string{}
+	blank := func(j int) bool {
+		c := p.cols[j]
+		if c.Type == "formula" {
+			return values[c.ID] == ""
+		}
+		return strings.TrimSpace(cells[c.ID]) == ""
+	}
 	for _, i := range p.formulas {
 		c := p.cols[i]
+		allBlank := len(p.refs[c.ID]) > 0
+		for _, j := range p.refs[c.ID] {
+			allBlank = allBlank && blank(j)
+		}
+		if allBlank {
+			values[c.ID] = ""
+			for _, n := range envNames(c) {
+				env[n] = 0.0
+			}
+			continue
+		}
 		out, err := expr.Run(p.progs[c.ID], env)
 		if err != nil {
 			values[c.ID] = calcError

@@ -518,7 +518,7 @@ func TestDocumentCalculations(t *testing.T) {
 			t.Fatalf("qty in its data format: %v", m)
 		}
 	}
-	if got[ids["total"]] != "30" || got[ids["double"]] != "60" || got[ids["broken"]] != "#ERROR" || colour != "#FF0000" {
+	if got[ids["total"]] != "30" || got[ids["double"]] != "60" || got[ids["broken"]] != "" || colour != "#FF0000" {
 		t.Fatalf("calculated fields %v (colour %q): %v", got, colour, r)
 	}
 	h = r["hash"].(string)
@@ -541,6 +541,45 @@ func TestDocumentCalculations(t *testing.T) {
 	})
 	if v := c.cells(t, c.head(t, "main"))[clause+"/"+ids["double"]]; v != "90" {
 		t.Fatalf("formula by column id gave %q", v)
+	}
+}
+
+// TestCalcBlankInputs: an empty input is blank as a spreadsheet treats it
+// (0 in arithmetic, "" in text); a formula whose inputs are all blank is
+// blank, never #ERROR; a real failure still is.
+func TestCalcBlankInputs(t *testing.T) {
+	cols := []docengine.Column{
+		{ID: 1, Name: "Menge", Type: "number"},
+		{ID: 2, Name: "Preis", Type: "number"},
+		{ID: 3, Name: "note", Type: "text"},
+		{ID: 4, Name: "total", Type: "formula", Formula: "Menge * Preis"},
+		{ID: 5, Name: "label", Type: "formula", Formula: `note + "!"`},
+		{ID: 6, Name: "twice", Type: "formula", Formula: "total * 2"},
+		{ID: 7, Name: "bad", Type: "formula", Formula: "note * 2"},
+		{ID: 8, Name: "sum", Type: "formula", Formula: "Menge + Preis"},
+	}
+	p, err := planCalc(cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []struct {
+		name  string
+		cells map[int64]string
+		want  map[int64]string
+	}{
+		{"all empty", map[int64]string{}, map[int64]string{4: "", 5: "", 6: "", 7: "", 8: ""}},
+		{"price missing", map[int64]string{1: "3"}, map[int64]string{4: "0", 6: "0", 8: "3", 5: "", 7: ""}},
+		{"both", map[int64]string{1: "3", 2: "2.5"}, map[int64]string{4: "7.5", 6: "15", 8: "5.5"}},
+		{"text", map[int64]string{3: "ok"}, map[int64]string{5: "ok!", 7: "#ERROR", 4: ""}},
+		{"blank text", map[int64]string{3: "  "}, map[int64]string{5: "", 7: ""}},
+	}
+	for _, r := range rows {
+		got, _ := p.row(r.cells)
+		for id, want := range r.want {
+			if got[id] != want {
+				t.Errorf("%s: column %d = %q, want %q (all %v)", r.name, id, got[id], want, got)
+			}
+		}
 	}
 }
 

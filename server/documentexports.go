@@ -549,7 +549,7 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 	if err := f.SetDocProps(&excelize.DocProperties{Title: x.title(), Subject: x.subtitle(), Creator: x.org.Name}); err != nil {
 		return nil, err
 	}
-	bold, err := f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}, Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"E7E6E6"}}})
+	bold, err := f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}, Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}, Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"E7E6E6"}}})
 	if err != nil {
 		return nil, err
 	}
@@ -565,7 +565,7 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 		if id, ok := styles[key]; ok {
 			return id, nil
 		}
-		st := &excelize.Style{Alignment: &excelize.Alignment{Vertical: "top"}}
+		st := &excelize.Style{Alignment: &excelize.Alignment{Vertical: "top", WrapText: true}}
 		if numFmt != "" {
 			st.CustomNumFmt = &numFmt
 		}
@@ -590,18 +590,6 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 		} else if _, err := f.NewSheet(name); err != nil {
 			return nil, err
 		}
-		if err := f.SetColWidth(name, "A", "A", 10); err != nil {
-			return nil, err
-		}
-		if err := f.SetColWidth(name, "B", "B", 60); err != nil {
-			return nil, err
-		}
-		if len(x.columns) > 0 {
-			last, _ := excelize.ColumnNumberToName(len(heads))
-			if err := f.SetColWidth(name, "C", last, 18); err != nil {
-				return nil, err
-			}
-		}
 		header := "&L&G&C&\"-,Bold\"" + xlsxHeaderText(x.title()) + "&R" + xlsxHeaderText(sh.name)
 		if x.logo == nil {
 			header = "&C&\"-,Bold\"" + xlsxHeaderText(x.title()) + "&R" + xlsxHeaderText(sh.name)
@@ -614,7 +602,17 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 				return nil, err
 			}
 		}
-		sw, err := f.NewStreamWriter(name)
+		// widths fitted to what the cells show (the clause text wraps at 60)
+		shown := make([][]any, len(sh.rows))
+		for r, cl := range sh.rows {
+			shown[r] = make([]any, 0, len(heads))
+			shown[r] = append(shown[r], cl.number, cl.text)
+			for _, c := range cl.cells {
+				shown[r] = append(shown[r], c.shown)
+			}
+		}
+		widths := fitWidths(heads, shown, nil)
+		sw, err := startXLSXSheet(f, name, widths, len(sh.rows), true)
 		if err != nil {
 			return nil, err
 		}
@@ -622,12 +620,12 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 		for j, hname := range heads {
 			row[j] = excelize.Cell{StyleID: bold, Value: hname}
 		}
-		if err := sw.SetRow("A1", row, excelize.RowOpts{}); err != nil {
+		if err := sw.SetRow("A1", row, excelize.RowOpts{Height: rowHeight(row, widths, nil)}); err != nil {
 			return nil, err
 		}
 		for r, cl := range sh.rows {
 			row := make([]any, 0, len(heads))
-			row = append(row, excelize.Cell{Value: cl.number}, excelize.Cell{StyleID: wrap, Value: cl.text})
+			row = append(row, excelize.Cell{StyleID: wrap, Value: cl.number}, excelize.Cell{StyleID: wrap, Value: cl.text})
 			for j, c := range cl.cells {
 				var v any = c.shown
 				numFmt := ""
@@ -646,7 +644,7 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 				row = append(row, excelize.Cell{StyleID: id, Value: v})
 			}
 			cellName, _ := excelize.CoordinatesToCellName(1, r+2)
-			if err := sw.SetRow(cellName, row); err != nil {
+			if err := sw.SetRow(cellName, row, excelize.RowOpts{Height: rowHeight(shown[r], widths, nil)}); err != nil {
 				return nil, err
 			}
 		}
@@ -656,6 +654,17 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 	}
 	ok = true
 	return f, nil
+}
+
+// setLandscapeFitWidth prints a sheet landscape on A4, all columns on the
+// page width and as many pages down as it takes (the first page held only
+// the No. column before).
+func setLandscapeFitWidth(f *excelize.File, sheet string) error {
+	fit, landscape, a4, one, auto := true, "landscape", 9, 1, 0
+	if err := f.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: &fit}); err != nil {
+		return err
+	}
+	return f.SetPageLayout(sheet, &excelize.PageLayoutOptions{Size: &a4, Orientation: &landscape, FitToWidth: &one, FitToHeight: &auto})
 }
 
 // xlsxHeaderText escapes & in header text (it starts a code) and bounds it

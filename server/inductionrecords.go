@@ -2,14 +2,11 @@ package server
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/xuri/excelize/v2"
 
 	"workspace/db"
 )
@@ -317,37 +314,27 @@ func (s *Server) inductionRecordGet(rq *request) error {
 // exportHeader is the spec's column list.
 var exportHeader = []string{"first name", "last name", "position", "company", "inducted at", "expires at"}
 
-// spreadsheetSafe keeps a cell from being run as a formula: one starting
-// with =, +, -, @, tab or CR gets a leading apostrophe (OWASP's advice).
-func spreadsheetSafe(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
-
 // exportRows renders the records in the caller's time zone (UTC when it
-// has none or an unknown one).
-func exportRows(rows []db.InductionRecord, tz string) [][]string {
+// has none or an unknown one): times are that zone's wall-clock times.
+func exportRows(rows []db.InductionRecord, tz string) sheetTable {
 	loc, err := time.LoadLocation(tz)
 	if tz == "" || err != nil {
 		loc = time.UTC
 	}
-	at := func(s *string) string {
+	at := func(s *string) any {
 		if s == nil {
-			return ""
+			return nil
 		}
 		t, err := db.ParseTime(*s)
 		if err != nil {
 			return *s
 		}
-		return t.In(loc).Format("2006-01-02 15:04:05 MST")
+		return t.In(loc)
 	}
-	out := make([][]string, 0, len(rows))
+	out := sheetTable{header: exportHeader, rows: make([][]any, 0, len(rows))}
 	for _, r := range rows {
 		inducted := r.InductedAt
-		out = append(out, []string{spreadsheetSafe(r.FirstName), spreadsheetSafe(r.LastName), spreadsheetSafe(r.Position),
-			spreadsheetSafe(r.Company), at(&inducted), at(r.ExpiresAt)})
+		out.rows = append(out.rows, []any{r.FirstName, r.LastName, r.Position, r.Company, at(&inducted), at(r.ExpiresAt)})
 	}
 	return out
 }
@@ -365,14 +352,11 @@ func (s *Server) inductionRecordsCSV(rq *request) error {
 	h.Set("Content-Type", "text/csv; charset=utf-8")
 	h.Set("Content-Disposition", contentDisposition("induction-records.csv"))
 	rq.w.WriteHeader(http.StatusOK)
-	w := csv.NewWriter(rq.w)
-	_ = w.Write(exportHeader)
-	_ = w.WriteAll(exportRows(rows, rq.user.TimezoneCode))
-	return nil
+	return writeCSV(rq.w, exportRows(rows, rq.user.TimezoneCode))
 }
 
-// inductionRecordsXLSX streams the same rows as an XLSX workbook
-// (excelize's stream writer keeps memory flat for large exports).
+// inductionRecordsXLSX writes the same rows as an XLSX workbook (typed
+// cells, see spreadsheets.go).
 func (s *Server) inductionRecordsXLSX(rq *request) error {
 	var rows []db.InductionRecord
 	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) (err error) {
@@ -382,32 +366,13 @@ func (s *Server) inductionRecordsXLSX(rq *request) error {
 	if err != nil {
 		return err
 	}
-	f := excelize.NewFile()
-	defer f.Close()
-	sw, err := f.NewStreamWriter("Sheet1")
+	f, err := tableXLSX(exportRows(rows, rq.user.TimezoneCode), "Induction records")
 	if err != nil {
 		return err
 	}
-	cells := func(row []string) []any {
-		out := make([]any, len(row))
-		for i, c := range row {
-			out[i] = c
-		}
-		return out
-	}
-	if err := sw.SetRow("A1", cells(exportHeader)); err != nil {
-		return err
-	}
-	for i, row := range exportRows(rows, rq.user.TimezoneCode) {
-		if err := sw.SetRow(fmt.Sprintf("A%d", i+2), cells(row)); err != nil {
-			return err
-		}
-	}
-	if err := sw.Flush(); err != nil {
-		return err
-	}
+	defer f.Close()
 	h := rq.w.Header()
-	h.Set("Content-Type", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+	h.Set("Content-Type", xlsxType)
 	h.Set("Content-Disposition", contentDisposition("induction-records.xlsx"))
 	rq.w.WriteHeader(http.StatusOK)
 	_, err = f.WriteTo(rq.w)

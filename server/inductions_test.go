@@ -318,26 +318,32 @@ func TestInductionRecords(t *testing.T) {
 		{"absent record", f.alice, "GET", "/induction-records/123456789", nil, 404, nil},
 		{"member cannot export", f.bob, "GET", path + "/revisions/" + hash + "/records/export-csv", nil, 403, nil},
 	})
-	// CSV: parses, formulas escaped, times in the caller's zone (Tokyo).
+	// CSV: a byte-order mark, CRLF lines, formulas escaped, times in the
+	// caller's zone (Tokyo).
 	csvResp := e.must(200, f.alice, "GET", path+"/revisions/"+hash+"/records/export-csv", nil)
-	rows, err := csv.NewReader(bytes.NewReader(csvResp.Body)).ReadAll()
+	if !bytes.HasPrefix(csvResp.Body, []byte(csvBOM)) || bytes.Count(csvResp.Body, []byte("\r\n")) != 2 {
+		t.Fatalf("csv without BOM or CRLF: %q", csvResp.Body)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(csvResp.Body, []byte(csvBOM)))).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := [][]string{exportHeader, {"'=HYPERLINK(\"x\")", "Tester", "", "Acme", "2026-11-21 18:30:00 JST", "2026-11-21 19:30:00 JST"}}
+	want := [][]string{exportHeader, {"'=HYPERLINK(\"x\")", "Tester", "", "Acme", "2026-11-21 18:30", "2026-11-21 19:30"}}
 	if !reflect.DeepEqual(rows, want) {
 		t.Fatalf("csv %q, want %q", rows, want)
 	}
-	// XLSX: the same rows.
+	// XLSX: the same rows as typed cells, text without the apostrophe.
 	x := e.must(200, f.alice, "GET", path+"/revisions/"+hash+"/records/export-xlsx", nil)
 	book, err := excelize.OpenReader(bytes.NewReader(x.Body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sheet, err := book.GetRows("Sheet1")
+	want[1][0] = "=HYPERLINK(\"x\")"
+	sheet, err := book.GetRows("Induction records")
 	if err != nil || !reflect.DeepEqual(sheet, want) {
 		t.Fatalf("xlsx %q (%v), want %q", sheet, err, want)
 	}
+	checkXLSXLayout(t, x.Body, book, "Induction records", map[string]string{"A2": "text", "E2": "date", "F2": "date"})
 	// A new revision needs a new record; an expired record no longer counts.
 	e.must(200, f.alice, "PATCH", path, map[string]any{"description": "changed"})
 	e.must(200, f.bob, "GET", "/users/@me/inductions/"+id, nil)

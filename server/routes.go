@@ -208,6 +208,8 @@ func (s *Server) routes() []route {
 		{"PATCH", "/work-item-types/:id", authenticated, s.workItemTypePatch},
 		{"POST", "/organisations/:id/workitems", authenticated, s.workItemCreate},
 		{"GET", "/organisations/:id/workitems", authenticated, s.workItemList},
+		{"GET", "/organisations/:id/workitems/export.csv", authenticated, s.workItemExportCSV},
+		{"GET", "/organisations/:id/workitems/export.xlsx", authenticated, s.workItemExportXLSX},
 		{"GET", "/workitems/:id", authenticated, s.workItemGet},
 		{"PATCH", "/workitems/:id", authenticated, s.workItemPatch},
 		{"POST", "/workitems/:id/schedules", authenticated, s.workItemScheduleCreate},

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/nguyenthenguyen/docx"
 	"github.com/srwiley/oksvg"
@@ -30,6 +31,10 @@ const (
 	signatureWidth  = 240 // pixels of the rasterised signature
 	signatureHeight = 96
 	emuPerPixel     = 9525 // at 96 dpi
+	// signatureShownEMU is the width a signature is shown at (1.05 inch,
+	// 1512 twips): the attendance table's signature cell is 1838 twips,
+	// 1622 inside its margins, so the image never reaches the grid lines.
+	signatureShownEMU = 960_120
 )
 
 func (s *Server) toolboxReport(rq *request) error {
@@ -176,6 +181,27 @@ var signedMethodNames = map[string]string{
 	methodUserQR: "User QR code", methodApp: "App",
 }
 
+// signedHow is how a person signed, in words (their own QR code, a
+// signature, a declaration...). The signing branch's "recorded by <name>"
+// (a signature the conductor recorded for another person) belongs here.
+func signedHow(u toolboxUserJSON) string {
+	return signedMethodNames[u.SignedMethod]
+}
+
+// isRTL: the text's first strong letter is right to left (Hebrew, Arabic,
+// Syriac, Thaana, N'Ko and the like).
+func isRTL(s string) bool {
+	for _, r := range s {
+		switch {
+		case unicode.In(r, unicode.Hebrew, unicode.Arabic, unicode.Syriac, unicode.Thaana, unicode.Nko, unicode.Samaritan, unicode.Mandaic):
+			return true
+		case unicode.IsLetter(r):
+			return false
+		}
+	}
+	return false
+}
+
 // signatureImage is one signature to embed: its relationship id and PNG.
 type signatureImage struct {
 	rel  string
@@ -207,8 +233,18 @@ func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byt
 	var lines strings.Builder
 	for _, l := range contentLines(t) {
 		p := strings.Replace(para, "{LINE}", xmlText(l.text), 1)
+		rpr := ""
 		if l.bold {
-			p = strings.Replace(p, "<w:r>", "<w:r><w:rPr><w:b/></w:rPr>", 1)
+			rpr = "<w:b/>"
+		}
+		if isRTL(l.text) {
+			// Word and LibreOffice lay out a paragraph right to left only
+			// when it says so: w:bidi on the paragraph, w:rtl on its runs
+			p = strings.Replace(p, "<w:p>", "<w:p><w:pPr><w:bidi/></w:pPr>", 1)
+			rpr += "<w:rtl/>"
+		}
+		if rpr != "" {
+			p = strings.Replace(p, "<w:r>", "<w:r><w:rPr>"+rpr+"</w:rPr>", 1)
 		}
 		lines.WriteString(p)
 	}
@@ -225,8 +261,9 @@ func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byt
 		cells := strings.NewReplacer(
 			"{SIGNER_NAME}", xmlText(strings.TrimSpace(u.FirstName+" "+u.LastName)),
 			"{SIGNER_COMPANY}", xmlText(u.Company),
+			"{SIGNER_POSITION}", xmlText(u.Position),
 			"{SIGNED_AT}", xmlText(reportTime(&u.SignedAt, tz)),
-			"{SIGNED_METHOD}", xmlText(signedMethodNames[u.SignedMethod]),
+			"{SIGNED_METHOD}", xmlText(signedHow(u)),
 		).Replace(row)
 		if img, ok := signaturePNG(u.Signature); ok {
 			n := len(images) + 1
@@ -243,7 +280,7 @@ func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byt
 		rows.WriteString(cells)
 	}
 	if len(t.Users) == 0 {
-		rows.WriteString(strings.NewReplacer("{SIGNER_NAME}", "No signatures.", "{SIGNER_COMPANY}", "", "{SIGNED_AT}", "",
+		rows.WriteString(strings.NewReplacer("{SIGNER_NAME}", "No signatures.", "{SIGNER_COMPANY}", "", "{SIGNER_POSITION}", "", "{SIGNED_AT}", "",
 			"{SIGNED_METHOD}", "", "{SIGNATURE}", "").Replace(row))
 	}
 	content = content[:start] + rows.String() + content[end:]
@@ -302,7 +339,9 @@ func signaturePNG(svg *string) ([]byte, bool) {
 	return img, err == nil
 }
 
-// rasteriseSignature draws a sanitised SVG signature as a PNG on white.
+// rasteriseSignature draws a sanitised SVG signature as a PNG on a
+// transparent background, so that it never covers the table's grid lines
+// (shown at signatureShownEMU wide it fits inside its cell).
 func rasteriseSignature(svg string) ([]byte, error) {
 	icon, err := oksvg.ReadIconStream(strings.NewReader(svg))
 	if err != nil {
@@ -310,9 +349,6 @@ func rasteriseSignature(svg string) ([]byte, error) {
 	}
 	icon.SetTarget(0, 0, signatureWidth, signatureHeight)
 	img := image.NewRGBA(image.Rect(0, 0, signatureWidth, signatureHeight))
-	for i := range img.Pix {
-		img.Pix[i] = 0xff
-	}
 	scanner := rasterx.NewScannerGV(signatureWidth, signatureHeight, img, img.Bounds())
 	icon.Draw(rasterx.NewDasher(signatureWidth, signatureHeight, scanner), 1)
 	var buf bytes.Buffer
@@ -324,7 +360,8 @@ func rasteriseSignature(svg string) ([]byte, error) {
 
 // inlineDrawing is the run showing one embedded image (DrawingML inline).
 func inlineDrawing(img signatureImage) string {
-	cx, cy := signatureWidth*emuPerPixel/2, signatureHeight*emuPerPixel/2 // shown at half size: 2.5 x 1 inches
+	// 1.05 x 0.42 inch: inside the 1838-twip signature cell less its margins
+	cx, cy := signatureShownEMU, signatureShownEMU*signatureHeight/signatureWidth
 	id := strings.TrimPrefix(img.rel, "rIdSig")
 	return fmt.Sprintf(`<w:r><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0"><wp:extent cx="%d" cy="%d"/>`+
 		`<wp:docPr id="%s" name="Signature %s"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">`+

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -23,11 +24,12 @@ func TestToolboxReport(t *testing.T) {
 	sec := e.must(201, f.alice, "POST", tp+"/sections", map[string]any{"title": "Exclusion zones"}).obj(t)["id"].(string)
 	e.must(201, f.alice, "POST", tp+"/topics", map[string]any{"section_id": sec, "body": "Barriers at 10 m\nSpotter on duty", "comments": "Agreed", "review_response": true})
 	e.must(201, f.alice, "POST", tp+"/topics", map[string]any{"body": "Weather: wind limit 38 km/h"})
+	e.must(201, f.alice, "POST", tp+"/topics", map[string]any{"body": "שימו לב: קסדה חובה"})
 	e.run(t, []scenario{
 		{"report before anyone signs", f.bob, "GET", tp + "/report", nil, 200, nil},
 	})
 	e.must(200, f.alice, "POST", tp+"/conduct", map[string]any{"latitude": 51.5, "longitude": -0.12})
-	e.must(200, f.alice, "POST", tp+"/sign", map[string]any{"first_name": "Sig", "last_name": "Ner", "company": "Lift Co",
+	e.must(200, f.alice, "POST", tp+"/sign", map[string]any{"first_name": "Sig", "last_name": "Ner", "company": "Lift Co", "position": "Rigger",
 		"signature": `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 40"><path d="M5 30 C 20 5, 40 5, 50 20 S 80 35, 95 10" stroke="black" stroke-width="2" fill="none"/></svg>`})
 	e.must(200, f.alice, "POST", tp+"/sign", map[string]any{"first_name": "Vi", "last_name": "Sitor", "declaration": true})
 	e.run(t, []scenario{
@@ -57,11 +59,30 @@ func TestToolboxReport(t *testing.T) {
 		files[zf.Name] = string(b)
 	}
 	doc := files["word/document.xml"]
+	// a styles part with real heading styles, used by the headings; page
+	// numbers in the footer (golden: go test -update rewrites them)
+	goldenFile(t, "toolbox-report-styles.xml", []byte(files["word/styles.xml"]))
+	goldenFile(t, "toolbox-report-footer.xml", []byte(files["word/footer1.xml"]))
+	attendance, _, _, err := element(doc, "w:tbl", "How they signed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldenFile(t, "toolbox-report-attendance.xml", []byte(attendance))
+	if !strings.Contains(files["word/_rels/document.xml.rels"], `Target="styles.xml"`) ||
+		!strings.Contains(files["[Content_Types].xml"], "styles+xml") ||
+		strings.Count(doc, `<w:pStyle w:val="Heading1"/>`) != 1 || strings.Count(doc, `<w:pStyle w:val="Heading2"/>`) < 2 ||
+		!strings.Contains(doc, `<w:footerReference w:type="default" r:id="rIdFooter1"/>`) {
+		t.Errorf("headings without their styles or no footer:\n%s", doc)
+	}
+	// the right-to-left line is marked so (paragraph and run), the others not
+	if !regexp.MustCompile(`<w:p><w:pPr><w:bidi/></w:pPr><w:r><w:rPr><w:rtl/></w:rPr><w:t[^>]*>[^<]*שימו לב`).MatchString(doc) || strings.Count(doc, "<w:bidi/>") != 1 {
+		t.Errorf("the Hebrew line is not marked right to left:\n%s", doc)
+	}
 	if err := wellFormed(doc); err != nil {
 		t.Fatalf("document.xml is not well-formed XML: %v", err)
 	}
 	for _, want := range []string{"Cranes &amp; &lt;rigging&gt;", "Depot", "Exclusion zones", "Barriers at 10 m</w:t><w:br/>",
-		"Spotter on duty", "Review response: Yes", "Comments: Agreed", "Weather: wind limit 38 km/h", "Sig Ner", "Lift Co",
+		"Spotter on duty", "Review response: Yes", "Comments: Agreed", "Weather: wind limit 38 km/h", "Sig Ner", "Lift Co", "Rigger", "Position", "How they signed",
 		"Vi Sitor", "Declaration", "Signature", "alice Tester", "AEDT", `r:embed="rIdSig1"`, "51.500000, -0.120000"} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("document.xml lacks %q", want)
@@ -76,7 +97,7 @@ func TestToolboxReport(t *testing.T) {
 	if strings.Contains(doc, "rIdSig2") {
 		t.Errorf("a declaration got a signature image")
 	}
-	convertWithLibreOffice(t, r.Body)
+	screenshot(t, convertWithLibreOffice(t, r.Body), "toolbox-report")
 }
 
 func wellFormed(s string) error {
@@ -94,21 +115,37 @@ func wellFormed(s string) error {
 
 // convertWithLibreOffice opens the document in LibreOffice and converts it
 // to PDF: the proof that a real word processor reads it. .ci/run installs it.
-func convertWithLibreOffice(t *testing.T, docx []byte) {
+// It answers the PDF's path.
+func convertWithLibreOffice(t *testing.T, docx []byte) string {
+	t.Helper()
+	pdf, _ := officePDF(t, docx, "docx")
+	return pdf
+}
+
+// officePDF converts a file (docx, xlsx, csv) to PDF with LibreOffice
+// headless (a profile of its own, so parallel runs do not collide) and
+// reads its text with pdftotext -layout: the PDF's path and its pages'
+// text. It skips only when LibreOffice is absent.
+func officePDF(t *testing.T, data []byte, ext string) (string, []string) {
 	t.Helper()
 	bin, err := exec.LookPath("soffice")
 	if err != nil {
 		if bin, err = exec.LookPath("libreoffice"); err != nil {
-			t.Skip("LibreOffice is not installed (apt-get install libreoffice-writer-nogui): the DOCX was checked as a ZIP only")
+			t.Skip("LibreOffice is not installed (apt-get install libreoffice-writer-nogui libreoffice-calc-nogui): the file was checked as a ZIP only")
 		}
 	}
 	dir := t.TempDir()
-	in := filepath.Join(dir, "report.docx")
-	if err := os.WriteFile(in, docx, 0o600); err != nil {
+	in := filepath.Join(dir, "export."+ext)
+	if err := os.WriteFile(in, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--headless", "--norestore", "-env:UserInstallation=file://"+filepath.Join(dir, "profile"),
-		"--convert-to", "pdf", "--outdir", dir, in)
+	args := []string{"--headless", "--norestore", "-env:UserInstallation=file://" + filepath.Join(dir, "profile")}
+	if ext == "csv" {
+		// comma, double quote, UTF-8 (76): the headless converter does not
+		// detect the byte-order mark as the import dialog (and Excel) do
+		args = append(args, "--infilter=CSV:44,34,76,1")
+	}
+	cmd := exec.Command(bin, append(args, "--convert-to", "pdf", "--outdir", dir, in)...)
 	done := make(chan error, 1)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -125,8 +162,30 @@ func convertWithLibreOffice(t *testing.T, docx []byte) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("LibreOffice did not finish converting\n%s", out.String())
 	}
-	pdf, err := os.ReadFile(filepath.Join(dir, "report.pdf"))
+	pdfPath := filepath.Join(dir, "export.pdf")
+	pdf, err := os.ReadFile(pdfPath)
 	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF")) {
 		t.Fatalf("no PDF from LibreOffice (%v): %s", err, out.String())
+	}
+	text, err := exec.Command("pdftotext", "-layout", "-enc", "UTF-8", pdfPath, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext (poppler-utils): %v", err)
+	}
+	return pdfPath, strings.Split(string(text), "\f")
+}
+
+// screenshot renders page 1 of a PDF to docs/screenshots/<name>.png with
+// pdftoppm when the golden files are rewritten (go test -update).
+func screenshot(t *testing.T, pdf, name string) {
+	t.Helper()
+	if !*update {
+		return
+	}
+	out := filepath.Join("..", "docs", "screenshots", name)
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("pdftoppm", "-png", "-r", "70", "-f", "1", "-l", "1", "-singlefile", pdf, out).CombinedOutput(); err != nil {
+		t.Fatalf("pdftoppm: %v %s", err, b)
 	}
 }

@@ -737,13 +737,24 @@ var workItemFilter = db.FilterFields{
 // (VIEW_WORKITEMS in the organisation for those without a project, on the
 // project for the others), in id order.
 func (s *Server) workItemList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
 	lq, err := parseListQuery(rq.r, workItemFilter)
 	if err != nil {
 		return err
+	}
+	out, total, err := s.workItemRows(rq, lq, nil)
+	if err != nil {
+		return err
+	}
+	setTotalCount(rq.w, total)
+	return rq.json(http.StatusOK, out)
+}
+
+// workItemRows is one page of the organisation's work items the caller
+// may view, matching lq; with names, also the names of their projects.
+func (s *Server) workItemRows(rq *request, lq listQuery, projects map[int64]string) ([]workItemJSON, int64, error) {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return nil, 0, err
 	}
 	out := []workItemJSON{}
 	var total int64
@@ -773,16 +784,28 @@ func (s *Server) workItemList(rq *request) error {
 		if err != nil || len(ids) == 0 {
 			return err
 		}
+		if projects != nil && total > int64(lq.Top) {
+			return badRequest("The list holds %d work items, more than the %d an export can hold: narrow it with a filter.", total, lq.Top)
+		}
 		rows, err := q.WorkItemListByIDs(rq.ctx, idsJSON(ids))
 		if err != nil {
 			return err
 		}
 		out, err = renderWorkItems(rq.ctx, q, rows)
+		if err != nil || projects == nil {
+			return err
+		}
+		var pids []int64
+		for _, r := range rows {
+			if r.ProjectID != nil {
+				pids = append(pids, *r.ProjectID)
+			}
+		}
+		ps, err := q.ProjectListByIDs(rq.ctx, idsJSON(pids))
+		for _, p := range ps {
+			projects[p.ID] = p.Name
+		}
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return out, total, err
 }

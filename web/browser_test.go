@@ -1641,6 +1641,12 @@ func TestBrowserWorkItems(t *testing.T) {
 			p.see("Type Inspection created.")
 			p.seeIn(`ul[aria-label="Work item types"]`, "Inspection")
 
+			p.step = "the list downloads as a spreadsheet"
+			p.click("Download XLSX")
+			p.see("The XLSX file is downloading.")
+			p.click("Download CSV")
+			p.see("The CSV file is downloading.")
+
 			p.step = "create a work item"
 			p.choose("Work item type", "Defect")
 			p.choose("In project", "Depot")

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"bytes"
+	"image/png"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestExportsInLibreOffice converts every export kind to PDF with
+// LibreOffice and reads the text back (pdftotext): the content is there,
+// no #ERROR, no visible apostrophe in XLSX and DOCX, CSV decoded as UTF-8
+// (its byte-order mark), and the document XLSX's first page holds its first
+// columns side by side (fitted to the page width). With -update it renders
+// page 1 of the document exports to docs/screenshots/.
+func TestExportsInLibreOffice(t *testing.T) {
+	noError := func(t *testing.T, kind string, pages []string) {
+		t.Helper()
+		all := strings.Join(pages, "\n")
+		if strings.Contains(all, "#ERROR") {
+			t.Errorf("%s shows #ERROR:\n%s", kind, all)
+		}
+	}
+	noApostrophe := func(t *testing.T, kind string, pages []string, texts ...string) {
+		t.Helper()
+		all := strings.Join(pages, "\n")
+		for _, s := range texts {
+			if !strings.Contains(all, s) {
+				t.Errorf("%s lacks %q:\n%s", kind, s, all)
+			}
+			if strings.Contains(all, "'"+s) {
+				t.Errorf("%s shows an apostrophe before %q:\n%s", kind, s, all)
+			}
+		}
+	}
+	t.Run("document", func(t *testing.T) {
+		f := newExportFixture(t)
+		rev := f.c.rev(f.hash)
+		x := f.e.must(200, f.bob, "GET", rev+"/export.xlsx", nil)
+		pdf, pages := officePDF(t, x.Body, "xlsx")
+		noError(t, "document XLSX", pages)
+		noApostrophe(t, "document XLSX", pages, "Supply & fix <pipes>", "=1+1", `=HYPERLINK("http://evil")`)
+		if !regexp.MustCompile(`No\.\s+Clause\s+Qty\s+Rate\s+Total`).MatchString(pages[0]) {
+			t.Errorf("page 1 does not hold the first columns side by side:\n%s", pages[0])
+		}
+		screenshot(t, pdf, "document-export-xlsx")
+		d := f.e.must(200, f.bob, "GET", rev+"/export.docx", nil)
+		pdf, pages = officePDF(t, d.Body, "docx")
+		noError(t, "document DOCX", pages)
+		noApostrophe(t, "document DOCX", pages, "Supply & fix <pipes>", "=1+1")
+		screenshot(t, pdf, "document-export-docx")
+	})
+	t.Run("assets", func(t *testing.T) {
+		f := newAssetFixture(t)
+		e, acme := f.e, "/organisations/"+f.acme
+		e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.truck, "name": "Siobhán's crane"})
+		e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.truck, "name": "=SUM(A1)"})
+		_, pages := officePDF(t, e.must(200, f.alice, "GET", acme+"/assets/export.xlsx", nil).Body, "xlsx")
+		noApostrophe(t, "asset XLSX", pages, "Siobhán's crane", "=SUM(A1)", "TR-001")
+		_, pages = officePDF(t, e.must(200, f.alice, "GET", acme+"/assets/export.csv", nil).Body, "csv")
+		if all := strings.Join(pages, "\n"); !strings.Contains(all, "Siobhán's crane") || strings.Contains(all, "SiobhÃ") {
+			t.Errorf("asset CSV not read as UTF-8:\n%s", all)
+		}
+	})
+	t.Run("work items", func(t *testing.T) {
+		f := newWIFixture(t)
+		e, acme := f.e, "/organisations/"+f.acme
+		e.must(201, f.alice, "POST", acme+"/workitems", map[string]any{"type_id": f.task, "title": "=Fix the pump", "project_id": f.project})
+		e.must(201, f.alice, "POST", acme+"/workitems", map[string]any{"type_id": f.task, "title": "Öl wechseln"})
+		_, pages := officePDF(t, e.must(200, f.alice, "GET", acme+"/workitems/export.xlsx", nil).Body, "xlsx")
+		noApostrophe(t, "work item XLSX", pages, "=Fix the pump", "Öl wechseln", "Plant")
+		_, pages = officePDF(t, e.must(200, f.alice, "GET", acme+"/workitems/export.csv", nil).Body, "csv")
+		if all := strings.Join(pages, "\n"); !strings.Contains(all, "Öl wechseln") {
+			t.Errorf("work item CSV not read as UTF-8:\n%s", all)
+		}
+	})
+}
+
+// TestSignatureTransparent: a signature image leaves its background
+// transparent (a white one covered the attendance table's grid lines).
+func TestSignatureTransparent(t *testing.T) {
+	b, err := rasteriseSignature(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 40"><path d="M5 20 C30 0 60 40 95 20" stroke="black" fill="none" stroke-width="2"/></svg>`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, a := img.At(0, 0).RGBA(); a != 0 {
+		t.Errorf("corner alpha %d, want transparent", a)
+	}
+	ink := false
+	for x := 0; x < img.Bounds().Dx() && !ink; x++ {
+		for y := 0; y < img.Bounds().Dy(); y++ {
+			if _, _, _, a := img.At(x, y).RGBA(); a > 0 {
+				ink = true
+				break
+			}
+		}
+	}
+	if !ink {
+		t.Error("the signature drew nothing")
+	}
+}

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"workspace/db"
+)
+
+// Work item exports (issue 32): GET /organisations/{id}/workitems/export.csv
+// and export.xlsx, the list (what the caller may view, with the list's
+// $filter, e.g. project_id) as a spreadsheet. Access is the list's.
+
+const maxWorkItemExport = 20_000
+
+var workItemExportHeader = []string{"number", "title", "type", "status", "project", "assignees", "start", "finish", "created", "closed", "description"}
+
+// workItemExport reads the rows of an export in the caller's time zone.
+func (s *Server) workItemExport(rq *request) (sheetTable, error) {
+	t := sheetTable{header: workItemExportHeader}
+	lq, err := parseListQuery(rq.r, workItemFilter)
+	if err != nil {
+		return t, err
+	}
+	// the whole filtered list, not a page of it
+	lq.Skip, lq.Top = 0, maxWorkItemExport
+	projects := map[int64]string{}
+	items, _, err := s.workItemRows(rq, lq, projects)
+	if err != nil {
+		return t, err
+	}
+	loc, err := time.LoadLocation(rq.user.TimezoneCode)
+	if rq.user.TimezoneCode == "" || err != nil {
+		loc = time.UTC
+	}
+	at := func(s *string) any {
+		if s == nil {
+			return nil
+		}
+		tm, err := db.ParseTime(*s)
+		if err != nil {
+			return *s
+		}
+		return tm.In(loc)
+	}
+	for _, w := range items {
+		project := ""
+		if w.ProjectID != nil {
+			project = projects[int64(*w.ProjectID)]
+		}
+		names := make([]string, len(w.Assignees))
+		for i, u := range w.Assignees {
+			names[i] = strings.TrimSpace(u.FirstName + " " + u.LastName)
+		}
+		created := w.Tracking.CreatedAt
+		t.rows = append(t.rows, []any{w.FormattedNumber, w.Title, w.Type.Name, w.Status, project, strings.Join(names, ", "),
+			at(w.StartAt), at(w.FinishAt), at(&created), at(w.Tracking.ClosedAt), w.Description})
+	}
+	return t, nil
+}
+
+func (s *Server) workItemExportCSV(rq *request) error {
+	t, err := s.workItemExport(rq)
+	if err != nil {
+		return err
+	}
+	rq.w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	rq.w.Header().Set("Content-Disposition", contentDisposition("work-items.csv"))
+	rq.w.WriteHeader(http.StatusOK)
+	return writeCSV(rq.w, t)
+}
+
+func (s *Server) workItemExportXLSX(rq *request) error {
+	t, err := s.workItemExport(rq)
+	if err != nil {
+		return err
+	}
+	f, err := tableXLSX(t, "Work items")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rq.w.Header().Set("Content-Type", xlsxType)
+	rq.w.Header().Set("Content-Disposition", contentDisposition("work-items.xlsx"))
+	rq.w.WriteHeader(http.StatusOK)
+	_, err = f.WriteTo(rq.w)
+	return err
+}
