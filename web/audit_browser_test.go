@@ -70,7 +70,7 @@ func TestBrowserAuditLog(t *testing.T) {
 			p.step = "the owner opens the audit log from the organisation's navigation"
 			p.open("/app/orgs/" + orgID)
 			p.seeIn("h1", renamed)
-			p.click("Audit log")
+			p.orgNav("Audit log")
 			p.seeIn("h2", "Audit log")
 			all := count(url.Values{})
 			shows(all, `!row.includes('…')`, "every entry, its actor named")
@@ -168,8 +168,8 @@ func TestBrowserAuditLog(t *testing.T) {
 			m.step = "a plain member sees no link and is refused at the address"
 			m.open("/app/orgs/" + orgID)
 			m.seeIn("h1", renamed)
-			m.seeIn("nav.tabs", "Members")
-			if eval[bool](m, `[...document.querySelectorAll('nav.tabs a')].some(a => a.innerText.trim() === 'Audit log')`) {
+			m.seeIn("#org-nav", "Members")
+			if eval[bool](m, `[...document.querySelectorAll('#org-nav a')].some(a => a.innerText.trim() === 'Audit log')`) {
 				m.fail("a member without MANAGE_ORGANISATION sees the audit log link")
 			}
 			m.open("/app/orgs/" + orgID + "/audit")

@@ -493,6 +493,20 @@ func (p *page) nav(text string) {
 	p.click(text)
 }
 
+// orgNav follows an entry of the organisation's side bar; on a phone, where
+// the side bar is a menu, it opens the menu first.
+func (p *page) orgNav(text string) {
+	p.t.Helper()
+	p.waitFor(`document.querySelector('#org-nav') !== null`, "the organisation's menu")
+	if eval[bool](p, `getComputedStyle(document.querySelector('.org-menu-toggle')).display !== 'none' && !document.querySelector('#org-nav').classList.contains('open')`) {
+		p.run(chromedp.Click(chromedp.CSS(`.org-menu-toggle`), chromedp.NodeVisible))
+	}
+	p.waitFor(`[...document.querySelectorAll('#org-nav a')].some(a => a.innerText.trim() === `+js(text)+` && a.offsetParent !== null)`, "the menu entry "+text)
+	p.run(chromedp.Evaluate[chromedp.Void](`(() => { document.querySelectorAll('[data-orgnav]').forEach(e => e.removeAttribute('data-orgnav')); const a = [...document.querySelectorAll('#org-nav a')].find(a => a.innerText.trim() === ` + js(text) + `); a.scrollIntoView({block: 'center'}); a.setAttribute('data-orgnav', '1') })()`))
+	p.run(chromedp.Click(chromedp.CSS(`[data-orgnav="1"]`), chromedp.NodeVisible))
+	p.waitFor(`document.querySelector('[data-orgnav]')?.getAttribute('aria-current') === 'page'`, "the page "+text)
+}
+
 func (p *page) location() string {
 	p.t.Helper()
 	return eval[string](p, `location.href`)
@@ -801,7 +815,7 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.seeIn(`ul[aria-label="Projects"]`, "Tunnel")
 
 			owner.step = "roles: create, permissions"
-			owner.click("Roles")
+			owner.orgNav("Roles")
 			owner.seeIn(`ul[aria-label="Roles"]`, "@everyone")
 			owner.fill("Name", "x")
 			owner.click("Create role")
@@ -832,7 +846,7 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.shot("roles-" + vp.name)
 
 			owner.step = "invites: create and copy the link"
-			owner.click("Invites")
+			owner.orgNav("Invites")
 			owner.see("No invites yet.")
 			owner.click("Create invite")
 			owner.see("Invite created.")
@@ -855,12 +869,12 @@ func TestBrowserOrganisations(t *testing.T) {
 			guest.click("Join " + orgName)
 			guest.seeIn("h1", orgName)
 			guest.step = "the guest cannot create roles"
-			guest.click("Roles")
+			guest.orgNav("Roles")
 			guest.seeIn(`ul[aria-label="Roles"]`, "Site crew")
 			guest.notSee("New role")
 
 			owner.step = "members: search, give a role, remove"
-			owner.click("Members")
+			owner.orgNav("Members")
 			owner.seeIn(`ul[aria-label="Members"]`, "Gus")
 			owner.fill("Search members", "olive")
 			owner.click("Search")
@@ -917,7 +931,7 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.notSee("Banned")
 
 			owner.step = "settings"
-			owner.click("Settings")
+			owner.orgNav("Organisation details")
 			owner.fill("Name", "")
 			owner.click("Save settings")
 			if got := owner.fieldError("Name"); got == "" {
@@ -955,7 +969,7 @@ func TestBrowserStructure(t *testing.T) {
 			p := orgWithOwner(t, bctx, base, "Wendy", "Works "+vp.name, vp.width, vp.height, vp.mobile)
 
 			p.step = "workgroups and teams"
-			p.click("Workgroups")
+			p.orgNav("Teams")
 			p.see("No workgroups yet.")
 			p.click("Create workgroup")
 			if got := p.fieldError("Workgroup name"); got == "" {
@@ -980,7 +994,7 @@ func TestBrowserStructure(t *testing.T) {
 			p.axe("workgroups and teams")
 
 			p.step = "locations and sub-locations"
-			p.click("Locations")
+			p.orgNav("Locations")
 			p.see("No locations yet.")
 			p.fill("Location name", "Yard")
 			p.fill("Location code", "YARD-NORTH-EAST")
@@ -1013,7 +1027,7 @@ func TestBrowserStructure(t *testing.T) {
 			p.axe("locations")
 
 			p.step = "the system tree"
-			p.click("Systems")
+			p.orgNav("Systems")
 			p.see("No systems yet.")
 			p.fill("System name", "Drainage")
 			p.fill("Root prefix", "DR-")
@@ -1033,7 +1047,7 @@ func TestBrowserStructure(t *testing.T) {
 			p.shot("systems-" + vp.name)
 
 			p.step = "disciplines"
-			p.click("Disciplines")
+			p.orgNav("Disciplines")
 			p.fill("Discipline code", "CIV")
 			p.fill("Discipline name", "Civil engineering")
 			p.click("Create discipline")
@@ -1044,7 +1058,7 @@ func TestBrowserStructure(t *testing.T) {
 			p.axe("disciplines")
 
 			p.step = "prefixes"
-			p.click("Prefixes")
+			p.orgNav("Numbering")
 			p.fill("Number format", "DOC-")
 			p.click("Create prefix")
 			if got := p.fieldError("Number format"); !strings.Contains(got, "{number}") {
@@ -1057,7 +1071,7 @@ func TestBrowserStructure(t *testing.T) {
 			p.axe("prefixes")
 
 			p.step = "integrations"
-			p.click("Integrations")
+			p.orgNav("Integrations")
 			p.see("No integrations yet.")
 			p.fill("Webhook URL", "ftp://hooks.example.com/x")
 			p.click("Create integration")
@@ -1086,7 +1100,7 @@ func TestBrowserInductions(t *testing.T) {
 			m := orgWithOwner(t, bctx, base, "Mona", orgName, vp.width, vp.height, vp.mobile)
 
 			m.step = "an invite for the worker"
-			m.click("Invites")
+			m.orgNav("Invites")
 			m.click("Create invite")
 			m.see("Invite created.")
 			link := pollValue(m, `document.querySelector('ul[aria-label="Invites"] input.link-box')?.value ?? ''`, "the invite link")
@@ -1097,7 +1111,7 @@ func TestBrowserInductions(t *testing.T) {
 			w.seeIn("h1", orgName)
 
 			m.step = "create an induction"
-			m.click("Inductions")
+			m.orgNav("Inductions")
 			m.see("No inductions yet.")
 			m.fill("Induction name", "Site induction")
 			m.fill("Valid for (days)", "365")
@@ -1196,7 +1210,7 @@ func TestBrowserToolboxes(t *testing.T) {
 			p := orgWithOwner(t, bctx, base, "Tess", "Talks "+vp.name, vp.width, vp.height, vp.mobile)
 
 			p.step = "a template with sections and topics"
-			p.click("Toolboxes")
+			p.orgNav("Toolbox talks")
 			p.see("No toolbox talks yet.")
 			p.click("Create toolbox talk")
 			if got := p.fieldError("Title"); got == "" {
@@ -1352,7 +1366,7 @@ func TestBrowserToolboxSessions(t *testing.T) {
 			p := orgWithOwner(t, bctx, base, "Hana", orgName, vp.width, vp.height, vp.mobile)
 
 			p.step = "a worker joins"
-			p.click("Invites")
+			p.orgNav("Invites")
 			p.click("Create invite")
 			p.see("Invite created.")
 			link := pollValue(p, `document.querySelector('ul[aria-label="Invites"] input.link-box')?.value ?? ''`, "the invite link")
@@ -1363,7 +1377,7 @@ func TestBrowserToolboxSessions(t *testing.T) {
 			w.seeIn("h1", orgName)
 
 			p.step = "a talk with a session"
-			p.click("Toolboxes")
+			p.orgNav("Toolbox talks")
 			p.fill("Title", "Tuesday talk")
 			p.click("Create toolbox talk")
 			p.seeIn("h1", "Tuesday talk")
@@ -1400,7 +1414,7 @@ func TestBrowserToolboxSessions(t *testing.T) {
 			p.axe("a talk's sessions")
 
 			w.step = "the invitee opens the talk on their phone: not held yet"
-			w.click("Toolboxes")
+			w.orgNav("Toolbox talks")
 			w.click("Tuesday talk")
 			w.see("You are invited to a session of this talk.")
 			w.click("Check in and sign")
@@ -1536,7 +1550,7 @@ func TestBrowserOrganisationImagesAndDomains(t *testing.T) {
 			p := orgWithOwner(t, bctx, base, "Iris", orgName, vp.width, vp.height, vp.mobile)
 
 			p.step = "images: an icon and a banner"
-			p.click("Settings")
+			p.orgNav("Organisation details")
 			p.seeIn(`ul[aria-label="Images"]`, "none")
 			p.run(chromedp.SetUploadFiles(chromedp.CSS("#org-icon"), []string{writePNG(t, 64, 64)}))
 			p.see("Icon saved.")
@@ -1557,7 +1571,7 @@ func TestBrowserOrganisationImagesAndDomains(t *testing.T) {
 
 			p.step = "domains: add one"
 			domain := "works-" + vp.name + ".example"
-			p.click("Domains")
+			p.orgNav("E-mail domains")
 			p.see("No domains yet.")
 			p.fill("Domain", "not a domain")
 			p.click("Add domain")
@@ -1608,7 +1622,7 @@ func TestBrowserWorkItems(t *testing.T) {
 			p := orgWithOwner(t, bctx, base, "Olga", orgName, vp.width, vp.height, vp.mobile)
 
 			p.step = "a worker joins"
-			p.click("Invites")
+			p.orgNav("Invites")
 			p.click("Create invite")
 			p.see("Invite created.")
 			link := pollValue(p, `document.querySelector('ul[aria-label="Invites"] input.link-box')?.value ?? ''`, "the invite link")
@@ -1619,14 +1633,14 @@ func TestBrowserWorkItems(t *testing.T) {
 			w.seeIn("h1", orgName)
 
 			p.step = "a project"
-			p.click("Projects")
+			p.orgNav("Projects")
 			p.fill("Name", "Depot")
 			p.click("Create project")
 			p.seeIn("h1", "Depot")
 
 			p.step = "work item types"
 			p.click("← Projects")
-			p.click("Work items")
+			p.orgNav("Work items")
 			p.see("There are no work item types yet: create one below first.")
 			p.fill("Type name", "x")
 			p.click("Create type")
@@ -1718,7 +1732,7 @@ func TestBrowserWorkItems(t *testing.T) {
 			p.step = "the organisation's list with filters"
 			p.click("← Depot")
 			p.click("← Projects")
-			p.click("Work items")
+			p.orgNav("Work items")
 			p.seeIn(`ul[aria-label="Work items"]`, "Weekly check")
 			p.waitFor(`!document.querySelector('ul[aria-label="Work items"]').innerText.includes('Cracked kerb')`, "only open work items")
 			p.choose("Status", "Closed")
@@ -1764,7 +1778,7 @@ func TestBrowserDocumentsList(t *testing.T) {
 			p.click("← Projects")
 
 			p.step = "create documents"
-			p.click("Documents")
+			p.orgNav("Documents")
 			p.see("0 documents")
 			p.see("No documents match.")
 			p.fill("Document title", "x")
@@ -1810,7 +1824,7 @@ func TestBrowserDocumentsList(t *testing.T) {
 // opens it in the editor; it answers the document's id.
 func (p *page) openDocument(title string) string {
 	p.t.Helper()
-	p.click("Documents")
+	p.orgNav("Documents")
 	p.fill("Document title", title)
 	p.click("Create document")
 	p.see("Document " + title + " created.")
