@@ -16,6 +16,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // auditRows is the text of the audit table's rows, cells joined by " | ".
@@ -76,11 +78,11 @@ func TestBrowserAuditLog(t *testing.T) {
 			shows(all, `!row.includes('…')`, "every entry, its actor named")
 			rows := strings.Join(eval[[]string](p, auditRows), "\n")
 			for _, want := range []string{
-				"Ada | PATCH /organisations/:id | organisation " + renamed + " | name |",
-				"Ada | POST /organisations/:id/projects | organisation " + renamed + " | name |",
-				"Ada | PUT /organisations/:id/permissions/:target | organisation " + renamed + "\nuser Mo | permissions |",
-				"Mo | POST /organisations/:id/projects | organisation " + renamed + " | name |",
-				"Ada | PATCH /projects/:id | project " + shed + " | description |",
+				"Ada | Ada changed the details of " + renamed + " (name) | organisation " + renamed + " | Raw entry",
+				"Ada | Ada created a project | organisation " + renamed + " | Raw entry",
+				"Ada | Ada changed permissions in " + renamed + " (permissions) | organisation " + renamed + "\nuser Mo | Raw entry",
+				"Mo | Mo created a project | organisation " + renamed + " | Raw entry",
+				"Ada | Ada changed a project (description) | project " + shed + " | Raw entry",
 			} {
 				if !strings.Contains(rows, want) {
 					p.fail("no entry %q in\n%s", want, rows)
@@ -94,8 +96,8 @@ func TestBrowserAuditLog(t *testing.T) {
 			p.choose("Actor", "Mo")
 			mos := count(url.Values{"actor": {moID}})
 			shows(mos, `row.split(' | ')[1] === 'Mo'`, "Mo's entries")
-			p.seeIn("table.audit", "POST /organisations/:id/projects")
-			p.seeIn("table.audit", "POST /invites/:code")
+			p.seeIn("table.audit", "Mo created a project")
+			p.seeIn("table.audit", "Mo joined with an invite")
 			p.choose("Actor", "Ada")
 			adas := count(url.Values{"actor": {adaID}})
 			if adas >= all {
@@ -109,8 +111,11 @@ func TestBrowserAuditLog(t *testing.T) {
 			if patches == 0 || patches >= adas {
 				p.fail("Ada's PATCH entries: %d of %d", patches, adas)
 			}
-			shows(patches, `row.split(' | ')[1] === 'Ada' && row.split(' | ')[2].startsWith('PATCH ')`, "Ada's PATCH entries")
-			p.see("PATCH /organisations/:id")
+			shows(patches, `row.split(' | ')[1] === 'Ada' && row.split(' | ')[2].startsWith('Ada ')`, "Ada's PATCH entries")
+			p.see("Ada changed the details of " + renamed)
+			p.step = "the raw entry is one click away"
+			p.run(chromedp.Click(chromedp.CSS(`details.raw-entry summary`), chromedp.NodeVisible))
+			p.seeIn("details.raw-entry[open]", "PATCH /")
 			p.noHorizontalScroll()
 			p.checkCSP()
 
@@ -142,7 +147,7 @@ func TestBrowserAuditLog(t *testing.T) {
 			p.seeIn("table.audit caption", "0 entries")
 			p.seeIn("table.audit", "No entries match.")
 			p.setValue("From", "2000-01-01T00:00")
-			shows(patches, `row.split(' | ')[2].startsWith('PATCH ')`, "Ada's PATCH entries again")
+			shows(patches, `row.split(' | ')[2].startsWith('Ada ')`, "Ada's PATCH entries again")
 
 			p.step = "by target: a project clicked in a row leaves only the entries about it, until its chip is removed"
 			p.fill("Action", "")
@@ -154,7 +159,7 @@ func TestBrowserAuditLog(t *testing.T) {
 				p.fail("the API has %d entries about the project (of %d)", abouts, everything)
 			}
 			p.click("Only entries about project " + shed)
-			shows(abouts, `row.split(' | ')[2] === 'PATCH /projects/:id' && row.includes('project `+shed+`')`, "the entries about the project")
+			shows(abouts, `row.split(' | ')[2].startsWith('Ada changed a project') && row.includes('project `+shed+`')`, "the entries about the project")
 			p.seeIn(".audit-chips", "project "+shed)
 			p.shot("audit-log-target-" + vp.name)
 			p.noHorizontalScroll()
