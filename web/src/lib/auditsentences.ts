@@ -226,9 +226,19 @@ export function auditSentence(
   actor: string,
   nameOf: (id: string) => string | undefined,
   orgName: string,
+  subject?: string,
 ): string {
   const known = auditSentences[e.action];
   let text = known ? known[2] : `made a change (${e.action.split(' ')[0].toLowerCase()})`;
+  // "changed a project" becomes "changed the project Shed" once its name is known
+  // (the route's :id is the last thing the words name: "a section of a
+  // toolbox talk" names the talk)
+  if (subject) {
+    const re = /\ban? ([a-z][a-z ]*?)(?= (?:of|to|on|off|from|in|out) |$)/g;
+    let last: RegExpExecArray | null = null;
+    for (let m = re.exec(text); m; m = re.exec(text)) last = m;
+    if (last) text = text.slice(0, last.index) + `the ${last[1]} ${subject}` + text.slice(last.index + last[0].length);
+  }
   const user = e.target_ids.user ? nameOf(e.target_ids.user) : undefined;
   text = text.replace('{user}', user ?? 'a person').replace('{org}', orgName || 'the organisation');
   const fields = [...new Set(e.changed_fields.map(fieldInWords).filter((f) => f))];
