@@ -1590,7 +1590,7 @@ func TestBrowserOrganisationImagesAndDomains(t *testing.T) {
 			p.waitFor(`(() => { const i = document.querySelector('img.org-image.icon'); return i && i.complete && i.naturalWidth > 0 })()`, "the icon, served by the server")
 			p.waitFor(`(() => { const i = document.querySelector('h1 img.org-icon'); return i && i.complete && i.naturalWidth > 0 })()`, "the icon beside the name")
 			p.run(chromedp.SetUploadFiles(chromedp.CSS("#org-banner"), []string{writeFile(t, "banner.png", "not a picture")}))
-			p.see("The image must be a JPEG or PNG image.")
+			p.see("Choose a JPEG or PNG picture.")
 			p.run(chromedp.SetUploadFiles(chromedp.CSS("#org-banner"), []string{writePNG(t, 800, 200)}))
 			p.see("Banner saved.")
 			p.waitFor(`(() => { const i = document.querySelector('img.org-banner'); return i && i.complete && i.naturalWidth > 0 })()`, "the banner above the name")
@@ -1698,7 +1698,7 @@ func TestBrowserWorkItems(t *testing.T) {
 			p.fill("Work item title", "Cracked kerb")
 			p.click("Create work item")
 			p.seeIn("h1", "Cracked kerb")
-			number := pollValue(p, `document.querySelector('h1 .mono')?.innerText ?? ''`, "the work item's number")
+			number := pollValue(p, `document.querySelector('h1 .num')?.innerText ?? ''`, "the work item's number")
 			p.noHorizontalScroll()
 			p.axe("a work item")
 
