@@ -79,3 +79,19 @@ func (s *Server) appServe(rq *request) error {
 	http.ServeContent(rq.w, rq.r, "index.html", time.Time{}, bytes.NewReader(a.index))
 	return nil
 }
+
+// appFavicon answers /favicon.ico, which browsers ask for on every page of
+// the server (the sign-in page too), with the app's SVG icon: browsers take
+// an SVG icon by its Content-Type whatever the name.
+func (s *Server) appFavicon(rq *request) error {
+	b, err := fs.ReadFile(s.app.fsys, "favicon.svg")
+	if err != nil {
+		return notFound("No such file.")
+	}
+	h := rq.w.Header()
+	h.Set("Content-Type", "image/svg+xml")
+	h.Set("Cache-Control", "public, max-age=86400")
+	h.Set("Content-Security-Policy", "default-src 'none'")
+	_, err = rq.w.Write(b)
+	return err
+}

@@ -68,6 +68,11 @@ func TestAppServing(t *testing.T) {
 			assertErrorBody(t, r)
 		}},
 		{"the assets folder itself", "/app/assets/", http.StatusNotFound, nil},
+		{"the icon", "/favicon.ico", http.StatusOK, func(t *testing.T, r *testResponse) {
+			if ct := r.Header.Get("Content-Type"); ct != "image/svg+xml" || !strings.HasPrefix(string(r.Body), "<svg") {
+				t.Errorf("Content-Type %q, body %.40s", ct, r.Body)
+			}
+		}},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {

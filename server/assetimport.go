@@ -645,9 +645,9 @@ func (s *Server) importRow(ctx context.Context, tx *sql.Tx, q *db.Queries, userI
 		}
 	}
 	if v, ok := cell["active"]; ok && v != "" {
-		a, err := strconv.ParseBool(strings.ToLower(v))
-		if err != nil {
-			p.add("active", "must be true or false")
+		a, ok := cellBool(v)
+		if !ok {
+			p.add("active", "must be yes or no (also true/false, 1/0)")
 		}
 		b.Active = &a
 	}
@@ -741,12 +741,24 @@ func assetCellJSON(f db.AssetField, v string) json.RawMessage {
 			return json.RawMessage(v)
 		}
 	case fieldBoolean:
-		if b, err := strconv.ParseBool(strings.ToLower(v)); err == nil {
+		if b, ok := cellBool(v); ok {
 			return json.RawMessage(strconv.FormatBool(b))
 		}
 	}
 	out, _ := json.Marshal(v)
 	return out
+}
+
+// cellBool reads a yes/no cell as people write them in a spreadsheet: yes,
+// no, y, n, true, false, t, f, 1, 0, in any case (issue 29: "yes" was refused).
+func cellBool(v string) (bool, bool) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "yes", "y", "true", "t", "1":
+		return true, true
+	case "no", "n", "false", "f", "0":
+		return false, true
+	}
+	return false, false
 }
 
 // numberFromCell reads a new asset's number from a cell: plain digits, or

@@ -176,3 +176,43 @@ func BenchmarkAssetImport10k(b *testing.B) {
 		b.ReportMetric(float64(time.Since(start).Milliseconds()), "ms/import")
 	}
 }
+
+// TestAssetImportYesNo: an import's yes/no cells take the words people
+// write in a spreadsheet (issue 29: "yes" was refused), and refuse others
+// by saying what they take.
+func TestAssetImportYesNo(t *testing.T) {
+	f := newAssetFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	imp := acme + "/assets/import"
+	rows := []string{"name,type,active"}
+	want := map[string]bool{}
+	for i, v := range []string{"yes", "No", "Y", "n", "TRUE", "false", "1", "0", " yes "} {
+		name := fmt.Sprintf("Truck %d", i)
+		rows = append(rows, name+",Truck,"+v)
+		want[name] = map[string]bool{"yes": true, "y": true, "true": true, "1": true}[strings.ToLower(strings.TrimSpace(v))]
+	}
+	body := []byte(strings.Join(rows, "\n") + "\n")
+	if r := e.importFile(f.mallory, imp, body, "text/csv"); r.Status != 403 {
+		t.Fatalf("another organisation's member imported: %d", r.Status)
+	}
+	r := e.importFile(f.alice, imp+"?dry_run=true", []byte("name,type,active\nOdd,Truck,maybe\n"), "text/csv")
+	if r.Status != 400 {
+		t.Fatalf("maybe: status %d", r.Status)
+	}
+	errs := r.obj(t)["report"].(map[string]any)["rows"].([]any)[0].(map[string]any)["errors"].(map[string]any)
+	if msg, _ := errs["active"].(string); !strings.Contains(msg, "yes or no") {
+		t.Errorf("maybe: errors %v", errs)
+	}
+	if r := e.importFile(f.alice, imp, body, "text/csv"); r.Status != 200 {
+		t.Fatalf("import: status %d: %s", r.Status, r.Body)
+	}
+	list := e.must(200, f.alice, "GET", acme+"/assets?$top=100", nil).arr(t)
+	if len(list) != len(want) {
+		t.Fatalf("%d assets, want %d", len(list), len(want))
+	}
+	for _, a := range list {
+		if a["active"] != want[a["name"].(string)] {
+			t.Errorf("%s active = %v, want %v", a["name"], a["active"], want[a["name"].(string)])
+		}
+	}
+}

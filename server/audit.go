@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -102,6 +103,10 @@ func toAuditEntry(e db.AuditLog) auditEntryJSON {
 
 // auditFilter reads the log's filters: actor and target (ids), action (a
 // route pattern, or its method alone), from and to (RFC 3339).
+// maxAuditActions bounds the action filter's list (the server has about
+// 200 write routes).
+const maxAuditActions = 300
+
 func auditFilter(rq *request, orgID int64) (listSQL, error) {
 	qs := rq.r.URL.Query()
 	where, args := []string{"chain = ?"}, []any{orgID}
@@ -121,12 +126,25 @@ func auditFilter(rq *request, orgID int64) (listSQL, error) {
 		}
 	}
 	if v := qs.Get("action"); v != "" {
-		p.length("action", v, 1, 300)
-		if strings.Contains(v, " ") {
-			where, args = append(where, "action = ?"), append(args, v)
-		} else {
-			where, args = append(where, "action LIKE ? ESCAPE '\\'"), append(args, likeEscape(strings.ToUpper(v))+" %")
+		// A comma-separated list matches any of its items, each a method or
+		// a whole route pattern (patterns hold no commas): the web app asks
+		// for "what happened" (everything created, say) as the patterns of
+		// its sentence table (issue 29).
+		items := strings.Split(v, ",")
+		if len(items) > maxAuditActions {
+			p.add("action", fmt.Sprintf("must list at most %d actions", maxAuditActions))
 		}
+		var anyOf []string
+		for _, it := range items {
+			it = strings.TrimSpace(it)
+			p.length("action", it, 1, 300)
+			if strings.Contains(it, " ") {
+				anyOf, args = append(anyOf, "action = ?"), append(args, it)
+			} else {
+				anyOf, args = append(anyOf, "action LIKE ? ESCAPE '\\'"), append(args, likeEscape(strings.ToUpper(it))+" %")
+			}
+		}
+		where = append(where, "("+strings.Join(anyOf, " OR ")+")")
 	}
 	for _, f := range []struct{ param, cond string }{{"from", "created_at >= ?"}, {"to", "created_at < ?"}} {
 		if v := qs.Get(f.param); v != "" {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,6 +50,9 @@ func TestAuditTrail(t *testing.T) {
 		{"by target", f.alice, "GET", log + "?target=" + loc, nil, 200, wantLen(1)},
 		{"by action", f.alice, "GET", log + "?action=PATCH%20/locations/:id", nil, 200, wantLen(1)},
 		{"by method", f.alice, "GET", log + "?action=patch", nil, 200, wantLen(1)},
+		{"by any of a list", f.alice, "GET", log + "?action=" + url.QueryEscape("PATCH /locations/:id, POST /organisations/:id/locations,DELETE"), nil, 200, wantLen(2)},
+		{"a list with an empty item", f.alice, "GET", log + "?action=" + url.QueryEscape("PATCH /locations/:id,,"), nil, 400, wantField("action")},
+		{"a list too long", f.alice, "GET", log + "?action=" + strings.Repeat("PATCH,", 301), nil, 400, wantField("action")},
 		{"by actor", f.alice, "GET", log + "?actor=" + f.mallory.ID, nil, 200, wantLen(0)},
 		{"by actor, all of theirs", f.alice, "GET", log + "?actor=" + f.alice.ID, nil, 200, func(t *testing.T, r *testResponse) {
 			l := r.arr(t)

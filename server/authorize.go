@@ -332,7 +332,9 @@ input{box-sizing:border-box;width:100%;padding:.6rem;font:inherit;border:1px sol
 input:focus,button:focus,a:focus{outline:3px solid #2563eb;outline-offset:2px}
 button{margin-top:1rem;width:100%;padding:.7rem;font:inherit;font-weight:600;color:#fff;background:#1d4ed8;border:0;border-radius:4px;cursor:pointer}
 .err{color:#b91c1c;margin:.25rem 0 0}.msg{padding:.75rem;background:#fee2e2;color:#7f1d1d;border-radius:4px}
-nav{margin-top:1.25rem;text-align:center}@media (max-width:480px){main{margin:0;border-radius:0;min-height:100vh}}`
+nav{margin-top:1.25rem;text-align:center}
+.brand{display:flex;align-items:center;gap:.5rem;margin:0 0 1rem;font-weight:700;font-size:1.15rem;color:#0f172a}
+.mark{display:inline-flex;align-items:center;justify-content:center;width:1.9rem;height:1.9rem;border-radius:7px;background:#1d4ed8;color:#fff;font-size:1rem}@media (max-width:480px){main{margin:0;border-radius:0;min-height:100vh}}`
 
 var authorizeCSP = func() string {
 	sum := sha256.Sum256([]byte(authorizeCSS))
@@ -343,6 +345,7 @@ var authorizeTemplate = template.Must(template.New("authorize").Parse(`<!doctype
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>{{if eq .P.Mode "register"}}Create an account{{else}}Sign in{{end}} · Workspace</title>
 <style>{{.CSS}}</style></head><body><main>
+<p class="brand"><span class="mark" aria-hidden="true">W</span>Workspace</p>
 {{- with .P}}{{if .Fatal}}
 <h1>Sign-in cannot continue</h1><p class="msg" role="alert">{{.Fatal}}</p>
 {{- else}}

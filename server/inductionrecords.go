@@ -101,7 +101,8 @@ type recordBody struct {
 }
 
 // checkAnswers validates one answer per question of the revision by type;
-// a missing or wrong answer is 400 naming the question.
+// missing or wrong answers are one 400 naming every such question, so a form
+// can mark them all at once (issue 29).
 func checkAnswers(b recordBody, qs []inductionQuestion) ([]recordAnswer, error) {
 	given := map[db.ID]int{}
 	for i, a := range b.Answers {
@@ -111,11 +112,13 @@ func checkAnswers(b recordBody, qs []inductionQuestion) ([]recordAnswer, error) 
 		given[*a.QuestionID] = i
 	}
 	out := make([]recordAnswer, 0, len(qs))
+	p := problems{}
 	for _, q := range qs {
 		field := "answers." + q.ID.String()
 		i, ok := given[q.ID]
 		if !ok {
-			return nil, fieldError(field, "is required: every question needs an answer")
+			p.add(field, "is required: every question needs an answer")
+			continue
 		}
 		delete(given, q.ID)
 		a := b.Answers[i]
@@ -138,28 +141,35 @@ func checkAnswers(b recordBody, qs []inductionQuestion) ([]recordAnswer, error) 
 				}
 			}
 			if !found {
-				return nil, fieldError(field, "must name one of the question's values (enum_id)")
+				p.add(field, "must name one of the question's values (enum_id)")
+				continue
 			}
 		case "boolean":
 			var v bool
 			if a.Value == nil || json.Unmarshal(*a.Value, &v) != nil {
-				return nil, fieldError(field, "must be true or false")
+				p.add(field, "must be true or false")
+				continue
 			}
 			ans.Value = v
 		default: // string and the other text-like types
 			var v string
 			if a.Value == nil || json.Unmarshal(*a.Value, &v) != nil || strings.TrimSpace(v) == "" {
-				return nil, fieldError(field, "must be a non-empty string")
+				p.add(field, "must be a non-empty string")
+				continue
 			}
 			if len([]rune(v)) > maxQuestionText {
-				return nil, fieldError(field, fmt.Sprintf("must be at most %d characters", maxQuestionText))
+				p.add(field, fmt.Sprintf("must be at most %d characters", maxQuestionText))
+				continue
 			}
 			ans.Value = v
 		}
 		out = append(out, ans)
 	}
 	for id := range given {
-		return nil, fieldError("answers."+id.String(), "names no question of this revision")
+		p.add("answers."+id.String(), "names no question of this revision")
+	}
+	if err := p.err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -279,6 +279,12 @@ func TestInductionRecords(t *testing.T) {
 	e.run(t, []scenario{
 		{"not assigned", f.alice, "POST", rec, good, 404, nil},
 		{"missing answer", f.bob, "POST", rec, answers(map[string]any{"question_id": qid(0), "value": "Dana"}), 400, wantField("answers." + qid(1))},
+		{"every missing or wrong answer named at once", f.bob, "POST", rec, answers(map[string]any{"question_id": qid(1), "value": "yes"}), 400, func(t *testing.T, r *testResponse) {
+			errs, _ := r.obj(t)["errors"].(map[string]any)
+			if len(errs) != 3 || errs["answers."+qid(0)] == nil || errs["answers."+qid(1)] == nil || errs["answers."+qid(2)] == nil {
+				t.Errorf("errors = %v, want all three questions named", errs)
+			}
+		}},
 		{"boolean answered with text", f.bob, "POST", rec, answers(
 			map[string]any{"question_id": qid(0), "value": "Dana"}, map[string]any{"question_id": qid(1), "value": "yes"},
 			map[string]any{"question_id": qid(2), "enum_id": visitor}), 400, wantField("answers." + qid(1))},

@@ -37,6 +37,7 @@ var resetTemplate = template.Must(template.New("reset").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>{{if eq .P.Mode "choose"}}Choose a new password{{else if eq .P.Mode "done"}}Password changed{{else}}Reset your password{{end}} · Workspace</title>
 <style>{{.CSS}}</style></head><body><main>
+<p class="brand"><span class="mark" aria-hidden="true">W</span>Workspace</p>
 {{- with .P}}
 {{- if eq .Mode "choose"}}
 <h1>Choose a new password</h1>

@@ -27,6 +27,7 @@ func (s *Server) routes() []route {
 		{"GET", "/", public, s.appRoot},
 		{"GET", "/app", public, s.appRoot},
 		{"GET", "/app/*path", public, s.appServe},
+		{"GET", "/favicon.ico", public, s.appFavicon},
 
 		// Sign-in: the server is its own OpenID provider.
 		{"POST", "/auth/register", public, s.register},

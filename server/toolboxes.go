@@ -602,6 +602,18 @@ func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
+// ToolboxPermissions are the keys a toolbox's permissions object carries:
+// its sessions (schedules) are written with MANAGE_TEAMS; its content by
+// every member while it is not archived.
+const ToolboxPermissions = ManageTeams
+
+// toolboxFullJSON is one toolbox with the caller's permissions on it, so a
+// client shows only the controls the API would accept (issue 29).
+type toolboxFullJSON struct {
+	toolboxJSON
+	Permissions PermBools `json:"permissions"`
+}
+
 // toolboxGet: include_totp_token=true adds the toolbox's own TOTP secret
 // (decisions.md: returned only when asked for).
 func (s *Server) toolboxGet(rq *request) error {
@@ -613,7 +625,7 @@ func (s *Server) toolboxGet(rq *request) error {
 	if err != nil {
 		return err
 	}
-	var out toolboxJSON
+	var out toolboxFullJSON
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
 		t, a, err := toolboxAccess(rq.ctx, q, rq.user.ID, id)
 		if err != nil {
@@ -622,10 +634,11 @@ func (s *Server) toolboxGet(rq *request) error {
 		if err := a.Require(0); err != nil {
 			return err
 		}
-		out, err = toolboxFull(rq.ctx, q, t)
+		out.toolboxJSON, err = toolboxFull(rq.ctx, q, t)
 		if err != nil {
 			return err
 		}
+		out.Permissions = a.Permissions().Bools(ToolboxPermissions)
 		if withTOTP {
 			out.TOTPToken = t.TotpSecret
 		}

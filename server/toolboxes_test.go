@@ -77,6 +77,16 @@ func TestToolboxes(t *testing.T) {
 		{"bad location", f.bob, "GET", acme + "/toolboxes?location=x", nil, 400, wantField("location")},
 		{"other organisation cannot list", f.mallory, "GET", acme + "/toolboxes", nil, 403, nil},
 		{"member gets", f.bob, "GET", tp, nil, 200, wantKey("title", "Working at height")},
+		{"a plain member may not write its sessions", f.bob, "GET", tp, nil, 200, func(t *testing.T, r *testResponse) {
+			if p, _ := r.obj(t)["permissions"].(map[string]any); p == nil || p["MANAGE_TEAMS"] != false || len(p) != 1 {
+				t.Errorf("permissions %v", r.obj(t)["permissions"])
+			}
+		}},
+		{"the owner may write its sessions", f.alice, "GET", tp, nil, 200, func(t *testing.T, r *testResponse) {
+			if p, _ := r.obj(t)["permissions"].(map[string]any); p == nil || p["MANAGE_TEAMS"] != true {
+				t.Errorf("permissions %v", r.obj(t)["permissions"])
+			}
+		}},
 		{"totp token only when asked", f.bob, "GET", tp + "?include_totp_token=true", nil, 200, func(t *testing.T, r *testResponse) {
 			if tok, _ := r.obj(t)["totp_token"].(string); len(tok) < 16 {
 				t.Errorf("totp_token %q", tok)
@@ -728,6 +738,7 @@ func TestToolboxListMatchesGet(t *testing.T) {
 	}
 	for _, item := range list {
 		one := e.must(200, f.bob, "GET", "/toolboxes/"+item["id"].(string), nil).obj(t)
+		delete(one, "permissions") // the caller's, only on the toolbox's own answer
 		if got, want := mustJSON(t, item), mustJSON(t, one); got != want {
 			t.Errorf("listed toolbox differs from GET:\nlist %s\nget  %s", got, want)
 		}

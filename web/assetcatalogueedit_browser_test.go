@@ -49,7 +49,7 @@ func TestBrowserAssetTypeStatusEdit(t *testing.T) {
 			api.id("POST", acme+"/assets", map[string]any{"type_id": pump, "name": "Pump 1", "status_id": inService})
 
 			p.step = "edit a type: a refusal at its input"
-			p.click("Fleets")
+			p.orgNav("Fleets")
 			p.seeIn(`ul[aria-label="Asset types"]`, "Spare type")
 			p.click("Edit Pump")
 			p.fill("Name of the type", "x")

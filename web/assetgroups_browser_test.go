@@ -158,7 +158,7 @@ func TestBrowserAssetCatalogueAndGroups(t *testing.T) {
 			}
 
 			p.step = "asset fields"
-			p.click("Asset fields")
+			p.orgNav("Asset fields")
 			p.see("No fields yet.")
 			p.fill("Field name", "x")
 			p.click("Create field")
@@ -258,7 +258,7 @@ func TestBrowserAssetCatalogueAndGroups(t *testing.T) {
 			}
 
 			p.step = "an asset with a number of its own"
-			p.click("Assets")
+			p.orgNav("Asset register")
 			p.choose("Asset type", "Pump")
 			p.fill("Asset name", "Pump 9")
 			p.fill("Asset number (optional)", "nine")
@@ -340,7 +340,7 @@ func TestBrowserAssetCatalogueAndGroups(t *testing.T) {
 			p.click("Cancel")
 
 			p.step = "asset groups: create"
-			p.click("Fleets")
+			p.orgNav("Fleets")
 			p.click("Groups of Plant")
 			p.waitFor(`document.getElementById('ag-fleet').selectedOptions[0].text === 'Plant'`, "the groups list filtered to Plant")
 			p.see("0 groups")

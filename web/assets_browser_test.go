@@ -90,7 +90,7 @@ func TestBrowserFleetsAndAssets(t *testing.T) {
 			downloads := p.allowDownloads()
 
 			p.step = "locations"
-			p.click("Locations")
+			p.orgNav("Locations")
 			for _, l := range []string{"Yard", "Depot"} {
 				p.fill("Location name", l)
 				p.fill("Location code", strings.ToUpper(l[:2]))
@@ -100,7 +100,7 @@ func TestBrowserFleetsAndAssets(t *testing.T) {
 			}
 
 			p.step = "fleets, asset types and statuses"
-			p.click("Fleets")
+			p.orgNav("Fleets")
 			p.see("No fleets yet.")
 			p.fill("Fleet name", "x")
 			p.click("Create fleet")
@@ -130,7 +130,7 @@ func TestBrowserFleetsAndAssets(t *testing.T) {
 			p.axe("fleets")
 
 			p.step = "create assets"
-			p.click("Assets")
+			p.orgNav("Asset register")
 			p.see("0 assets")
 			p.choose("Asset type", "Pump")
 			p.fill("Asset name", "x")
@@ -239,7 +239,7 @@ func TestBrowserFleetsAndAssets(t *testing.T) {
 			}
 
 			p.step = "a fleet's assets"
-			p.click("Fleets")
+			p.orgNav("Fleets")
 			p.click("Assets of Vans")
 			p.registerShows(1, "Blue van")
 

@@ -14,8 +14,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // auditRows is the text of the audit table's rows, cells joined by " | ".
@@ -70,21 +74,19 @@ func TestBrowserAuditLog(t *testing.T) {
 			p.step = "the owner opens the audit log from the organisation's navigation"
 			p.open("/app/orgs/" + orgID)
 			p.seeIn("h1", renamed)
-			p.click("Audit log")
+			p.orgNav("Audit log")
 			p.seeIn("h2", "Audit log")
 			all := count(url.Values{})
 			shows(all, `!row.includes('…')`, "every entry, its actor named")
-			rows := strings.Join(eval[[]string](p, auditRows), "\n")
 			for _, want := range []string{
-				"Ada | PATCH /organisations/:id | organisation " + renamed + " | name |",
-				"Ada | POST /organisations/:id/projects | organisation " + renamed + " | name |",
-				"Ada | PUT /organisations/:id/permissions/:target | organisation " + renamed + "\nuser Mo | permissions |",
-				"Mo | POST /organisations/:id/projects | organisation " + renamed + " | name |",
-				"Ada | PATCH /projects/:id | project " + shed + " | description |",
+				"Ada | Ada changed the details of " + renamed + " (name) | organisation " + renamed + " | Raw entry",
+				"Ada | Ada created a project | organisation " + renamed + " | Raw entry",
+				"Ada | Ada changed permissions in " + renamed + " (permissions) | organisation " + renamed + "\nuser Mo | Raw entry",
+				"Mo | Mo created a project | organisation " + renamed + " | Raw entry",
+				"Ada | Ada changed the project Shed (description) | project Shed | Raw entry",
 			} {
-				if !strings.Contains(rows, want) {
-					p.fail("no entry %q in\n%s", want, rows)
-				}
+				// the objects' names arrive after the list: wait for them
+				p.waitFor(auditRows+`.join('\n').includes(`+js(want)+`)`, "the entry "+want)
 			}
 			p.noHorizontalScroll()
 			p.axe("the audit log")
@@ -94,8 +96,8 @@ func TestBrowserAuditLog(t *testing.T) {
 			p.choose("Actor", "Mo")
 			mos := count(url.Values{"actor": {moID}})
 			shows(mos, `row.split(' | ')[1] === 'Mo'`, "Mo's entries")
-			p.seeIn("table.audit", "POST /organisations/:id/projects")
-			p.seeIn("table.audit", "POST /invites/:code")
+			p.seeIn("table.audit", "Mo created a project")
+			p.seeIn("table.audit", "Mo joined with an invite")
 			p.choose("Actor", "Ada")
 			adas := count(url.Values{"actor": {adaID}})
 			if adas >= all {
@@ -109,8 +111,11 @@ func TestBrowserAuditLog(t *testing.T) {
 			if patches == 0 || patches >= adas {
 				p.fail("Ada's PATCH entries: %d of %d", patches, adas)
 			}
-			shows(patches, `row.split(' | ')[1] === 'Ada' && row.split(' | ')[2].startsWith('PATCH ')`, "Ada's PATCH entries")
-			p.see("PATCH /organisations/:id")
+			shows(patches, `row.split(' | ')[1] === 'Ada' && row.split(' | ')[2].startsWith('Ada ')`, "Ada's PATCH entries")
+			p.see("Ada changed the details of " + renamed)
+			p.step = "the raw entry is one click away"
+			p.run(chromedp.Click(chromedp.CSS(`details.raw-entry summary`), chromedp.NodeVisible))
+			p.seeIn("details.raw-entry[open]", "PATCH /")
 			p.noHorizontalScroll()
 			p.checkCSP()
 
@@ -142,7 +147,7 @@ func TestBrowserAuditLog(t *testing.T) {
 			p.seeIn("table.audit caption", "0 entries")
 			p.seeIn("table.audit", "No entries match.")
 			p.setValue("From", "2000-01-01T00:00")
-			shows(patches, `row.split(' | ')[2].startsWith('PATCH ')`, "Ada's PATCH entries again")
+			shows(patches, `row.split(' | ')[2].startsWith('Ada ')`, "Ada's PATCH entries again")
 
 			p.step = "by target: a project clicked in a row leaves only the entries about it, until its chip is removed"
 			p.fill("Action", "")
@@ -153,23 +158,40 @@ func TestBrowserAuditLog(t *testing.T) {
 			if abouts != 2 || abouts >= everything {
 				p.fail("the API has %d entries about the project (of %d)", abouts, everything)
 			}
-			p.click("Only entries about project " + shed)
-			shows(abouts, `row.split(' | ')[2] === 'PATCH /projects/:id' && row.includes('project `+shed+`')`, "the entries about the project")
-			p.seeIn(".audit-chips", "project "+shed)
+			p.click("Only entries about project Shed")
+			shows(abouts, `row.split(' | ')[2].startsWith('Ada changed the project Shed') && row.includes('project Shed')`, "the entries about the project")
+			p.seeIn(".audit-chips", "project Shed")
 			p.shot("audit-log-target-" + vp.name)
 			p.noHorizontalScroll()
 			p.axe("the audit log filtered by a target")
-			p.click("Remove the target filter project " + shed)
+			p.click("Remove the target filter project Shed")
 			shows(everything, `true`, "every entry once the chip is removed")
 			if eval[bool](p, `!!document.querySelector('.audit-chips')`) {
 				p.fail("the target chip stayed after its removal")
 			}
 
+			p.step = "by what happened and by area, as the API answers for those actions"
+			since := "2000-01-01T00:00:00Z"
+			p.choose("What happened", "Created or added")
+			created := count(url.Values{"from": {since}, "action": {sentencePatterns(t, "created", "")}})
+			if created == 0 || created >= everything {
+				p.fail("created entries: %d of %d", created, everything)
+			}
+			shows(created, `!/ (changed|deleted|removed) /.test(row.split(' | ')[2])`, "the entries of things created")
+			p.choose("Area", "Work")
+			shows(count(url.Values{"from": {since}, "action": {sentencePatterns(t, "created", "Work")}}), `row.includes('created a project')`, "the projects created")
+			p.choose("What happened", "Anything")
+			shows(count(url.Values{"from": {since}, "action": {sentencePatterns(t, "", "Work")}}), `true`, "everything in Work")
+			p.noHorizontalScroll()
+			p.axe("the audit log filtered by what happened and area")
+			p.choose("Area", "Every area")
+			shows(everything, `true`, "every entry again, unfiltered")
+
 			m.step = "a plain member sees no link and is refused at the address"
 			m.open("/app/orgs/" + orgID)
 			m.seeIn("h1", renamed)
-			m.seeIn("nav.tabs", "Members")
-			if eval[bool](m, `[...document.querySelectorAll('nav.tabs a')].some(a => a.innerText.trim() === 'Audit log')`) {
+			m.seeIn("#org-nav", "Members")
+			if eval[bool](m, `[...document.querySelectorAll('#org-nav a')].some(a => a.innerText.trim() === 'Audit log')`) {
 				m.fail("a member without MANAGE_ORGANISATION sees the audit log link")
 			}
 			m.open("/app/orgs/" + orgID + "/audit")
@@ -187,4 +209,25 @@ func TestBrowserAuditLog(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sentencePatterns are the route patterns src/lib/auditsentences.ts says are
+// of the kind happened and in the area ("" for any), joined as the API's
+// action filter takes them.
+func sentencePatterns(t *testing.T, happened, area string) string {
+	t.Helper()
+	table, err := os.ReadFile("src/lib/auditsentences.ts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range regexp.MustCompile(`(?m)^\s+"([A-Z]+ [^"]+)": \["([a-z]+)", "([A-Za-z]+)"`).FindAllStringSubmatch(string(table), -1) {
+		if (happened == "" || m[2] == happened) && (area == "" || m[3] == area) {
+			out = append(out, m[1])
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no pattern of %q in %q", happened, area)
+	}
+	return strings.Join(out, ",")
 }

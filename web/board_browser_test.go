@@ -82,7 +82,7 @@ func (p *page) dragToColumn(mobile bool, handle, col string) {
 func joinMember(t *testing.T, bctx context.Context, base string, p *page, orgID, orgName, first, email, password string, width, height int64, mobile bool) *page {
 	t.Helper()
 	p.open("/app/orgs/" + orgID)
-	p.click("Invites")
+	p.orgNav("Invites")
 	p.click("Create invite")
 	p.see("Invite created.")
 	link := pollValue(p, `document.querySelector('ul[aria-label="Invites"] input.link-box')?.value ?? ''`, "the invite link")

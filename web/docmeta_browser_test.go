@@ -50,7 +50,7 @@ func TestBrowserDocumentTags(t *testing.T) {
 			c.do("POST", "/organisations/"+orgID+"/document-types", map[string]any{"name": "Spec", "revision_format": 3}, 201, nil)
 
 			p.step = "a document of the type"
-			p.click("Documents")
+			p.orgNav("Documents")
 			p.fill("Document title", "Drainage")
 			p.choose("Document type", "Spec")
 			p.click("Create document")

@@ -69,7 +69,7 @@ func TestBrowserDocumentSettings(t *testing.T) {
 			p.click("New item field")
 			p.fill("Field name", "x")
 			p.click("Create item field")
-			if got := p.fieldError("Field name"); !strings.Contains(got, "2-200") {
+			if got := p.fieldError("Field name"); !strings.Contains(got, "2 to 200") {
 				p.fail("short name error = %q", got)
 			}
 			p.fill("Field name", "Status")
@@ -265,7 +265,7 @@ func TestBrowserDocumentSettings(t *testing.T) {
 			m.seeIn(`ul[aria-label="Item fields"]`, "Issued, Draft")
 			m.seeIn(`ul[aria-label="Document types"]`, "Spec")
 			m.see("changing them needs the Manage organisation permission")
-			if n := eval[int](m, `document.querySelectorAll('main button').length`); n != 0 {
+			if n := eval[int](m, `document.querySelectorAll('main .org-main button').length`); n != 0 {
 				m.fail("the member sees %d buttons", n)
 			}
 			m.notSee("New item field")

@@ -82,7 +82,7 @@ func TestBrowserMailJourney(t *testing.T) {
 			admin := orgWithOwner(t, bctx, base, "Ada", orgName, vp.width, vp.height, vp.mobile)
 
 			admin.step = "invites: a link invite's link and QR carry its code"
-			admin.click("Invites")
+			admin.orgNav("Invites")
 			admin.see("No invites yet.")
 			admin.click("Create invite")
 			admin.see("Invite created.")

@@ -43,7 +43,7 @@ func TestBrowserMemberAccessFleet(t *testing.T) {
 
 			p.step = "the owner asks why Mo can manage fleets: in the organisation, nothing sets it"
 			p.open("/app/orgs/" + orgID)
-			p.click("Members")
+			p.orgNav("Members")
 			p.seeIn(`ul[aria-label="Members"]`, "Mo")
 			p.click("Access of Mo")
 			p.see("What Mo may do in the organisation, and why")
@@ -79,7 +79,7 @@ func TestBrowserMemberAccessFleet(t *testing.T) {
 
 			m.step = "Mo asks about themself on a fleet"
 			m.open("/app/orgs/" + orgID)
-			m.click("Members")
+			m.orgNav("Members")
 			m.click("Access of Mo")
 			m.choose("Explain the access of Mo", "on the fleet Vans")
 			m.see("What Mo may do on the fleet Vans, and why")

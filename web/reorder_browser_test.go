@@ -119,7 +119,7 @@ func TestBrowserDragReorder(t *testing.T) {
 			const roleName = `strong`
 
 			p.step = "roles: three of them"
-			p.click("Roles")
+			p.orgNav("Roles")
 			for _, name := range []string{"Foremen", "Site crew", "Helpers"} {
 				p.fill("Name", name)
 				p.click("Create role")
@@ -145,7 +145,7 @@ func TestBrowserDragReorder(t *testing.T) {
 			p.see("Permissions of Site crew in the organisation")
 			p.click("Manage roles: allow")
 			p.see("Site crew: Manage roles is now allow.")
-			p.click("Invites")
+			p.orgNav("Invites")
 			p.click("Create invite")
 			p.see("Invite created.")
 			link := pollValue(p, `document.querySelector('ul[aria-label="Invites"] input.link-box')?.value ?? ''`, "the invite link")
@@ -154,14 +154,14 @@ func TestBrowserDragReorder(t *testing.T) {
 			g.register("Gil", "gil-"+vp.name+"@example.com", "Gil password")
 			g.click("Join " + orgName)
 			g.seeIn("h1", orgName)
-			p.click("Members")
+			p.orgNav("Members")
 			p.choose("Give Gil a role", "Site crew")
 			p.see("Gil has the role Site crew.")
 
 			g.step = "roles: the server refuses a drag above the member's own role; the order comes back"
 			g.run(chromedp.Reload())
 			g.seeIn("h1", orgName)
-			g.click("Roles")
+			g.orgNav("Roles")
 			g.expectOrder(roles, roleName, "Helpers|Site crew|Foremen|@everyone", "the roles as the member sees them")
 			g.drag(vp.mobile, "Drag to move Foremen", "Helpers")
 			g.see("You cannot change a role ranked at or above your own highest role.")
@@ -169,7 +169,7 @@ func TestBrowserDragReorder(t *testing.T) {
 			g.checkCSP()
 
 			p.step = "toolbox: sections and topics"
-			p.click("Toolboxes")
+			p.orgNav("Toolbox talks")
 			p.fill("Title", "Ladder safety")
 			p.click("Create toolbox talk")
 			p.seeIn("h1", "Ladder safety")
@@ -217,7 +217,7 @@ func TestBrowserDragReorder(t *testing.T) {
 
 			p.step = "induction: three questions"
 			p.click("← Toolbox talks")
-			p.click("Inductions")
+			p.orgNav("Inductions")
 			p.fill("Induction name", "Gate induction")
 			p.click("Create induction")
 			p.seeIn("h1", "Gate induction")

@@ -114,17 +114,17 @@ func TestBrowserFleetShares(t *testing.T) {
 			owner := orgWithOwner(t, bctx, base, "Hana", ownerOrg, vp.width, vp.height, vp.mobile)
 
 			owner.step = "a fleet with an asset at a location"
-			owner.click("Locations")
+			owner.orgNav("Locations")
 			owner.fill("Location name", "Yard")
 			owner.fill("Location code", "YA")
 			owner.fill("Time zone", "Europe/London")
 			owner.click("Create location")
 			owner.see("Location Yard created.")
-			owner.click("Work items")
+			owner.orgNav("Work items")
 			owner.fill("Type name", "Repair")
 			owner.click("Create type")
 			owner.see("Type Repair created.")
-			owner.click("Fleets")
+			owner.orgNav("Fleets")
 			owner.fill("Fleet name", "Trucks")
 			owner.click("Create fleet")
 			owner.see("Fleet Trucks created.")
@@ -132,7 +132,7 @@ func TestBrowserFleetShares(t *testing.T) {
 			owner.choose("Fleet of the type", "Trucks")
 			owner.click("Create asset type")
 			owner.see("Asset type Tipper created.")
-			owner.click("Assets")
+			owner.orgNav("Asset register")
 			owner.choose("Asset type", "Tipper")
 			owner.fill("Asset name", "Tipper one")
 			owner.choose("Asset location", "Yard")
@@ -140,7 +140,7 @@ func TestBrowserFleetShares(t *testing.T) {
 			owner.see("Tipper one created.")
 
 			owner.step = "asset subscriptions: create, allocate, change"
-			owner.click("Fleets")
+			owner.orgNav("Fleets")
 			owner.see("No asset subscriptions yet.")
 			owner.fill("Subscription name", "Telematics")
 			owner.fill("Capacity", "two")
@@ -154,7 +154,7 @@ func TestBrowserFleetShares(t *testing.T) {
 			pools := `ul[aria-label="Asset subscriptions"]`
 			owner.seeIn(pools, "0 of 1 allocated")
 			owner.step = "asset subscriptions: allocate an asset, a full one refuses"
-			owner.click("Assets")
+			owner.orgNav("Asset register")
 			owner.choose("Asset type", "Tipper")
 			owner.fill("Asset name", "Tipper two")
 			owner.click("Create asset")
@@ -173,7 +173,7 @@ func TestBrowserFleetShares(t *testing.T) {
 			owner.see("The asset subscription has no room left (capacity 1).")
 			owner.axe("an asset with its subscription")
 			owner.click("← Assets")
-			owner.click("Fleets")
+			owner.orgNav("Fleets")
 			owner.seeIn(pools, "1 of 1 allocated")
 			owner.seeIn(pools, "full")
 			owner.click("Change Telematics")
@@ -201,7 +201,7 @@ func TestBrowserFleetShares(t *testing.T) {
 			rcp.axe("shared with me (empty)")
 
 			owner.step = "share the fleet with an organisation: errors first"
-			owner.click("Fleets")
+			owner.orgNav("Fleets")
 			owner.click("Sharing and following Trucks")
 			owner.seeIn("h1", "Trucks")
 			fleetPath := strings.TrimPrefix(owner.location(), base)

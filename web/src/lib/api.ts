@@ -1,6 +1,8 @@
 // The public HTTP API, the same one every client uses.
 import { refresh, signIn, token } from './auth';
 
+import { messageWords, wordFields } from './messages';
+
 export class ApiError extends Error {
   status: number;
   fields: Record<string, string>;
@@ -44,7 +46,8 @@ async function call(method: string, path: string, body?: unknown): Promise<Respo
       /* not JSON: keep the status message */
     }
     if (r.status === 429 && r.headers.get('Retry-After')) msg += ` (retry in ${r.headers.get('Retry-After')} s)`;
-    throw new ApiError(r.status, msg, fields, body);
+    // The API's words stay in body; a person reads the catalogue's (messages.ts).
+    throw new ApiError(r.status, messageWords(msg), wordFields(fields), body);
   }
   return r;
 }
