@@ -10,6 +10,7 @@ import (
 )
 
 func TestAppServing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	assets, err := fs.Glob(web.Dist(), "assets/*.js")
 	if err != nil || len(assets) == 0 {

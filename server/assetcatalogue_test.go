@@ -6,6 +6,7 @@ import (
 )
 
 func TestAssetStatuses(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	e.run(t, []scenario{
@@ -38,6 +39,7 @@ func TestAssetStatuses(t *testing.T) {
 }
 
 func TestAssetZones(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	e.run(t, []scenario{
@@ -66,6 +68,7 @@ func TestAssetZones(t *testing.T) {
 }
 
 func TestAssetFieldsAndTypes(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme, evil := f.e, "/organisations/"+f.acme, "/organisations/"+f.evil
 	e.run(t, []scenario{

@@ -5,6 +5,7 @@ import (
 )
 
 func TestAssetZoneAndFieldDelete(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	zone := e.must(201, f.alice, "POST", acme+"/asset-zones", map[string]any{"name": "Cab"}).obj(t)["id"].(string)
@@ -45,6 +46,7 @@ func TestAssetZoneAndFieldDelete(t *testing.T) {
 }
 
 func TestAssetGroupDelete(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	id := func(r *testResponse) string { return r.obj(t)["id"].(string) }
@@ -87,6 +89,7 @@ func TestAssetGroupDelete(t *testing.T) {
 }
 
 func TestAssetStatusAndTypeDelete(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	id := func(r *testResponse) string { return r.obj(t)["id"].(string) }

@@ -23,6 +23,7 @@ func (e *testEnv) importFile(u *testUser, path string, body []byte, contentType 
 }
 
 func TestAssetImportExport(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	imp := acme + "/assets/import"

@@ -52,6 +52,7 @@ func newAssetFixture(t *testing.T) *assetFixture {
 }
 
 func TestAssets(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	assets := acme + "/assets"
@@ -154,6 +155,7 @@ func TestAssets(t *testing.T) {
 }
 
 func TestAssetGroups(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	groups := acme + "/asset-groups"
@@ -247,6 +249,7 @@ func TestAssetGroups(t *testing.T) {
 }
 
 func TestAssetLogs(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	asset := e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.plainType, "name": "A1"}).obj(t)["id"].(string)
@@ -325,6 +328,7 @@ func TestAssetLogs(t *testing.T) {
 // TestAssetNumbersConcurrent: 100 assets created at once on one prefix get
 // TR-001 to TR-100, each once.
 func TestAssetNumbersConcurrent(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	nums := make([]string, 100)
@@ -352,6 +356,7 @@ func TestAssetNumbersConcurrent(t *testing.T) {
 // items through create, status changes, moves and the foreign-organisation
 // refusal (issue 14's work items, counted by triggers of migration 0026).
 func TestAssetGroupWorkItemCounts(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	asset := e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.plainType, "name": "A1"}).obj(t)["id"].(string)
@@ -391,6 +396,7 @@ func TestAssetGroupWorkItemCounts(t *testing.T) {
 // assets, whether an asset joins it or the group's (or the asset's) fleet
 // changes; a refused PATCH changes nothing.
 func TestAssetGroupFleetChange(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	id := func(r *testResponse) string { return r.obj(t)["id"].(string) }

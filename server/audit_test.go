@@ -11,6 +11,7 @@ import (
 )
 
 func TestAuditTrail(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	loc := e.must(201, f.alice, "POST", acme+"/locations", map[string]any{"name": "Yard", "code": "Y1"}).obj(t)["id"].(string)

@@ -72,6 +72,7 @@ func assertUnauthorized(t testing.TB, r *testResponse) {
 }
 
 func TestBearerRejects(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	key := e.srv.auth.current()
@@ -182,6 +183,7 @@ func TestBearerRejects(t *testing.T) {
 // TestBearerExpiryAndCache: the verified-token cache never outlives the
 // token, and never lets a deleted user in.
 func TestBearerExpiryAndCache(t *testing.T) {
+	t.Parallel()
 	deleteUser := func(t *testing.T, e *testEnv, u *testUser) {
 		t.Helper()
 		if _, err := e.write(`UPDATE users SET deleted_at = ? WHERE id = ?`, e.srv.nowText(), u.id); err != nil {
@@ -251,6 +253,7 @@ func TestBearerExpiryAndCache(t *testing.T) {
 }
 
 func TestSigningKeySurvivesRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	again, err := New(context.Background(), e.store, e.cfg)

@@ -86,6 +86,7 @@ func redirectParams(t *testing.T, r *testResponse) (*url.URL, url.Values) {
 }
 
 func TestAuthorizeRequestChecks(t *testing.T) {
+	t.Parallel()
 	e := authzEnv(t)
 	page := func(t *testing.T, r *testResponse, wantText ...string) {
 		t.Helper()
@@ -191,6 +192,7 @@ func TestAuthorizeRequestChecks(t *testing.T) {
 }
 
 func TestAuthorizeSignInAndRegister(t *testing.T) {
+	t.Parallel()
 	e := authzEnv(t, func(c *Config) { c.AccountAttempts = 2 })
 	e.must(http.StatusCreated, nil, "POST", "/auth/register", map[string]any{"email": "Sam@Example.com", "password": "right-password"})
 	signin := func(email, pw string) url.Values {
@@ -287,6 +289,7 @@ func (e *testEnv) codeFor(t *testing.T, q url.Values, email, pw string) string {
 }
 
 func TestAuthorizationCodeGrant(t *testing.T) {
+	t.Parallel()
 	e := authzEnv(t)
 	reg := e.must(http.StatusCreated, nil, "POST", "/auth/register", map[string]any{"email": "kim@example.com", "password": "kims-password"}).obj(t)
 	exchange := func(code string, kv ...string) url.Values {
@@ -422,6 +425,7 @@ func TestAuthorizationCodeGrant(t *testing.T) {
 }
 
 func TestValidateOAuthClient(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		c  OAuthClient
 		ok bool

@@ -10,6 +10,7 @@ import (
 )
 
 func TestEffective(t *testing.T) {
+	t.Parallel()
 	const p, q = ViewProjects, AdminProjects
 	tests := []struct {
 		name   string
@@ -82,6 +83,7 @@ func TestEffective(t *testing.T) {
 }
 
 func TestAccessOwnerAndPending(t *testing.T) {
+	t.Parallel()
 	owner := Access{Owner: true}
 	if !owner.Can(ManageRoles) || owner.Permissions() != AllPermissions {
 		t.Errorf("owner must hold every permission")
@@ -104,6 +106,7 @@ func TestAccessOwnerAndPending(t *testing.T) {
 // spec know them: two swapped names, a renumbered bit or a missing entry
 // fail here.
 func TestCatalogueIsPinned(t *testing.T) {
+	t.Parallel()
 	want := []struct {
 		bit  uint32
 		name string
@@ -140,6 +143,7 @@ func TestCatalogueIsPinned(t *testing.T) {
 // role and @everyone grants (in two organisations, so grants must not leak
 // between them), pending member.
 func TestAccessAllMatchesAuthorize(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e := f.e
 	third := e.org(f.alice, "Third")
@@ -184,6 +188,7 @@ func TestAccessAllMatchesAuthorize(t *testing.T) {
 // An administrator of a project may view it, and so may grant viewing it:
 // the implication lives in the access resolution, which every check reads.
 func TestProjectAdminImpliesView(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		sc   Scopes
@@ -225,6 +230,7 @@ func TestProjectAdminImpliesView(t *testing.T) {
 // TestGrantOfFailsClosed: a stored layer or target the engine does not know
 // is an error, never read as the organisation's or @everyone's.
 func TestGrantOfFailsClosed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ scope, target string }{
 		{"workgroup", "user"}, {"", "role"}, {"organisation", "team"}, {"project", ""},
 	} {
@@ -242,6 +248,7 @@ func TestGrantOfFailsClosed(t *testing.T) {
 
 // TestRequire: one set of answers for every check of the engine.
 func TestRequire(t *testing.T) {
+	t.Parallel()
 	member := Access{UserID: 7, Member: true, perms: ViewProjects}
 	pending := Access{UserID: 7, Member: true, Pending: true, perms: AllPermissions}
 	owner := Access{UserID: 1, Owner: true}
@@ -283,6 +290,7 @@ func TestRequire(t *testing.T) {
 // TestPermBoolsEncodesAsTheMap: the permissions object encodes exactly as
 // the map of names to booleans it stands for (keys sorted, only keys asked).
 func TestPermBoolsEncodesAsTheMap(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ set, keys PermSet }{
 		{0, AllPermissions}, {AllPermissions, AllPermissions}, {ViewProjects | AdminProjects, ProjectPermissions},
 		{EditDocuments, ViewDocuments | EditDocuments}, {AllPermissions, 0},

@@ -57,6 +57,7 @@ func FuzzSignature(f *testing.F) {
 }
 
 func TestUserInputNormalisers(t *testing.T) {
+	t.Parallel()
 	phones := []struct {
 		in, want string
 		ok       bool

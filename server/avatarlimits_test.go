@@ -49,6 +49,7 @@ func png16(t *testing.T, w, h int) []byte {
 // bytes than the bound is refused from its header alone; a 16-bit image
 // larger than the normal side is stored 8-bit and at most 1024 a side.
 func TestAvatarUploadBoundsAndNormalises(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	bomb := hugeDeclaredPNG(t, 4096, 4096)

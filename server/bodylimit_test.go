@@ -37,6 +37,7 @@ func bigJSON(n int64) io.Reader {
 // TestBodyLimits: bodies other than uploads stop at 1 MiB, announced or
 // not; uploads keep the larger limit.
 func TestBodyLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ts := httptest.NewServer(e.srv)
 	defer ts.Close()

@@ -9,6 +9,7 @@ import (
 )
 
 func TestDocumentBookmarks(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	doc := "/documents/" + f.doc
@@ -69,6 +70,7 @@ func TestDocumentBookmarks(t *testing.T) {
 // TestDocumentAccessedAt: reading a document records when, per user, at
 // most once a minute.
 func TestDocumentAccessedAt(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	doc := "/documents/" + f.doc
@@ -116,6 +118,7 @@ func TestDocumentAccessedAt(t *testing.T) {
 // document's bookmark, fork, branch and work item counts, and the caller's
 // own bookmark.
 func TestDocumentListCounts(t *testing.T) {
+	t.Parallel()
 	f := newWIFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	var docs []string

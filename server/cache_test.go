@@ -29,6 +29,7 @@ func crewProject(t *testing.T, f *orgFixture) (crew, project string) {
 // between writes, and a revoked grant, a removed role, a removed member, a
 // banned member and a deleted user lose access on the very next request.
 func TestCachedAccessIsDroppedByEveryChange(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	crew, project := crewProject(t, f)
@@ -76,6 +77,7 @@ func TestCachedAccessIsDroppedByEveryChange(t *testing.T) {
 // while a write batch runs (odd generation), nor at a generation other than
 // the one an entry was filled at.
 func TestAccessCacheServesOnlySettledGenerations(t *testing.T) {
+	t.Parallel()
 	var c genCache[int, string]
 	c.put(1, "odd", 3)
 	if _, ok := c.get(1, 3); ok {
@@ -98,6 +100,7 @@ func TestAccessCacheServesOnlySettledGenerations(t *testing.T) {
 // cache while grants flip, every answer after a revocation committed is a
 // refusal (run under -race).
 func TestAccessCacheUnderConcurrentRevocation(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e := f.e
 	e.grant(f.alice, f.acme, f.acme, map[string]string{"VIEW_PROJECTS": "deny"})
@@ -143,6 +146,7 @@ func TestAccessCacheUnderConcurrentRevocation(t *testing.T) {
 // one-query resolution answers, for owners, members with user, role and
 // @everyone grants on every layer, pending members and strangers.
 func TestCachedAuthorizeMatches(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	carol := e.user("carol")
@@ -219,6 +223,7 @@ func TestCachedAuthorizeMatches(t *testing.T) {
 // tag stands, and a revoked grant, a removed or deleted role, a removed
 // member and a ban refuse the very next write.
 func TestWriteAccessIsDroppedByEveryChange(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	e.grant(f.alice, f.acme, f.acme, map[string]string{"CREATE_PROJECTS": "deny"})
@@ -287,6 +292,7 @@ func parseTestID(t *testing.T, s string) int64 {
 // TestListCacheDroppedByWrites: a list served from the id cache shows a
 // project created, renamed or closed on the very next request.
 func TestListCacheDroppedByWrites(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	for i := 0; i < 3; i++ {
@@ -321,6 +327,7 @@ func TestListCacheDroppedByWrites(t *testing.T) {
 // process writing the same file (an operator's sqlite3, `workspace admin`)
 // ends the cached access within the writer's poll, not at the entry's expiry.
 func TestCachedAccessDroppedByAnotherProcess(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e := f.e
 	crew, project := crewProject(t, f)
@@ -357,6 +364,7 @@ func TestCachedAccessDroppedByAnotherProcess(t *testing.T) {
 // row from memory between writes; a rename and a close show on the very next
 // read, and the cached row gives no one else access.
 func TestCachedProjectDroppedByWrites(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e := f.e
 	_, project := crewProject(t, f)

@@ -21,6 +21,7 @@ import (
 // Two ways to fill the disk: SQLite's max_page_count on the writer (always)
 // and a real small file system (tmpfs, where the test may mount one).
 func TestDiskFull(t *testing.T) {
+	t.Parallel()
 	t.Run("max_page_count", func(t *testing.T) {
 		var logs syncBuffer
 		e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })

@@ -8,6 +8,7 @@ import (
 // of its column's (changed) item field is a constraint conflict, in the
 // change flow in both directions and in a merge request.
 func TestMergeEnumConstraint(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}

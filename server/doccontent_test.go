@@ -52,6 +52,7 @@ func (c content) cells(t *testing.T, h string) map[string]string {
 }
 
 func TestDocumentContentChanges(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}
@@ -274,6 +275,7 @@ func TestDocumentContentChanges(t *testing.T) {
 // it does not conflict, is 409 with the conflicts when it does, and a
 // change that changes nothing answers the head.
 func TestDocumentChangeFlow(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}
@@ -339,6 +341,7 @@ func TestDocumentChangeFlow(t *testing.T) {
 }
 
 func TestDocumentBranches(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}
@@ -395,6 +398,7 @@ func TestDocumentBranches(t *testing.T) {
 // base: edits of different clauses all land; edits of one cell give one
 // winner and 409s, never a lost update.
 func TestDocumentConcurrentEdits(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}
@@ -455,6 +459,7 @@ func TestDocumentConcurrentEdits(t *testing.T) {
 // TestDocumentLargeClauseText: clause text past the 1 MiB JSON limit up to
 // 16 MiB is taken (kept as a blob, read back whole); more is 400.
 func TestDocumentLargeClauseText(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}
@@ -482,6 +487,7 @@ func TestDocumentLargeClauseText(t *testing.T) {
 // field update's answer, conditional formatting gives colours, and bad
 // expressions and cycles are refused when saved.
 func TestDocumentCalculations(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}
@@ -584,6 +590,7 @@ func TestCalcBlankInputs(t *testing.T) {
 }
 
 func TestFormatData(t *testing.T) {
+	t.Parallel()
 	rows := []struct {
 		format int64
 		in     string
@@ -615,6 +622,7 @@ func TestFormatData(t *testing.T) {
 
 // TestDocumentSheetLimit: the 201st sheet is refused.
 func TestDocumentSheetLimit(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	c := content{f: f, doc: "/documents/" + f.doc}
 	id, _ := db.ParseID(f.doc)

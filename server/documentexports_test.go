@@ -88,6 +88,7 @@ func unzipped(t *testing.T, data []byte) map[string]string {
 }
 
 func TestDocumentExportDOCX(t *testing.T) {
+	t.Parallel()
 	f := newExportFixture(t)
 	e := f.e
 	r := e.must(200, f.bob, "GET", f.c.rev(f.hash)+"/export.docx", nil)
@@ -135,6 +136,7 @@ func TestDocumentExportDOCX(t *testing.T) {
 }
 
 func TestDocumentExportXLSX(t *testing.T) {
+	t.Parallel()
 	f := newExportFixture(t)
 	e := f.e
 	r := e.must(200, f.bob, "GET", f.c.rev(f.hash)+"/export.xlsx", nil)
@@ -224,6 +226,7 @@ func TestDocumentExportXLSX(t *testing.T) {
 }
 
 func TestDocumentExportAccess(t *testing.T) {
+	t.Parallel()
 	f := newExportFixture(t)
 	e := f.e
 	rev := f.c.rev(f.hash)
@@ -285,6 +288,7 @@ func TestDocumentExportAccess(t *testing.T) {
 // it echoes, a released revision's label among them, are compared with the
 // revision as GET shows it. A read-only field changed is still 400.
 func TestRevisionPatchEchoesReadBody(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}

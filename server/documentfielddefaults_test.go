@@ -51,6 +51,7 @@ func (c content) lastCells(t *testing.T, h string) map[string]string {
 // TestDocumentFieldTypeChange: a field's type cannot change while a column
 // of a live branch head of any document (a fork's too) is bound to it.
 func TestDocumentFieldTypeChange(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}
@@ -119,6 +120,7 @@ func TestDocumentFieldTypeChange(t *testing.T) {
 // type when saved, follows its enum value's rename, is cleared by a type
 // change, and fills the bound cells of new clauses.
 func TestDocumentFieldDefaults(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	fields := "/organisations/" + f.acme + "/document-fields"

@@ -36,6 +36,7 @@ func newDocFixture(t *testing.T) *docFixture {
 }
 
 func TestDocumentTypesAndFields(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	types, fields := "/organisations/"+f.acme+"/document-types", "/organisations/"+f.acme+"/document-fields"
@@ -100,6 +101,7 @@ func TestDocumentTypesAndFields(t *testing.T) {
 }
 
 func TestDocumentCreateGetPatchDelete(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	create := func(body map[string]any) map[string]any {
@@ -196,6 +198,7 @@ func TestDocumentCreateGetPatchDelete(t *testing.T) {
 // TestDocumentListHonoursProjectDenial: a project grant denying
 // VIEW_DOCUMENTS hides that project's documents from the list and GET.
 func TestDocumentListHonoursProjectDenial(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	inProject := e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Hidden", "project_id": f.project}).obj(t)["id"].(string)
@@ -210,6 +213,7 @@ func TestDocumentListHonoursProjectDenial(t *testing.T) {
 // TestDocumentNumbersConcurrent: parallel creations get distinct,
 // gap-free numbers.
 func TestDocumentNumbersConcurrent(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e := f.e
 	const n = 20

@@ -23,6 +23,7 @@ func wantPermissions(view, edit bool) func(t *testing.T, r *testResponse) {
 // the organisation, every scope granting exactly what it names, and a
 // revoked recipient losing every read and write it had.
 func TestDocumentShareToUser(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}
@@ -186,6 +187,7 @@ func TestDocumentShareToUser(t *testing.T) {
 // holder of MANAGE_ORGANISATION there; without propagation only such
 // holders use it, with share_to_users_organisation every member does.
 func TestDocumentShareToOrganisation(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}
@@ -241,6 +243,7 @@ func TestDocumentShareToOrganisation(t *testing.T) {
 // TestDocScopeFailsClosed: a scope RequireDoc does not know, or several at
 // once, is refused for members and share holders alike.
 func TestDocScopeFailsClosed(t *testing.T) {
+	t.Parallel()
 	owner := Access{Owner: true}
 	holder := Access{Shared: DocView | DocEdit | DocBranch | DocFork | DocRevisions | DocExport}
 	for _, s := range []DocScope{0, DocView | DocEdit, 1 << 6, 1 << 7} {
@@ -261,6 +264,7 @@ func TestDocScopeFailsClosed(t *testing.T) {
 // TestDocumentShareStreamEndsOnRevoke: a share holder's presence stream
 // (scope_view) ends with access_revoked once the share is revoked.
 func TestDocumentShareStreamEndsOnRevoke(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	ts := httptest.NewServer(e.srv)
@@ -292,6 +296,7 @@ func TestDocumentShareStreamEndsOnRevoke(t *testing.T) {
 // project lets a member share that project's documents, not others; the
 // organisation-level MANAGE_ORGANISATION shares any.
 func TestDocumentShareOnProjectLayer(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	carol := e.user("carol")
@@ -315,6 +320,7 @@ func TestDocumentShareOnProjectLayer(t *testing.T) {
 // (VIEW_DOCUMENTS on the project's documents) and a document share holds
 // the union: the document share's scopes add to the project share's reads.
 func TestDocumentShareWithProjectShare(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	carol := e.user("carol")

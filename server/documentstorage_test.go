@@ -12,6 +12,7 @@ import (
 // storage_usage by the bytes a write stored first; an edit that brings back
 // stored content, and a fork, cost nothing; the recount agrees throughout.
 func TestDocumentStorageUsage(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}
@@ -64,6 +65,7 @@ func TestDocumentStorageUsage(t *testing.T) {
 // document's organisation, asset_id an asset (a single group); other
 // organisations' ids and groups as assets are 400.
 func TestDocumentAssetLinks(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	acme, evil := "/organisations/"+f.acme, "/organisations/"+f.evil

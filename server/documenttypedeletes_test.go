@@ -9,6 +9,7 @@ import (
 // document settings) needs MANAGE_ORGANISATION in the type's organisation
 // and is refused with 400 while a document, a soft-deleted one too, has it.
 func TestDocumentTypeDelete(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	types := "/organisations/" + f.acme + "/document-types"

@@ -5,6 +5,7 @@ import (
 )
 
 func TestDomains(t *testing.T) {
+	t.Parallel()
 	dns := &fakeDNS{records: map[string][]string{}}
 	f := newOrgFixture(t, withDNS(dns))
 	e, acme := f.e, "/organisations/"+f.acme

@@ -16,6 +16,7 @@ import (
 // TestUserPatchMultipartLimits: repeated parts, over-long parts and bodies
 // over --max-body are 4xx, and nothing changes.
 func TestUserPatchMultipartLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.MaxBody = 1 << 20 })
 	alice := e.user("alice")
 	part := func(name, v string) string {
@@ -52,6 +53,7 @@ func TestUserPatchMultipartLimits(t *testing.T) {
 }
 
 func TestUserEmails(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice, bob, carol := e.user("alice"), e.user("bob"), e.user("carol")
 	const addr = "alice.work@acme.test"
@@ -217,6 +219,7 @@ func TestUserEmails(t *testing.T) {
 // --- organisation domain rules, notification routing ---
 
 func TestUserEmailOrganisationRules(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice, bob, carol, eve := e.user("alice"), e.user("bob"), e.user("carol"), e.user("eve")
 	acme := e.org(alice, "Acme")
@@ -295,6 +298,7 @@ func TestUserEmailOrganisationRules(t *testing.T) {
 // released (and their accounts told), so the owner can make it primary and
 // sign in with it; a verified address is never released the other way.
 func TestAddressSquattingReleasedByVerification(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const taken = "someone@example.com"
 	if r := e.register(taken, "squatter password"); r.Status != 201 {

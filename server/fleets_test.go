@@ -6,6 +6,7 @@ import (
 )
 
 func TestFleets(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	prefix := e.must(201, f.alice, "POST", acme+"/prefixes", map[string]any{"number_format": "TR-{number}", "number_digits": 3}).obj(t)["id"].(string)

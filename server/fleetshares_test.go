@@ -10,6 +10,7 @@ import (
 // user, accepting and rejecting, the reads an accepted share opens (and
 // nothing more), and revocation ending them on the next request.
 func TestFleetShares(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme, evil := f.e, "/organisations/"+f.acme, "/organisations/"+f.evil
 	carol := e.user("carol")  // a stranger, shared with personally
@@ -121,6 +122,7 @@ func TestFleetShares(t *testing.T) {
 // TestAssetRoutesNeverFail sends malformed input to every fleet and asset
 // route: no answer may be a 5xx.
 func TestAssetRoutesNeverFail(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	asset := e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.truck}).obj(t)["id"].(string)
@@ -160,6 +162,7 @@ func TestAssetRoutesNeverFail(t *testing.T) {
 // the holder of an accepted share), never its creator, a member without
 // VIEW_WORKITEMS, a subscriber of another fleet or a revoked share holder.
 func TestFleetSubscriberNotifications(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	dave := e.user("dave") // a member of Evil, which accepts a share of the fleet
@@ -239,6 +242,7 @@ func TestFleetSubscriberNotifications(t *testing.T) {
 // organisation, another's subscription, another fleet's path, a read-only
 // field and a revoked share holder are refused.
 func TestFleetSubscriptionPatch(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	dave := e.user("dave") // a member of Evil, which accepts a share of the fleet

@@ -29,6 +29,7 @@ func historyHashes(t *testing.T, e *testEnv, u *testUser, doc, branch string) []
 }
 
 func TestDocumentFork(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}
@@ -128,6 +129,7 @@ func TestDocumentFork(t *testing.T) {
 // gap-free numbers in the fork's organisation, and each copies the whole
 // history.
 func TestDocumentForkNumbersConcurrent(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	const n = 12

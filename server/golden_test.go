@@ -87,6 +87,7 @@ func golden(t *testing.T, name string, r *testResponse, ids map[string]string) {
 // TestGoldenResponses pins the whole shape of the main objects and of the
 // error body, on the shared fixture cast.
 func TestGoldenResponses(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	ids := map[string]string{}

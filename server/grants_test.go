@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseGrantChange(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		in         map[string]string
@@ -38,6 +39,7 @@ func TestParseGrantChange(t *testing.T) {
 }
 
 func TestGrantChangeApply(t *testing.T) {
+	t.Parallel()
 	c := grantChange{allow: ViewProjects, deny: AdminProjects, inherit: ShareProjects}
 	allow, deny := c.apply(ShareProjects|CreateInvite, AdminProjects|ViewProjects)
 	if allow != ViewProjects|CreateInvite || deny != AdminProjects {
@@ -46,6 +48,7 @@ func TestGrantChangeApply(t *testing.T) {
 }
 
 func TestCheckGrantable(t *testing.T) {
+	t.Parallel()
 	holder := Access{Member: true, perms: ManageRoles | ViewProjects}
 	if err := checkGrantable(holder, grantChange{allow: ViewProjects}); err != nil {
 		t.Errorf("granting a held permission: %v", err)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestInductions(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	e.run(t, []scenario{
@@ -132,6 +133,7 @@ func minimalPDF(body string) []byte {
 // TestInductionAttachments: the multipart PATCH takes only a real PDF,
 // keeps it across later revisions and serves it with its file name.
 func TestInductionAttachments(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	path := "/inductions/" + e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Site"}).obj(t)["id"].(string)
@@ -181,6 +183,7 @@ func TestInductionAttachments(t *testing.T) {
 }
 
 func TestContentDisposition(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]string{
 		"rules.pdf":            `attachment; filename=rules.pdf; filename*=UTF-8''rules.pdf`,
 		"two words.pdf":        `attachment; filename="two words.pdf"; filename*=UTF-8''two%20words.pdf`,
@@ -199,6 +202,7 @@ func TestContentDisposition(t *testing.T) {
 }
 
 func TestInductionAssignments(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	id := e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Site",
@@ -252,6 +256,7 @@ func TestInductionAssignments(t *testing.T) {
 // captures the user's details, completes the assignment for the current
 // revision until it expires, and exports as CSV and XLSX with the same rows.
 func TestInductionRecords(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	ind := e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Site", "valid_for": 3600}).obj(t)
@@ -363,6 +368,7 @@ func TestInductionRecords(t *testing.T) {
 // TestInductionReminders: due within 7 days, overdue and expiring within
 // 30 days are mailed to the assigned user, each once a day.
 func TestInductionReminders(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	carol := e.user("carol")
@@ -416,6 +422,7 @@ func TestInductionReminders(t *testing.T) {
 // TestInductionEvents: induction integrations get created, updated (a new
 // revision) and completed deliveries, queued in the change's transaction.
 func TestInductionEvents(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t) // no worker: deliveries only queue
 	e, acme := f.e, "/organisations/"+f.acme
 	integ := e.must(201, f.alice, "POST", acme+"/integrations", map[string]any{"item_type": "induction", "provider": "github",

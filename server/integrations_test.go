@@ -50,6 +50,7 @@ func (r *receiver) count() int {
 }
 
 func TestIntegrations(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	good := map[string]any{"item_type": "project", "provider": "slack",
@@ -121,6 +122,7 @@ func deliveryStatus(t *testing.T, e *testEnv, integration string) (status string
 // signed, in the generic format; a failed attempt is retried after the
 // backoff.
 func TestWebhookDeliveredAndRetried(t *testing.T) {
+	t.Parallel()
 	rcv := newReceiver(t, 500)
 	f := newOrgFixture(t, func(c *Config) { c.WebhookPoll = 5 * time.Millisecond; c.AllowPrivateEgress = true })
 	e, acme := f.e, "/organisations/"+f.acme
@@ -155,6 +157,7 @@ func TestWebhookDeliveredAndRetried(t *testing.T) {
 // is sent by the next server on the same database, in the chat format of
 // its provider.
 func TestWebhookQueueSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	rcv := newReceiver(t)
 	f := newOrgFixture(t) // no worker: deliveries only queue
 	e, acme := f.e, "/organisations/"+f.acme
@@ -183,6 +186,7 @@ func TestWebhookQueueSurvivesRestart(t *testing.T) {
 // TestWebhookNeverReachesPrivateAddresses: without --allow-private-egress
 // a delivery to a loopback address is refused before connecting.
 func TestWebhookNeverReachesPrivateAddresses(t *testing.T) {
+	t.Parallel()
 	rcv := newReceiver(t)
 	f := newOrgFixture(t, func(c *Config) { c.WebhookPoll = 5 * time.Millisecond })
 	e, acme := f.e, "/organisations/"+f.acme
@@ -206,6 +210,7 @@ func TestWebhookNeverReachesPrivateAddresses(t *testing.T) {
 }
 
 func TestRetryDelay(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		attempts int64
 		want     time.Duration
@@ -221,6 +226,7 @@ func TestRetryDelay(t *testing.T) {
 // disabling and enabling an integration changes where the very next event
 // goes, and another organisation's integration never receives it.
 func TestEventTargetsFollowIntegrationChanges(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t) // no worker: deliveries only queue
 	e, acme := f.e, "/organisations/"+f.acme
 	deliveries := func(integration string) int {

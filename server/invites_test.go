@@ -70,6 +70,7 @@ func (e *testEnv) mailedInviteCode(addr string) string {
 }
 
 func TestInviteCreateAndList(t *testing.T) {
+	t.Parallel()
 	dns := &fakeDNS{records: map[string][]string{}}
 	f := newOrgFixture(t, withDNS(dns))
 	e, acme := f.e, "/organisations/"+f.acme
@@ -150,6 +151,7 @@ func TestInviteCreateAndList(t *testing.T) {
 }
 
 func TestInviteGetPatchRevoke(t *testing.T) {
+	t.Parallel()
 	dns := &fakeDNS{records: map[string][]string{}}
 	f := newOrgFixture(t, withDNS(dns))
 	e, acme := f.e, "/organisations/"+f.acme
@@ -227,6 +229,7 @@ func TestInviteGetPatchRevoke(t *testing.T) {
 }
 
 func TestInviteUse(t *testing.T) {
+	t.Parallel()
 	dns := &fakeDNS{records: map[string][]string{}}
 	f := newOrgFixture(t, withDNS(dns))
 	e, acme := f.e, "/organisations/"+f.acme
@@ -317,6 +320,7 @@ func TestInviteUse(t *testing.T) {
 }
 
 func TestInviteMemberQuota(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t, func(c *Config) { c.MaxMembersPerOrg = 4 })
 	e, acme := f.e, "/organisations/"+f.acme
 	// alice, bob and pen (pending) hold 3 of the 4 seats.
@@ -359,6 +363,7 @@ func TestInviteMemberQuota(t *testing.T) {
 // the join page words (issue 36), and an unconfirmed address is told apart
 // from another address.
 func TestInviteRefusalReasons(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	create := func(body map[string]any) string {

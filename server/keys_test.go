@@ -11,6 +11,7 @@ import (
 // the old key keep working, and the JWKS publishes both until the old key's
 // tokens have expired; then only the new one.
 func TestKeyRotation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	alice := e.user("alice") // token signed with the first key

@@ -25,6 +25,7 @@ var listTestFields = db.FilterFields{
 }
 
 func TestParseListQuery(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		query string // raw query string
@@ -85,6 +86,7 @@ func TestParseListQuery(t *testing.T) {
 
 // A rejected filter reaches the client as the JSON error body.
 func TestParseListQueryErrorBody(t *testing.T) {
+	t.Parallel()
 	r := httptest.NewRequest(http.MethodGet, "/things?$filter="+url.QueryEscape("colour eq 'red'"), nil)
 	_, err := parseListQuery(r, listTestFields)
 	rec := httptest.NewRecorder()
@@ -103,6 +105,7 @@ func TestParseListQueryErrorBody(t *testing.T) {
 }
 
 func TestSetTotalCount(t *testing.T) {
+	t.Parallel()
 	rec := httptest.NewRecorder()
 	setTotalCount(rec, 1234)
 	if got := rec.Header().Get("X-Total-Count"); got != "1234" {
@@ -139,6 +142,7 @@ func listStore(t *testing.T) *db.Store {
 }
 
 func TestQueryPage(t *testing.T) {
+	t.Parallel()
 	store := listStore(t)
 	base := listSQL{From: "things", Where: "org = ?", Args: []any{int64(1)}}
 	tests := []struct {
@@ -211,6 +215,7 @@ func runPageCase(t *testing.T, store *db.Store, ctx context.Context, spec listSQ
 // fills the id cache once its pages have read as many entries as the fill
 // would. Pages and totals are the same either way.
 func TestListPagesUnderWrites(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	org := e.org(alice, "Acme")

@@ -6,6 +6,7 @@ import (
 )
 
 func TestLocations(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	e.run(t, []scenario{
@@ -83,6 +84,7 @@ func TestLocations(t *testing.T) {
 }
 
 func TestDisciplines(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	e.run(t, []scenario{

@@ -30,6 +30,7 @@ func (l *lockedBuffer) String() string {
 // TestLogBuffer: info lines wait for the interval (or Close), warnings and
 // errors are written at once.
 func TestLogBuffer(t *testing.T) {
+	t.Parallel()
 	var out lockedBuffer
 	b := NewLogBuffer(&out, time.Hour)
 	log := slog.New(b.Handler(nil)).With("svc", "workspace")
@@ -54,6 +55,7 @@ func TestLogBuffer(t *testing.T) {
 // TestLogBufferFlushesOnItsOwn: the interval writes lines out without any
 // further logging.
 func TestLogBufferFlushesOnItsOwn(t *testing.T) {
+	t.Parallel()
 	var out lockedBuffer
 	b := NewLogBuffer(&out, 10*time.Millisecond)
 	defer b.Close()

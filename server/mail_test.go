@@ -42,6 +42,7 @@ func (e *testEnv) sendMail(msgs ...message) {
 }
 
 func TestOutbox(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	root := e.staff("root")
 	alice := e.user("alice")
@@ -259,6 +260,7 @@ func TestSMTPDelivery(t *testing.T) {
 // TestOutboxKeepsSecretsOutOfTheLog: without SMTP, a verification token
 // reaches the outbox but not the log.
 func TestOutboxKeepsSecretsOutOfTheLog(t *testing.T) {
+	t.Parallel()
 	logs := &syncBuffer{}
 	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 	alice := e.user("alice")

@@ -106,6 +106,7 @@ func checkMail(t *testing.T, name string, m db.Outbox, linkPath string) {
 // TestMails triggers each mail through its handler (or, for the changes of
 // other areas' objects, renders it) and checks its words and its link.
 func TestMails(t *testing.T) {
+	t.Parallel()
 	publicURL := func(c *Config) { c.PublicURL = testPublicURL }
 	f := newOrgFixture(t, publicURL)
 	e := f.e

@@ -6,6 +6,7 @@ import (
 )
 
 func TestMemberAccess(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	crew := e.role(f.alice, f.acme, "Crew")

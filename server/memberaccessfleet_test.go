@@ -12,6 +12,7 @@ import (
 // fleet of another organisation, or none, is 400 naming fleet, as a project
 // of another organisation is.
 func TestMemberAccessFleet(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	crew := e.role(f.alice, f.acme, "Crew")
@@ -102,6 +103,7 @@ func TestMemberAccessFleet(t *testing.T) {
 // alone) it gives nothing more than in the organisation: the explanation
 // says so, as the access every fleet route resolves does.
 func TestFleetAdminProjectsImpliesNothing(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	admins := e.role(f.alice, f.acme, "Admins")

@@ -73,6 +73,7 @@ func wantMergeable(want bool, conflicts int) func(t *testing.T, r *testResponse)
 }
 
 func TestMergeRequestRows(t *testing.T) {
+	t.Parallel()
 	f := newMRFixture(t)
 	e := f.e
 	f.branch(t, "feature")
@@ -170,6 +171,7 @@ func (f *mrFixture) revisionOf(t *testing.T, h string) map[string]any {
 }
 
 func TestMergeRequestMerges(t *testing.T) {
+	t.Parallel()
 	f := newMRFixture(t)
 	e := f.e
 	cl := f.clauses
@@ -248,6 +250,7 @@ func (f *mrFixture) conflicted(t *testing.T, branch, col, ours, theirs string) (
 }
 
 func TestMergeRequestResolutions(t *testing.T) {
+	t.Parallel()
 	f := newMRFixture(t)
 	e := f.e
 	cell := func() string { return f.c.cells(t, f.c.head(t, "main"))[f.clauses[2]+"/"+f.note] }
@@ -323,6 +326,7 @@ func TestMergeRequestResolutions(t *testing.T) {
 // changed a clause the target changed too conflicts, where the loose
 // policy merges the text and the cell.
 func TestMergeRequestProtectedStrict(t *testing.T) {
+	t.Parallel()
 	f := newMRFixture(t)
 	e := f.e
 	br := f.c.doc + "/branches/main"
@@ -376,6 +380,7 @@ func TestMergeRequestProtectedStrict(t *testing.T) {
 }
 
 func TestMergeRequestBranchDeleted(t *testing.T) {
+	t.Parallel()
 	f := newMRFixture(t)
 	e := f.e
 	f.branch(t, "gone")
@@ -396,6 +401,7 @@ func TestMergeRequestBranchDeleted(t *testing.T) {
 // TestMergeRequestNumbersConcurrent: parallel creations get distinct,
 // gap-free numbers per organisation, across the organisation's documents.
 func TestMergeRequestNumbersConcurrent(t *testing.T) {
+	t.Parallel()
 	f := newMRFixture(t)
 	e := f.e
 	const n = 20
@@ -447,6 +453,7 @@ func TestMergeRequestNumbersConcurrent(t *testing.T) {
 // the origin; merging copies the fork's revisions into the origin and
 // makes a revision with two parents there.
 func TestMergeRequestFromFork(t *testing.T) {
+	t.Parallel()
 	f := newMRFixture(t)
 	e := f.e
 	acme2 := e.org(f.alice, "Acme Two")
@@ -519,6 +526,7 @@ func TestMergeRequestFromFork(t *testing.T) {
 // clause the head changed is 409 (kind clause), where the loose policy
 // merges it.
 func TestStrictBranchChangeFlow(t *testing.T) {
+	t.Parallel()
 	f := newMRFixture(t)
 	e := f.e
 	base := f.h0
@@ -549,6 +557,7 @@ func TestStrictBranchChangeFlow(t *testing.T) {
 // the strict policy, stay with members; a revoked recipient loses all of it
 // at once.
 func TestMergeRequestShareHolder(t *testing.T) {
+	t.Parallel()
 	f := newMRFixture(t)
 	e := f.e
 	carol := e.user("carol")

@@ -166,6 +166,7 @@ func (f *reqFixture) conflictKeys(t *testing.T, o map[string]any) []string {
 // requests); each case opens the request both ways between two branches
 // made from one base.
 func TestMergeRequestRequiredFields(t *testing.T) {
+	t.Parallel()
 	f := newReqFixture(t)
 	e := f.e
 	cases := []struct {
@@ -248,6 +249,7 @@ func TestMergeRequestRequiredFields(t *testing.T) {
 // change flow (a change on an old base) is not gated; foreign callers are
 // refused.
 func TestMergeRequestRequiredMerge(t *testing.T) {
+	t.Parallel()
 	f := newReqFixture(t)
 	e := f.e
 	x, y := f.pair(t)

@@ -21,6 +21,7 @@ func scrape(t *testing.T, e *testEnv) string {
 // TestMetrics: requests are counted by route pattern (never by path),
 // group commits and pools are measured, and the gauges answer.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e := f.e
 	e.must(200, f.alice, "GET", "/users/@me", nil)
@@ -53,6 +54,7 @@ func TestMetrics(t *testing.T) {
 }
 
 func TestReadyz(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.run(t, []scenario{
 		{"ready", nil, "GET", "/readyz", nil, 200, wantKey("status", "ready")},

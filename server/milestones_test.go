@@ -19,6 +19,7 @@ func projectCounts(t *testing.T, f *projFixture, projectID string) (open, closed
 }
 
 func TestMilestoneCreate(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := str(f.project(t, f.alice, nil), "id")
 	closedP := str(f.project(t, f.alice, map[string]any{"status": "closed"}), "id")
@@ -77,6 +78,7 @@ func TestMilestoneCreate(t *testing.T) {
 }
 
 func TestMilestoneGetPatch(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := str(f.project(t, f.alice, nil), "id")
 	m := f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/milestones", map[string]any{"name": "M", "due_at": "2026-12-01T00:00:00Z"}).obj(t)
@@ -135,6 +137,7 @@ func TestMilestoneGetPatch(t *testing.T) {
 }
 
 func TestMilestoneList(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := str(f.project(t, f.alice, nil), "id")
 	other := str(f.project(t, f.alice, nil), "id")
@@ -182,6 +185,7 @@ func TestMilestoneList(t *testing.T) {
 // TestMilestoneCountsConcurrent: counters stay equal to the rows under
 // concurrent creates and closes.
 func TestMilestoneCountsConcurrent(t *testing.T) {
+	t.Parallel()
 	const n = 30
 	f := newProjFixture(t)
 	p := str(f.project(t, f.alice, nil), "id")
@@ -234,6 +238,7 @@ func TestMilestoneCountsConcurrent(t *testing.T) {
 // TestMilestoneListUsers: each milestone names its own creator and closer
 // when several users wrote them (the list loads users once for the page).
 func TestMilestoneListUsers(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := str(f.project(t, f.alice, nil), "id")
 	f.grant(t, "project", p, "user", f.carol.ID, AdminProjects, 0)

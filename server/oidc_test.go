@@ -49,6 +49,7 @@ func (e *testEnv) register(email, password string) *testResponse {
 }
 
 func TestRegister(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	bodyErr := func(field string) func(t *testing.T, r *testResponse) {
 		return func(t *testing.T, r *testResponse) {
@@ -153,6 +154,7 @@ func TestRegister(t *testing.T) {
 }
 
 func TestRegistrationOff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.Registration = false })
 	e.run(t, []scenario{
 		{name: "forbidden", method: "POST", path: "/auth/register",
@@ -164,6 +166,7 @@ func TestRegistrationOff(t *testing.T) {
 }
 
 func TestPasswordGrant(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	reg := e.register("Pat@example.com", "correct horse").obj(t)
 	patID := reg["id"].(string)
@@ -485,6 +488,7 @@ func newExternalEnv(t *testing.T, iss *fakeIssuer) *testEnv {
 }
 
 func TestExternalIssuer(t *testing.T) {
+	t.Parallel()
 	iss := newFakeIssuer(t)
 	e := newExternalEnv(t, iss)
 	now := e.clock.Now
@@ -565,6 +569,7 @@ func TestExternalIssuer(t *testing.T) {
 // TestExternalKeyRotation: a new kid at the issuer is picked up without a
 // restart, because keyfunc refetches the JWKS for an unknown kid.
 func TestExternalKeyRotation(t *testing.T) {
+	t.Parallel()
 	iss := newFakeIssuer(t)
 	e := newExternalEnv(t, iss)
 	claims := jwt.MapClaims{"sub": "rot", "email": "rot@corp.example", "email_verified": true}
@@ -591,6 +596,7 @@ func TestExternalKeyRotation(t *testing.T) {
 // TestExternalLinking: an external e-mail links to an existing local account
 // only when the issuer vouches for it and the local account verified it.
 func TestExternalLinking(t *testing.T) {
+	t.Parallel()
 	iss := newFakeIssuer(t)
 	e := newExternalEnv(t, iss)
 	alice := e.user("alice") // verified alice@example.com
@@ -644,6 +650,7 @@ func TestExternalLinking(t *testing.T) {
 
 // TestExternalIssuerDown: an unreachable issuer is a 401, never a 5xx.
 func TestExternalIssuerDown(t *testing.T) {
+	t.Parallel()
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "down", http.StatusBadGateway)
 	}))
@@ -661,6 +668,7 @@ func TestExternalIssuerDown(t *testing.T) {
 // (after a leak, say), tokens it signed stop working here within one key
 // refresh, also those whose verification was cached.
 func TestExternalRemovedKeyDropsCachedTokens(t *testing.T) {
+	t.Parallel()
 	iss := newFakeIssuer(t)
 	e := newEnv(t, func(c *Config) {
 		c.ExternalIssuers = []ExternalIssuer{{URL: iss.srv.URL + "/", Audience: "ext-aud", KeyRefresh: 50 * time.Millisecond}}

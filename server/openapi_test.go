@@ -237,6 +237,7 @@ func decodeForm(in *vcontent.DecodeInput) (any, error) {
 // TestOpenAPIDocument: every route is described, every description is a
 // route, and the document is valid OpenAPI 3.1.
 func TestOpenAPIDocument(t *testing.T) {
+	t.Parallel()
 	d, err := apiDocument()
 	if err != nil {
 		t.Fatal(err)
@@ -305,6 +306,7 @@ func TestOpenAPIDocument(t *testing.T) {
 
 // TestOpenAPIServed: GET /openapi.json is public and cacheable.
 func TestOpenAPIServed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.must(http.StatusOK, nil, "GET", "/openapi.json", nil)
 	var doc map[string]any
@@ -341,6 +343,7 @@ func TestOpenAPIServed(t *testing.T) {
 // undescribed status and a body that does not match its schema (the check
 // every handler test's answers go through in TestMain).
 func TestOpenAPIChecksAnswers(t *testing.T) {
+	t.Parallel()
 	rec := newAPIRecorder()
 	req := httptest.NewRequest("GET", "/healthz", nil)
 	h := http.Header{"Content-Type": {"application/json"}}
@@ -387,6 +390,7 @@ func checkAPIAnswers(code int) int {
 // match the route's described body; a refused request (4xx) is not
 // checked, so tests may send malformed bodies on purpose.
 func TestOpenAPIChecksRequests(t *testing.T) {
+	t.Parallel()
 	h := http.Header{"Content-Type": {"application/json"}}
 	created := &testResponse{Status: 201, Header: h, Body: []byte(`{"id":"1","name":"Acme","description":"","member_count":1,"created_at":"2026-11-25T00:00:00.000Z","owned_by":{"id":"2"},"is_deleted":false}`)}
 	post := func(body string) *http.Request {
@@ -415,6 +419,7 @@ func TestOpenAPIChecksRequests(t *testing.T) {
 // Other media types (files, CSV, HTML, event streams) may be described
 // inline.
 func TestOpenAPINamedBodies(t *testing.T) {
+	t.Parallel()
 	var src apiSource
 	if err := yaml.Unmarshal(openAPISource, &src); err != nil {
 		t.Fatal(err)

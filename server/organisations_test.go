@@ -76,6 +76,7 @@ func newOrgFixture(t *testing.T, opts ...func(*Config)) *orgFixture {
 }
 
 func TestOrganisationGetPatchDelete(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	e.run(t, []scenario{
@@ -135,6 +136,7 @@ func TestOrganisationGetPatchDelete(t *testing.T) {
 }
 
 func TestMembers(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	carol := e.user("Carol")
@@ -190,6 +192,7 @@ func TestMembers(t *testing.T) {
 }
 
 func TestBans(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	inv := e.must(201, f.alice, "POST", acme+"/invites", map[string]any{}).obj(t)["code"].(string)
@@ -241,6 +244,7 @@ func TestBans(t *testing.T) {
 }
 
 func TestMyOrganisations(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e := f.e
 	find := func(t *testing.T, r *testResponse, id string) map[string]any {
@@ -309,6 +313,7 @@ func TestMyOrganisations(t *testing.T) {
 // TestOrganisationsNo5xx throws malformed ids and bodies at every route of
 // the area, as owner, outsider and nobody: no answer may be a 5xx.
 func TestOrganisationsNo5xx(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e := f.e
 	role := e.role(f.alice, f.acme, "Role")
@@ -363,6 +368,7 @@ func TestOrganisationsNo5xx(t *testing.T) {
 }
 
 func TestOrganisationCreate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	mine := func(want int) func(t *testing.T, r *testResponse) {
@@ -409,6 +415,7 @@ func TestOrganisationCreate(t *testing.T) {
 // permission through a user grant is still no member on every row of the
 // area; an absent or deleted organisation answers each row's status.
 func TestPendingMemberAndAbsentOrganisation(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	all := map[string]string{}
@@ -505,6 +512,7 @@ func TestPendingMemberAndAbsentOrganisation(t *testing.T) {
 // TestRoleCreateConcurrent: roles created at once get the orders 0..n-1,
 // each once.
 func TestRoleCreateConcurrent(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	const n = 20
@@ -537,6 +545,7 @@ func TestRoleCreateConcurrent(t *testing.T) {
 // TestMemberListRoles: each listed member carries its own roles, highest
 // first, and nobody else's.
 func TestMemberListRoles(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	low := e.role(f.alice, f.acme, "Low")
@@ -582,6 +591,7 @@ func wantOnlyUserID(id string) func(t *testing.T, r *testResponse) {
 // user the caller shares no organisation with and for an id no account
 // holds, and never shows such a user's profile (issue 20).
 func TestUserRevealRule(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e := f.e
 	stranger := e.user("stranger") // in no organisation of mallory's
@@ -641,6 +651,7 @@ func TestUserRevealRule(t *testing.T) {
 // sent back (read-only fields unchanged) with a writable field changed; a
 // changed read-only field is 400 naming it (decisions.md).
 func TestOneReadOnlyRule(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	project := "/projects/" + e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "P"}).obj(t)["id"].(string)

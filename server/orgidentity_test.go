@@ -14,6 +14,7 @@ import (
 )
 
 func TestOrganisationImages(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	img := pngBytes(t, 64, 48)
@@ -124,6 +125,7 @@ func TestHostileOrganisationImages(t *testing.T) {
 // uploads and removals, storage_usage equals a recount of the distinct
 // blobs the organisation holds.
 func TestStorageUsageKeptCurrent(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	images := [][]byte{pngBytes(t, 32, 32), pngBytes(t, 40, 30), jpegBytes(t, 50, 50)}
@@ -154,6 +156,7 @@ func TestStorageUsageKeptCurrent(t *testing.T) {
 }
 
 func TestOrganisationFeatures(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t, func(c *Config) { c.MaxProjectsPerOrg = 5; c.MaxMembersPerOrg = 10 })
 	e, acme := f.e, "/organisations/"+f.acme
 	e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "P"})
@@ -168,6 +171,7 @@ func TestOrganisationFeatures(t *testing.T) {
 }
 
 func TestIsVerifiedFollowsDomains(t *testing.T) {
+	t.Parallel()
 	dns := &fakeDNS{records: map[string][]string{}}
 	f := newOrgFixture(t, withDNS(dns))
 	e, acme := f.e, "/organisations/"+f.acme
@@ -192,6 +196,7 @@ func TestIsVerifiedFollowsDomains(t *testing.T) {
 }
 
 func TestProtectedOrganisation(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	staff := e.staff("Sam")

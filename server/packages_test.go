@@ -8,6 +8,7 @@ import (
 )
 
 func TestPackageCreate(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := str(f.project(t, f.alice, nil), "id")
 	path := "/projects/" + p + "/packages"
@@ -42,6 +43,7 @@ func TestPackageCreate(t *testing.T) {
 }
 
 func TestPackageGetPatch(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := str(f.project(t, f.alice, nil), "id")
 	pk := str(f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/packages", map[string]any{"name": "Civil", "code": "CV"}).obj(t), "id")
@@ -77,6 +79,7 @@ func TestPackageGetPatch(t *testing.T) {
 }
 
 func TestPackageList(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := str(f.project(t, f.alice, nil), "id")
 	var pks []string
@@ -123,6 +126,7 @@ func TestPackageList(t *testing.T) {
 }
 
 func TestPackageGrants(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := str(f.project(t, f.alice, nil), "id")
 	pk := str(f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/packages", map[string]any{}).obj(t), "id")

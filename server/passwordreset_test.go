@@ -27,6 +27,7 @@ func (e *testEnv) passwordWorks(email, pw string) bool {
 // TestPasswordReset: the rules of issue 36 (one hour, single use, the same
 // answer for unknown addresses, refresh tokens revoked, throttled).
 func TestPasswordReset(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if r := e.register("sam@example.com", "old password"); r.Status != http.StatusCreated {
 		t.Fatalf("register: %d %s", r.Status, r.Body)
@@ -160,6 +161,7 @@ func TestPasswordReset(t *testing.T) {
 }
 
 func TestPasswordResetByStaff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	staff, alice := e.user("root"), e.user("alice")
 	e.exec(`UPDATE users SET badges = ? WHERE id = ?`, BadgeStaff, staff.id)
@@ -185,6 +187,7 @@ func TestPasswordResetByStaff(t *testing.T) {
 // TestSignInPageLinksToReset: "Forgot password?" on the sign-in page keeps
 // the sign-in request to come back to.
 func TestSignInPageLinksToReset(t *testing.T) {
+	t.Parallel()
 	e := authzEnv(t)
 	r := e.do(nil, "GET", "/oauth/authorize?"+webAuthz().Encode(), nil)
 	body := string(r.Body)
@@ -203,6 +206,7 @@ func TestSignInPageLinksToReset(t *testing.T) {
 // TestConfirmationMailThrottle: confirmation mails are limited per account
 // and per address (issue 36).
 func TestConfirmationMailThrottle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice, bob := e.user("alice"), e.user("bob")
 	id := e.must(201, alice, "POST", "/users/@me/emails", map[string]any{"email": "shared@example.org"}).obj(t)["id"].(string)

@@ -10,6 +10,7 @@ import (
 // --- rows whose objects belong to areas not built yet ---
 
 func TestUserPendingAreaRows(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	var rows []scenario
@@ -66,6 +67,7 @@ func TestUserPendingAreaRows(t *testing.T) {
 // TestUserRoutesNeverFail sends malformed input to every users route: no
 // answer may be a 5xx.
 func TestUserRoutesNeverFail(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	acme := e.org(alice, "Acme")

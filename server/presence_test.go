@@ -12,6 +12,7 @@ import (
 )
 
 func TestPresenceHeartbeatAndList(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	doc := "/documents/" + f.doc
@@ -184,6 +185,7 @@ func (c *sseClient) closed() {
 }
 
 func TestPresenceStream(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	ts := httptest.NewServer(e.srv)

@@ -14,6 +14,7 @@ import (
 // --- PATCH /users/@me (JSON) ---
 
 func TestUserPatchJSON(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	e.run(t, []scenario{
@@ -82,6 +83,7 @@ func TestUserPatchJSON(t *testing.T) {
 // --- phone number confirmation ---
 
 func TestUserPhone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice, bob := e.user("alice"), e.user("bob")
 	const phone = "+447700900123"
@@ -153,6 +155,7 @@ func TestUserPhone(t *testing.T) {
 // --- PATCH /users/@me (multipart) and GET /users/avatar/{hash} ---
 
 func TestUserAvatar(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice, bob := e.user("alice"), e.user("bob")
 	pngData := pngBytes(t, 800, 600)

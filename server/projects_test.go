@@ -104,6 +104,7 @@ func perm(m map[string]any, name string) bool {
 }
 
 func TestProjectCreate(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	path := "/organisations/" + f.org + "/projects"
 	f.e.run(t, []scenario{
@@ -182,6 +183,7 @@ func TestProjectCreate(t *testing.T) {
 }
 
 func TestProjectGet(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := f.project(t, f.alice, map[string]any{"name": "Bridge"})
 	id := str(p, "id")
@@ -223,6 +225,7 @@ func TestProjectGet(t *testing.T) {
 }
 
 func TestProjectPatch(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := f.project(t, f.alice, map[string]any{"name": "Bridge", "code": "BR"})
 	path := "/projects/" + str(p, "id")
@@ -259,6 +262,7 @@ func TestProjectPatch(t *testing.T) {
 }
 
 func TestProjectCloseAndReopen(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t, func(c *Config) { c.MaxProjectsPerOrg = 2 })
 	p := f.project(t, f.alice, nil)
 	path := "/projects/" + str(p, "id")
@@ -303,6 +307,7 @@ func TestProjectCloseAndReopen(t *testing.T) {
 }
 
 func TestProjectQuota(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t, func(c *Config) { c.MaxProjectsPerOrg = 2 })
 	path := "/organisations/" + f.org + "/projects"
 	f.e.run(t, []scenario{
@@ -318,6 +323,7 @@ func TestProjectQuota(t *testing.T) {
 }
 
 func TestProjectQuotaConcurrentCreates(t *testing.T) {
+	t.Parallel()
 	const quota, tries = 5, 24
 	f := newProjFixture(t, func(c *Config) { c.MaxProjectsPerOrg = quota })
 	path := "/organisations/" + f.org + "/projects"
@@ -365,6 +371,7 @@ func wantIDs(t *testing.T, r *testResponse, total int, want ...string) {
 }
 
 func TestProjectList(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	var all []string
 	for i := 0; i < 5; i++ {
@@ -442,6 +449,7 @@ func TestProjectList(t *testing.T) {
 }
 
 func TestProjectListFilter(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	path := "/organisations/" + f.org + "/projects"
 	a := str(f.project(t, f.alice, map[string]any{"name": "Alpha", "code": "AL"}), "id")
@@ -469,6 +477,7 @@ func TestProjectListFilter(t *testing.T) {
 // TestPermissionLayers proves package > project > organisation through the
 // endpoints that consult each layer.
 func TestPermissionLayers(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := str(f.project(t, f.alice, nil), "id")
 	plain := str(f.project(t, f.alice, nil), "id")
@@ -508,6 +517,7 @@ func TestPermissionLayers(t *testing.T) {
 }
 
 func TestProjectGrants(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := str(f.project(t, f.alice, nil), "id")
 	carols := str(f.project(t, f.carol, nil), "id")
@@ -576,6 +586,7 @@ func TestProjectGrants(t *testing.T) {
 // TestStatusOnly: the list reads trigger-kept counts for a lone status
 // equality; this pins the compiled form it recognises.
 func TestStatusOnly(t *testing.T) {
+	t.Parallel()
 	r, _ := http.NewRequest("GET", "/?$filter="+url.QueryEscape("status eq 'open'"), nil)
 	lq, err := parseListQuery(r, projectFilter)
 	if err != nil {
@@ -596,6 +607,7 @@ func TestStatusOnly(t *testing.T) {
 // TestProjectStatusCounts: the trigger-kept counts follow creates, closes and
 // reopens, and totals read from them match the rows.
 func TestProjectStatusCounts(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	path := "/organisations/" + f.org + "/projects"
 	var ps []string
@@ -623,6 +635,7 @@ func TestProjectStatusCounts(t *testing.T) {
 // TestProjectCreatePermissions: the permissions a create answers with are
 // those a later GET resolves, whatever the organisation layer says.
 func TestProjectCreatePermissions(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	f.grant(t, "organisation", f.org, "user", f.carol.ID, ViewDocuments, AdminProjects|ViewProjects)
 	for _, u := range []*testUser{f.alice, f.carol} {
@@ -640,6 +653,7 @@ func TestProjectCreatePermissions(t *testing.T) {
 // TestProjectAreaDeletedOrganisation: a deleted organisation's projects,
 // milestones and packages answer as absent, row by row (docs/projects.md).
 func TestProjectAreaDeletedOrganisation(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := str(f.project(t, f.alice, nil), "id")
 	m := str(f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/milestones", map[string]any{}).obj(t), "id")
@@ -669,6 +683,7 @@ func TestProjectAreaDeletedOrganisation(t *testing.T) {
 // TestProjectCloseTwice: closing a closed project (or milestone) again
 // keeps the first closed_at and closed_by.
 func TestProjectCloseTwice(t *testing.T) {
+	t.Parallel()
 	f := newProjFixture(t)
 	p := str(f.project(t, f.alice, map[string]any{"status": "closed"}), "id")
 	m := str(f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/milestones", map[string]any{"status": "closed"}).obj(t), "id")

@@ -9,6 +9,7 @@ import (
 // project and its documents, read only, nothing else of the organisation),
 // and revocation ending it on the next request.
 func TestProjectShares(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	carol := e.user("carol")  // shared with personally

@@ -11,6 +11,7 @@ import (
 // --- QR token ---
 
 func TestUserQR(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice, bob := e.user("alice"), e.user("bob")
 	const secret = "JBSWY3DPEHPK3PXP"

@@ -12,6 +12,7 @@ import (
 )
 
 func TestLimiterBuckets(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	l := newLimiter(3, time.Minute, 100)
 	for i := 0; i < 3; i++ {
@@ -43,6 +44,7 @@ func TestLimiterBuckets(t *testing.T) {
 }
 
 func TestLimiterMemoryIsBounded(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	l := newLimiter(5, time.Minute, 1000)
 	for i := 0; i < 100_000; i++ {
@@ -58,6 +60,7 @@ func TestLimiterMemoryIsBounded(t *testing.T) {
 // password works again after the window; each refusal is logged without
 // the secret; another account is not affected.
 func TestPasswordGuessingIsLimited(t *testing.T) {
+	t.Parallel()
 	logs := &syncBuffer{}
 	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 	e.register("pat@example.com", "correct horse")
@@ -98,6 +101,7 @@ func TestPasswordGuessingIsLimited(t *testing.T) {
 }
 
 func TestClientAddressIsLimited(t *testing.T) {
+	t.Parallel()
 	const limit = 5 // each unknown address costs a full-cost dummy hash check
 	e := newEnv(t, func(c *Config) { c.AddressAttempts = limit })
 	for i := 0; i < limit; i++ {
@@ -121,6 +125,7 @@ func TestClientAddressIsLimited(t *testing.T) {
 }
 
 func TestCodeGuessingIsLimited(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	t.Run("e-mail verification token", func(t *testing.T) {

@@ -24,6 +24,7 @@ func roleNames(want ...string) func(t *testing.T, r *testResponse) {
 }
 
 func TestRoles(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	evilRole := e.role(f.mallory, f.evil, "Evil role")
@@ -190,6 +191,7 @@ func TestRoles(t *testing.T) {
 }
 
 func TestGrants(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	evilRole := e.role(f.mallory, f.evil, "Evil role")
@@ -255,6 +257,7 @@ func TestGrants(t *testing.T) {
 // TestRoleEscalation: a MANAGE_ROLES holder cannot grant what it lacks, nor
 // change, delete, reorder or assign a role ranked at or above its own.
 func TestRoleEscalation(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	carol := e.user("carol")
@@ -330,6 +333,7 @@ func TestRoleEscalation(t *testing.T) {
 // grant, and the owner above all. It reads the caller's effective
 // permissions and checks one permission's effect (creating an invite).
 func TestPermissionResolutionHTTP(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	high := e.role(f.alice, f.acme, "High")
@@ -398,6 +402,7 @@ func TestPermissionResolutionHTTP(t *testing.T) {
 // on the owner changes nothing; only the owner may write one. A project
 // administrator is refused on the project and package layers as well.
 func TestOwnerGrantRefusedOnEveryLayer(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e := f.e
 	project := e.must(http.StatusCreated, f.alice, "POST", "/organisations/"+f.acme+"/projects", map[string]any{"name": "Bridge"}).obj(t)["id"].(string)

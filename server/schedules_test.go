@@ -6,6 +6,7 @@ import "testing"
 // CREATE_WORKITEMS where the work item is: a grant on its project is enough,
 // and a work item outside the project is not covered by it.
 func TestWorkItemScheduleAccess(t *testing.T) {
+	t.Parallel()
 	f := newWIFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	slot := map[string]any{"scheduled_start_at": "2026-12-05T07:00:00Z", "scheduled_finish_at": "2026-12-05T08:00:00Z"}

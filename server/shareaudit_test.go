@@ -13,6 +13,7 @@ import (
 // that organisation's audit log, in no other's and not on chain 0, and the
 // chains still verify.
 func TestShareResponseAudit(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	carol := e.user("carol")

@@ -52,6 +52,7 @@ func wantMessage(msg string) func(t *testing.T, r *testResponse) {
 // 403 and creates nothing; a foreign organisation's manager is refused by
 // the subject's authorisation before the recipient is considered.
 func TestShareCreateHonoursAllowSharesFrom(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	id := func(r *testResponse) string { return r.obj(t)["id"].(string) }
@@ -159,6 +160,7 @@ func TestShareCreateHonoursAllowSharesFrom(t *testing.T) {
 // TestUserFleetsListsAcceptedPersonalShares: GET /users/@me/fleets lists the
 // fleets shared with the caller personally once accepted, none before.
 func TestUserFleetsListsAcceptedPersonalShares(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e := f.e
 	carol := e.user("carol")

@@ -13,6 +13,7 @@ import (
 // in another order than the shares. A member of the recipient organisation
 // sees only the organisation's shares, the sharer's organisation none.
 func TestShareListsShowEachSubject(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	carol := e.user("carol") // shared with personally, and a member of Evil

@@ -9,6 +9,7 @@ import (
 // signature) or stored re-serialised without what was unsafe; the stored
 // form never holds an external reference.
 func TestSignatureSanitiser(t *testing.T) {
+	t.Parallel()
 	deep := "<svg>" + strings.Repeat("<g>", 50_000) + strings.Repeat("</g>", 50_000) + "</svg>"
 	wide := "<svg>" + strings.Repeat("<path d=\"M0 0\"/>", 20_001) + "</svg>"
 	tests := []struct {
@@ -63,6 +64,7 @@ func TestSignatureSanitiser(t *testing.T) {
 // TestSignatureStoredSanitised: through HTTP, what is stored and shown is
 // the re-serialised form.
 func TestSignatureStoredSanitised(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	e.must(200, alice, "PATCH", "/users/@me", map[string]any{"signature": `<svg data-x="1"><!-- c --><path d="M0 0"/></svg>`})

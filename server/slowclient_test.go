@@ -16,6 +16,7 @@ import (
 // body is answered 408 (or cut off) once the body deadline passes, instead of
 // holding the connection for as long as it likes.
 func TestSlowBodyIsCutOff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.BodyTimeout = 300 * time.Millisecond })
 	ts := httptest.NewServer(e.srv)
 	defer ts.Close()
@@ -43,6 +44,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 }
 
 func TestBodyDeadlineGrowsWithSize(t *testing.T) {
+	t.Parallel()
 	s := &Server{cfg: Config{MaxBody: 32 << 20}}
 	for _, tc := range []struct {
 		n    int64
@@ -62,6 +64,7 @@ func TestBodyDeadlineGrowsWithSize(t *testing.T) {
 // TestConnsPerAddress: one address holds at most n connections; the next is
 // closed at once, and a closed one gives its place back.
 func TestConnsPerAddress(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ts := httptest.NewUnstartedServer(e.srv)
 	ts.Listener = LimitConnsPerAddress(ts.Listener, 2)
@@ -127,6 +130,7 @@ func TestConnsPerAddress(t *testing.T) {
 // (headers over the limit: 431; an unparsable request: 400) carry the JSON
 // error body too.
 func TestProtocolErrorsAreJSON(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ts := httptest.NewUnstartedServer(e.srv)
 	ts.Listener = JSONProtocolErrors(ts.Listener)

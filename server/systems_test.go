@@ -12,6 +12,7 @@ import (
 )
 
 func TestSystems(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	evilRoot := e.must(201, f.mallory, "POST", "/organisations/"+f.evil+"/systems", map[string]any{"name": "Theirs"}).obj(t)["id"].(string)
@@ -73,6 +74,7 @@ func TestSystems(t *testing.T) {
 // TestSystemNumbersConcurrent: 100 systems created at once get the numbers
 // 1 to 100, each once.
 func TestSystemNumbersConcurrent(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	nums := make([]int, 100)
@@ -97,6 +99,7 @@ func TestSystemNumbersConcurrent(t *testing.T) {
 }
 
 func TestPrefixes(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	e.run(t, []scenario{
@@ -159,6 +162,7 @@ func TestPrefixes(t *testing.T) {
 // TestPrefixDrawsConcurrent: 100 draws at once from one prefix get 1 to
 // 100, each once; another organisation cannot draw from it.
 func TestPrefixDrawsConcurrent(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e := f.e
 	p := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/prefixes", map[string]any{"number_format": "D-{number}"}).obj(t)

@@ -9,6 +9,7 @@ import (
 // TestReleaseLabelSequences: the labels each Revision Format gives, in
 // order, with bumps where the format takes them.
 func TestReleaseLabelSequences(t *testing.T) {
+	t.Parallel()
 	rows := []struct {
 		name   string
 		format int64
@@ -76,6 +77,7 @@ func TestReleaseLabelSequences(t *testing.T) {
 }
 
 func TestDocumentTags(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	c := content{f: f, doc: "/documents/" + f.doc}

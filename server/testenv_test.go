@@ -25,10 +25,84 @@ import (
 
 func TestMain(m *testing.M) {
 	bcryptCost = bcrypt.MinCost // hashing cost is not what these tests are about
+	code := m.Run()
+	testTemplate.remove()
 	// Then every answer the handler tests got must match the API
 	// description (openapi_test.go).
-	os.Exit(checkAPIAnswers(m.Run()))
+	os.Exit(checkAPIAnswers(code))
 }
+
+// testTemplate is a database migrated once per test binary, with the signing
+// key a first start makes: each test copies it instead of running every
+// migration and generating an RSA key again (most of a test's set-up time).
+var testTemplate dbTemplate
+
+type dbTemplate struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// copyTo writes a fresh copy of the template to path, unless a database
+// is there already (a test reopening its own file).
+func (tp *dbTemplate) copyTo(path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	tp.once.Do(func() {
+		tp.dir, tp.err = os.MkdirTemp("", "workspace-template-")
+		if tp.err != nil {
+			return
+		}
+		tp.path = filepath.Join(tp.dir, "template.db")
+		tp.err = buildTemplate(tp.path)
+	})
+	if tp.err != nil {
+		return tp.err
+	}
+	data, err := os.ReadFile(tp.path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+func (tp *dbTemplate) remove() {
+	if tp.dir != "" {
+		os.RemoveAll(tp.dir)
+	}
+}
+
+// buildTemplate migrates a database and starts a server on it once (which
+// stores the signing key), then closes it: closing the last connection
+// checkpoints the write-ahead log into the file, so the file alone is whole.
+func buildTemplate(path string) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
+	if err != nil {
+		return fmt.Errorf("open template: %w", err)
+	}
+	clock := &testClock{now: testClockStart}
+	srv, err := New(ctx, store, Config{Issuer: "http://workspace.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clock.Now})
+	if err != nil {
+		store.Close()
+		return fmt.Errorf("template server: %w", err)
+	}
+	cancel()
+	srv.Wait()
+	if err := store.Close(); err != nil {
+		return err
+	}
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		return fmt.Errorf("template: %s-wal left after close", path)
+	}
+	return nil
+}
+
+// testClockStart is where every test's clock starts.
+var testClockStart = time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
 
 // testClock is a clock tests can move forward.
 type testClock struct {
@@ -67,6 +141,9 @@ func newEnv(t testing.TB, opts ...func(*Config)) *testEnv {
 func newEnvAt(t testing.TB, path string, opts ...func(*Config)) *testEnv {
 	t.Helper()
 	ctx := context.Background()
+	if err := testTemplate.copyTo(path); err != nil {
+		t.Fatalf("template database: %v", err)
+	}
 	store, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
@@ -76,7 +153,7 @@ func newEnvAt(t testing.TB, path string, opts ...func(*Config)) *testEnv {
 	// refreshes) stops before the store closes (cleanups run last first).
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
-	clock := &testClock{now: time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)}
+	clock := &testClock{now: testClockStart}
 	cfg := Config{
 		Issuer:       "http://workspace.test",
 		Registration: true,

@@ -8,6 +8,7 @@ import (
 )
 
 func TestTextProblem(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in string
 		ok bool
@@ -31,6 +32,7 @@ func TestTextProblem(t *testing.T) {
 // area refuses control characters, invalid UTF-8 and repeated keys with a
 // 400 naming the field, and stores nothing.
 func TestTextRuleAcrossAreas(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	owner := e.user("owner")
 	orgID := e.org(owner, "Acme")
@@ -100,6 +102,7 @@ func TestTextRuleAcrossAreas(t *testing.T) {
 }
 
 func TestMultipartTextRule(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	req := multipartReq(t, alice, "PATCH", "/users/@me", map[string]string{"first_name": "Al\x00ice"}, nil)
@@ -110,6 +113,7 @@ func TestMultipartTextRule(t *testing.T) {
 }
 
 func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	for _, tc := range []struct {
@@ -149,6 +153,7 @@ func TestSecurityHeaders(t *testing.T) {
 // TestJSONBodyNeedsContentType: a body sent without a Content-Type is not
 // taken for JSON (415) and changes nothing; no body at all is fine.
 func TestJSONBodyNeedsContentType(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	send := func(ct, body string) *testResponse {

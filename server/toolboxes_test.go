@@ -28,6 +28,7 @@ func newToolboxFixture(t *testing.T) *toolboxFixture {
 }
 
 func TestToolboxes(t *testing.T) {
+	t.Parallel()
 	f := newToolboxFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	e.run(t, []scenario{
@@ -140,6 +141,7 @@ func TestToolboxes(t *testing.T) {
 }
 
 func TestToolboxGeofence(t *testing.T) {
+	t.Parallel()
 	f := newToolboxFixture(t)
 	e := f.e
 	in := e.must(201, f.bob, "POST", "/organisations/"+f.acme+"/toolboxes", map[string]any{"title": "Inside", "location_id": f.depot}).obj(t)
@@ -169,6 +171,7 @@ func order(t *testing.T, items []any, key string) []string {
 }
 
 func TestToolboxSectionsAndTopics(t *testing.T) {
+	t.Parallel()
 	f := newToolboxFixture(t)
 	e := f.e
 	tb := e.must(201, f.bob, "POST", "/organisations/"+f.acme+"/toolboxes", map[string]any{"title": "Weekly"}).obj(t)
@@ -293,6 +296,7 @@ func TestToolboxSectionsAndTopics(t *testing.T) {
 }
 
 func TestSchedules(t *testing.T) {
+	t.Parallel()
 	f := newToolboxFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	slot := map[string]any{"scheduled_start_at": "2026-11-23T07:00:00Z", "scheduled_finish_at": "2026-11-23T07:30:00+00:00"}
@@ -398,6 +402,7 @@ func code(t *testing.T, e *testEnv, secret string) string {
 const userSecret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
 
 func TestToolboxSigning(t *testing.T) {
+	t.Parallel()
 	f := newToolboxFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	tb := e.must(201, f.alice, "POST", acme+"/toolboxes", map[string]any{"title": "Lifting"}).obj(t)
@@ -536,6 +541,7 @@ func TestToolboxSigning(t *testing.T) {
 }
 
 func TestToolboxSigningThroughSchedules(t *testing.T) {
+	t.Parallel()
 	f := newToolboxFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	carol := e.user("carol")
@@ -591,6 +597,7 @@ func TestToolboxSigningThroughSchedules(t *testing.T) {
 }
 
 func TestToolboxSigningNeedsLocationInductions(t *testing.T) {
+	t.Parallel()
 	f := newToolboxFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	ind := e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Depot safety", "valid_for": 3600}).obj(t)
@@ -642,6 +649,7 @@ func TestToolboxSigningNeedsLocationInductions(t *testing.T) {
 // account and client address); once spent the answer is 429 with
 // Retry-After, even for a right code, until the bucket refills.
 func TestSigningCodeGuessing(t *testing.T) {
+	t.Parallel()
 	f := newToolboxFixture(t)
 	e := f.e
 	tb := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/toolboxes", map[string]any{"title": "Guess"}).obj(t)
@@ -669,6 +677,7 @@ func TestSigningCodeGuessing(t *testing.T) {
 // queued in the change's transaction; another organisation's integration
 // gets none.
 func TestToolboxEvents(t *testing.T) {
+	t.Parallel()
 	f := newToolboxFixture(t) // no worker: deliveries only queue
 	e, acme := f.e, "/organisations/"+f.acme
 	conf := `{"url": "https://hooks.example/toolbox"}`
@@ -710,6 +719,7 @@ func TestToolboxEvents(t *testing.T) {
 // what GET /toolboxes/{id} answers (sections, topics, signers, schedules,
 // location, workgroup and people never mixed up between toolboxes).
 func TestToolboxListMatchesGet(t *testing.T) {
+	t.Parallel()
 	f := newToolboxFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	var ids []string

@@ -16,6 +16,7 @@ import (
 )
 
 func TestToolboxReport(t *testing.T) {
+	t.Parallel()
 	f := newToolboxFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	e.must(200, f.alice, "PATCH", "/locations/"+f.depot, map[string]any{"timezone_code": "Australia/Sydney"})

@@ -168,6 +168,7 @@ func orgIDs(t *testing.T, m map[string]any) []string {
 // --- GET /users/@me, GET /users/{id} ---
 
 func TestUserMeAndGet(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice, bob, carol, dave, eve := e.user("alice"), e.user("bob"), e.user("carol"), e.user("dave"), e.user("eve")
 	acme := e.org(alice, "Acme")
@@ -242,6 +243,7 @@ func mustID(s string) int64 {
 // --- GET /users/lookup ---
 
 func TestUserLookup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice, bob, carol, dave := e.user("alice"), e.user("bob"), e.user("carol"), e.user("dave")
 	acme := e.org(alice, "Acme")
@@ -288,6 +290,7 @@ func TestUserLookup(t *testing.T) {
 // --- leaving an organisation ---
 
 func TestUserLeaveOrganisation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice, bob, carol := e.user("alice"), e.user("bob"), e.user("carol")
 	acme := e.org(alice, "Acme")
@@ -322,6 +325,7 @@ func TestUserLeaveOrganisation(t *testing.T) {
 // --- DELETE /users/@me ---
 
 func TestUserDeleteMe(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice, bob := e.user("alice"), e.user("bob")
 	acme := e.org(alice, "Acme")

@@ -35,6 +35,7 @@ func wantStatusCount(total, header string) func(t *testing.T, r *testResponse) {
 }
 
 func TestUserWorkItems(t *testing.T) {
+	t.Parallel()
 	f := newWIFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	bobco := e.org(f.bob, "Bobco")
@@ -132,6 +133,7 @@ func TestUserWorkItems(t *testing.T) {
 }
 
 func TestWorkItemSubscriptions(t *testing.T) {
+	t.Parallel()
 	f := newWIFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	conf, _ := json.Marshal(map[string]string{"url": "https://hooks.example.invalid/x"})

@@ -37,6 +37,7 @@ func (s *syncBuffer) String() string {
 }
 
 func TestWireConventions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.MaxBody = 1024 })
 	alice := e.user("alice")
 	big := `{"email":"big@example.com","password":"12345678","first_name":"` + strings.Repeat("x", 2000) + `"}`
@@ -114,6 +115,7 @@ func TestWireConventions(t *testing.T) {
 // TestWriteError: the one exit picks the status, and internal text never
 // reaches the client; the log gets it with the request id.
 func TestWriteError(t *testing.T) {
+	t.Parallel()
 	secret := "no such table: users_secret_internal"
 	cases := []struct {
 		name   string
@@ -171,6 +173,7 @@ func TestWriteError(t *testing.T) {
 
 // TestPanicsAndInternalErrors go through the whole middleware chain.
 func TestPanicsAndInternalErrors(t *testing.T) {
+	t.Parallel()
 	var log syncBuffer
 	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewJSONHandler(&log, nil)) })
 	e.srv.router.Handle("GET", "/test/panic", e.srv.handle("test", public, func(rq *request) error { panic("boom secret") }))
@@ -197,6 +200,7 @@ func TestPanicsAndInternalErrors(t *testing.T) {
 
 // TestQueryStringsNeverLogged: signing codes travel in query strings.
 func TestQueryStringsNeverLogged(t *testing.T) {
+	t.Parallel()
 	var log syncBuffer
 	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewJSONHandler(&log, nil)) })
 	alice := e.user("alice")
@@ -228,6 +232,7 @@ func TestQueryStringsNeverLogged(t *testing.T) {
 
 // A wrong type names the JSON type the field wants, nested keys included.
 func TestWrongTypeNamesJSONType(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
 	org := e.org(alice, "Acme")

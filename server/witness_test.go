@@ -6,6 +6,7 @@ import (
 )
 
 func TestWitnessSigning(t *testing.T) {
+	t.Parallel()
 	f := newWIFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	carol := e.user("carol")
@@ -58,6 +59,7 @@ func TestWitnessSigning(t *testing.T) {
 }
 
 func TestWitnessRevision(t *testing.T) {
+	t.Parallel()
 	f := newDocFixture(t)
 	e := f.e
 	revs := e.must(200, f.alice, "GET", "/documents/"+f.doc+"/revisions", nil).arr(t)

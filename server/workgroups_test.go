@@ -16,6 +16,7 @@ func wantTotal(n string) func(t *testing.T, r *testResponse) {
 }
 
 func TestWorkgroups(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	e.run(t, []scenario{
@@ -64,6 +65,7 @@ func TestWorkgroups(t *testing.T) {
 }
 
 func TestTeams(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	carol, dave := e.user("carol"), e.user("dave")
@@ -153,6 +155,7 @@ func TestTeams(t *testing.T) {
 // TestWorkgroupDeleteCascades: deleting a workgroup deletes its teams, their
 // members and the grants on them.
 func TestWorkgroupDeleteCascades(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	wg := "/workgroups/" + e.must(201, f.alice, "POST", acme+"/workgroups", map[string]any{"name": "Civil"}).obj(t)["id"].(string)

@@ -12,6 +12,7 @@ import (
 // the kept counts on projects, milestones, documents and asset groups and the
 // work_item_types_count entries equal counts recomputed from scratch.
 func TestWorkItemCounts(t *testing.T) {
+	t.Parallel()
 	f := newWIFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	oid := parseTestID(t, f.acme)
@@ -150,6 +151,7 @@ func TestWorkItemCounts(t *testing.T) {
 // /users/@me/work-items reads) equals the membership recomputed from the
 // source tables, and the list answers exactly the caller's work items.
 func TestUserWorkItemsKept(t *testing.T) {
+	t.Parallel()
 	f := newWIFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	carol := e.user("carol")

@@ -45,6 +45,7 @@ func newWIFixture(t *testing.T) *wiFixture {
 }
 
 func TestWorkItems(t *testing.T) {
+	t.Parallel()
 	f := newWIFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	wi := func(extra map[string]any) map[string]any {
@@ -184,6 +185,7 @@ func TestWorkItems(t *testing.T) {
 // TestWorkItemProjectAccess: CREATE_WORKITEMS and VIEW_WORKITEMS resolve on
 // the project layer when the work item has a project.
 func TestWorkItemProjectAccess(t *testing.T) {
+	t.Parallel()
 	f := newWIFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	e.must(200, f.alice, "PATCH", "/projects/"+f.project+"/permissions/"+f.bob.ID,
@@ -223,6 +225,7 @@ func TestWorkItemProjectAccess(t *testing.T) {
 // TestWorkItemNumbersConcurrent: work items created at once get distinct,
 // gap-free numbers, from the organisation's counter and from a prefix.
 func TestWorkItemNumbersConcurrent(t *testing.T) {
+	t.Parallel()
 	f := newWIFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	for _, typ := range []struct{ id, format string }{{f.task, "%d"}, {f.defect, "D-%03d"}} {
@@ -255,6 +258,7 @@ func TestWorkItemNumbersConcurrent(t *testing.T) {
 // TestWorkItemRowsNever5xx: malformed bodies, ids and queries on every
 // work item row answer 4xx, never 5xx.
 func TestWorkItemRowsNever5xx(t *testing.T) {
+	t.Parallel()
 	f := newWIFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	w := e.must(201, f.alice, "POST", acme+"/workitems", map[string]any{"type_id": f.task, "title": "Target"}).obj(t)["id"].(string)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestWorkItemTypes(t *testing.T) {
+	t.Parallel()
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	evilPrefix := e.must(201, f.mallory, "POST", "/organisations/"+f.evil+"/prefixes", map[string]any{"number_format": "E-{number}"}).obj(t)["id"].(string)

@@ -288,6 +288,7 @@ func TestXLSXImportBombs(t *testing.T) {
 
 // TestZipLimitsRefuseLyingEntries: readZipFile counts what it inflates.
 func TestZipLimitsRefuseLyingEntries(t *testing.T) {
+	t.Parallel()
 	lim := zipLimits{entries: 10, entryBytes: 1 << 20, totalBytes: 2 << 20}
 	data := zipBytes(t, []bombEntry{
 		{name: "small", write: repeat("", "a", 1000, "")},
@@ -323,6 +324,7 @@ func TestZipLimitsRefuseLyingEntries(t *testing.T) {
 // is refused, in XLSX (streamed, with empty rows between counted only
 // when data follows) and in CSV.
 func TestReadSheetRowLimit(t *testing.T) {
+	t.Parallel()
 	row := `<row><c t="inlineStr"><is><t>Truck</t></is></c></row>`
 	for _, c := range []struct {
 		name string

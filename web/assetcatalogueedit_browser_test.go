@@ -27,6 +27,7 @@ func selected(p *page, label string) string {
 }
 
 func TestBrowserAssetTypeStatusEdit(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -185,6 +186,7 @@ func TestBrowserAssetTypeStatusEdit(t *testing.T) {
 }
 
 func TestBrowserAssetGroupOwnValues(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

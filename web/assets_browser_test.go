@@ -82,6 +82,7 @@ func jsList(s []string) string {
 }
 
 func TestBrowserFleetsAndAssets(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

@@ -138,7 +138,11 @@ func startAppServer(t *testing.T, configure func(*server.Config), wrap func(http
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	store, err := db.Open(ctx, db.Options{Path: filepath.Join(t.TempDir(), "web.db"), Synchronous: "NORMAL", NodeID: -1})
+	path := filepath.Join(t.TempDir(), "web.db")
+	if err := webTemplate.copyTo(path); err != nil {
+		t.Fatalf("template database: %v", err)
+	}
+	store, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,27 +173,118 @@ func startAppServer(t *testing.T, configure func(*server.Config), wrap func(http
 	return base, store
 }
 
-// browser starts one headless Chromium for the test.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	sharedBrowser.stop()
+	webTemplate.remove()
+	os.Exit(code)
+}
+
+// sharedBrowser is the one headless Chromium of the test binary: starting
+// one per test cost a second or more each. Tests are kept apart by their
+// tabs, each in a fresh browser context (newPage): own cookies and storage.
+var sharedBrowser chromiumProcess
+
+type chromiumProcess struct {
+	once    sync.Once
+	ctx     context.Context
+	cancel  func()
+	dataDir string
+	err     error
+}
+
+func (b *chromiumProcess) stop() {
+	if b.cancel != nil {
+		b.cancel()
+		os.RemoveAll(b.dataDir)
+	}
+}
+
+// browser answers the shared Chromium, started by the first test that asks.
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	path := chromium(t)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
-		// This machine's network is closed: without these Chromium keeps
-		// trying to reach Google.
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+	b := &sharedBrowser
+	b.once.Do(func() {
+		b.dataDir, b.err = os.MkdirTemp("", "workspace-chromium-")
+		if b.err != nil {
+			return
+		}
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(b.dataDir),
+			// This machine's network is closed: without these Chromium keeps
+			// trying to reach Google.
+			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		bctx, cancelBrowser := chromedp.NewContext(actx)
+		b.ctx, b.cancel = bctx, func() { cancelBrowser(); cancelAlloc() }
+		// The first Run starts the browser and must not carry a timeout.
+		if err := chromedp.Do(bctx); err != nil {
+			b.err = fmt.Errorf("start %s: %w", path, err)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	bctx, cancel2 := chromedp.NewContext(actx)
-	t.Cleanup(cancel2)
-	// The first Run starts the browser and must not carry a timeout.
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start %s: %v", path, err)
+	return b.ctx
+}
+
+// webTemplate is a database migrated once per test binary (with the
+// signing key a first start stores), copied for each test's server.
+var webTemplate dbTemplate
+
+type dbTemplate struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+func (tp *dbTemplate) copyTo(path string) error {
+	tp.once.Do(func() {
+		tp.dir, tp.err = os.MkdirTemp("", "workspace-web-template-")
+		if tp.err != nil {
+			return
+		}
+		tp.path = filepath.Join(tp.dir, "template.db")
+		tp.err = buildTemplate(tp.path)
+	})
+	if tp.err != nil {
+		return tp.err
 	}
-	return bctx
+	data, err := os.ReadFile(tp.path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+func (tp *dbTemplate) remove() {
+	if tp.dir != "" {
+		os.RemoveAll(tp.dir)
+	}
+}
+
+// buildTemplate migrates a database and starts a server on it once, then
+// closes it: the last connection's close checkpoints the log into the file.
+func buildTemplate(path string) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(ctx, store, server.Config{Issuer: "http://workspace.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		store.Close()
+		return err
+	}
+	cancel()
+	srv.Wait() // its background jobs end before the store closes
+	return store.Close()
 }
 
 // page is one browser tab with its own cookies and storage (a fresh browser
@@ -655,6 +750,7 @@ func (p *page) signOut() {
 }
 
 func TestBrowserSignInAndAccount(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -774,6 +870,7 @@ func TestBrowserSignInAndAccount(t *testing.T) {
 }
 
 func TestBrowserOrganisations(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base, hold := appServerHolding(t)
 	for _, vp := range viewports {
@@ -985,6 +1082,7 @@ func orgWithOwner(t *testing.T, bctx context.Context, base, who, orgName string,
 }
 
 func TestBrowserStructure(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -1118,6 +1216,7 @@ func TestBrowserStructure(t *testing.T) {
 }
 
 func TestBrowserInductions(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -1233,6 +1332,7 @@ func TestBrowserInductions(t *testing.T) {
 }
 
 func TestBrowserToolboxes(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -1391,6 +1491,7 @@ func TestBrowserToolboxes(t *testing.T) {
 }
 
 func TestBrowserToolboxSessions(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -1513,6 +1614,7 @@ func smsCode(t *testing.T, store *db.Store, number string) string {
 }
 
 func TestBrowserPhoneVerification(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base, store := appServerWith(t, nil)
 	for i, vp := range viewports {
@@ -1563,6 +1665,7 @@ func TestBrowserPhoneVerification(t *testing.T) {
 }
 
 func TestBrowserOrganisationImagesAndDomains(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	// The domain's DNS: the test publishes a TXT record as a person would.
 	var mu sync.Mutex
@@ -1647,6 +1750,7 @@ func TestBrowserOrganisationImagesAndDomains(t *testing.T) {
 }
 
 func TestBrowserWorkItems(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -1806,6 +1910,7 @@ func TestBrowserWorkItems(t *testing.T) {
 }
 
 func TestBrowserDocumentsList(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -1886,6 +1991,7 @@ func (p *page) editCell(label, value string) {
 const clauseTexts = `[...document.querySelectorAll('.doc-spacer .doc-row')].sort((a, b) => a.getAttribute('aria-rowindex') - b.getAttribute('aria-rowindex')).map(r => r.querySelector('.text-cell').innerText.trim()).join('|')`
 
 func TestBrowserDocumentEditor(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

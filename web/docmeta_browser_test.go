@@ -37,6 +37,7 @@ func (p *page) scrollTo(heading string) {
 }
 
 func TestBrowserDocumentTags(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -125,6 +126,7 @@ func TestBrowserDocumentTags(t *testing.T) {
 }
 
 func TestBrowserDocumentForks(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -205,6 +207,7 @@ func TestBrowserDocumentForks(t *testing.T) {
 }
 
 func TestBrowserDocumentShares(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base, store := appServerWith(t, nil)
 	for _, vp := range viewports {

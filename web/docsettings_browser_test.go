@@ -24,6 +24,7 @@ import (
 )
 
 func TestBrowserDocumentSettings(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

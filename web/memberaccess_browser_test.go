@@ -13,6 +13,7 @@ import (
 )
 
 func TestBrowserMemberAccessFleet(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

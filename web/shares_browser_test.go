@@ -106,6 +106,7 @@ func confirmEmail(t *testing.T, base string, store *db.Store, email, password st
 }
 
 func TestBrowserFleetShares(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -304,6 +305,7 @@ func TestBrowserFleetShares(t *testing.T) {
 }
 
 func TestBrowserProjectShares(t *testing.T) {
+	t.Parallel()
 	bctx := browser(t)
 	base, store := appServerWith(t, nil)
 	for _, vp := range viewports {
