@@ -182,6 +182,7 @@ func BenchmarkAssetImport10k(b *testing.B) {
 // write in a spreadsheet (issue 29: "yes" was refused), and refuse others
 // by saying what they take.
 func TestAssetImportYesNo(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	imp := acme + "/assets/import"

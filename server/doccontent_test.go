@@ -554,6 +554,7 @@ func TestDocumentCalculations(t *testing.T) {
 // (0 in arithmetic, "" in text); a formula whose inputs are all blank is
 // blank, never #ERROR; a real failure still is.
 func TestCalcBlankInputs(t *testing.T) {
+	t.Parallel()
 	cols := []docengine.Column{
 		{ID: 1, Name: "Menge", Type: "number"},
 		{ID: 2, Name: "Preis", Type: "number"},

@@ -15,6 +15,7 @@ import (
 // columns side by side (fitted to the page width). With -update it renders
 // page 1 of the document exports to docs/screenshots/.
 func TestExportsInLibreOffice(t *testing.T) {
+	t.Parallel()
 	noError := func(t *testing.T, kind string, pages []string) {
 		t.Helper()
 		all := strings.Join(pages, "\n")
@@ -80,6 +81,7 @@ func TestExportsInLibreOffice(t *testing.T) {
 // TestSignatureTransparent: a signature image leaves its background
 // transparent (a white one covered the attendance table's grid lines).
 func TestSignatureTransparent(t *testing.T) {
+	t.Parallel()
 	b, err := rasteriseSignature(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 40"><path d="M5 20 C30 0 60 40 95 20" stroke="black" fill="none" stroke-width="2"/></svg>`)
 	if err != nil {
 		t.Fatal(err)

@@ -517,6 +517,7 @@ func fieldErrors(r *testResponse) map[string]any {
 }
 
 func TestOpenAPIMinimalBodies(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	alice, bob, carol := e.user("Alice"), e.user("Bob"), e.user("Carol")
 	f := &bodyFixture{e: e, owner: alice, ids: map[string]string{}, answers: map[string]map[string]any{}}
@@ -705,6 +706,7 @@ func (f *bodyFixture) check(t *testing.T, op bodyOp, path string, body map[strin
 // first enum value, formats, patterns, lengths and minimums, and an id
 // field's real id from its source.
 func TestOpenAPIMinimalBodyGenerator(t *testing.T) {
+	t.Parallel()
 	doc, err := libopenapi.NewDocument([]byte(`openapi: 3.1.0
 info: {title: t, version: "1"}
 paths: {}

@@ -16,6 +16,7 @@ import (
 // keywords it does not know in places OpenAPI fixes, unknown formats and
 // examples that break their schema), with no allowances.
 func TestOpenAPIKinStrict(t *testing.T) {
+	t.Parallel()
 	d, err := apiDocument()
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +112,7 @@ func lintSchema(where string, v any) []string {
 // TestOpenAPISchemaLint: every schema of openapi.yaml, named or inline in
 // an operation, uses known keywords with values (lintSchema).
 func TestOpenAPISchemaLint(t *testing.T) {
+	t.Parallel()
 	var src apiSource
 	if err := yaml.Unmarshal(openAPISource, &src); err != nil {
 		t.Fatal(err)
@@ -152,6 +154,7 @@ func TestOpenAPISchemaLint(t *testing.T) {
 // TestOpenAPISchemaLintRefuses: the lint catches what a misplaced comma
 // does (mutation check of the lint itself).
 func TestOpenAPISchemaLintRefuses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ yaml, want string }{
 		{`{type: object, properties: {order: {type: integer, description: position, from 0}}}`, "from 0: null value"},
 		{`{type: object, properties: {a: {type: string, description: x, see: y}}}`, "see: not a JSON Schema keyword"},

@@ -129,6 +129,7 @@ func goldenFile(t *testing.T, name string, got []byte) {
 // importing it gives back exactly the exported text (issue 32: an asset
 // named '=quoted name came back as =quoted name).
 func TestAssetCSVRoundTrip(t *testing.T) {
+	t.Parallel()
 	f := newAssetFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	names := []string{"'=quoted name", "'plain quote", "''two", "=SUM(A1)", "+1", "-minus", "@at", "Siobhán Ó Briain", "a, \"b\"\nc"}

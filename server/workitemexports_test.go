@@ -12,6 +12,7 @@ import (
 // TestWorkItemExports: CSV and XLSX of the list with its filter (project),
 // only what the caller may view, the foreign organisation refused.
 func TestWorkItemExports(t *testing.T) {
+	t.Parallel()
 	f := newWIFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	e.must(201, f.alice, "POST", acme+"/workitems", map[string]any{"type_id": f.task, "title": "=Fix the pump", "project_id": f.project,
