@@ -176,6 +176,16 @@ var signedMethodNames = map[string]string{
 	methodUserQR: "User QR code", methodApp: "App",
 }
 
+// signedMethodText is the attendance row's evidence, naming who recorded a
+// signature that is not the signer's own (docs/toolboxes.md).
+func signedMethodText(u toolboxUserJSON) string {
+	text := signedMethodNames[u.SignedMethod]
+	if u.RecordedBy != nil {
+		text += ", recorded by " + strings.TrimSpace(u.RecordedBy.FirstName+" "+u.RecordedBy.LastName)
+	}
+	return text
+}
+
 // signatureImage is one signature to embed: its relationship id and PNG.
 type signatureImage struct {
 	rel  string
@@ -226,7 +236,7 @@ func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byt
 			"{SIGNER_NAME}", xmlText(strings.TrimSpace(u.FirstName+" "+u.LastName)),
 			"{SIGNER_COMPANY}", xmlText(u.Company),
 			"{SIGNED_AT}", xmlText(reportTime(&u.SignedAt, tz)),
-			"{SIGNED_METHOD}", xmlText(signedMethodNames[u.SignedMethod]),
+			"{SIGNED_METHOD}", xmlText(signedMethodText(u)),
 		).Replace(row)
 		if img, ok := signaturePNG(u.Signature); ok {
 			n := len(images) + 1
