@@ -1236,6 +1236,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.toolboxListByIDsStmt, err = db.PrepareContext(ctx, toolboxListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query ToolboxListByIDs: %w", err)
 	}
+	if q.toolboxMemberByContactStmt, err = db.PrepareContext(ctx, toolboxMemberByContact); err != nil {
+		return nil, fmt.Errorf("error preparing query ToolboxMemberByContact: %w", err)
+	}
 	if q.toolboxSectionCountStmt, err = db.PrepareContext(ctx, toolboxSectionCount); err != nil {
 		return nil, fmt.Errorf("error preparing query ToolboxSectionCount: %w", err)
 	}
@@ -3597,6 +3600,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing toolboxListByIDsStmt: %w", cerr)
 		}
 	}
+	if q.toolboxMemberByContactStmt != nil {
+		if cerr := q.toolboxMemberByContactStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing toolboxMemberByContactStmt: %w", cerr)
+		}
+	}
 	if q.toolboxSectionCountStmt != nil {
 		if cerr := q.toolboxSectionCountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing toolboxSectionCountStmt: %w", cerr)
@@ -4600,6 +4608,7 @@ type Queries struct {
 	toolboxCreateStmt                         *sql.Stmt
 	toolboxGetStmt                            *sql.Stmt
 	toolboxListByIDsStmt                      *sql.Stmt
+	toolboxMemberByContactStmt                *sql.Stmt
 	toolboxSectionCountStmt                   *sql.Stmt
 	toolboxSectionCreateStmt                  *sql.Stmt
 	toolboxSectionDeleteStmt                  *sql.Stmt
@@ -5122,6 +5131,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		toolboxCreateStmt:                         q.toolboxCreateStmt,
 		toolboxGetStmt:                            q.toolboxGetStmt,
 		toolboxListByIDsStmt:                      q.toolboxListByIDsStmt,
+		toolboxMemberByContactStmt:                q.toolboxMemberByContactStmt,
 		toolboxSectionCountStmt:                   q.toolboxSectionCountStmt,
 		toolboxSectionCreateStmt:                  q.toolboxSectionCreateStmt,
 		toolboxSectionDeleteStmt:                  q.toolboxSectionDeleteStmt,

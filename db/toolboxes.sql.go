@@ -267,6 +267,31 @@ func (q *Queries) ToolboxListByIDs(ctx context.Context, idsJson interface{}) ([]
 	return items, nil
 }
 
+const toolboxMemberByContact = `-- name: ToolboxMemberByContact :one
+SELECT count(*) FROM organisation_members m JOIN users u ON u.id = m.user_id
+WHERE m.organisation_id = ?1 AND NOT m.pending AND u.deleted_at IS NULL
+  AND ((CAST(?2 AS TEXT) <> '' AND (u.email = CAST(?2 AS TEXT) OR EXISTS (SELECT 1 FROM user_emails e
+        WHERE e.user_id = u.id AND e.email = CAST(?2 AS TEXT) AND e.is_verified)))
+    OR (CAST(?3 AS TEXT) <> '' AND u.phone_number_confirmed AND u.phone_number = CAST(?3 AS TEXT)))
+`
+
+type ToolboxMemberByContactParams struct {
+	OrganisationID int64
+	Email          string
+	Phone          string
+}
+
+// A member of the organisation reachable at the address (the sign-in one or
+// a verified one) or at the confirmed phone number: a "visitor" signing with
+// these details is that member (docs/toolboxes.md). Walks the organisation's
+// members by its key, a user each by theirs.
+func (q *Queries) ToolboxMemberByContact(ctx context.Context, arg ToolboxMemberByContactParams) (int64, error) {
+	row := q.queryRow(ctx, q.toolboxMemberByContactStmt, toolboxMemberByContact, arg.OrganisationID, arg.Email, arg.Phone)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const toolboxSectionCount = `-- name: ToolboxSectionCount :one
 SELECT COUNT(*) FROM toolbox_sections WHERE toolbox_id = ?1
 `

@@ -127,3 +127,14 @@ ORDER BY toolbox_id, section_id IS NOT NULL, section_id, position;
 
 -- name: ToolboxUserListFor :many
 SELECT * FROM toolbox_users WHERE toolbox_id IN (SELECT value FROM json_each(@ids_json)) ORDER BY toolbox_id, id;
+
+-- A member of the organisation reachable at the address (the sign-in one or
+-- a verified one) or at the confirmed phone number: a "visitor" signing with
+-- these details is that member (docs/toolboxes.md). Walks the organisation's
+-- members by its key, a user each by theirs.
+-- name: ToolboxMemberByContact :one
+SELECT count(*) FROM organisation_members m JOIN users u ON u.id = m.user_id
+WHERE m.organisation_id = @organisation_id AND NOT m.pending AND u.deleted_at IS NULL
+  AND ((CAST(@email AS TEXT) <> '' AND (u.email = CAST(@email AS TEXT) OR EXISTS (SELECT 1 FROM user_emails e
+        WHERE e.user_id = u.id AND e.email = CAST(@email AS TEXT) AND e.is_verified)))
+    OR (CAST(@phone AS TEXT) <> '' AND u.phone_number_confirmed AND u.phone_number = CAST(@phone AS TEXT)));

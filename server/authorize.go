@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -177,6 +178,7 @@ type authorizePage struct {
 	Errors       map[string]string // by field
 	Fatal        string            // the request itself is bad: no form
 	Registration bool
+	CSRF         string // the form's token, bound to the request (signinToken)
 }
 
 // authorizeGet shows the sign-in page, or the request's error.
@@ -218,6 +220,12 @@ func (s *Server) authorizePost(rq *request) error {
 	page := authorizePage{
 		Req: a, Mode: form.Get("action"), Email: strings.TrimSpace(form.Get("email")),
 		FirstName: form.Get("first_name"), LastName: form.Get("last_name"),
+	}
+	if !sameSitePost(rq.r) || !validSigninToken(rq.r, a, form.Get("csrf")) {
+		// A cross-site post (login CSRF) or a form this browser was not
+		// given: nothing happens; the page comes back with a fresh form.
+		return s.renderAuthorize(rq, http.StatusForbidden, withMessage(page,
+			"This sign-in form has expired or was sent from another site. Please check your details and try again."))
 	}
 	var u db.User
 	switch page.Mode {
@@ -353,6 +361,7 @@ var authorizeTemplate = template.Must(template.New("authorize").Parse(`<!doctype
 {{if .Message}}<p class="msg" role="alert" id="message">{{.Message}}</p>{{end}}
 <form method="post" action="/oauth/authorize" novalidate>
 <input type="hidden" name="action" value="{{.Mode}}">
+<input type="hidden" name="csrf" value="{{.CSRF}}">
 {{with .Req}}<input type="hidden" name="client_id" value="{{.ClientID}}">
 <input type="hidden" name="redirect_uri" value="{{.RedirectURI}}">
 <input type="hidden" name="response_type" value="{{.ResponseType}}">
@@ -411,6 +420,9 @@ func (s *Server) renderAuthorize(rq *request, status int, p authorizePage) error
 		}
 		v.SwitchURL = "/oauth/authorize?" + q.Encode()
 	}
+	if p.Fatal == "" {
+		v.CSRF = signinToken(rq.w, rq.r, p.Req)
+	}
 	h := rq.w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
@@ -422,6 +434,63 @@ func (s *Server) renderAuthorize(rq *request, status int, p authorizePage) error
 		P   authorizeView
 		CSS template.CSS
 	}{v, template.CSS(authorizeCSS)})
+}
+
+// signinCookie holds a random value known only to this browser; the form's
+// hidden token is an HMAC of the authorization request keyed by it, so a
+// form is good only in the browser it was given to and only for its own
+// request (client, redirect, state, PKCE challenge, nonce). Another site
+// can neither read the cookie nor, with SameSite=Strict, send it.
+const signinCookie = "signin_form"
+
+func signinBinding(a authzRequest) string {
+	return strings.Join([]string{a.ClientID, a.RedirectURI, a.State, a.CodeChallenge, a.Nonce}, "\x00")
+}
+
+func signinMAC(key string, a authzRequest) string {
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte(signinBinding(a)))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// signinToken is the form's token, setting the cookie when the browser has
+// none (an existing one is kept, so two tabs' forms both stay good).
+func signinToken(w http.ResponseWriter, r *http.Request, a authzRequest) string {
+	key := ""
+	if c, err := r.Cookie(signinCookie); err == nil && len(c.Value) >= 32 {
+		key = c.Value
+	} else {
+		key = randomToken(32)
+		http.SetCookie(w, &http.Cookie{Name: signinCookie, Value: key, Path: "/oauth/authorize", HttpOnly: true,
+			Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: 3600})
+	}
+	return signinMAC(key, a)
+}
+
+func validSigninToken(r *http.Request, a authzRequest, token string) bool {
+	c, err := r.Cookie(signinCookie)
+	if err != nil || len(c.Value) < 32 || token == "" {
+		return false
+	}
+	return hmac.Equal([]byte(token), []byte(signinMAC(c.Value, a)))
+}
+
+// sameSitePost refuses a post a browser says came from another site:
+// Sec-Fetch-Site other than same-origin, or (from a browser without it) an
+// Origin that is not this host. The page's no-referrer policy makes
+// browsers send "Origin: null" with its own form, so null is left to the
+// token check, as are clients that send neither (not browsers).
+func sameSitePost(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin" || site == "none"
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && origin != "null" {
+		u, err := url.Parse(origin)
+		if err != nil || u.Host != r.Host {
+			return false
+		}
+	}
+	return true
 }
 
 // formAction allows the form to post here and (Chromium applies

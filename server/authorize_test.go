@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -64,8 +65,52 @@ func with(v url.Values, kv ...string) url.Values {
 // postForm posts form-encoded values from a given client address.
 func (e *testEnv) postForm(path string, v url.Values, remote string) *testResponse {
 	e.t.Helper()
+	// As a browser does: the form (and its cookie) first, for this very
+	// authorization request.
+	if v.Get("csrf") == "" {
+		cookie, token := e.signinForm(v)
+		v = with(v, "csrf", token)
+		return e.postFormWith(path, v, remote, cookie, nil)
+	}
+	return e.postFormWith(path, v, remote, nil, nil)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]*)"`)
+
+// signinForm gets the sign-in page for the authorization request in v: its
+// cookie and the form's token ("" when the page shows no form).
+func (e *testEnv) signinForm(v url.Values) (*http.Cookie, string) {
+	e.t.Helper()
+	q := url.Values{}
+	for _, k := range []string{"client_id", "redirect_uri", "response_type", "scope", "state", "code_challenge", "code_challenge_method", "nonce"} {
+		if v.Has(k) {
+			q.Set(k, v.Get(k))
+		}
+	}
+	r := e.do(nil, "GET", "/oauth/authorize?"+q.Encode(), nil)
+	var cookie *http.Cookie
+	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+		if c.Name == signinCookie {
+			cookie = c
+		}
+	}
+	m := csrfField.FindSubmatch(r.Body)
+	if m == nil {
+		return cookie, ""
+	}
+	return cookie, string(m[1])
+}
+
+func (e *testEnv) postFormWith(path string, v url.Values, remote string, cookie *http.Cookie, header http.Header) *testResponse {
+	e.t.Helper()
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(v.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if cookie != nil {
+		req.AddCookie(cookie)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
 	if remote != "" {
 		req.RemoteAddr = remote
 	}
@@ -441,5 +486,61 @@ func TestValidateOAuthClient(t *testing.T) {
 		if err := ValidateOAuthClient(tc.c); (err == nil) != tc.ok {
 			t.Errorf("%+v: err %v, want ok=%v", tc.c, err, tc.ok)
 		}
+	}
+}
+
+// TestAuthorizeLoginCSRF: issue 35. The sign-in form is good only in the
+// browser it was given to and for its own authorization request, and a
+// post a browser marks as cross-site is refused; before the fix every row
+// but the last signed in (303 with a code).
+func TestAuthorizeLoginCSRF(t *testing.T) {
+	e := authzEnv(t)
+	e.must(http.StatusCreated, nil, "POST", "/auth/register", map[string]any{"email": "sam@example.com", "password": "right-password"})
+	signin := with(webAuthz(), "action", "signin", "email", "sam@example.com", "password", "right-password")
+	cookie, token := e.signinForm(signin)
+	otherCookie, _ := e.signinForm(signin)
+	_, otherRequestToken := e.signinForm(with(signin, "state", "st-other"))
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || token == "" {
+		t.Fatalf("cookie %v token %q", cookie, token)
+	}
+	refused := func(t *testing.T, r *testResponse) {
+		if r.Status != http.StatusForbidden || r.Header.Get("Location") != "" || !strings.Contains(string(r.Body), "sent from another site") {
+			t.Fatalf("status %d Location %q body %s", r.Status, r.Header.Get("Location"), r.Body)
+		}
+	}
+	h := func(kv ...string) http.Header {
+		out := http.Header{}
+		for i := 0; i < len(kv); i += 2 {
+			out.Set(kv[i], kv[i+1])
+		}
+		return out
+	}
+	for _, row := range []struct {
+		name   string
+		form   url.Values
+		cookie *http.Cookie
+		header http.Header
+		ok     bool
+	}{
+		{"another site's form: no token, no cookie", signin, nil, nil, false},
+		{"a token without its cookie", with(signin, "csrf", token), nil, nil, false},
+		{"a token with another browser's cookie", with(signin, "csrf", token), otherCookie, nil, false},
+		{"the token of another authorization request", with(signin, "csrf", otherRequestToken), cookie, nil, false},
+		{"a cross-site post with a good token", with(signin, "csrf", token), cookie, h("Sec-Fetch-Site", "cross-site"), false},
+		{"a same-site post from another origin", with(signin, "csrf", token), cookie, h("Sec-Fetch-Site", "same-site"), false},
+		{"an Origin that is not this server", with(signin, "csrf", token), cookie, h("Origin", "https://evil.example"), false},
+		{"this browser's form", with(signin, "csrf", token), cookie, h("Sec-Fetch-Site", "same-origin", "Origin", "null"), true},
+		{"this form from a browser without Sec-Fetch-Site", with(signin, "csrf", token), cookie, h("Origin", "http://example.com"), true},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			r := e.postFormWith("/oauth/authorize", row.form, "", row.cookie, row.header)
+			if !row.ok {
+				refused(t, r)
+				return
+			}
+			if _, q := redirectParams(t, r); q.Get("code") == "" {
+				t.Fatalf("no code: %v", q)
+			}
+		})
 	}
 }

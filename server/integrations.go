@@ -3,8 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -89,6 +92,15 @@ func parseConfiguration(raw string, current db.Integration) (integrationConfig, 
 	if err := json.Unmarshal([]byte(raw), &in); err != nil {
 		return cfg, fieldError("configuration", `must be a JSON object such as {"url": "https://...", "secret": "..."}`)
 	}
+	// Nothing a caller sends is dropped silently (docs/structure.md): a key
+	// the integration does not use is refused, named.
+	var keys map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(raw), &keys) // an object: the decode above succeeded
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if k != "url" && k != "secret" {
+			return cfg, fieldError("configuration", fmt.Sprintf("%q is not a setting of an integration: it takes only url and secret", k))
+		}
+	}
 	if in.URL != nil && *in.URL != maskURL(current.Url) {
 		u, err := url.Parse(*in.URL)
 		if *in.URL != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || len(*in.URL) > maxWebhookURL) {
@@ -141,29 +153,31 @@ func (s *Server) integrationCreate(rq *request) error {
 	if err := rq.decodeCreate(&b, "id", "organisation_id"); err != nil {
 		return err
 	}
-	p := problems{}
-	if b.ItemType == nil || !slices.Contains(integrationItemTypes, *b.ItemType) {
-		p.add("item_type", "must be one of "+strings.Join(integrationItemTypes, ", "))
-	}
-	if b.Provider == nil || !slices.Contains(integrationProviders, *b.Provider) {
-		p.add("provider", "must be one of "+strings.Join(integrationProviders, ", "))
-	}
-	cfg, err := parseConfiguration(orDefault(b.Configuration, ""), db.Integration{})
-	if err != nil {
-		return err
-	}
-	if err := p.err(); err != nil {
-		return err
-	}
-	if cfg.Secret == "" {
-		// Every delivery is signed; without a secret of the owner's, one is
-		// made (shown masked; set your own to verify signatures).
-		cfg.Secret = randomToken(24)
-	}
 	var out integrationJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		// Access before the body's values: someone else's organisation
+		// answers 403 whatever the body holds (issue 35).
 		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, ManageOrganisation); err != nil {
 			return err
+		}
+		p := problems{}
+		if b.ItemType == nil || !slices.Contains(integrationItemTypes, *b.ItemType) {
+			p.add("item_type", "must be one of "+strings.Join(integrationItemTypes, ", "))
+		}
+		if b.Provider == nil || !slices.Contains(integrationProviders, *b.Provider) {
+			p.add("provider", "must be one of "+strings.Join(integrationProviders, ", "))
+		}
+		cfg, err := parseConfiguration(orDefault(b.Configuration, ""), db.Integration{})
+		if err != nil {
+			return err
+		}
+		if err := p.err(); err != nil {
+			return err
+		}
+		if cfg.Secret == "" {
+			// Every delivery is signed; without a secret of the owner's, one is
+			// made (shown masked; set your own to verify signatures).
+			cfg.Secret = randomToken(24)
 		}
 		i, err := q.IntegrationCreate(rq.ctx, db.IntegrationCreateParams{
 			ID: s.store.IDs.Next(), OrganisationID: orgID, ItemType: *b.ItemType, Provider: *b.Provider,
@@ -284,7 +298,7 @@ func (s *Server) integrationSync(rq *request) error {
 		if err != nil {
 			return err
 		}
-		out = toDelivery(d)
+		out = toDelivery(i, d)
 		return nil
 	})
 	if err != nil {
@@ -306,9 +320,21 @@ type deliveryJSON struct {
 	DeliveredAt   *string `json:"delivered_at"`
 }
 
-func toDelivery(d db.IntegrationDelivery) deliveryJSON {
+// storedAddress is an IP address (with its port) in an error stored before
+// errors were worded (deliveryError): the server's resolver or local end.
+var storedAddress = regexp.MustCompile(`\[[0-9a-fA-F:.]+\](:\d+)?|\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b`)
+
+// toDelivery shows a delivery of integration i; an error stored before
+// errors were worded has the URL masked and addresses hidden on the way out.
+func toDelivery(i db.Integration, d db.IntegrationDelivery) deliveryJSON {
+	lastError := d.LastError
+	if i.Url != "" { // the URL (raw or masked) is kept apart from the address scrub
+		lastError = strings.ReplaceAll(strings.ReplaceAll(lastError, i.Url, "\x00"), maskURL(i.Url), "\x00")
+	}
+	lastError = storedAddress.ReplaceAllString(lastError, "an address")
+	lastError = strings.ReplaceAll(lastError, "\x00", maskURL(i.Url))
 	out := deliveryJSON{ID: db.ID(d.ID), IntegrationID: db.ID(d.IntegrationID), Event: d.Event, Status: d.Status,
-		Attempts: d.Attempts, ResponseCode: d.ResponseCode, LastError: d.LastError, CreatedAt: d.CreatedAt, DeliveredAt: d.DeliveredAt}
+		Attempts: d.Attempts, ResponseCode: d.ResponseCode, LastError: lastError, CreatedAt: d.CreatedAt, DeliveredAt: d.DeliveredAt}
 	if d.Status == deliveryPending {
 		out.NextAttemptAt = &d.NextAttemptAt
 	}
@@ -332,7 +358,7 @@ func (s *Server) integrationDeliveries(rq *request) error {
 			return err
 		}
 		for _, d := range rows {
-			out = append(out, toDelivery(d))
+			out = append(out, toDelivery(i, d))
 		}
 		return nil
 	})

@@ -73,6 +73,13 @@ func TestIntegrations(t *testing.T) {
 		{"url not http", f.alice, "POST", acme + "/integrations", with("configuration", `{"url": "ftp://x.test/a"}`), 400, wantField("configuration")},
 		{"url with credentials", f.alice, "POST", acme + "/integrations", with("configuration", `{"url": "https://u:p@x.test/a"}`), 400, wantField("configuration")},
 		{"secret too short", f.alice, "POST", acme + "/integrations", with("configuration", `{"url": "https://x.test/a", "secret": "short"}`), 400, wantField("configuration")},
+		// Issue 35: before, channel was dropped silently and the create answered 201.
+		{"a key the integration does not use is named", f.alice, "POST", acme + "/integrations", with("configuration", `{"url": "https://x.test/a", "channel": "#site"}`), 400, func(t *testing.T, r *testResponse) {
+			if got := r.obj(t)["errors"].(map[string]any)["configuration"]; !strings.Contains(got.(string), `"channel"`) {
+				t.Errorf("configuration error %v does not name the key", got)
+			}
+		}},
+		{"other organisation with an unused key", f.mallory, "POST", acme + "/integrations", with("configuration", `{"url": "https://x.test/a", "channel": "#site"}`), 403, nil},
 	})
 	created := e.must(201, f.alice, "POST", acme+"/integrations", good).obj(t)
 	cfg := created["configuration"].(string)
@@ -90,6 +97,7 @@ func TestIntegrations(t *testing.T) {
 		{"absent integration", f.alice, "GET", "/integrations/123456789", nil, 404, nil},
 		{"provider is read-only", f.alice, "PATCH", path, map[string]any{"provider": "discord"}, 400, wantField("provider")},
 		{"other organisation cannot patch", f.mallory, "PATCH", path, map[string]any{"enabled": false}, 403, nil},
+		{"a patch with a key the integration does not use", f.alice, "PATCH", path, map[string]any{"configuration": `{"username": "bot"}`}, 400, wantField("configuration")},
 		{"the masked configuration sent back keeps the secrets", f.alice, "PATCH", path, map[string]any{"configuration": cfg, "enabled": false}, 200, wantKey("enabled", false)},
 		{"sync of a disabled integration", f.alice, "POST", path + "/sync", nil, 400, nil},
 		{"other organisation cannot sync", f.mallory, "POST", path + "/sync", nil, 403, nil},

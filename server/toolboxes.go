@@ -72,6 +72,7 @@ type toolboxUserJSON struct {
 	Signature    *string   `json:"signature"`
 	SignedAt     string    `json:"signed_at"`
 	SignedMethod string    `json:"signed_method"`
+	RecordedBy   *userJSON `json:"recorded_by"`
 }
 
 type toolboxJSON struct {
@@ -208,7 +209,7 @@ func loadToolboxPartsMany(ctx context.Context, q *db.Queries, list []db.Toolbox)
 			people = append(people, &p.topics[j].CreatedBy, &p.topics[j].UpdatedBy, p.topics[j].ReviewedBy)
 		}
 		for j := range p.users {
-			people = append(people, p.users[j].UserID)
+			people = append(people, p.users[j].UserID, recordedBy(p.users[j]))
 		}
 	}
 	objects, err := userObjects(ctx, q, people...)
@@ -247,6 +248,7 @@ func (p toolboxParts) signer(u db.ToolboxUser) toolboxUserJSON {
 	if u.UserID != nil {
 		out.User = userRef(p.people, u.UserID)
 	}
+	out.RecordedBy = userRef(p.people, recordedBy(u))
 	return out
 }
 
@@ -640,6 +642,9 @@ func (s *Server) toolboxGet(rq *request) error {
 		}
 		out.Permissions = a.Permissions().Bools(ToolboxPermissions)
 		if withTOTP {
+			if !runsMeeting(t, a) {
+				return forbidden("Only whoever runs the meeting (who created or conducted the talk, or a member who manages teams) can open its meeting screen.")
+			}
 			out.TOTPToken = t.TotpSecret
 		}
 		return nil

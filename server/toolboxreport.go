@@ -181,11 +181,14 @@ var signedMethodNames = map[string]string{
 	methodUserQR: "User QR code", methodApp: "App",
 }
 
-// signedHow is how a person signed, in words (their own QR code, a
-// signature, a declaration...). The signing branch's "recorded by <name>"
-// (a signature the conductor recorded for another person) belongs here.
+// signedHow is how a person signed, in words, naming who recorded a
+// signature that is not the signer's own (docs/toolboxes.md).
 func signedHow(u toolboxUserJSON) string {
-	return signedMethodNames[u.SignedMethod]
+	text := signedMethodNames[u.SignedMethod]
+	if u.RecordedBy != nil {
+		text += ", recorded by " + strings.TrimSpace(u.RecordedBy.FirstName+" "+u.RecordedBy.LastName)
+	}
+	return text
 }
 
 // isRTL: the text's first strong letter is right to left (Hebrew, Arabic,

@@ -33,6 +33,7 @@ func TestToolboxReport(t *testing.T) {
 	e.must(200, f.alice, "POST", tp+"/sign", map[string]any{"first_name": "Sig", "last_name": "Ner", "company": "Lift Co", "position": "Rigger",
 		"signature": `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 40"><path d="M5 30 C 20 5, 40 5, 50 20 S 80 35, 95 10" stroke="black" stroke-width="2" fill="none"/></svg>`})
 	e.must(200, f.alice, "POST", tp+"/sign", map[string]any{"first_name": "Vi", "last_name": "Sitor", "declaration": true})
+	e.must(200, f.bob, "POST", tp+"/sign", map[string]any{"user_id": f.bob.ID, "declaration": true}) // his own
 	e.run(t, []scenario{
 		{"other organisation cannot read the report", f.mallory, "GET", tp + "/report", nil, 403, nil},
 		{"absent toolbox", f.bob, "GET", "/toolboxes/123456789/report", nil, 404, nil},
@@ -84,7 +85,7 @@ func TestToolboxReport(t *testing.T) {
 	}
 	for _, want := range []string{"Cranes &amp; &lt;rigging&gt;", "Depot", "Exclusion zones", "Barriers at 10 m</w:t><w:br/>",
 		"Spotter on duty", "Review response: Yes", "Comments: Agreed", "Weather: wind limit 38 km/h", "Sig Ner", "Lift Co", "Rigger", "Position", "How they signed",
-		"Vi Sitor", "Declaration", "Signature", "alice Tester", "AEDT", `r:embed="rIdSig1"`, "51.500000, -0.120000"} {
+		"Vi Sitor", "Declaration, recorded by alice Tester", "Signature, recorded by alice Tester", "bob Tester", "alice Tester", "AEDT", `r:embed="rIdSig1"`, "51.500000, -0.120000"} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("document.xml lacks %q", want)
 		}
@@ -94,6 +95,9 @@ func TestToolboxReport(t *testing.T) {
 	}
 	if !strings.Contains(files["word/_rels/document.xml.rels"], `Id="rIdSig1"`) || !strings.HasPrefix(files["word/media/signature1.png"], "\x89PNG") {
 		t.Errorf("signature image missing: rels %q", files["word/_rels/document.xml.rels"])
+	}
+	if strings.Count(doc, "recorded by") != 2 {
+		t.Errorf("bob's own declaration reads as recorded by someone: %d recorded rows", strings.Count(doc, "recorded by"))
 	}
 	if strings.Contains(doc, "rIdSig2") {
 		t.Errorf("a declaration got a signature image")

@@ -102,6 +102,9 @@ type signResponse struct {
 	SignedAt     *string           `json:"signed_at"`
 	SignedMethod *string           `json:"signed_method"`
 	Errors       map[string]string `json:"errors,omitempty"`
+	// RecordedBy names who recorded a signature that is not the signer's
+	// own (docs/toolboxes.md); absent on the signer's own and on refusals.
+	RecordedBy *userJSON `json:"recorded_by,omitempty"`
 }
 
 // signRefusal ends a sign transaction (rolling back anything it did, such
@@ -356,6 +359,39 @@ func memberAccess(ctx context.Context, q *db.Queries, userID, orgID int64) (Acce
 	return a, a.Require(0)
 }
 
+// runsMeeting says whether the caller runs the toolbox's meeting, its
+// conductor (docs/toolboxes.md): the member who created the toolbox, the
+// member who conducted it, or a member with MANAGE_TEAMS (who runs the
+// schedules that invite people to meetings). Only they get the meeting
+// screen's secret and record signatures for other people.
+func runsMeeting(t db.Toolbox, a Access) bool {
+	if !a.IsMember() {
+		return false
+	}
+	return t.CreatedBy == a.UserID || (t.ConductedBy != nil && *t.ConductedBy == a.UserID) || a.Can(ManageTeams)
+}
+
+// recordedBy is who recorded a signature for its signer, or nil when the
+// signature is the signer's own: made by themself (the app, the toolbox's
+// code, their own row) or with their one-time QR code scanned.
+func recordedBy(u db.ToolboxUser) *int64 {
+	if u.SignedBy == nil || u.SignedMethod == methodUserQR || (u.UserID != nil && *u.UserID == *u.SignedBy) {
+		return nil
+	}
+	return u.SignedBy
+}
+
+// outsiderPeople is the people of a toolbox as a signer from outside its
+// organisation sees them: names only, none of another organisation's
+// addresses, phone numbers, roles or memberships.
+func outsiderPeople(people map[int64]userJSON) map[int64]userJSON {
+	out := make(map[int64]userJSON, len(people))
+	for id, u := range people {
+		out[id] = userJSON{ID: u.ID, FirstName: u.FirstName, LastName: u.LastName, Roles: []roleJSON{}, Organisations: []orgPartialJSON{}}
+	}
+	return out
+}
+
 func (s *Server) signerToolboxView(ctx context.Context, q *db.Queries, t db.Toolbox, userID int64) (userToolboxView, error) {
 	p, err := loadToolboxParts(ctx, q, t)
 	if err != nil {
@@ -385,6 +421,13 @@ func (s *Server) signerToolboxView(ctx context.Context, q *db.Queries, t db.Tool
 	if p.schedules == nil {
 		p.schedules = []scheduleJSON{}
 	}
+	// A code grants the talk (its sections and topics) and a signing token,
+	// nothing more of an organisation the caller is not a member of.
+	if a, err := authorize(ctx, q, userID, t.OrganisationID, Scopes{}); err != nil {
+		return userToolboxView{}, err
+	} else if !a.IsMember() {
+		p.people, p.location, p.workgroup = outsiderPeople(p.people), nil, nil
+	}
 	return userToolboxView{toolboxJSON: p.json(), Signed: len(mine) > 0}, nil
 }
 
@@ -410,6 +453,9 @@ func (s *Server) userToolboxSign(rq *request) error {
 		} else if err != nil {
 			return err
 		}
+		// The signer may be of no organisation of the toolbox's; the
+		// signature is still a write in the toolbox's organisation.
+		noteAuditOrg(rq.ctx, t.OrganisationID)
 		method := methodApp
 		if b.JWT != nil && strings.TrimSpace(*b.JWT) != "" {
 			c, err := s.checkSignToken(strings.TrimSpace(*b.JWT), rq.user.ID, signObject("toolbox", t.ID))
@@ -485,7 +531,7 @@ func (s *Server) recordSignature(rq *request, q *db.Queries, t db.Toolbox, sg si
 	if sg.userID != nil {
 		prev, err := q.ToolboxUserByUser(rq.ctx, db.ToolboxUserByUserParams{ToolboxID: t.ID, UserID: sg.userID})
 		if err == nil {
-			return signedResponse(prev, "The user has already signed this toolbox."), nil
+			return signedAnswer(rq.ctx, q, prev, "The user has already signed this toolbox.")
 		} else if !db.IsNotFound(err) {
 			return signResponse{}, err
 		}
@@ -531,7 +577,46 @@ func (s *Server) recordSignature(rq *request, q *db.Queries, t db.Toolbox, sg si
 	if err := s.emitToolbox(rq.ctx, q, t, "signed", strings.TrimSpace(sg.first+" "+sg.last)); err != nil {
 		return signResponse{}, err
 	}
-	return signedResponse(row, "The toolbox is signed."), nil
+	return signedAnswer(rq.ctx, q, row, "The toolbox is signed.")
+}
+
+// visitorIsNoMember refuses a visitor's signature given with the e-mail
+// address or confirmed phone number of a member of the organisation: a
+// member signs as themself, so the checks made of members (inductions,
+// invitations) cannot be stepped round by signing as a visitor.
+func visitorIsNoMember(ctx context.Context, q *db.Queries, orgID int64, sg signer) error {
+	phone := ""
+	if sg.phone != nil {
+		phone = *sg.phone
+	}
+	if sg.email == "" && phone == "" {
+		return nil
+	}
+	n, err := q.ToolboxMemberByContact(ctx, db.ToolboxMemberByContactParams{OrganisationID: orgID, Email: sg.email, Phone: phone})
+	if err != nil || n == 0 {
+		return err
+	}
+	field := "email"
+	if sg.email == "" {
+		field = "phone_number"
+	}
+	return &Error{Status: http.StatusBadRequest, Fields: map[string]string{field: "belongs to a member of the organisation"},
+		Message: "These contact details belong to a member of the organisation. A member signs as themself, " +
+			"with their own QR code or in the app, not as a visitor."}
+}
+
+// signedAnswer is signedResponse with who recorded the signature, when it
+// is not the signer's own.
+func signedAnswer(ctx context.Context, q *db.Queries, u db.ToolboxUser, message string) (signResponse, error) {
+	r := signedResponse(u, message)
+	if id := recordedBy(u); id != nil {
+		people, err := userObjects(ctx, q, id)
+		if err != nil {
+			return r, err
+		}
+		r.RecordedBy = userRef(people, id)
+	}
+	return r, nil
 }
 
 // missingInduction names the first induction the location requires that
@@ -649,6 +734,14 @@ func (s *Server) toolboxSign(rq *request) error {
 		if err := a.Require(0); err != nil {
 			return err
 		}
+		// Without the person's QR code the evidence is the recorder's word:
+		// only whoever runs the meeting may give it for someone else, and the
+		// record names them (recorded_by).
+		own := b.UserID != nil && int64(*b.UserID) == rq.user.ID
+		if b.UserQRCode == nil && !own && !runsMeeting(t, a) {
+			return forbidden("Only whoever runs the meeting (who created or conducted the talk, or a member who manages teams) " +
+				"can record a signature for someone else. Each person can sign with their own QR code or in the app.")
+		}
 		var sg signer
 		method := methodDeclaration
 		switch {
@@ -688,6 +781,9 @@ func (s *Server) toolboxSign(rq *request) error {
 			if b.PhoneNumber != nil && *b.PhoneNumber != "" {
 				phone, _ := normalisePhone(*b.PhoneNumber)
 				sg.phone = &phone
+			}
+			if err := visitorIsNoMember(rq.ctx, q, t.OrganisationID, sg); err != nil {
+				return err
 			}
 		}
 		sg.override(b.FirstName, b.LastName, b.Company, b.Position)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"time"
 
@@ -171,10 +172,7 @@ func (s *Server) deliverOne(ctx context.Context, client *http.Client, d db.Integ
 		at := db.FormatTime(now)
 		rec.DeliveredAt = &at
 	default:
-		rec.LastError = fmt.Sprintf("status %d", code)
-		if sendErr != nil {
-			rec.LastError = sendErr.Error()
-		}
+		rec.LastError = deliveryError(i.Url, code, sendErr)
 		created, _ := db.ParseTime(d.CreatedAt)
 		next := now.Add(retryDelay(d.Attempts + 1))
 		if next.Sub(created) > deliveryGiveUp || !i.Enabled {
@@ -184,6 +182,41 @@ func (s *Server) deliverOne(ctx context.Context, client *http.Client, d db.Integ
 		}
 	}
 	return s.store.InTx(ctx, func(q *db.Queries) error { return q.DeliveryRecord(ctx, rec) })
+}
+
+// deliveryError words a failed attempt for the deliveries list, which the
+// organisation's managers read: the URL as the integration's answer masks
+// it (chat providers put the webhook's secret in its path) and none of the
+// server's own addresses (the resolver's, the local end of a connection)
+// that Go's errors carry.
+func deliveryError(rawURL string, code int, err error) string {
+	where := maskURL(rawURL)
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	switch {
+	case err == nil:
+		return fmt.Sprintf("%s answered %d", where, code)
+	case errors.Is(err, errBlockedEgress):
+		return "refused to connect to " + where + ": its " + errBlockedEgress.Error()
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsNotFound {
+			return "could not resolve the host of " + where + ": no such host"
+		}
+		return "could not resolve the host of " + where
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused by " + where
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset by " + where
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout():
+		return where + " timed out"
+	case strings.Contains(err.Error(), "too many redirects"):
+		return where + " redirected too many times"
+	case strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "x509:"):
+		return "the secure connection to " + where + " failed"
+	case strings.Contains(err.Error(), "disabled or has no url"):
+		return "the integration is disabled or has no url"
+	}
+	return "could not deliver to " + where
 }
 
 // retryDelay doubles from 10 s after each failed attempt, up to an hour.

@@ -1471,7 +1471,7 @@ func TestBrowserToolboxes(t *testing.T) {
 			p.click("I was there: sign")
 			p.see("You signed this talk. Thank you.")
 			p.open("/app/toolboxes/" + talk)
-			p.seeIn(`ul[aria-label="Signed by"]`, "signed in the app") // signed_method app: the person's own code, in words
+			p.seeIn(`ul[aria-label="Signed by"]`, "Signed in the app") // signed_method app: the person's own code, in words
 			p.step = "the report"
 			p.click("Download the report (DOCX)")
 			p.see("The report is downloading.")
