@@ -126,20 +126,21 @@ func (s *Server) purgeNotifications(ctx context.Context, now time.Time) (int64, 
 	return n, err
 }
 
-// purgeNotificationsDaily runs the purge at start and every few hours until
-// ctx ends.
+// purgeNotificationsDaily runs the purge a minute after start (not in the
+// start's own rush of writes) and then every 6 hours, until ctx ends.
 func (s *Server) purgeNotificationsDaily(ctx context.Context) {
-	t := time.NewTicker(6 * time.Hour)
-	defer t.Stop()
+	next := time.NewTimer(time.Minute)
+	defer next.Stop()
 	for {
-		if _, err := s.purgeNotifications(ctx, s.clock()); err != nil && ctx.Err() == nil {
-			s.log.Error("notification purge", "err", err)
-		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-next.C:
 		}
+		if _, err := s.purgeNotifications(ctx, s.clock()); err != nil && ctx.Err() == nil {
+			s.log.Error("notification purge", "err", err)
+		}
+		next.Reset(6 * time.Hour)
 	}
 }
 
