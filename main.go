@@ -57,6 +57,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 		backupEvery                                                                time.Duration
 		backupKeep                                                                 int
 		oidcIssuers, oidcAudiences, oauthClients                                   []string
+		smsURL                                                                     string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -140,6 +141,9 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			if smtpURL == "" {
 				smtpURL = getenv("WORKSPACE_SMTP_URL")
 			}
+			if smsURL == "" {
+				smsURL = getenv("WORKSPACE_SMS_URL")
+			}
 			// The server's background jobs stop (and are waited for) before
 			// the store closes.
 			srvCtx, stopJobs := context.WithCancel(ctx)
@@ -149,7 +153,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 				MaxJSONBody: maxJSONBody, InFlightBody: inFlightBody,
 				MaxProjectsPerOrg: maxProjects, MaxMembersPerOrg: maxMembers, ExternalIssuers: ext,
 				SMTPURL: smtpURL, Logger: logger, AccountAttempts: accountAttempts, AddressAttempts: addressAttempts,
-				OAuthClients: clients, PublicURL: publicURL,
+				OAuthClients: clients, PublicURL: publicURL, SMSURL: smsURL,
 			})
 			if err != nil {
 				stopJobs()
@@ -222,6 +226,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 	f.StringArrayVar(&oidcAudiences, "oidc-audience", nil, "audience expected from the matching --oidc-issuer (repeatable)")
 	f.StringArrayVar(&oauthClients, "oauth-client", nil, "client of /oauth/authorize as ID=REDIRECT_URI[,REDIRECT_URI...] (repeatable); public unless WORKSPACE_OAUTH_SECRET_<ID> holds its secret")
 	f.StringVar(&smtpURL, "smtp-url", "", "send mail through smtp://user:pass@host:port?from=addr (default: log and outbox)")
+	f.StringVar(&smsURL, "sms-url", "", "send text messages through twilio://SID:TOKEN@api.twilio.com?from=NUMBER or a signed webhook https://host/path?secret=KEY (default: outbox)")
 	f.StringVar(&issuerURL, "issuer-url", "", "public base URL named in tokens (default: http://<addr>)")
 	f.StringVar(&publicURL, "public-url", "", "base URL people reach the app at, used for the links in mails (default: the issuer URL)")
 	f.StringVar(&audience, "audience", "workspace", "audience of the server's own access tokens")

@@ -460,6 +460,7 @@ func TestCommands(t *testing.T) {
 		{"issuer without audience", []string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0", "--oidc-issuer", "https://id.example.com"}},
 		{"issuer not a URL", []string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0", "--oidc-issuer", "id.example.com", "--oidc-audience", "a"}},
 		{"bad smtp url", []string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0", "--smtp-url", "mail.example.com"}},
+		{"bad sms url", []string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0", "--sms-url", "https://hooks.example.com/sms"}},
 		{"bad listen address", []string{"serve", "--db", dbPath, "--addr", "not-an-address"}},
 		{"public url not http", []string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0", "--public-url", "work.example.com"}},
 		{"public url with a query", []string{"serve", "--db", dbPath, "--addr", "127.0.0.1:0", "--public-url", "https://work.example.com/?x=1"}},

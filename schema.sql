@@ -1540,3 +1540,29 @@ CREATE INDEX organisation_members_notification_email ON organisation_members(not
 CREATE INDEX organisations_icon ON organisations(icon_hash) WHERE icon_hash IS NOT NULL;
 CREATE INDEX organisations_banner ON organisations(banner_hash) WHERE banner_hash IS NOT NULL;
 CREATE INDEX organisations_logo ON organisations(logo_hash) WHERE logo_hash IS NOT NULL;
+
+-- In-app notifications (issue 36): one row per recipient and event, written
+-- in the event's transaction. organisation_id is the organisation whose
+-- membership the recipient needs to see what the row names (NULL: nothing
+-- beyond the row itself, as for invitations and shares addressed to them).
+-- Rows older than 90 days are purged by a background job.
+CREATE TABLE notifications (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    organisation_id INTEGER REFERENCES organisations(id),
+    kind TEXT NOT NULL,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL DEFAULT '',
+    link TEXT NOT NULL,
+    read_at TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX notifications_user ON notifications(user_id, id);
+CREATE INDEX notifications_unread ON notifications(user_id) WHERE read_at IS NULL;
+CREATE INDEX notifications_created ON notifications(created_at);
+
+-- "For you" (issue 36) finds invites addressed to the caller's addresses
+-- and the documents the caller created (to list their open merge requests):
+-- each by an index of its own rather than reading every organisation's rows.
+CREATE INDEX invites_email ON invites(email) WHERE email <> '';
+CREATE INDEX documents_creator ON documents(created_by) WHERE deleted_at IS NULL;

@@ -615,6 +615,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.fleetsSharedWithUserStmt, err = db.PrepareContext(ctx, fleetsSharedWithUser); err != nil {
 		return nil, fmt.Errorf("error preparing query FleetsSharedWithUser: %w", err)
 	}
+	if q.forYouInvitesStmt, err = db.PrepareContext(ctx, forYouInvites); err != nil {
+		return nil, fmt.Errorf("error preparing query ForYouInvites: %w", err)
+	}
+	if q.forYouReviewsStmt, err = db.PrepareContext(ctx, forYouReviews); err != nil {
+		return nil, fmt.Errorf("error preparing query ForYouReviews: %w", err)
+	}
+	if q.forYouSessionsStmt, err = db.PrepareContext(ctx, forYouSessions); err != nil {
+		return nil, fmt.Errorf("error preparing query ForYouSessions: %w", err)
+	}
 	if q.grantDeleteStmt, err = db.PrepareContext(ctx, grantDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query GrantDelete: %w", err)
 	}
@@ -821,6 +830,27 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.milestoneUpdateStmt, err = db.PrepareContext(ctx, milestoneUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query MilestoneUpdate: %w", err)
+	}
+	if q.notificationCreateStmt, err = db.PrepareContext(ctx, notificationCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query NotificationCreate: %w", err)
+	}
+	if q.notificationListByIDsStmt, err = db.PrepareContext(ctx, notificationListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query NotificationListByIDs: %w", err)
+	}
+	if q.notificationPurgeStmt, err = db.PrepareContext(ctx, notificationPurge); err != nil {
+		return nil, fmt.Errorf("error preparing query NotificationPurge: %w", err)
+	}
+	if q.notificationReadAllStmt, err = db.PrepareContext(ctx, notificationReadAll); err != nil {
+		return nil, fmt.Errorf("error preparing query NotificationReadAll: %w", err)
+	}
+	if q.notificationRecipientStmt, err = db.PrepareContext(ctx, notificationRecipient); err != nil {
+		return nil, fmt.Errorf("error preparing query NotificationRecipient: %w", err)
+	}
+	if q.notificationSetReadStmt, err = db.PrepareContext(ctx, notificationSetRead); err != nil {
+		return nil, fmt.Errorf("error preparing query NotificationSetRead: %w", err)
+	}
+	if q.notificationUnreadCountStmt, err = db.PrepareContext(ctx, notificationUnreadCount); err != nil {
+		return nil, fmt.Errorf("error preparing query NotificationUnreadCount: %w", err)
 	}
 	if q.oAuthCodeCreateStmt, err = db.PrepareContext(ctx, oAuthCodeCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query OAuthCodeCreate: %w", err)
@@ -2565,6 +2595,21 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing fleetsSharedWithUserStmt: %w", cerr)
 		}
 	}
+	if q.forYouInvitesStmt != nil {
+		if cerr := q.forYouInvitesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forYouInvitesStmt: %w", cerr)
+		}
+	}
+	if q.forYouReviewsStmt != nil {
+		if cerr := q.forYouReviewsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forYouReviewsStmt: %w", cerr)
+		}
+	}
+	if q.forYouSessionsStmt != nil {
+		if cerr := q.forYouSessionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forYouSessionsStmt: %w", cerr)
+		}
+	}
 	if q.grantDeleteStmt != nil {
 		if cerr := q.grantDeleteStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing grantDeleteStmt: %w", cerr)
@@ -2908,6 +2953,41 @@ func (q *Queries) Close() error {
 	if q.milestoneUpdateStmt != nil {
 		if cerr := q.milestoneUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing milestoneUpdateStmt: %w", cerr)
+		}
+	}
+	if q.notificationCreateStmt != nil {
+		if cerr := q.notificationCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing notificationCreateStmt: %w", cerr)
+		}
+	}
+	if q.notificationListByIDsStmt != nil {
+		if cerr := q.notificationListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing notificationListByIDsStmt: %w", cerr)
+		}
+	}
+	if q.notificationPurgeStmt != nil {
+		if cerr := q.notificationPurgeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing notificationPurgeStmt: %w", cerr)
+		}
+	}
+	if q.notificationReadAllStmt != nil {
+		if cerr := q.notificationReadAllStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing notificationReadAllStmt: %w", cerr)
+		}
+	}
+	if q.notificationRecipientStmt != nil {
+		if cerr := q.notificationRecipientStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing notificationRecipientStmt: %w", cerr)
+		}
+	}
+	if q.notificationSetReadStmt != nil {
+		if cerr := q.notificationSetReadStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing notificationSetReadStmt: %w", cerr)
+		}
+	}
+	if q.notificationUnreadCountStmt != nil {
+		if cerr := q.notificationUnreadCountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing notificationUnreadCountStmt: %w", cerr)
 		}
 	}
 	if q.oAuthCodeCreateStmt != nil {
@@ -4401,6 +4481,9 @@ type Queries struct {
 	fleetUpdateStmt                           *sql.Stmt
 	fleetsOfOrganisationStmt                  *sql.Stmt
 	fleetsSharedWithUserStmt                  *sql.Stmt
+	forYouInvitesStmt                         *sql.Stmt
+	forYouReviewsStmt                         *sql.Stmt
+	forYouSessionsStmt                        *sql.Stmt
 	grantDeleteStmt                           *sql.Stmt
 	grantDeleteForTargetStmt                  *sql.Stmt
 	grantGetStmt                              *sql.Stmt
@@ -4470,6 +4553,13 @@ type Queries struct {
 	milestoneListByIDsStmt                    *sql.Stmt
 	milestoneOpenCountStmt                    *sql.Stmt
 	milestoneUpdateStmt                       *sql.Stmt
+	notificationCreateStmt                    *sql.Stmt
+	notificationListByIDsStmt                 *sql.Stmt
+	notificationPurgeStmt                     *sql.Stmt
+	notificationReadAllStmt                   *sql.Stmt
+	notificationRecipientStmt                 *sql.Stmt
+	notificationSetReadStmt                   *sql.Stmt
+	notificationUnreadCountStmt               *sql.Stmt
 	oAuthCodeCreateStmt                       *sql.Stmt
 	oAuthCodeDeleteExpiredStmt                *sql.Stmt
 	oAuthCodeGetStmt                          *sql.Stmt
@@ -4924,6 +5014,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		fleetUpdateStmt:                           q.fleetUpdateStmt,
 		fleetsOfOrganisationStmt:                  q.fleetsOfOrganisationStmt,
 		fleetsSharedWithUserStmt:                  q.fleetsSharedWithUserStmt,
+		forYouInvitesStmt:                         q.forYouInvitesStmt,
+		forYouReviewsStmt:                         q.forYouReviewsStmt,
+		forYouSessionsStmt:                        q.forYouSessionsStmt,
 		grantDeleteStmt:                           q.grantDeleteStmt,
 		grantDeleteForTargetStmt:                  q.grantDeleteForTargetStmt,
 		grantGetStmt:                              q.grantGetStmt,
@@ -4993,6 +5086,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		milestoneListByIDsStmt:                    q.milestoneListByIDsStmt,
 		milestoneOpenCountStmt:                    q.milestoneOpenCountStmt,
 		milestoneUpdateStmt:                       q.milestoneUpdateStmt,
+		notificationCreateStmt:                    q.notificationCreateStmt,
+		notificationListByIDsStmt:                 q.notificationListByIDsStmt,
+		notificationPurgeStmt:                     q.notificationPurgeStmt,
+		notificationReadAllStmt:                   q.notificationReadAllStmt,
+		notificationRecipientStmt:                 q.notificationRecipientStmt,
+		notificationSetReadStmt:                   q.notificationSetReadStmt,
+		notificationUnreadCountStmt:               q.notificationUnreadCountStmt,
 		oAuthCodeCreateStmt:                       q.oAuthCodeCreateStmt,
 		oAuthCodeDeleteExpiredStmt:                q.oAuthCodeDeleteExpiredStmt,
 		oAuthCodeGetStmt:                          q.oAuthCodeGetStmt,

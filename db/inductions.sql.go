@@ -331,7 +331,7 @@ func (q *Queries) InductionRecordsForRevision(ctx context.Context, arg Induction
 }
 
 const inductionReminderCandidates = `-- name: InductionReminderCandidates :many
-SELECT ui.id, ui.induction_id, ui.due_at, u.email, r.name, r.hash, o.name AS org_name, o.logo_hash AS org_logo_hash,
+SELECT ui.id, ui.user_id, ui.organisation_id, ui.induction_id, ui.due_at, u.email, r.name, r.hash, o.name AS org_name, o.logo_hash AS org_logo_hash,
        CAST(coalesce((SELECT rec.induction_hash FROM induction_records rec
                       WHERE rec.induction_id = ui.induction_id AND rec.user_id = ui.user_id
                       ORDER BY rec.inducted_at DESC, rec.id DESC LIMIT 1), '') AS TEXT) AS record_hash,
@@ -348,6 +348,8 @@ ORDER BY ui.id
 
 type InductionReminderCandidatesRow struct {
 	ID              int64
+	UserID          int64
+	OrganisationID  int64
 	InductionID     int64
 	DueAt           *string
 	Email           string
@@ -372,6 +374,8 @@ func (q *Queries) InductionReminderCandidates(ctx context.Context) ([]InductionR
 		var i InductionReminderCandidatesRow
 		if err := rows.Scan(
 			&i.ID,
+			&i.UserID,
+			&i.OrganisationID,
 			&i.InductionID,
 			&i.DueAt,
 			&i.Email,

@@ -494,6 +494,18 @@ type Meta struct {
 	Value string
 }
 
+type Notification struct {
+	ID             int64
+	UserID         int64
+	OrganisationID *int64
+	Kind           string
+	Title          string
+	Body           string
+	Link           string
+	ReadAt         *string
+	CreatedAt      string
+}
+
 type OauthCode struct {
 	CodeHash      string
 	ClientID      string

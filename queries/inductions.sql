@@ -93,7 +93,7 @@ ORDER BY inducted_at DESC, id DESC LIMIT 1;
 -- Assignments with what a reminder needs: the user's address, the
 -- induction's current revision, and the user's newest record, if any.
 -- name: InductionReminderCandidates :many
-SELECT ui.id, ui.induction_id, ui.due_at, u.email, r.name, r.hash, o.name AS org_name, o.logo_hash AS org_logo_hash,
+SELECT ui.id, ui.user_id, ui.organisation_id, ui.induction_id, ui.due_at, u.email, r.name, r.hash, o.name AS org_name, o.logo_hash AS org_logo_hash,
        CAST(coalesce((SELECT rec.induction_hash FROM induction_records rec
                       WHERE rec.induction_id = ui.induction_id AND rec.user_id = ui.user_id
                       ORDER BY rec.inducted_at DESC, rec.id DESC LIMIT 1), '') AS TEXT) AS record_hash,

@@ -494,6 +494,7 @@ func TestValidateOAuthClient(t *testing.T) {
 // post a browser marks as cross-site is refused; before the fix every row
 // but the last signed in (303 with a code).
 func TestAuthorizeLoginCSRF(t *testing.T) {
+	t.Parallel()
 	e := authzEnv(t)
 	e.must(http.StatusCreated, nil, "POST", "/auth/register", map[string]any{"email": "sam@example.com", "password": "right-password"})
 	signin := with(webAuthz(), "action", "signin", "email", "sam@example.com", "password", "right-password")

@@ -14,6 +14,7 @@ import (
 // fix last_error held Go's error text: the full URL and the resolver's
 // address. Another organisation's user reads no deliveries.
 func TestDeliveryErrorsRevealNothing(t *testing.T) {
+	t.Parallel()
 	// A port nothing listens on: connection refused.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

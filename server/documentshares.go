@@ -190,6 +190,9 @@ func (s *Server) documentShareCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
+		if err := s.notifyShareWaiting(rq.ctx, q, sh.RecipientUserID, d.OrganisationID, rq.user.ID, "the document "+d.FormattedNumber+" "+quoted(d.Title)); err != nil {
+			return err
+		}
 		out, err = documentShares.renderOne(s, rq.ctx, q, rq.user.ID, sh)
 		return err
 	})

@@ -111,6 +111,9 @@ func (s *Server) fleetShareCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
+		if err := s.notifyShareWaiting(rq.ctx, q, sh.RecipientUserID, f.OrganisationID, rq.user.ID, "the fleet "+quoted(f.Name)); err != nil {
+			return err
+		}
 		out, err = fleetShares.renderOne(s, rq.ctx, q, rq.user.ID, sh)
 		return err
 	})

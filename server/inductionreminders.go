@@ -39,7 +39,12 @@ func (s *Server) remindInductions(ctx context.Context, now time.Time) (int, erro
 			if n == 0 {
 				continue // already mailed today
 			}
-			if err := s.mailer.send(ctx, q, s.mailInductionReminder(r, kind, when)); err != nil {
+			// A reminder is a notification: in the app, and mailed (or
+			// texted) by the person's preferences.
+			m := s.mailInductionReminder(r, kind, when)
+			err = s.notify(ctx, q, notification{UserID: r.UserID, OrgID: r.OrganisationID, Kind: notifyInductionDue,
+				Title: m.Subject, Body: reminderText(kind, when), Link: "/app/me/inductions/" + db.ID(r.InductionID).String(), Mail: &m})
+			if err != nil {
 				return err
 			}
 			sent++
@@ -78,6 +83,18 @@ func reminderFor(r db.InductionReminderCandidatesRow, now time.Time) (kind strin
 		return "due", due
 	}
 	return "", time.Time{}
+}
+
+// reminderText is a reminder's sentence in the notifications list (the
+// mail says more: mailInductionReminder).
+func reminderText(kind string, day time.Time) string {
+	switch kind {
+	case "expiring":
+		return "It expires on " + mailDate(day) + ". Complete it again before then."
+	case "overdue":
+		return "It was due on " + mailDate(day) + ". Please complete it now."
+	}
+	return "It is due on " + mailDate(day) + "."
 }
 
 // remindDaily runs remindInductions once a day until ctx ends (serve).

@@ -222,6 +222,9 @@ func (s *Server) inviteCreate(rq *request) error {
 			if err != nil {
 				return err
 			}
+			if err := s.notifyOrgInvite(rq.ctx, q, inv, o, rq.user.ID); err != nil {
+				return err
+			}
 		}
 		out = toInvite(inv, o)
 		return nil

@@ -37,7 +37,8 @@ type message struct {
 // mailer delivers mail through SMTP when configured; otherwise every message
 // goes to the log and the outbox, which Staff read at GET /admin/outbox.
 type mailer struct {
-	smtp  *url.URL // nil: no SMTP; New has checked it
+	smtp  *url.URL    // nil: no SMTP; New has checked it
+	sms   *smsGateway // nil: no SMS gateway (sms.go)
 	store *db.Store
 	log   *slog.Logger
 	now   func() time.Time
@@ -45,11 +46,19 @@ type mailer struct {
 
 // send delivers msg. Call it inside the handler's transaction with its
 // queries, so the outbox row commits (or not) with the change it reports.
-// SMS always goes to the outbox: there is no SMS gateway to configure.
+// SMS goes through the SMS gateway when one is configured, by the same
+// rule: one try, and the outbox when it fails.
 func (m *mailer) send(ctx context.Context, q *db.Queries, msg message) error {
 	if m.smtp != nil && msg.Kind == "email" {
 		if err := m.sendSMTP(ctx, msg); err != nil {
 			m.log.Error("smtp send failed; message kept in the outbox", "err", err, "to", msg.Recipient)
+		} else {
+			return nil
+		}
+	}
+	if m.sms != nil && msg.Kind == "sms" {
+		if err := m.sms.send(ctx, msg.Recipient, msg.Body); err != nil {
+			m.log.Error("sms send failed; message kept in the outbox", "err", err, "to", msg.Recipient)
 		} else {
 			return nil
 		}

@@ -395,6 +395,9 @@ func (s *Server) mergeRequestCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
+		if err := s.notifyMergeRequest(rq.ctx, q, d, m, rq.user.ID); err != nil {
+			return err
+		}
 		return answerMergeRequest(rq.ctx, q, m, &out)
 	})
 	if err != nil {

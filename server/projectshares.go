@@ -96,6 +96,9 @@ func (s *Server) projectShareCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
+		if err := s.notifyShareWaiting(rq.ctx, q, sh.RecipientUserID, p.OrganisationID, rq.user.ID, "the project "+quoted(p.Name)); err != nil {
+			return err
+		}
 		out, err = projectShares.renderOne(s, rq.ctx, q, rq.user.ID, sh)
 		return err
 	})

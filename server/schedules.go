@@ -218,6 +218,9 @@ func (s *Server) createSchedule(ctx context.Context, q *db.Queries, sc db.Schedu
 		if _, err := q.ScheduleInviteePut(ctx, db.ScheduleInviteePutParams{ScheduleID: created.ID, UserID: int64(uid), UpdatedAt: now}); err != nil {
 			return scheduleJSON{}, err
 		}
+		if err := s.notifyToolboxInvite(ctx, q, created, int64(uid), userID); err != nil {
+			return scheduleJSON{}, err
+		}
 	}
 	return scheduleOne(ctx, q, created)
 }
@@ -380,8 +383,18 @@ func (s *Server) scheduleInviteePut(rq *request) error {
 		if err := requireMember(rq.ctx, q, sc.OrganisationID, userID, "user"); err != nil {
 			return err
 		}
+		_, err = q.ScheduleInviteeGet(rq.ctx, db.ScheduleInviteeGetParams{ScheduleID: sc.ID, UserID: userID})
+		invited := err == nil // inviting again notifies no one
+		if err != nil && !db.IsNotFound(err) {
+			return err
+		}
 		if _, err := q.ScheduleInviteePut(rq.ctx, db.ScheduleInviteePutParams{ScheduleID: sc.ID, UserID: userID, UpdatedAt: s.nowText()}); err != nil {
 			return err
+		}
+		if !invited {
+			if err := s.notifyToolboxInvite(rq.ctx, q, sc, userID, rq.user.ID); err != nil {
+				return err
+			}
 		}
 		out, err = scheduleOne(rq.ctx, q, sc)
 		return err

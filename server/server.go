@@ -40,7 +40,10 @@ type Config struct {
 	PublicURL string
 	// SMTPURL sends mail through smtp://user:pass@host:port?from=addr when set.
 	SMTPURL string
-	Logger  *slog.Logger
+	// SMSURL sends text messages through Twilio or a signed webhook when
+	// set (sms.go).
+	SMSURL string
+	Logger *slog.Logger
 	// Now is the clock; tests move it.
 	Now func() time.Time
 	// LookupTXT resolves DNS TXT records for domain challenges; tests fake it.
@@ -149,6 +152,14 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		}
 		smtpURL = u
 	}
+	var sms *smsGateway
+	if cfg.SMSURL != "" {
+		g, err := parseSMSURL(cfg.SMSURL)
+		if err != nil {
+			return nil, err
+		}
+		sms = g
+	}
 	keys, err := loadSigningKeys(ctx, store, cfg.Now())
 	if err != nil {
 		return nil, err
@@ -171,7 +182,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		presence: newPresenceHub(), streamsStop: make(chan struct{}),
 	}
 	s.metrics = newMetrics(store)
-	s.mailer = &mailer{smtp: smtpURL, store: store, log: cfg.Logger, now: s.clock}
+	s.mailer = &mailer{smtp: smtpURL, sms: sms, store: store, log: cfg.Logger, now: s.clock}
 	s.router = s.buildRouter()
 	if _, err := apiDocument(); err != nil {
 		return nil, err // openapi.yaml does not parse: caught by every test
@@ -185,6 +196,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 	}
 	s.background(func() { s.reloadKeysEvery(ctx, keyReload) })
 	s.background(func() { s.sweepPresence(ctx) })
+	s.background(func() { s.purgeNotificationsDaily(ctx) })
 	// Event streams end with the server's lifetime at the latest.
 	s.background(func() { <-ctx.Done(); s.StopStreams() })
 	return s, nil

@@ -13,6 +13,7 @@ import (
 // refused; an outsider with the toolbox's code sees the talk and nothing
 // else of the organisation.
 func TestToolboxSigningEvidence(t *testing.T) {
+	t.Parallel()
 	f := newToolboxFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	carol := e.user("carol") // a member without permissions, not the conductor

@@ -89,7 +89,7 @@ func (s *Server) inductionAssign(rq *request) error {
 	status := http.StatusCreated
 	var out userInductionJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		i, _, a, err := inductionAccess(rq.ctx, q, rq.user.ID, id)
+		i, rev, a, err := inductionAccess(rq.ctx, q, rq.user.ID, id)
 		if err != nil {
 			return err
 		}
@@ -103,6 +103,9 @@ func (s *Server) inductionAssign(rq *request) error {
 		if db.IsNotFound(err) {
 			ui, err = q.UserInductionCreate(rq.ctx, db.UserInductionCreateParams{ID: s.store.IDs.Next(), OrganisationID: i.OrganisationID,
 				InductionID: i.ID, UserID: userID, DueAt: due, CreatedAt: s.nowText(), CreatedBy: rq.user.ID})
+			if err == nil {
+				err = s.notifyInductionAssigned(rq.ctx, q, i, rev, ui, rq.user.ID)
+			}
 		} else if err == nil {
 			status = http.StatusOK
 		}

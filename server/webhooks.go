@@ -228,6 +228,16 @@ func retryDelay(attempts int64) time.Duration {
 	return min(d, deliveryMaxRetry)
 }
 
+// webhookSignature is the X-Workspace-Signature of a body: "sha256=" and
+// the hex HMAC-SHA256 of the body under the secret. Integrations' webhooks
+// and the SMS webhook (sms.go) sign alike, so a receiver checks both the
+// same way.
+func webhookSignature(secret, body []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body)
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
 // sendWebhook posts the delivery, signed with the integration's secret.
 func sendWebhook(ctx context.Context, client *http.Client, i db.Integration, d db.IntegrationDelivery) (int, error) {
 	if !i.Enabled || i.Url == "" {
@@ -237,14 +247,12 @@ func sendWebhook(ctx context.Context, client *http.Client, i db.Integration, d d
 	if err != nil {
 		return 0, err
 	}
-	mac := hmac.New(sha256.New, []byte(i.Secret))
-	mac.Write([]byte(d.Body))
 	h := req.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", "workspace-webhooks")
 	h.Set("X-Workspace-Event", d.Event)
 	h.Set("X-Workspace-Delivery", db.ID(d.ID).String())
-	h.Set("X-Workspace-Signature", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	h.Set("X-Workspace-Signature", webhookSignature([]byte(i.Secret), []byte(d.Body)))
 	resp, err := client.Do(req)
 	if err != nil {
 		if errors.Is(err, errBlockedEgress) {

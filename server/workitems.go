@@ -367,25 +367,38 @@ func checkWorkItemRefs(ctx context.Context, q *db.Queries, w *db.WorkItem, prev 
 
 // setAssignees replaces the work item's assignees; each must be a member
 // (not pending) of its organisation.
-func setAssignees(ctx context.Context, q *db.Queries, w db.WorkItem, ids []int64) error {
+// It returns the ids that were not assigned before (to notify them).
+func setAssignees(ctx context.Context, q *db.Queries, w db.WorkItem, ids []int64) ([]int64, error) {
 	if len(ids) > 0 {
 		members, err := q.WorkItemMembersAmong(ctx, db.WorkItemMembersAmongParams{OrganisationID: w.OrganisationID, IdsJson: idsJSON(ids)})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(members) != len(ids) {
-			return fieldError("assignee_ids", "must name members of the organisation")
+			return nil, fieldError("assignee_ids", "must name members of the organisation")
 		}
+	}
+	before, err := q.WorkItemAssigneesOf(ctx, idsJSON([]int64{w.ID}))
+	if err != nil {
+		return nil, err
+	}
+	had := map[int64]bool{}
+	for _, a := range before {
+		had[a.UserID] = true
 	}
 	if err := q.WorkItemAssigneesClear(ctx, w.ID); err != nil {
-		return err
+		return nil, err
 	}
+	var added []int64
 	for _, id := range ids {
 		if err := q.WorkItemAssigneeAdd(ctx, db.WorkItemAssigneeAddParams{WorkItemID: w.ID, UserID: id}); err != nil {
-			return err
+			return nil, err
+		}
+		if !had[id] {
+			added = append(added, id)
 		}
 	}
-	return nil
+	return added, nil
 }
 
 // drawWorkItemNumber numbers a new work item from its type's prefix, else
@@ -502,7 +515,11 @@ func (s *Server) workItemCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
-		if err := setAssignees(rq.ctx, q, created, assignees); err != nil {
+		added, err := setAssignees(rq.ctx, q, created, assignees)
+		if err != nil {
+			return err
+		}
+		if err := s.notifyAssignees(rq.ctx, q, created, added, rq.user.ID); err != nil {
 			return err
 		}
 		if err := countAssetGroups(rq.ctx, q, nil, created); err != nil {
@@ -663,7 +680,11 @@ func (s *Server) workItemPatch(rq *request) error {
 			return err
 		}
 		if assignees != nil {
-			if err := setAssignees(rq.ctx, q, w, assignees); err != nil {
+			added, err := setAssignees(rq.ctx, q, w, assignees)
+			if err != nil {
+				return err
+			}
+			if err := s.notifyAssignees(rq.ctx, q, w, added, rq.user.ID); err != nil {
 				return err
 			}
 		}
@@ -712,7 +733,10 @@ func (s *Server) notifyFollowers(ctx context.Context, q *db.Queries, w db.WorkIt
 		return err
 	}
 	for _, r := range rows {
-		err := s.mailer.send(ctx, q, s.mailWorkItemStatus(r.Email, actor, o, w))
+		m := s.mailWorkItemStatus(r.Email, actor, o, w)
+		err := s.notify(ctx, q, notification{UserID: r.ID, ActorID: actorID, OrgID: w.OrganisationID, Kind: notifyWorkItemChange,
+			Title: m.Subject, Body: personName(actor) + " changed the status of " + w.FormattedNumber + " " + quoted(w.Title) + " to " + w.Status + ".",
+			Link: "/app/workitems/" + db.ID(w.ID).String(), Mail: &m})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,27 @@
+// The bell's unread count, shared by the header, the notifications page and
+// "For you". X-Unread-Count of GET /users/@me/notifications ($top=0 reads no
+// rows) is the number.
+import { apiWithHeaders } from './api';
+
+export interface Notification {
+  id: string;
+  kind: string;
+  title: string;
+  body: string;
+  link: string | null;
+  available: boolean;
+  read: boolean;
+  read_at: string | null;
+  created_at: string;
+}
+
+export const bell = $state({ unread: 0 });
+
+export async function refreshUnread() {
+  try {
+    const r = await apiWithHeaders<Notification[]>('/users/@me/notifications?$top=0');
+    bell.unread = Number(r.headers.get('X-Unread-Count') ?? 0);
+  } catch {
+    /* the bell keeps its last number; the page itself reports problems */
+  }
+}
