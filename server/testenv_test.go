@@ -21,12 +21,13 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"workspace/db"
+	"workspace/db/dbtest"
 )
 
 func TestMain(m *testing.M) {
 	bcryptCost = bcrypt.MinCost // hashing cost is not what these tests are about
 	code := m.Run()
-	testTemplate.remove()
+	testTemplate.Remove()
 	// Then every answer the handler tests got must match the API
 	// description (openapi_test.go).
 	os.Exit(checkAPIAnswers(code))
@@ -35,44 +36,7 @@ func TestMain(m *testing.M) {
 // testTemplate is a database migrated once per test binary, with the signing
 // key a first start makes: each test copies it instead of running every
 // migration and generating an RSA key again (most of a test's set-up time).
-var testTemplate dbTemplate
-
-type dbTemplate struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-// copyTo writes a fresh copy of the template to path, unless a database
-// is there already (a test reopening its own file).
-func (tp *dbTemplate) copyTo(path string) error {
-	if _, err := os.Stat(path); err == nil {
-		return nil
-	}
-	tp.once.Do(func() {
-		tp.dir, tp.err = os.MkdirTemp("", "workspace-template-")
-		if tp.err != nil {
-			return
-		}
-		tp.path = filepath.Join(tp.dir, "template.db")
-		tp.err = buildTemplate(tp.path)
-	})
-	if tp.err != nil {
-		return tp.err
-	}
-	data, err := os.ReadFile(tp.path)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o600)
-}
-
-func (tp *dbTemplate) remove() {
-	if tp.dir != "" {
-		os.RemoveAll(tp.dir)
-	}
-}
+var testTemplate = dbtest.Template{Build: buildTemplate}
 
 // buildTemplate migrates a database and starts a server on it once (which
 // stores the signing key), then closes it: closing the last connection
@@ -141,7 +105,7 @@ func newEnv(t testing.TB, opts ...func(*Config)) *testEnv {
 func newEnvAt(t testing.TB, path string, opts ...func(*Config)) *testEnv {
 	t.Helper()
 	ctx := context.Background()
-	if err := testTemplate.copyTo(path); err != nil {
+	if err := testTemplate.CopyTo(path); err != nil {
 		t.Fatalf("template database: %v", err)
 	}
 	store, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})

@@ -32,6 +32,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"workspace/db"
+	"workspace/db/dbtest"
 	"workspace/server"
 	"workspace/server/docengine"
 )
@@ -139,7 +140,7 @@ func startAppServer(t *testing.T, configure func(*server.Config), wrap func(http
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	path := filepath.Join(t.TempDir(), "web.db")
-	if err := webTemplate.copyTo(path); err != nil {
+	if err := webTemplate.CopyTo(path); err != nil {
 		t.Fatalf("template database: %v", err)
 	}
 	store, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
@@ -176,7 +177,7 @@ func startAppServer(t *testing.T, configure func(*server.Config), wrap func(http
 func TestMain(m *testing.M) {
 	code := m.Run()
 	sharedBrowser.stop()
-	webTemplate.remove()
+	webTemplate.Remove()
 	os.Exit(code)
 }
 
@@ -234,39 +235,7 @@ func browser(t *testing.T) context.Context {
 
 // webTemplate is a database migrated once per test binary (with the
 // signing key a first start stores), copied for each test's server.
-var webTemplate dbTemplate
-
-type dbTemplate struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-func (tp *dbTemplate) copyTo(path string) error {
-	tp.once.Do(func() {
-		tp.dir, tp.err = os.MkdirTemp("", "workspace-web-template-")
-		if tp.err != nil {
-			return
-		}
-		tp.path = filepath.Join(tp.dir, "template.db")
-		tp.err = buildTemplate(tp.path)
-	})
-	if tp.err != nil {
-		return tp.err
-	}
-	data, err := os.ReadFile(tp.path)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o600)
-}
-
-func (tp *dbTemplate) remove() {
-	if tp.dir != "" {
-		os.RemoveAll(tp.dir)
-	}
-}
+var webTemplate = dbtest.Template{Build: buildTemplate}
 
 // buildTemplate migrates a database and starts a server on it once, then
 // closes it: the last connection's close checkpoints the log into the file.
