@@ -162,8 +162,30 @@ func TestBrowserMailJourney(t *testing.T) {
 			guest.see("You are invited to join " + orgName)
 			guest.click("Join " + orgName)
 			guest.seeIn("h1", orgName)
-			// The notify branch's end: the person lands on "For you" showing
-			// the induction assigned to them (issue 36); checked there.
+
+			guest.step = "For you shows the induction the admin assigned"
+			adminEmail := "ada-" + strings.ReplaceAll(strings.ToLower(orgName), " ", "-") + "@example.com"
+			asAdmin, asGuest := apiAs(t, base, adminEmail, "Ada password"), apiAs(t, base, guestEmail, "guest password")
+			var org, me, ind struct {
+				ID string `json:"id"`
+			}
+			asGuest("GET", "/users/@me", nil, &me)
+			var orgs []struct {
+				ID   string `json:"id"`
+				Name string `json:"name"`
+			}
+			asAdmin("GET", "/users/@me/organisations", nil, &orgs)
+			for _, o := range orgs {
+				if o.Name == orgName {
+					org.ID = o.ID
+				}
+			}
+			asAdmin("POST", "/organisations/"+org.ID+"/inductions", map[string]any{"name": "Harbour site induction"}, &ind)
+			asAdmin("POST", "/inductions/"+ind.ID+"/users/"+me.ID, map[string]any{"due_at": time.Now().Add(72 * time.Hour).Unix()}, nil)
+			guest.open("/")
+			guest.seeIn("h1", "For you")
+			guest.seeIn(`ul[aria-label="Inductions due"]`, "Harbour site induction")
+			guest.axe("For you after joining")
 
 			guest.step = "the invitation again: already a member"
 			guest.run(chromedp.Navigate(invited))
