@@ -256,10 +256,15 @@ func TestSigningKeySurvivesRestart(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	alice := e.user("alice")
-	again, err := New(context.Background(), e.store, e.cfg)
+	// The second server's background jobs must end before the store
+	// closes: one left running wrote into the closed store a minute later.
+	ctx, cancel := context.WithCancel(context.Background())
+	again, err := New(ctx, e.store, e.cfg)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { cancel(); again.Wait() })
 	if again.auth.current().kid != e.srv.auth.current().kid {
 		t.Fatalf("kid after restart = %q, want %q", again.auth.current().kid, e.srv.auth.current().kid)
 	}

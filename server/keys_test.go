@@ -47,10 +47,14 @@ func TestKeyRotation(t *testing.T) {
 	e.must(200, bob, "GET", "/users/@me", nil)
 
 	// A new server on the same database starts with both keys too.
-	again, err := New(ctx, e.store, e.cfg)
+	// Its background jobs end before the store closes (see TestSigningKeySurvivesRestart).
+	againCtx, cancel := context.WithCancel(ctx)
+	again, err := New(againCtx, e.store, e.cfg)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { cancel(); again.Wait() })
 	if again.auth.current().kid != kid || len(again.auth.keys.Load().published) != 2 {
 		t.Fatalf("restarted server: current %s, %d published", again.auth.current().kid, len(again.auth.keys.Load().published))
 	}

@@ -64,6 +64,7 @@ var paramSources = map[string]string{
 	"/organisations/{id}/domains/{domain}":                "POST /organisations/{id}/domains",
 	"/organisations/{id}/permissions/{target}":            "role",
 	"/users/@me/emails/{id}":                              "POST /users/@me/emails",
+	"/users/@me/notifications/{id}":                       "notification",
 	"/users/@me/fleets/{id}":                              "POST /organisations/{id}/fleets",
 	"/users/@me/fleets/{id}/subscriptions/{subscription}": "POST /users/@me/fleets/{id}/subscriptions",
 	"/users/@me/toolboxes/{id}":                           "POST /organisations/{id}/toolboxes",
@@ -591,6 +592,18 @@ func TestOpenAPIMinimalBodies(t *testing.T) {
 	f.lazy = map[string]func() string{
 		"toolbox sign token": signToken("toolbox", "POST /organisations/{id}/toolboxes"),
 		"witness sign token": signToken("witness", "POST /organisations/{id}/workitems"),
+		// One of the caller's notifications, as an event writes it.
+		"notification": func() string {
+			err := e.store.InTx(t.Context(), func(q *db.Queries) error {
+				return e.srv.notify(t.Context(), q, notification{UserID: alice.id, ActorID: dave.id, Kind: notifyOrgInvite, NoMail: true,
+					Title: "You are invited to join Elsewhere", Body: "Dave invited you.", Link: "/app/"})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			list := e.must(http.StatusOK, alice, "GET", "/users/@me/notifications", nil).arr(t)
+			return list[0]["id"].(string)
+		},
 	}
 	f.ran = map[string]bool{}
 	// needs are operations that must have had their turn before another's:
