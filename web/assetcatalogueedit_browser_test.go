@@ -27,7 +27,6 @@ func selected(p *page, label string) string {
 }
 
 func TestBrowserAssetTypeStatusEdit(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -186,7 +185,6 @@ func TestBrowserAssetTypeStatusEdit(t *testing.T) {
 }
 
 func TestBrowserAssetGroupOwnValues(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

@@ -133,7 +133,6 @@ func (p *page) dragGroupAsset(from, onto string, touch bool) {
 }
 
 func TestBrowserAssetCatalogueAndGroups(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

@@ -15,7 +15,6 @@ import (
 )
 
 func TestBrowserAssetLogEdit(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

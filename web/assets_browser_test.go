@@ -82,7 +82,6 @@ func jsList(s []string) string {
 }
 
 func TestBrowserFleetsAndAssets(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

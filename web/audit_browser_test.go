@@ -26,7 +26,6 @@ import (
 const auditRows = `[...document.querySelectorAll('table.audit tbody tr')].map(r => [...r.cells].map(c => c.innerText.trim()).join(' | '))`
 
 func TestBrowserAuditLog(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

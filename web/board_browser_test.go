@@ -95,7 +95,6 @@ func joinMember(t *testing.T, bctx context.Context, base string, p *page, orgID,
 }
 
 func TestBrowserBoardDrag(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

@@ -719,7 +719,6 @@ func (p *page) signOut() {
 }
 
 func TestBrowserSignInAndAccount(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -839,7 +838,6 @@ func TestBrowserSignInAndAccount(t *testing.T) {
 }
 
 func TestBrowserOrganisations(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base, hold := appServerHolding(t)
 	for _, vp := range viewports {
@@ -1051,7 +1049,6 @@ func orgWithOwner(t *testing.T, bctx context.Context, base, who, orgName string,
 }
 
 func TestBrowserStructure(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -1185,7 +1182,6 @@ func TestBrowserStructure(t *testing.T) {
 }
 
 func TestBrowserInductions(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -1301,7 +1297,6 @@ func TestBrowserInductions(t *testing.T) {
 }
 
 func TestBrowserToolboxes(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -1460,7 +1455,6 @@ func TestBrowserToolboxes(t *testing.T) {
 }
 
 func TestBrowserToolboxSessions(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -1583,7 +1577,6 @@ func smsCode(t *testing.T, store *db.Store, number string) string {
 }
 
 func TestBrowserPhoneVerification(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base, store := appServerWith(t, nil)
 	for i, vp := range viewports {
@@ -1634,7 +1627,6 @@ func TestBrowserPhoneVerification(t *testing.T) {
 }
 
 func TestBrowserOrganisationImagesAndDomains(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	// The domain's DNS: the test publishes a TXT record as a person would.
 	var mu sync.Mutex
@@ -1719,7 +1711,6 @@ func TestBrowserOrganisationImagesAndDomains(t *testing.T) {
 }
 
 func TestBrowserWorkItems(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -1879,7 +1870,6 @@ func TestBrowserWorkItems(t *testing.T) {
 }
 
 func TestBrowserDocumentsList(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -1960,7 +1950,6 @@ func (p *page) editCell(label, value string) {
 const clauseTexts = `[...document.querySelectorAll('.doc-spacer .doc-row')].sort((a, b) => a.getAttribute('aria-rowindex') - b.getAttribute('aria-rowindex')).map(r => r.querySelector('.text-cell').innerText.trim()).join('|')`
 
 func TestBrowserDocumentEditor(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

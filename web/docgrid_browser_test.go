@@ -146,7 +146,6 @@ func (p *page) dragBy(sel string, dx, dy float64) {
 }
 
 func TestBrowserDocumentGrid(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

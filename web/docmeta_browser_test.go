@@ -37,7 +37,6 @@ func (p *page) scrollTo(heading string) {
 }
 
 func TestBrowserDocumentTags(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -126,7 +125,6 @@ func TestBrowserDocumentTags(t *testing.T) {
 }
 
 func TestBrowserDocumentForks(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -207,7 +205,6 @@ func TestBrowserDocumentForks(t *testing.T) {
 }
 
 func TestBrowserDocumentShares(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base, store := appServerWith(t, nil)
 	for _, vp := range viewports {

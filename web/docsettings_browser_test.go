@@ -24,7 +24,6 @@ import (
 )
 
 func TestBrowserDocumentSettings(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

@@ -20,7 +20,6 @@ func shareRow(who string) string {
 const myShareRows = `[...document.querySelectorAll('ul[aria-label="Shares"] > li')].map(l => l.innerText.replace(/\s+/g, ' ').trim()).join('|')`
 
 func TestBrowserDocShareScopes(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -169,7 +168,6 @@ func TestBrowserDocShareScopes(t *testing.T) {
 const mrRows = `[...document.querySelectorAll('#mr-h ~ ul.rows > li')].map(l => l.innerText.replace(/\s+/g, ' ').trim()).join('|')`
 
 func TestBrowserMergeRequestStates(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

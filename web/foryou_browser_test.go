@@ -28,7 +28,6 @@ func registerAPI(t *testing.T, base, first, email, password string) {
 // them; the bell counts three unread notifications and drops as they are
 // read.
 func TestBrowserForYou(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

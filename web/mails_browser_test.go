@@ -73,7 +73,6 @@ func drawnQR(p *page, row string) string {
 // link and QR code carry the code, Copy says "Copied" only after copying,
 // and Revoke works on an e-mail invite.
 func TestBrowserMailJourney(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base, store := appServerWith(t, nil)
 	for _, vp := range viewports {

@@ -108,7 +108,6 @@ func (p *page) expectOrder(sel, sub, want, what string) {
 }
 
 func TestBrowserDragReorder(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

@@ -13,7 +13,6 @@ import (
 )
 
 func TestBrowserMemberSeesOnlyWhatTheyMayDo(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

@@ -106,7 +106,6 @@ func confirmEmail(t *testing.T, base string, store *db.Store, email, password st
 }
 
 func TestBrowserFleetShares(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {
@@ -305,7 +304,6 @@ func TestBrowserFleetShares(t *testing.T) {
 }
 
 func TestBrowserProjectShares(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base, store := appServerWith(t, nil)
 	for _, vp := range viewports {

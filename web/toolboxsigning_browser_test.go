@@ -12,7 +12,6 @@ import (
 )
 
 func TestBrowserToolboxRecordedBy(t *testing.T) {
-	t.Parallel()
 	bctx := browser(t)
 	base := appServer(t)
 	for _, vp := range viewports {

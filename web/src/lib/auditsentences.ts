@@ -19,6 +19,8 @@ export const auditSentences: Record<string, [Happened, string, string]> = {
   "POST /users/@me/verify-phone-number": ["other", "Account", "asked for a code to confirm their phone number"],
   "POST /users/@me/emails": ["created", "Account", "added an e-mail address"],
   "PATCH /users/@me/emails/:id": ["changed", "Account", "changed an e-mail address"],
+  "PATCH /users/@me/notifications/:id": ["changed", "Account", "marked a notification read or unread"],
+  "POST /users/@me/notifications/read-all": ["changed", "Account", "marked all their notifications read"],
   "DELETE /users/@me/emails/:id": ["deleted", "Account", "removed an e-mail address"],
   "POST /users/@me/emails/:id/verify": ["other", "Account", "asked for a confirmation mail"],
   "PATCH /users/@me/organisations/:id/email": ["changed", "People", "chose the e-mail address {org} sees"],
