@@ -255,6 +255,11 @@ func scheduleBackups(ctx context.Context, logger *slog.Logger, dbPath, dir strin
 			case now := <-tick.C:
 				start := time.Now()
 				out, err := db.BackupInto(ctx, dbPath, dir, keep, now)
+				if err != nil && ctx.Err() != nil {
+					// Stopping the server cut the copy short: not a failure.
+					logger.Info("scheduled backup stopped: the server is stopping", "dir", dir)
+					return
+				}
 				if err != nil {
 					logger.Error("scheduled backup failed", "dir", dir, "err", err)
 					continue
