@@ -388,6 +388,11 @@ func (p *page) fail(format string, args ...any) {
 	if loc, err := chromedp.Run(ctx, chromedp.Location()); err == nil {
 		msg += "\nlocation: " + loc
 	}
+	// The page text leaves out form fields: name the focused one, which is
+	// often the open editor that hides the control a step waits for.
+	if focus, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const e = document.activeElement; return e ? e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + ' ' + (e.getAttribute('aria-label') || '') + ' value=' + JSON.stringify(e.value ?? '') : '' })()`)); err == nil {
+		msg += "\nfocused: " + focus
+	}
 	if text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ''`)); err == nil {
 		msg += "\npage text:\n" + text
 	}
@@ -1940,6 +1945,9 @@ func (p *page) openDocument(title string) string {
 // presses Enter.
 func (p *page) editCell(label, value string) {
 	p.t.Helper()
+	// A click while the sheet saves the last change is ignored by the page
+	// (its cells wait for the answer), as a person would see nothing happen.
+	p.waitFor(`!document.getElementById('cell-editor') && !document.querySelector('#sheet-grid[aria-busy="true"]')`, "the sheet to finish its last change")
 	p.click(label)
 	p.waitFor(`document.activeElement && document.activeElement.id === 'cell-editor'`, "the cell editor")
 	p.run(chromedp.Evaluate[chromedp.Void](`document.getElementById('cell-editor').select()`),
@@ -1991,7 +1999,7 @@ func TestBrowserDocumentEditor(t *testing.T) {
 			a.editCell("Text of clause 3: empty", "Compact")
 			a.see("Clause 3 saved.")
 			a.editCell("Qty of clause 1: empty", "abc")
-			a.see("number") // the refusal, in the catalogue's words
+			a.see("Enter a number") // the refusal, in the catalogue's words
 			a.editCell("Qty of clause 1: empty", "12")
 			a.see("Clause 1: Qty saved.")
 			a.editCell("Rate of clause 1: empty", "10")
