@@ -15,6 +15,9 @@ var (
 	// or a max_page_count is reached). Writes fail; reads go on; writes
 	// succeed again by themselves once space is freed.
 	ErrDiskFull = errors.New("the database's disk is full")
+	// ErrClosed: a write arrived after the store was closed (a background
+	// job outliving the server that owned the store).
+	ErrClosed = errors.New("the database is closed")
 )
 
 // Classify maps driver errors to the store's sentinel errors by result code,

@@ -60,7 +60,13 @@ type Store struct {
 	writeGen  atomic.Uint64      // odd while a write batch runs (WriteGeneration)
 	readGens  sync.Map           // *Queries of running read transactions -> generation at BEGIN
 	closeOnce sync.Once
-	loopDone  chan struct{}
+	// sending guards s.writes: InTxSQL sends under its read lock, Close
+	// closes the channel under the write lock, so a write after Close is
+	// refused with ErrClosed instead of panicking on a closed channel.
+	sending  sync.RWMutex
+	closed   bool
+	closeErr error
+	loopDone chan struct{}
 	// checkpointer is checkpointLoop's connection; committed wakes the loop
 	// after a commit; Close closes stopCheckpoints, and checkpointDone is
 	// closed when the loop has stopped.
@@ -206,11 +212,19 @@ func (s *Store) WriteGeneration() uint64 { return s.writeGen.Load() }
 // Close stops the write loop (after the batch it is running) and closes the
 // pools. No InTx may be called after Close.
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() { close(s.writes) })
-	<-s.loopDone
-	close(s.stopCheckpoints)
-	<-s.checkpointDone
-	return errors.Join(s.checkpointer.Close(), s.R.Close(), s.w.Close(), s.savepoint.Close(), s.release.Close(), s.rollbackTo.Close(), s.dataVersionStmt.Close(), s.Reader.Close(), s.Writer.Close())
+	// A second Close (a test's cleanup after the test closed it) returns
+	// the first one's answer.
+	s.closeOnce.Do(func() {
+		s.sending.Lock()
+		s.closed = true
+		close(s.writes)
+		s.sending.Unlock()
+		<-s.loopDone
+		close(s.stopCheckpoints)
+		<-s.checkpointDone
+		s.closeErr = errors.Join(s.checkpointer.Close(), s.R.Close(), s.w.Close(), s.savepoint.Close(), s.release.Close(), s.rollbackTo.Close(), s.dataVersionStmt.Close(), s.Reader.Close(), s.Writer.Close())
+	})
+	return s.closeErr
 }
 
 // nodeID returns the node id kept in the database, choosing one at random the

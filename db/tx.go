@@ -43,11 +43,18 @@ func (s *Store) InTx(ctx context.Context, fn func(q *Queries) error) error {
 // generation (and the caches that trust it) depend on that.
 func (s *Store) InTxSQL(ctx context.Context, fn func(tx *sql.Tx, q *Queries) error) error {
 	req := &writeRequest{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
+	s.sending.RLock()
+	if s.closed {
+		s.sending.RUnlock()
+		return ErrClosed
+	}
 	select {
-	case s.writes <- req:
+	case s.writes <- req: // the loop runs until Close holds the lock, so this is taken
 	case <-ctx.Done():
+		s.sending.RUnlock()
 		return ctx.Err()
 	}
+	s.sending.RUnlock()
 	res := <-req.done // wait even if ctx ends: the outcome must be known
 	if res.panicked {
 		panic(res.panicVal)

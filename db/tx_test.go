@@ -151,6 +151,35 @@ func TestInTxCancelledBeforeRunning(t *testing.T) {
 	}
 }
 
+// TestInTxAfterClose: a write racing the store's Close either commits
+// (Close waits for it) or is refused with ErrClosed; none panics (a
+// background job once outlived its server and sent on the closed queue).
+func TestInTxAfterClose(t *testing.T) {
+	s := openTest(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- s.InTx(context.Background(), func(q *Queries) error { return put(context.Background(), q, fmt.Sprintf("kclose%d", i)) })
+		}()
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil && !errors.Is(err, ErrClosed) {
+			t.Errorf("a write racing Close: %v, want nil or ErrClosed", err)
+		}
+	}
+	if err := s.InTx(context.Background(), func(q *Queries) error { return put(context.Background(), q, "klate") }); !errors.Is(err, ErrClosed) {
+		t.Errorf("a write after Close: %v, want ErrClosed", err)
+	}
+}
+
 // TestReadGeneration: the generation caches may use for a query handle is
 // the current one for the reader pool, the one from before BEGIN for a read
 // transaction (even after a write commits during it), none inside a write
