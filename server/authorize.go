@@ -421,7 +421,7 @@ func (s *Server) renderAuthorize(rq *request, status int, p authorizePage) error
 		v.SwitchURL = "/oauth/authorize?" + q.Encode()
 	}
 	if p.Fatal == "" {
-		v.CSRF = signinToken(rq.w, rq.r, p.Req)
+		v.CSRF = signinToken(rq.w, rq.r, p.Req, rq.r.TLS != nil || strings.HasPrefix(s.cfg.Issuer, "https://"))
 	}
 	h := rq.w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -454,15 +454,17 @@ func signinMAC(key string, a authzRequest) string {
 }
 
 // signinToken is the form's token, setting the cookie when the browser has
-// none (an existing one is kept, so two tabs' forms both stay good).
-func signinToken(w http.ResponseWriter, r *http.Request, a authzRequest) string {
+// none (an existing one is kept, so two tabs' forms both stay good). The
+// cookie is Secure when the server is reached over HTTPS: directly, or
+// behind a proxy that ends TLS (an https issuer says so).
+func signinToken(w http.ResponseWriter, r *http.Request, a authzRequest, secure bool) string {
 	key := ""
 	if c, err := r.Cookie(signinCookie); err == nil && len(c.Value) >= 32 {
 		key = c.Value
 	} else {
 		key = randomToken(32)
 		http.SetCookie(w, &http.Cookie{Name: signinCookie, Value: key, Path: "/oauth/authorize", HttpOnly: true,
-			Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: 3600})
+			Secure: secure, SameSite: http.SameSiteStrictMode, MaxAge: 3600})
 	}
 	return signinMAC(key, a)
 }

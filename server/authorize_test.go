@@ -493,6 +493,29 @@ func TestValidateOAuthClient(t *testing.T) {
 // browser it was given to and for its own authorization request, and a
 // post a browser marks as cross-site is refused; before the fix every row
 // but the last signed in (303 with a code).
+// TestSigninCookieSecure: the sign-in form's cookie is Secure when people
+// reach the server over HTTPS, also behind a proxy that ends TLS (the
+// issuer is https), and not on plain HTTP, where a browser would drop it.
+func TestSigninCookieSecure(t *testing.T) {
+	t.Parallel()
+	for _, row := range []struct {
+		issuer string
+		secure bool
+	}{{"", false}, {"https://work.example.com", true}} {
+		e := authzEnv(t, func(c *Config) {
+			if row.issuer != "" {
+				c.Issuer = row.issuer
+			}
+		})
+		v := webAuthz()
+		v.Set("redirect_uri", e.srv.cfg.Issuer+WebRedirectPath)
+		cookie, token := e.signinForm(v)
+		if cookie == nil || token == "" || cookie.Secure != row.secure {
+			t.Errorf("issuer %q: cookie %+v token %q, want Secure %v", row.issuer, cookie, token, row.secure)
+		}
+	}
+}
+
 func TestAuthorizeLoginCSRF(t *testing.T) {
 	t.Parallel()
 	e := authzEnv(t)
