@@ -314,15 +314,3 @@ func (c *resizedCache) put(k avatarKey, data []byte) {
 	c.items[k] = resizedEntry{data: data, el: c.order.PushFront(k)}
 	c.used += len(data)
 }
-
-func isSHA256Hex(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}

@@ -5,9 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"path"
 	"strconv"
@@ -176,35 +174,4 @@ func (s *Server) inductionAttachment(rq *request) error {
 	rq.w.WriteHeader(http.StatusOK)
 	_, _ = rq.w.Write(blob.Data)
 	return nil
-}
-
-// contentDisposition names a download (RFC 6266): an ASCII fallback in
-// filename (quoted, with anything unsafe replaced) and the UTF-8 name in
-// filename* (RFC 5987 percent-encoding).
-func contentDisposition(name string) string {
-	ascii := strings.Map(func(r rune) rune {
-		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' || r == '%' {
-			return '_'
-		}
-		return r
-	}, name)
-	v := mime.FormatMediaType("attachment", map[string]string{"filename": ascii})
-	if v == "" {
-		v = `attachment; filename="induction.pdf"`
-	}
-	return fmt.Sprintf("%s; filename*=UTF-8''%s", v, rfc5987(name))
-}
-
-// rfc5987 percent-encodes every byte but RFC 5987's attr-char.
-func rfc5987(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$&+-.^_`|~", c) >= 0 {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	return b.String()
 }

@@ -199,14 +199,6 @@ func isUserReadOnly(name string) bool {
 	return false
 }
 
-func multipartError(err error) error {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return errBodyTooLarge
-	}
-	return badRequest("The multipart body is malformed.")
-}
-
 var (
 	languageRE = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$`)
 	phoneRE    = regexp.MustCompile(`^\+?[0-9]{5,15}$`)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strconv"
 
 	"workspace/db"
 )
@@ -167,19 +166,6 @@ func userRef(users map[int64]userJSON, id *int64) *userJSON {
 	return &userJSON{ID: db.ID(*id), Roles: []roleJSON{}, Organisations: []orgPartialJSON{}}
 }
 
-// idsJSON renders ids as a JSON array for json_each(?) placeholders.
-func idsJSON(ids []int64) string {
-	b := make([]byte, 0, len(ids)*20+2)
-	b = append(b, '[')
-	for i, id := range ids {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, id, 10)
-	}
-	return string(append(b, ']'))
-}
-
 // viewBits are the permissions that let a caller see a project or package:
 // administering a project includes seeing it (docs/projects.md).
 const viewBits = ViewProjects | AdminProjects
@@ -214,13 +200,6 @@ func checkStatus(p problems, s *string) {
 	if s != nil && *s != statusOpen && *s != statusClosed {
 		p.add("status", `must be "open" or "closed"`)
 	}
-}
-
-func orDefault(s *string, def string) string {
-	if s == nil {
-		return def
-	}
-	return *s
 }
 
 type projectBody struct {

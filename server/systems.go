@@ -55,14 +55,6 @@ func systemRef(s db.System) *systemRefJSON {
 	return &systemRefJSON{ID: db.ID(s.ID), Number: s.Number, FormattedNumber: formattedNumber(s), Code: s.Code, Name: s.Name}
 }
 
-func optID(id *int64) *db.ID {
-	if id == nil {
-		return nil
-	}
-	v := db.ID(*id)
-	return &v
-}
-
 // toSystem renders a system; refs holds its root and parent when loaded.
 func toSystem(s db.System, refs map[int64]db.System) systemJSON {
 	out := systemJSON{

@@ -599,11 +599,6 @@ func (s *Server) toolboxList(rq *request) error {
 	return rq.json(http.StatusOK, out)
 }
 
-// likeEscape escapes LIKE's wildcards so caller text matches literally.
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
-
 // ToolboxPermissions are the keys a toolbox's permissions object carries:
 // its sessions (schedules) are written with MANAGE_TEAMS; its content by
 // every member while it is not archived.
