@@ -503,7 +503,7 @@ func (s *Server) assetImport(rq *request) error {
 	if err != nil {
 		return err
 	}
-	dry, err := queryBool(rq, "dry_run", false)
+	dry, err := rq.queryBool("dry_run", false)
 	if err != nil {
 		return err
 	}

@@ -1282,7 +1282,7 @@ func groupFilters(rq *request, assets bool) (string, []any, error) {
 			args = append(args, int64(v[0]-'0'))
 		}
 		if _, ok := rq.r.URL.Query()["active"]; ok {
-			active, err := queryBool(rq, "active", true)
+			active, err := rq.queryBool("active", true)
 			if err != nil {
 				return "", nil, err
 			}

@@ -91,7 +91,7 @@ func (s *Server) domainList(rq *request) error {
 	if err != nil {
 		return err
 	}
-	withChallenge, err := rq.queryBool("include_challenge")
+	withChallenge, err := rq.queryBool("include_challenge", false)
 	if err != nil {
 		return err
 	}

@@ -205,7 +205,7 @@ func (s *Server) locationList(rq *request) error {
 	}
 	filter := int64(-1)
 	if _, ok := rq.r.URL.Query()["delivery"]; ok {
-		d, err := queryBool(rq, "delivery", false)
+		d, err := rq.queryBool("delivery", false)
 		if err != nil {
 			return err
 		}

@@ -137,19 +137,6 @@ func orgAccess(rq *request, q *db.Queries, orgID int64, absent int, perm Permiss
 	return a, a.Require(perm)
 }
 
-// queryBool reads an optional boolean query parameter.
-func (rq *request) queryBool(name string) (bool, error) {
-	v := rq.r.URL.Query().Get(name)
-	if v == "" {
-		return false, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, badRequest("The query parameter %s must be true or false.", name)
-	}
-	return b, nil
-}
-
 func (s *Server) organisationGet(rq *request) error {
 	orgID, err := rq.pathID("id")
 	if err != nil {

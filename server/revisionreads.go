@@ -113,7 +113,7 @@ func (s *Server) revisionGet(rq *request) error {
 	if err != nil {
 		return err
 	}
-	tree, err := rq.queryBool("tree")
+	tree, err := rq.queryBool("tree", false)
 	if err != nil {
 		return err
 	}

@@ -485,6 +485,20 @@ func (s *Server) verifiedUser(ctx context.Context, raw string, now time.Time) (d
 	return u, err
 }
 
+// queryBool reads an optional true/false query parameter (also 1/0, any
+// case); absent or empty, it is def.
+func (rq *request) queryBool(name string, def bool) (bool, error) {
+	switch strings.ToLower(rq.r.URL.Query().Get(name)) {
+	case "":
+		return def, nil
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	}
+	return false, fieldError(name, "must be true or false")
+}
+
 // pathID reads a snowflake path parameter; anything else is a 400.
 func (rq *request) pathID(name string) (int64, error) {
 	v, ok := db.ParseID(rq.params.ByName(name))

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"workspace/db"
 )
@@ -212,11 +211,11 @@ func (s *Server) systemList(rq *request) error {
 	if err != nil {
 		return err
 	}
-	root, err := queryBool(rq, "root", true)
+	root, err := rq.queryBool("root", true)
 	if err != nil {
 		return err
 	}
-	unused, err := queryBool(rq, "unused", false)
+	unused, err := rq.queryBool("unused", false)
 	if err != nil {
 		return err
 	}
@@ -385,19 +384,4 @@ func (s *Server) systemPatch(rq *request) error {
 		return err
 	}
 	return rq.json(http.StatusOK, out)
-}
-
-// queryBool reads an optional true/false query parameter.
-func queryBool(rq *request, name string, def bool) (bool, error) {
-	v, ok := rq.r.URL.Query()[name]
-	if !ok {
-		return def, nil
-	}
-	switch strings.ToLower(v[0]) {
-	case "true", "1":
-		return true, nil
-	case "false", "0":
-		return false, nil
-	}
-	return false, fieldError(name, "must be true or false")
 }

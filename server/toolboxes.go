@@ -618,7 +618,7 @@ func (s *Server) toolboxGet(rq *request) error {
 	if err != nil {
 		return err
 	}
-	withTOTP, err := rq.queryBool("include_totp_token")
+	withTOTP, err := rq.queryBool("include_totp_token", false)
 	if err != nil {
 		return err
 	}
