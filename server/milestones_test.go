@@ -31,7 +31,7 @@ func TestMilestoneCreate(t *testing.T) {
 			wantValue(t, m, "status", "open")
 			wantValue(t, m, "due_at", nil)
 			wantValue(t, m, "project_id", p)
-			wantValue(t, m, "organisation_id", f.org)
+			wantValue(t, m, "organisation_id", f.acme)
 			wantValue(t, m, "closed_at", nil)
 			wantValue(t, m, "open_work_item_count", 0)
 			wantValue(t, m, "closed_work_item_count", 0)
@@ -66,8 +66,8 @@ func TestMilestoneCreate(t *testing.T) {
 		{"due_at before year 0 in UTC", f.alice, "POST", path, map[string]any{"due_at": "0000-01-01T00:00:00+01:00"}, http.StatusBadRequest, wantField("due_at")},
 		{"read-only field", f.alice, "POST", path, map[string]any{"project_id": p}, http.StatusBadRequest, wantField("project_id")},
 		{"member without ADMIN", f.bob, "POST", path, map[string]any{}, http.StatusForbidden, nil},
-		{"pending member", f.dave, "POST", path, map[string]any{}, http.StatusForbidden, nil},
-		{"not a member", f.eve, "POST", path, map[string]any{}, http.StatusForbidden, nil},
+		{"pending member", f.pen, "POST", path, map[string]any{}, http.StatusForbidden, nil},
+		{"not a member", f.nobody, "POST", path, map[string]any{}, http.StatusForbidden, nil},
 		{"foreign organisation's owner", f.mallory, "POST", path, map[string]any{}, http.StatusForbidden, nil},
 		{"project absent", f.alice, "POST", "/projects/" + absentID + "/milestones", map[string]any{}, http.StatusBadRequest, nil},
 		{"counts unchanged by refusals", f.alice, "GET", "/projects/" + p, nil, http.StatusOK, func(t *testing.T, r *testResponse) {
@@ -85,18 +85,18 @@ func TestMilestoneGetPatch(t *testing.T) {
 	path := "/milestones/" + str(m, "id")
 	f.e.run(t, []scenario{
 		{"get", f.bob, "GET", path, nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantValue(t, r.obj(t), "name", "M") }},
-		{"get: pending member", f.dave, "GET", path, nil, http.StatusForbidden, nil},
-		{"get: not a member", f.eve, "GET", path, nil, http.StatusForbidden, nil},
+		{"get: pending member", f.pen, "GET", path, nil, http.StatusForbidden, nil},
+		{"get: not a member", f.nobody, "GET", path, nil, http.StatusForbidden, nil},
 		{"get: foreign organisation's owner", f.mallory, "GET", path, nil, http.StatusForbidden, nil},
 		{"get: absent", f.alice, "GET", "/milestones/" + absentID, nil, http.StatusNotFound, nil},
 		{"get: malformed", f.alice, "GET", "/milestones/m1", nil, http.StatusBadRequest, nil},
 		{"patch: member without ADMIN", f.bob, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
 		{"patch: foreign organisation's owner", f.mallory, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
-		{"patch: pending member", f.dave, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
+		{"patch: pending member", f.pen, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
 		{"patch: bad status", f.alice, "PATCH", path, map[string]any{"status": "late"}, http.StatusBadRequest, wantField("status")},
 		{"patch: blank name", f.alice, "PATCH", path, map[string]any{"name": " "}, http.StatusBadRequest, wantField("name")},
 		{"patch: malformed JSON", f.alice, "PATCH", path, "{", http.StatusBadRequest, nil},
-		{"patch: not a member", f.eve, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
+		{"patch: not a member", f.nobody, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
 		{"patch: absent", f.alice, "PATCH", "/milestones/" + absentID, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
 		{"patch: name too long", f.alice, "PATCH", path, map[string]any{"name": strings.Repeat("n", 201)}, http.StatusBadRequest, wantField("name")},
 		{"patch: bad due_at", f.alice, "PATCH", path, map[string]any{"due_at": 5}, http.StatusBadRequest, nil},
@@ -160,8 +160,8 @@ func TestMilestoneList(t *testing.T) {
 		}},
 		{"paged", f.alice, "GET", path + "?$skip=1&$top=2", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 4, ms[1], ms[2]) }},
 		{"bad top", f.alice, "GET", path + "?$top=-1", nil, http.StatusBadRequest, nil},
-		{"pending member", f.dave, "GET", path, nil, http.StatusForbidden, nil},
-		{"not a member", f.eve, "GET", path, nil, http.StatusForbidden, nil},
+		{"pending member", f.pen, "GET", path, nil, http.StatusForbidden, nil},
+		{"not a member", f.nobody, "GET", path, nil, http.StatusForbidden, nil},
 		{"foreign organisation's owner", f.mallory, "GET", path, nil, http.StatusForbidden, nil},
 		{"project absent", f.alice, "GET", "/projects/" + absentID + "/milestones", nil, http.StatusBadRequest, nil},
 	})

@@ -20,7 +20,7 @@ func TestPackageCreate(t *testing.T) {
 			wantValue(t, pk, "description", "")
 			wantValue(t, pk, "enabled", true)
 			wantValue(t, pk, "project_id", p)
-			wantValue(t, pk, "organisation_id", f.org)
+			wantValue(t, pk, "organisation_id", f.acme)
 		}},
 		{"all fields at their limits", f.alice, "POST", path, map[string]any{"code": strings.Repeat("c", 12), "name": strings.Repeat("n", 200), "description": "d", "enabled": false}, http.StatusCreated, func(t *testing.T, r *testResponse) {
 			wantValue(t, r.obj(t), "enabled", false)
@@ -30,8 +30,8 @@ func TestPackageCreate(t *testing.T) {
 		{"name too long", f.alice, "POST", path, map[string]any{"name": strings.Repeat("n", 201)}, http.StatusBadRequest, wantField("name")},
 		{"enabled not a boolean", f.alice, "POST", path, map[string]any{"enabled": "yes"}, http.StatusBadRequest, wantField("enabled")},
 		{"member without ADMIN", f.bob, "POST", path, map[string]any{}, http.StatusForbidden, nil},
-		{"pending member", f.dave, "POST", path, map[string]any{}, http.StatusForbidden, nil},
-		{"not a member", f.eve, "POST", path, map[string]any{}, http.StatusForbidden, nil},
+		{"pending member", f.pen, "POST", path, map[string]any{}, http.StatusForbidden, nil},
+		{"not a member", f.nobody, "POST", path, map[string]any{}, http.StatusForbidden, nil},
 		{"foreign organisation's owner", f.mallory, "POST", path, map[string]any{}, http.StatusForbidden, nil},
 		{"project absent", f.alice, "POST", "/projects/" + absentID + "/packages", map[string]any{}, http.StatusBadRequest, nil},
 		{"refusals made nothing", f.alice, "GET", path, nil, http.StatusOK, func(t *testing.T, r *testResponse) {
@@ -50,8 +50,8 @@ func TestPackageGetPatch(t *testing.T) {
 	path := "/packages/" + pk
 	f.e.run(t, []scenario{
 		{"get", f.bob, "GET", path, nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantValue(t, r.obj(t), "name", "Civil") }},
-		{"get: pending member", f.dave, "GET", path, nil, http.StatusForbidden, nil},
-		{"get: not a member", f.eve, "GET", path, nil, http.StatusForbidden, nil},
+		{"get: pending member", f.pen, "GET", path, nil, http.StatusForbidden, nil},
+		{"get: not a member", f.nobody, "GET", path, nil, http.StatusForbidden, nil},
 		{"get: foreign organisation's owner", f.mallory, "GET", path, nil, http.StatusForbidden, nil},
 		{"get: absent", f.alice, "GET", "/packages/" + absentID, nil, http.StatusNotFound, nil},
 		{"get: malformed", f.alice, "GET", "/packages/-1", nil, http.StatusBadRequest, nil},
@@ -62,9 +62,9 @@ func TestPackageGetPatch(t *testing.T) {
 			wantValue(t, got, "enabled", false)
 		}},
 		{"patch: member without ADMIN", f.bob, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
-		{"patch: not a member", f.eve, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
+		{"patch: not a member", f.nobody, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
 		{"patch: foreign organisation's owner", f.mallory, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
-		{"patch: pending member", f.dave, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
+		{"patch: pending member", f.pen, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
 		{"patch: name too long", f.alice, "PATCH", path, map[string]any{"name": strings.Repeat("n", 201)}, http.StatusBadRequest, wantField("name")},
 		{"patch: enabled not a boolean", f.alice, "PATCH", path, map[string]any{"enabled": "no"}, http.StatusBadRequest, wantField("enabled")},
 		{"patch: absent", f.alice, "PATCH", "/packages/" + absentID, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
@@ -91,8 +91,8 @@ func TestPackageList(t *testing.T) {
 	f.e.run(t, []scenario{
 		{"all", f.bob, "GET", path, nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 3, pks...) }},
 		{"paged", f.bob, "GET", path + "?$skip=2", nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantIDs(t, r, 3, pks[2]) }},
-		{"pending member", f.dave, "GET", path, nil, http.StatusForbidden, nil},
-		{"not a member", f.eve, "GET", path, nil, http.StatusForbidden, nil},
+		{"pending member", f.pen, "GET", path, nil, http.StatusForbidden, nil},
+		{"not a member", f.nobody, "GET", path, nil, http.StatusForbidden, nil},
 		{"foreign organisation's owner", f.mallory, "GET", path, nil, http.StatusForbidden, nil},
 		{"project absent", f.alice, "GET", "/projects/" + absentID + "/packages", nil, http.StatusBadRequest, nil},
 	})
@@ -100,7 +100,7 @@ func TestPackageList(t *testing.T) {
 		f.grant(t, "package", pks[0], "user", f.bob.ID, 0, ViewProjects)
 		wantIDs(t, f.e.must(http.StatusOK, f.bob, "GET", path, nil), 2, pks[1], pks[2])
 		wantIDs(t, f.e.must(http.StatusOK, f.carol, "GET", path, nil), 3, pks...)
-		f.grant(t, "project", p, "organisation", f.org, 0, ViewProjects)
+		f.grant(t, "project", p, "organisation", f.acme, 0, ViewProjects)
 		f.grant(t, "project", p, "user", f.bob.ID, ViewProjects, 0)
 		f.grant(t, "package", pks[2], "role", f.leads, ViewProjects, 0)
 		// carol: the project hides itself (403) even though a package allows.
@@ -145,19 +145,19 @@ func TestPackageGrants(t *testing.T) {
 				t.Errorf("grants: got %d, want 1", n)
 			}
 		}},
-		{"deny @everyone", f.alice, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "deny"}}, http.StatusOK, nil},
+		{"deny @everyone", f.alice, "PATCH", path + f.acme, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "deny"}}, http.StatusOK, nil},
 		{"carol no longer sees it", f.carol, "GET", "/packages/" + pk, nil, http.StatusForbidden, nil},
-		{"permissions missing", f.alice, "PATCH", path + f.org, map[string]any{}, http.StatusBadRequest, wantField("permissions")},
-		{"package absent", f.alice, "PATCH", "/packages/" + absentID + "/permissions/" + f.org, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
+		{"permissions missing", f.alice, "PATCH", path + f.acme, map[string]any{}, http.StatusBadRequest, wantField("permissions")},
+		{"package absent", f.alice, "PATCH", "/packages/" + absentID + "/permissions/" + f.acme, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
 		{"target absent", f.alice, "PATCH", path + absentID, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
 		{"target: another organisation", f.alice, "PATCH", path + f.evil, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
 		{"target: another organisation's member", f.alice, "PATCH", path + f.mallory.ID, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
-		{"not a project permission", f.alice, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"MANAGE_ROLES": "allow"}}, http.StatusBadRequest, wantField("permissions.MANAGE_ROLES")},
-		{"bad grant type", f.alice, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "yes"}}, http.StatusBadRequest, wantField("permissions.VIEW_PROJECTS")},
-		{"pending member", f.dave, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
-		{"member without ADMIN", f.carol, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
-		{"not a member", f.eve, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
-		{"foreign organisation's owner", f.mallory, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
+		{"not a project permission", f.alice, "PATCH", path + f.acme, map[string]any{"permissions": map[string]string{"MANAGE_ROLES": "allow"}}, http.StatusBadRequest, wantField("permissions.MANAGE_ROLES")},
+		{"bad grant type", f.alice, "PATCH", path + f.acme, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "yes"}}, http.StatusBadRequest, wantField("permissions.VIEW_PROJECTS")},
+		{"pending member", f.pen, "PATCH", path + f.acme, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
+		{"member without ADMIN", f.carol, "PATCH", path + f.acme, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
+		{"not a member", f.nobody, "PATCH", path + f.acme, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
+		{"foreign organisation's owner", f.mallory, "PATCH", path + f.acme, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
 		{"list", f.alice, "GET", "/packages/" + pk + "/permissions", nil, http.StatusOK, func(t *testing.T, r *testResponse) {
 			if n := len(r.arr(t)); n != 2 {
 				t.Errorf("grants: got %d, want 2", n)
@@ -165,8 +165,8 @@ func TestPackageGrants(t *testing.T) {
 		}},
 		{"list: member without ADMIN", f.carol, "GET", "/packages/" + pk + "/permissions", nil, http.StatusForbidden, nil},
 		{"list: foreign organisation's owner", f.mallory, "GET", "/packages/" + pk + "/permissions", nil, http.StatusForbidden, nil},
-		{"list: not a member", f.eve, "GET", "/packages/" + pk + "/permissions", nil, http.StatusForbidden, nil},
-		{"list: pending member", f.dave, "GET", "/packages/" + pk + "/permissions", nil, http.StatusForbidden, nil},
+		{"list: not a member", f.nobody, "GET", "/packages/" + pk + "/permissions", nil, http.StatusForbidden, nil},
+		{"list: pending member", f.pen, "GET", "/packages/" + pk + "/permissions", nil, http.StatusForbidden, nil},
 		{"list: package absent", f.alice, "GET", "/packages/" + absentID + "/permissions", nil, http.StatusNotFound, nil},
 		{"list: malformed", f.alice, "GET", "/packages/p/permissions", nil, http.StatusBadRequest, nil},
 	})

@@ -16,52 +16,30 @@ import (
 // absentID is a well-formed snowflake that names nothing.
 const absentID = "1234567890123456"
 
-// projFixture is one organisation (Acme) with every kind of caller, and a
-// second organisation (Evil) whose owner is the foreign member.
+// projFixture is orgFixture (one name per role: pen pending, nobody not a
+// member, mallory the foreign owner) with carol, a member holding the
+// Leads role (CREATE_PROJECTS), whom the project areas need.
 type projFixture struct {
-	e       *testEnv
-	org     string
-	evil    string
-	alice   *testUser // Acme's owner
-	bob     *testUser // plain member: @everyone's defaults only
-	carol   *testUser // member holding the Leads role (CREATE_PROJECTS)
-	dave    *testUser // pending member
-	eve     *testUser // not a member
-	mallory *testUser // owner of Evil: a foreign organisation's member
-	leads   string    // the Leads role id
+	*orgFixture
+	carol *testUser // member holding the Leads role (CREATE_PROJECTS)
+	leads string    // the Leads role id
 }
 
 func newProjFixture(t *testing.T, opts ...func(*Config)) *projFixture {
 	t.Helper()
-	e := newEnv(t, opts...)
-	f := &projFixture{e: e, alice: e.user("alice"), bob: e.user("bob"), carol: e.user("carol"),
-		dave: e.user("dave"), eve: e.user("eve"), mallory: e.user("mallory")}
-	f.org = e.org(f.alice, "Acme")
-	f.evil = e.org(f.mallory, "Evil")
-	e.addMember(f.org, f.bob)
-	e.addMember(f.org, f.carol)
-	projPendingMember(t, e, f.org, f.dave)
-	f.leads = e.rawRole(f.org, "Leads", 0, f.carol)
-	f.grant(t, "organisation", f.org, "role", f.leads, CreateProjects, 0)
+	f := &projFixture{orgFixture: newOrgFixture(t, opts...)}
+	f.carol = f.e.user("carol")
+	f.e.addMember(f.acme, f.carol)
+	f.leads = f.e.rawRole(f.acme, "Leads", 0, f.carol)
+	f.grant(t, "organisation", f.acme, "role", f.leads, CreateProjects, 0)
 	return f
-}
-
-func projPendingMember(t *testing.T, e *testEnv, orgID string, u *testUser) {
-	t.Helper()
-	oid, _ := db.ParseID(orgID)
-	err := e.store.InTx(context.Background(), func(q *db.Queries) error {
-		return q.MemberCreate(context.Background(), db.MemberCreateParams{OrganisationID: int64(oid), UserID: u.id, Pending: true, JoinedAt: e.srv.nowText()})
-	})
-	if err != nil {
-		t.Fatalf("add pending member: %v", err)
-	}
 }
 
 // grant sets an explicit grant in Acme directly in the store (the
 // organisation permission endpoints belong to another area).
 func (f *projFixture) grant(t *testing.T, scopeType, scopeID, targetType, targetID string, allow, deny PermSet) {
 	t.Helper()
-	oid, _ := db.ParseID(f.org)
+	oid, _ := db.ParseID(f.acme)
 	sid, _ := db.ParseID(scopeID)
 	tid, _ := db.ParseID(targetID)
 	err := f.e.store.InTx(context.Background(), func(q *db.Queries) error {
@@ -76,7 +54,7 @@ func (f *projFixture) grant(t *testing.T, scopeType, scopeID, targetType, target
 // everyoneDeniesView makes Acme's @everyone unable to view projects at the
 // organisation layer.
 func (f *projFixture) everyoneDeniesView(t *testing.T) {
-	f.grant(t, "organisation", f.org, "organisation", f.org, DefaultEveryone&^ViewProjects, ViewProjects)
+	f.grant(t, "organisation", f.acme, "organisation", f.acme, DefaultEveryone&^ViewProjects, ViewProjects)
 }
 
 // project creates a project in Acme as u and returns its object.
@@ -85,7 +63,7 @@ func (f *projFixture) project(t *testing.T, u *testUser, body map[string]any) ma
 	if body == nil {
 		body = map[string]any{}
 	}
-	return f.e.must(http.StatusCreated, u, "POST", "/organisations/"+f.org+"/projects", body).obj(t)
+	return f.e.must(http.StatusCreated, u, "POST", "/organisations/"+f.acme+"/projects", body).obj(t)
 }
 
 func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
@@ -106,14 +84,14 @@ func perm(m map[string]any, name string) bool {
 func TestProjectCreate(t *testing.T) {
 	t.Parallel()
 	f := newProjFixture(t)
-	path := "/organisations/" + f.org + "/projects"
+	path := "/organisations/" + f.acme + "/projects"
 	f.e.run(t, []scenario{
 		{"owner creates with defaults", f.alice, "POST", path, map[string]any{}, http.StatusCreated, func(t *testing.T, r *testResponse) {
 			p := r.obj(t)
 			wantValue(t, p, "name", "new project")
 			wantValue(t, p, "status", "open")
 			wantValue(t, p, "code", "")
-			wantValue(t, p, "organisation_id", f.org)
+			wantValue(t, p, "organisation_id", f.acme)
 			wantValue(t, p, "closed_at", nil)
 			wantValue(t, p, "closed_by", nil)
 			wantValue(t, p, "created_at", "2026-11-21T09:30:00.000Z")
@@ -155,8 +133,8 @@ func TestProjectCreate(t *testing.T) {
 			}
 		}},
 		{"member without CREATE_PROJECTS", f.bob, "POST", path, map[string]any{}, http.StatusForbidden, nil},
-		{"pending member", f.dave, "POST", path, map[string]any{}, http.StatusForbidden, nil},
-		{"not a member", f.eve, "POST", path, map[string]any{}, http.StatusForbidden, nil},
+		{"pending member", f.pen, "POST", path, map[string]any{}, http.StatusForbidden, nil},
+		{"not a member", f.nobody, "POST", path, map[string]any{}, http.StatusForbidden, nil},
 		{"foreign organisation's owner", f.mallory, "POST", path, map[string]any{}, http.StatusForbidden, nil},
 		{"no token", nil, "POST", path, map[string]any{}, http.StatusUnauthorized, nil},
 		{"organisation absent", f.alice, "POST", "/organisations/" + absentID + "/projects", map[string]any{}, http.StatusBadRequest, nil},
@@ -173,7 +151,7 @@ func TestProjectCreate(t *testing.T) {
 		{"unknown fields ignored", f.alice, "POST", path, map[string]any{"colour": "red"}, http.StatusCreated, nil},
 	})
 	// Refused creates left nothing behind: 5 made above.
-	r := f.e.must(http.StatusOK, f.alice, "GET", "/organisations/"+f.org+"/projects", nil)
+	r := f.e.must(http.StatusOK, f.alice, "GET", "/organisations/"+f.acme+"/projects", nil)
 	if got := r.Header.Get("X-Total-Count"); got != "5" {
 		t.Errorf("X-Total-Count after refusals: got %s, want 5", got)
 	}
@@ -206,8 +184,8 @@ func TestProjectGet(t *testing.T) {
 				t.Errorf("bob's permissions: got %v, want VIEW only", got["permissions"])
 			}
 		}},
-		{"pending member", f.dave, "GET", path, nil, http.StatusForbidden, nil},
-		{"not a member", f.eve, "GET", path, nil, http.StatusForbidden, nil},
+		{"pending member", f.pen, "GET", path, nil, http.StatusForbidden, nil},
+		{"not a member", f.nobody, "GET", path, nil, http.StatusForbidden, nil},
 		{"foreign organisation's owner", f.mallory, "GET", path, nil, http.StatusForbidden, nil},
 		{"absent project", f.alice, "GET", "/projects/" + absentID, nil, http.StatusBadRequest, nil},
 		{"malformed id", f.alice, "GET", "/projects/abc", nil, http.StatusBadRequest, nil},
@@ -241,8 +219,8 @@ func TestProjectPatch(t *testing.T) {
 		{"creator administers her project", f.carol, "PATCH", carols, map[string]any{"code": "C"}, http.StatusOK, nil},
 		{"role holder without ADMIN on another project", f.carol, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
 		{"member without ADMIN", f.bob, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
-		{"pending member", f.dave, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
-		{"not a member", f.eve, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
+		{"pending member", f.pen, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
+		{"not a member", f.nobody, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
 		{"foreign organisation's owner", f.mallory, "PATCH", path, map[string]any{"name": "x"}, http.StatusForbidden, nil},
 		{"absent project", f.alice, "PATCH", "/projects/" + absentID, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
 		{"code too long", f.alice, "PATCH", path, map[string]any{"code": strings.Repeat("c", 13)}, http.StatusBadRequest, wantField("code")},
@@ -289,11 +267,11 @@ func TestProjectCloseAndReopen(t *testing.T) {
 		{"stays closed", f.alice, "GET", path, nil, http.StatusOK, func(t *testing.T, r *testResponse) { wantValue(t, r.obj(t), "status", "closed") }},
 		{"editing a closed project needs no quota", f.alice, "PATCH", path, map[string]any{"name": "Old", "status": "closed"}, http.StatusOK, nil},
 	})
-	other := f.e.must(http.StatusOK, f.alice, "GET", "/organisations/"+f.org+"/projects?$top=1", nil).arr(t)[0]
+	other := f.e.must(http.StatusOK, f.alice, "GET", "/organisations/"+f.acme+"/projects?$top=1", nil).arr(t)[0]
 	if str(other, "id") != str(p, "id") {
 		t.Fatalf("first project: got %s, want %s", str(other, "id"), str(p, "id"))
 	}
-	second := f.e.must(http.StatusOK, f.alice, "GET", "/organisations/"+f.org+"/projects?$skip=1&$top=1", nil).arr(t)[0]
+	second := f.e.must(http.StatusOK, f.alice, "GET", "/organisations/"+f.acme+"/projects?$skip=1&$top=1", nil).arr(t)[0]
 	f.e.must(http.StatusOK, f.alice, "PATCH", "/projects/"+str(second, "id"), map[string]any{"status": "closed"})
 	f.e.clock.Advance(time.Minute)
 	f.e.run(t, []scenario{
@@ -309,7 +287,7 @@ func TestProjectCloseAndReopen(t *testing.T) {
 func TestProjectQuota(t *testing.T) {
 	t.Parallel()
 	f := newProjFixture(t, func(c *Config) { c.MaxProjectsPerOrg = 2 })
-	path := "/organisations/" + f.org + "/projects"
+	path := "/organisations/" + f.acme + "/projects"
 	f.e.run(t, []scenario{
 		{"first", f.alice, "POST", path, map[string]any{}, http.StatusCreated, nil},
 		{"second", f.carol, "POST", path, map[string]any{}, http.StatusCreated, nil},
@@ -326,7 +304,7 @@ func TestProjectQuotaConcurrentCreates(t *testing.T) {
 	t.Parallel()
 	const quota, tries = 5, 24
 	f := newProjFixture(t, func(c *Config) { c.MaxProjectsPerOrg = quota })
-	path := "/organisations/" + f.org + "/projects"
+	path := "/organisations/" + f.acme + "/projects"
 	var wg sync.WaitGroup
 	statuses := make(chan int, tries)
 	for i := 0; i < tries; i++ {
@@ -379,7 +357,7 @@ func TestProjectList(t *testing.T) {
 	}
 	f.project(t, f.alice, map[string]any{"status": "closed", "name": "Done"})
 	evilP := str(f.e.must(http.StatusCreated, f.mallory, "POST", "/organisations/"+f.evil+"/projects", map[string]any{}).obj(t), "id")
-	path := "/organisations/" + f.org + "/projects"
+	path := "/organisations/" + f.acme + "/projects"
 	f.e.run(t, []scenario{
 		{"partial form in id order", f.bob, "GET", path + "?$top=2", nil, http.StatusOK, func(t *testing.T, r *testResponse) {
 			wantIDs(t, r, 6, all[0], all[1])
@@ -403,8 +381,8 @@ func TestProjectList(t *testing.T) {
 		{"negative skip", f.alice, "GET", path + "?$skip=-1", nil, http.StatusBadRequest, nil},
 		{"top over 1000", f.alice, "GET", path + "?$top=1001", nil, http.StatusBadRequest, nil},
 		{"top not a number", f.alice, "GET", path + "?$top=ten", nil, http.StatusBadRequest, nil},
-		{"pending member", f.dave, "GET", path, nil, http.StatusForbidden, nil},
-		{"not a member", f.eve, "GET", path, nil, http.StatusForbidden, nil},
+		{"pending member", f.pen, "GET", path, nil, http.StatusForbidden, nil},
+		{"not a member", f.nobody, "GET", path, nil, http.StatusForbidden, nil},
 		{"foreign organisation's owner", f.mallory, "GET", path, nil, http.StatusForbidden, nil},
 		{"foreign owner sees only their own", f.mallory, "GET", "/organisations/" + f.evil + "/projects", nil, http.StatusOK, func(t *testing.T, r *testResponse) {
 			wantIDs(t, r, 1, evilP)
@@ -416,8 +394,8 @@ func TestProjectList(t *testing.T) {
 	t.Run("project grants hide and show projects", func(t *testing.T) {
 		// @everyone denied on P0; bob denied on P1 but his role allows
 		// (user grant wins); a role denies P2 for carol.
-		f.grant(t, "project", all[0], "organisation", f.org, 0, ViewProjects)
-		helpers := f.e.rawRole(f.org, "Helpers", 1, f.bob)
+		f.grant(t, "project", all[0], "organisation", f.acme, 0, ViewProjects)
+		helpers := f.e.rawRole(f.acme, "Helpers", 1, f.bob)
 		f.grant(t, "project", all[1], "role", helpers, 0, ViewProjects)
 		f.grant(t, "project", all[1], "user", f.bob.ID, ViewProjects, 0)
 		f.grant(t, "project", all[2], "role", f.leads, 0, ViewProjects)
@@ -435,7 +413,7 @@ func TestProjectList(t *testing.T) {
 	t.Run("organisation denies, projects allow", func(t *testing.T) {
 		f.everyoneDeniesView(t)
 		carols := str(f.project(t, f.carol, nil), "id") // ADMIN on it includes viewing
-		f.grant(t, "project", all[3], "organisation", f.org, ViewProjects, 0)
+		f.grant(t, "project", all[3], "organisation", f.acme, ViewProjects, 0)
 		f.grant(t, "project", all[4], "role", f.leads, ViewProjects, 0)
 		wantIDs(t, f.e.must(http.StatusOK, f.bob, "GET", path, nil), 2, all[1], all[3])
 		wantIDs(t, f.e.must(http.StatusOK, f.carol, "GET", path, nil), 3, all[3], all[4], carols)
@@ -443,7 +421,7 @@ func TestProjectList(t *testing.T) {
 		f.e.must(http.StatusForbidden, f.bob, "GET", "/projects/"+carols, nil)
 		// A member with no grant anywhere sees nothing.
 		zed := f.e.user("zed")
-		f.e.addMember(f.org, zed)
+		f.e.addMember(f.acme, zed)
 		wantIDs(t, f.e.must(http.StatusOK, zed, "GET", path, nil), 1, all[3])
 	})
 }
@@ -451,7 +429,7 @@ func TestProjectList(t *testing.T) {
 func TestProjectListFilter(t *testing.T) {
 	t.Parallel()
 	f := newProjFixture(t)
-	path := "/organisations/" + f.org + "/projects"
+	path := "/organisations/" + f.acme + "/projects"
 	a := str(f.project(t, f.alice, map[string]any{"name": "Alpha", "code": "AL"}), "id")
 	b := str(f.project(t, f.alice, map[string]any{"name": "Beta", "status": "closed"}), "id")
 	c := str(f.project(t, f.alice, map[string]any{"name": "alpine"}), "id")
@@ -485,12 +463,12 @@ func TestPermissionLayers(t *testing.T) {
 	shut := str(f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/packages", map[string]any{"name": "Shut"}).obj(t), "id")
 	// Organisation allows viewing (default); the project denies it to
 	// @everyone; one package allows it again.
-	f.grant(t, "project", p, "organisation", f.org, 0, ViewProjects)
-	f.grant(t, "package", open, "organisation", f.org, ViewProjects, 0)
+	f.grant(t, "project", p, "organisation", f.acme, 0, ViewProjects)
+	f.grant(t, "package", open, "organisation", f.acme, ViewProjects, 0)
 	// Administering: the organisation denies it to Helpers, the project
 	// allows it to Helpers, the Shut package denies it to bob himself.
-	helpers := f.e.rawRole(f.org, "Helpers", 1, f.bob)
-	f.grant(t, "organisation", f.org, "role", helpers, 0, AdminProjects)
+	helpers := f.e.rawRole(f.acme, "Helpers", 1, f.bob)
+	f.grant(t, "organisation", f.acme, "role", helpers, 0, AdminProjects)
 	f.grant(t, "project", plain, "role", helpers, AdminProjects, 0)
 	f.grant(t, "package", shut, "user", f.bob.ID, 0, AdminProjects)
 	f.e.run(t, []scenario{
@@ -523,9 +501,9 @@ func TestProjectGrants(t *testing.T) {
 	carols := str(f.project(t, f.carol, nil), "id")
 	path := "/projects/" + p + "/permissions/"
 	f.e.run(t, []scenario{
-		{"deny @everyone", f.alice, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "deny", "VIEW_DOCUMENTS": "allow"}}, http.StatusOK, func(t *testing.T, r *testResponse) {
+		{"deny @everyone", f.alice, "PATCH", path + f.acme, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "deny", "VIEW_DOCUMENTS": "allow"}}, http.StatusOK, func(t *testing.T, r *testResponse) {
 			g := r.obj(t)
-			wantValue(t, g, "id", f.org)
+			wantValue(t, g, "id", f.acme)
 			wantValue(t, g, "type", "organisation")
 			wantValue(t, g, "permissions", map[string]any{"VIEW_PROJECTS": "deny", "VIEW_DOCUMENTS": "allow"})
 		}},
@@ -548,32 +526,32 @@ func TestProjectGrants(t *testing.T) {
 				got[str(g, "type")+":"+str(g, "id")] = fmt.Sprint(g["permissions"])
 			}
 			want := map[string]string{
-				"organisation:" + f.org: fmt.Sprint(map[string]any{"VIEW_PROJECTS": "deny", "VIEW_DOCUMENTS": "allow"}),
-				"role:" + f.leads:       fmt.Sprint(map[string]any{"VIEW_PROJECTS": "allow"}),
-				"user:" + f.alice.ID:    fmt.Sprint(map[string]any{"ADMIN_PROJECTS": "allow"}), // the creator's grant
+				"organisation:" + f.acme: fmt.Sprint(map[string]any{"VIEW_PROJECTS": "deny", "VIEW_DOCUMENTS": "allow"}),
+				"role:" + f.leads:        fmt.Sprint(map[string]any{"VIEW_PROJECTS": "allow"}),
+				"user:" + f.alice.ID:     fmt.Sprint(map[string]any{"ADMIN_PROJECTS": "allow"}), // the creator's grant
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("grants: got %v, want %v", got, want)
 			}
 		}},
-		{"permissions missing", f.alice, "PATCH", path + f.org, map[string]any{}, http.StatusBadRequest, wantField("permissions")},
-		{"permissions null", f.alice, "PATCH", path + f.org, map[string]any{"permissions": nil}, http.StatusBadRequest, wantField("permissions")},
-		{"not a project permission", f.alice, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"MANAGE_ROLES": "allow"}}, http.StatusBadRequest, wantField("permissions.MANAGE_ROLES")},
-		{"bad grant type", f.alice, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "yes"}}, http.StatusBadRequest, nil},
-		{"project absent", f.alice, "PATCH", "/projects/" + absentID + "/permissions/" + f.org, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
+		{"permissions missing", f.alice, "PATCH", path + f.acme, map[string]any{}, http.StatusBadRequest, wantField("permissions")},
+		{"permissions null", f.alice, "PATCH", path + f.acme, map[string]any{"permissions": nil}, http.StatusBadRequest, wantField("permissions")},
+		{"not a project permission", f.alice, "PATCH", path + f.acme, map[string]any{"permissions": map[string]string{"MANAGE_ROLES": "allow"}}, http.StatusBadRequest, wantField("permissions.MANAGE_ROLES")},
+		{"bad grant type", f.alice, "PATCH", path + f.acme, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "yes"}}, http.StatusBadRequest, nil},
+		{"project absent", f.alice, "PATCH", "/projects/" + absentID + "/permissions/" + f.acme, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
 		{"target absent", f.alice, "PATCH", path + absentID, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
 		{"target in another organisation", f.alice, "PATCH", path + f.evil, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
-		{"target not a member", f.alice, "PATCH", path + f.eve.ID, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
+		{"target not a member", f.alice, "PATCH", path + f.nobody.ID, map[string]any{"permissions": map[string]string{}}, http.StatusNotFound, nil},
 		{"malformed target", f.alice, "PATCH", path + "x", map[string]any{"permissions": map[string]string{}}, http.StatusBadRequest, nil},
-		{"member without ADMIN", f.bob, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
-		{"pending member", f.dave, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
-		{"foreign organisation's owner", f.mallory, "PATCH", path + f.org, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
+		{"member without ADMIN", f.bob, "PATCH", path + f.acme, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
+		{"pending member", f.pen, "PATCH", path + f.acme, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
+		{"foreign organisation's owner", f.mallory, "PATCH", path + f.acme, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
 		{"creator cannot grant what she lacks", f.carol, "PATCH", "/projects/" + carols + "/permissions/" + f.bob.ID, map[string]any{"permissions": map[string]string{"CREATE_WORKITEMS": "allow"}}, http.StatusForbidden, nil},
 		{"creator grants what she holds", f.carol, "PATCH", "/projects/" + carols + "/permissions/" + f.bob.ID, map[string]any{"permissions": map[string]string{"ADMIN_PROJECTS": "allow"}}, http.StatusOK, nil},
 		{"creator cannot change her own top role", f.carol, "PATCH", "/projects/" + carols + "/permissions/" + f.leads, map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}, http.StatusForbidden, nil},
 		{"list: member without ADMIN", f.bob, "GET", "/projects/" + p + "/permissions", nil, http.StatusForbidden, nil},
 		{"list: foreign organisation's owner", f.mallory, "GET", "/projects/" + p + "/permissions", nil, http.StatusForbidden, nil},
-		{"list: not a member", f.eve, "GET", "/projects/" + p + "/permissions", nil, http.StatusForbidden, nil},
+		{"list: not a member", f.nobody, "GET", "/projects/" + p + "/permissions", nil, http.StatusForbidden, nil},
 		{"list: project absent", f.alice, "GET", "/projects/" + absentID + "/permissions", nil, http.StatusBadRequest, nil},
 	})
 	// Refused changes left the grants as they were.
@@ -609,7 +587,7 @@ func TestStatusOnly(t *testing.T) {
 func TestProjectStatusCounts(t *testing.T) {
 	t.Parallel()
 	f := newProjFixture(t)
-	path := "/organisations/" + f.org + "/projects"
+	path := "/organisations/" + f.acme + "/projects"
 	var ps []string
 	for i := 0; i < 4; i++ {
 		ps = append(ps, str(f.project(t, f.alice, nil), "id"))
@@ -619,7 +597,7 @@ func TestProjectStatusCounts(t *testing.T) {
 	f.e.must(http.StatusOK, f.alice, "PATCH", "/projects/"+ps[1], map[string]any{"status": "closed"})
 	f.e.must(http.StatusOK, f.alice, "PATCH", "/projects/"+ps[1], map[string]any{"status": "open"})
 	f.e.must(http.StatusOK, f.alice, "PATCH", "/projects/"+ps[2], map[string]any{"name": "renamed"})
-	oid, _ := db.ParseID(f.org)
+	oid, _ := db.ParseID(f.acme)
 	for status, want := range map[string]int64{"open": 3, "closed": 2} {
 		n, err := f.e.store.R.ProjectStatusCount(context.Background(), db.ProjectStatusCountParams{OrganisationID: int64(oid), Status: status})
 		if err != nil || n != want {
@@ -637,7 +615,7 @@ func TestProjectStatusCounts(t *testing.T) {
 func TestProjectCreatePermissions(t *testing.T) {
 	t.Parallel()
 	f := newProjFixture(t)
-	f.grant(t, "organisation", f.org, "user", f.carol.ID, ViewDocuments, AdminProjects|ViewProjects)
+	f.grant(t, "organisation", f.acme, "user", f.carol.ID, ViewDocuments, AdminProjects|ViewProjects)
 	for _, u := range []*testUser{f.alice, f.carol} {
 		created := f.project(t, u, nil)
 		got := f.e.must(http.StatusOK, u, "GET", "/projects/"+str(created, "id"), nil).obj(t)
@@ -658,14 +636,14 @@ func TestProjectAreaDeletedOrganisation(t *testing.T) {
 	p := str(f.project(t, f.alice, nil), "id")
 	m := str(f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/milestones", map[string]any{}).obj(t), "id")
 	pk := str(f.e.must(http.StatusCreated, f.alice, "POST", "/projects/"+p+"/packages", map[string]any{}).obj(t), "id")
-	f.e.must(http.StatusNoContent, f.alice, "DELETE", "/organisations/"+f.org, nil)
+	f.e.must(http.StatusNoContent, f.alice, "DELETE", "/organisations/"+f.acme, nil)
 	grant := map[string]any{"permissions": map[string]string{"VIEW_PROJECTS": "allow"}}
 	f.e.run(t, []scenario{
-		{"list projects", f.alice, "GET", "/organisations/" + f.org + "/projects", nil, http.StatusBadRequest, nil},
-		{"create project", f.alice, "POST", "/organisations/" + f.org + "/projects", map[string]any{}, http.StatusBadRequest, nil},
+		{"list projects", f.alice, "GET", "/organisations/" + f.acme + "/projects", nil, http.StatusBadRequest, nil},
+		{"create project", f.alice, "POST", "/organisations/" + f.acme + "/projects", map[string]any{}, http.StatusBadRequest, nil},
 		{"get project", f.alice, "GET", "/projects/" + p, nil, http.StatusBadRequest, nil},
 		{"patch project", f.alice, "PATCH", "/projects/" + p, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
-		{"project grant", f.alice, "PATCH", "/projects/" + p + "/permissions/" + f.org, grant, http.StatusNotFound, nil},
+		{"project grant", f.alice, "PATCH", "/projects/" + p + "/permissions/" + f.acme, grant, http.StatusNotFound, nil},
 		{"project grants", f.alice, "GET", "/projects/" + p + "/permissions", nil, http.StatusBadRequest, nil},
 		{"create milestone", f.alice, "POST", "/projects/" + p + "/milestones", map[string]any{}, http.StatusBadRequest, nil},
 		{"list milestones", f.alice, "GET", "/projects/" + p + "/milestones", nil, http.StatusBadRequest, nil},
@@ -675,7 +653,7 @@ func TestProjectAreaDeletedOrganisation(t *testing.T) {
 		{"list packages", f.alice, "GET", "/projects/" + p + "/packages", nil, http.StatusBadRequest, nil},
 		{"get package", f.alice, "GET", "/packages/" + pk, nil, http.StatusNotFound, nil},
 		{"patch package", f.alice, "PATCH", "/packages/" + pk, map[string]any{"name": "x"}, http.StatusBadRequest, nil},
-		{"package grant", f.alice, "PATCH", "/packages/" + pk + "/permissions/" + f.org, grant, http.StatusNotFound, nil},
+		{"package grant", f.alice, "PATCH", "/packages/" + pk + "/permissions/" + f.acme, grant, http.StatusNotFound, nil},
 		{"package grants", f.alice, "GET", "/packages/" + pk + "/permissions", nil, http.StatusNotFound, nil},
 	})
 }
