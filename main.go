@@ -34,17 +34,24 @@ func main() {
 
 // run is the whole program, callable from tests.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	root := rootCmd(ctx, getenv, stdout, stderr)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// rootCmd is the command tree: every subcommand and flag (the README names
+// each one, TestReadmeNamesEveryCommandAndFlag).
+func rootCmd(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "workspace",
 		Short:         "Multi-tenant organisation workspace service over one SQLite file",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(serveCmd(ctx, getenv, stdout, stderr), migrateCmd(ctx, stdout), backupCmd(ctx, stdout, stderr), restoreCmd(ctx, stdout), auditCmd(ctx, stdout), adminCmd(ctx, getenv, stdout))
-	return root.ExecuteContext(ctx)
+	return root
 }
 
 func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) *cobra.Command {
