@@ -1566,3 +1566,7 @@ CREATE INDEX notifications_created ON notifications(created_at);
 -- each by an index of its own rather than reading every organisation's rows.
 CREATE INDEX invites_email ON invites(email) WHERE email <> '';
 CREATE INDEX documents_creator ON documents(created_by) WHERE deleted_at IS NULL;
+
+-- The audit log in sentences (issue 29): what a change set, as a JSON
+-- object ({"count": N, "values": {...}}); '' for none (hashed only when set).
+ALTER TABLE audit_log ADD COLUMN details TEXT NOT NULL DEFAULT '';

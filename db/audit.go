@@ -23,6 +23,11 @@ func AuditHash(e AuditLog) string {
 		opt(e.OrganisationID), opt(e.ActorID), e.Action, e.TargetIds, e.ChangedFields, e.RequestID,
 		e.CreatedAt, e.PrevHash,
 	}
+	// Entries from before details existed hashed without it: an empty
+	// details adds nothing, so their chains verify as they were written.
+	if e.Details != "" {
+		parts = append(parts, e.Details)
+	}
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\x1f")))
 	return hex.EncodeToString(sum[:])
 }
@@ -47,7 +52,7 @@ func insertAuditEntry(ctx context.Context, q *Queries, e *AuditLog) error {
 	e.Hash = AuditHash(*e)
 	return q.AuditAppend(ctx, AuditAppendParams{ID: e.ID, Chain: e.Chain, Seq: e.Seq, OrganisationID: e.OrganisationID,
 		ActorID: e.ActorID, Action: e.Action, TargetIds: e.TargetIds, ChangedFields: e.ChangedFields, RequestID: e.RequestID,
-		CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash})
+		CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash, Details: e.Details})
 }
 
 // auditHead is a chain's last entry as the writer appended it.

@@ -11,9 +11,9 @@ import (
 
 const auditAppend = `-- name: AuditAppend :exec
 INSERT INTO audit_log(id, chain, seq, organisation_id, actor_id, action, target_ids, changed_fields, request_id,
-    created_at, prev_hash, hash)
+    created_at, prev_hash, hash, details)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
-    ?10, ?11, ?12)
+    ?10, ?11, ?12, ?13)
 `
 
 type AuditAppendParams struct {
@@ -29,6 +29,7 @@ type AuditAppendParams struct {
 	CreatedAt      string
 	PrevHash       string
 	Hash           string
+	Details        string
 }
 
 func (q *Queries) AuditAppend(ctx context.Context, arg AuditAppendParams) error {
@@ -45,12 +46,13 @@ func (q *Queries) AuditAppend(ctx context.Context, arg AuditAppendParams) error 
 		arg.CreatedAt,
 		arg.PrevHash,
 		arg.Hash,
+		arg.Details,
 	)
 	return err
 }
 
 const auditChain = `-- name: AuditChain :many
-SELECT id, chain, seq, organisation_id, actor_id, "action", target_ids, changed_fields, request_id, created_at, prev_hash, hash FROM audit_log WHERE chain = ?1 ORDER BY seq
+SELECT id, chain, seq, organisation_id, actor_id, "action", target_ids, changed_fields, request_id, created_at, prev_hash, hash, details FROM audit_log WHERE chain = ?1 ORDER BY seq
 `
 
 func (q *Queries) AuditChain(ctx context.Context, chain int64) ([]AuditLog, error) {
@@ -75,6 +77,7 @@ func (q *Queries) AuditChain(ctx context.Context, chain int64) ([]AuditLog, erro
 			&i.CreatedAt,
 			&i.PrevHash,
 			&i.Hash,
+			&i.Details,
 		); err != nil {
 			return nil, err
 		}
@@ -133,7 +136,7 @@ func (q *Queries) AuditLast(ctx context.Context, chain int64) (AuditLastRow, err
 }
 
 const auditListByIDs = `-- name: AuditListByIDs :many
-SELECT a.id, a.chain, a.seq, a.organisation_id, a.actor_id, a."action", a.target_ids, a.changed_fields, a.request_id, a.created_at, a.prev_hash, a.hash FROM json_each(?1) j JOIN audit_log a ON a.id = j.value ORDER BY j.key
+SELECT a.id, a.chain, a.seq, a.organisation_id, a.actor_id, a."action", a.target_ids, a.changed_fields, a.request_id, a.created_at, a.prev_hash, a.hash, a.details FROM json_each(?1) j JOIN audit_log a ON a.id = j.value ORDER BY j.key
 `
 
 func (q *Queries) AuditListByIDs(ctx context.Context, idsJson interface{}) ([]AuditLog, error) {
@@ -158,6 +161,7 @@ func (q *Queries) AuditListByIDs(ctx context.Context, idsJson interface{}) ([]Au
 			&i.CreatedAt,
 			&i.PrevHash,
 			&i.Hash,
+			&i.Details,
 		); err != nil {
 			return nil, err
 		}

@@ -550,6 +550,7 @@ func (s *Server) assetImport(rq *request) error {
 		if dry || report.Invalid > 0 {
 			return errImportRollback
 		}
+		noteAuditCount(rq.ctx, report.Created+report.Updated) // "imported 5 assets"
 		return nil
 	})
 	switch {

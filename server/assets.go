@@ -1151,9 +1151,15 @@ func (s *Server) groupPatchWith(rq *request, assetsOnly bool) error {
 			return err
 		}
 		if assetsOnly {
-			out, err = renderAsset(rq.ctx, q, g)
+			var a assetJSON
+			a, err = renderAsset(rq.ctx, q, g)
+			noteAssetValues(rq.ctx, &b, a.Name, a.Status, a.Location)
+			out = a
 		} else {
-			out, err = renderGroup(rq.ctx, q, g)
+			var gr assetGroupJSON
+			gr, err = renderGroup(rq.ctx, q, g)
+			noteAssetValues(rq.ctx, &b, gr.Name, gr.Status, gr.Location)
+			out = gr
 		}
 		return err
 	})
@@ -1161,6 +1167,28 @@ func (s *Server) groupPatchWith(rq *request, assetsOnly bool) error {
 		return err
 	}
 	return rq.json(http.StatusOK, out)
+}
+
+// noteAssetValues gives the audit log's sentence the new name, status and
+// location in words ("changed the status of 20kVA generator to In repair").
+func noteAssetValues(ctx context.Context, b *assetBody, name string, status *assetStatusJSON, location *locationJSON) {
+	if b.Name != nil {
+		noteAuditValue(ctx, "name", name)
+	}
+	if b.StatusID.Set {
+		v := "none"
+		if status != nil {
+			v = status.Name
+		}
+		noteAuditValue(ctx, "status", v)
+	}
+	if b.LocationID.Set {
+		v := "none"
+		if location != nil {
+			v = location.Name
+		}
+		noteAuditValue(ctx, "location", v)
+	}
 }
 
 // builtinFields are the keys PATCH .../fields accepts besides field names,

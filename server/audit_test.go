@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -108,4 +109,67 @@ func toStrings(v any) []string {
 		out = append(out, x.(string))
 	}
 	return out
+}
+
+// TestAuditDetails: entries carry what a change set in words (issue 29's
+// sentences "imported 5 assets", "changed the status of 20kVA generator to
+// In repair"), only inside their own organisation's log; the hash covers
+// them, and entries without details still verify.
+func TestAuditDetails(t *testing.T) {
+	t.Parallel()
+	f := newAssetFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	csv := []byte("name,type,status\nGenset 1,Trailer,Live\nGenset 2,Trailer,\n")
+	if r := e.importFile(f.alice, acme+"/assets/import", csv, "text/csv"); r.Status != 200 {
+		t.Fatalf("import: %d %s", r.Status, r.Body)
+	}
+	asset := e.must(201, f.alice, "POST", acme+"/assets", map[string]any{"type_id": f.plainType, "name": "20kVA generator"}).obj(t)["id"].(string)
+	repair := e.must(201, f.alice, "POST", acme+"/asset-statuses", map[string]any{"name": "In repair"}).obj(t)["id"].(string)
+	e.must(200, f.alice, "PATCH", "/api/assets/"+asset, map[string]any{"status_id": repair, "description": "noisy"})
+	typ := e.must(201, f.alice, "POST", acme+"/work-item-types", map[string]any{"name": "Task"}).obj(t)["id"].(string)
+	wi := e.must(201, f.alice, "POST", acme+"/workitems", map[string]any{"type_id": typ, "title": "Fix the fence"}).obj(t)["id"].(string)
+	e.must(200, f.alice, "PATCH", "/workitems/"+wi, map[string]any{"status": "closed"})
+
+	entries := e.must(200, f.alice, "GET", acme+"/audit-log?$top=1000", nil).arr(t)
+	byAction := map[string]map[string]any{}
+	for _, en := range entries {
+		if _, seen := byAction[en["action"].(string)]; !seen {
+			byAction[en["action"].(string)] = en // newest first
+		}
+	}
+	details := func(action string) map[string]any {
+		en := byAction[action]
+		if en == nil {
+			t.Fatalf("no %s entry", action)
+		}
+		return en["details"].(map[string]any)
+	}
+	if d := details("POST /organisations/:id/assets/import"); d["count"] != float64(2) {
+		t.Errorf("import details %v, want count 2", d)
+	}
+	if d := details("PATCH /api/assets/:id"); fmt.Sprint(d["values"]) != "map[status:In repair]" {
+		t.Errorf("asset patch details %v, want the status's name only", d)
+	}
+	if d := details("PATCH /workitems/:id"); fmt.Sprint(d["values"]) != "map[status:closed]" {
+		t.Errorf("work item details %v", d)
+	}
+	if d := details("POST /organisations/:id/asset-statuses"); len(d) != 0 {
+		t.Errorf("a create without details: %v, want {}", d)
+	}
+	// Another organisation's log shows none of it.
+	for _, en := range e.must(200, f.mallory, "GET", "/organisations/"+f.evil+"/audit-log?$top=1000", nil).arr(t) {
+		if strings.Contains(fmt.Sprint(en), "In repair") {
+			t.Errorf("Acme's change in Evil's log: %v", en)
+		}
+	}
+	ctx := context.Background()
+	if problems, _, err := db.VerifyAudit(ctx, e.store.R); err != nil || len(problems) != 0 {
+		t.Fatalf("verify: %v %v", problems, err)
+	}
+	if _, err := e.write(`UPDATE audit_log SET details = replace(details, 'In repair', 'Fine') WHERE details LIKE '%In repair%'`); err != nil {
+		t.Fatal(err)
+	}
+	if problems, _, _ := db.VerifyAudit(ctx, e.store.R); len(problems) != 1 || !strings.Contains(problems[0], "altered") {
+		t.Errorf("after altering details: %v", problems)
+	}
 }

@@ -691,6 +691,13 @@ func (s *Server) workItemPatch(rq *request) error {
 		if out, err = fullWorkItem(rq.ctx, q, w); err != nil {
 			return err
 		}
+		// the log's sentence: "changed the status of the work item ... to closed"
+		if w.Status != old.Status {
+			noteAuditValue(rq.ctx, "status", w.Status)
+		}
+		if w.Title != old.Title {
+			noteAuditValue(rq.ctx, "title", w.Title)
+		}
 		event := "updated"
 		if w.Status == statusClosed && old.Status == statusOpen {
 			event = "closed"

@@ -13,6 +13,7 @@ package web_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"regexp"
@@ -48,6 +49,20 @@ func TestBrowserAuditLog(t *testing.T) {
 			shed := mo.id("POST", "/organisations/"+orgID+"/projects", map[string]any{"name": "Shed"})
 			owner.must(200, "PATCH", "/projects/"+shed, map[string]any{"description": "Tools"})
 			owner.must(200, "PATCH", "/projects/"+shed, map[string]any{"description": "Tools and bikes"})
+			// An import and a status change: entries whose sentences say how
+			// many and what to (the server notes them in the entry's details).
+			genset := owner.id("POST", "/organisations/"+orgID+"/asset-types", map[string]any{"name": "Generator", "ephemerality": 0})
+			imp, _ := http.NewRequest("POST", base+"/organisations/"+orgID+"/assets/import", strings.NewReader("name,type\nGenset 1,Generator\nGenset 2,Generator\n"))
+			imp.Header.Set("Authorization", "Bearer "+owner.token)
+			imp.Header.Set("Content-Type", "text/csv")
+			if r, err := http.DefaultClient.Do(imp); err != nil || r.StatusCode != 200 {
+				t.Fatalf("import: %v %v", r, err)
+			} else {
+				r.Body.Close()
+			}
+			generator := owner.id("POST", "/organisations/"+orgID+"/assets", map[string]any{"type_id": genset, "name": "20kVA generator"})
+			repair := owner.id("POST", "/organisations/"+orgID+"/asset-statuses", map[string]any{"name": "In repair"})
+			owner.must(200, "PATCH", "/api/assets/"+generator, map[string]any{"status_id": repair})
 
 			// count is how many entries the API has for a filter.
 			count := func(filter url.Values) int {
@@ -84,6 +99,8 @@ func TestBrowserAuditLog(t *testing.T) {
 				"Ada | Ada changed permissions in " + renamed + " (permissions) | organisation " + renamed + "\nuser Mo | Raw entry",
 				"Mo | Mo created a project | organisation " + renamed + " | Raw entry",
 				"Ada | Ada changed the project Shed (description) | project Shed | Raw entry",
+				"Ada | Ada imported 2 assets | organisation " + renamed + " | Raw entry",
+				"Ada | Ada changed the status of the asset 20kVA generator to In repair | asset 20kVA generator | Raw entry",
 			} {
 				// the objects' names arrive after the list: wait for them
 				p.waitFor(auditRows+`.join('\n').includes(`+js(want)+`)`, "the entry "+want)

@@ -148,7 +148,7 @@ export const auditSentences: Record<string, [Happened, string, string]> = {
   "POST /organisations/:id/asset-subscriptions": ["created", "Assets", "created an asset subscription"],
   "PATCH /asset-subscriptions/:id": ["changed", "Assets", "changed an asset subscription"],
   "POST /organisations/:id/assets": ["created", "Assets", "created an asset"],
-  "POST /organisations/:id/assets/import": ["created", "Assets", "imported assets"],
+  "POST /organisations/:id/assets/import": ["created", "Assets", "imported {count} assets"],
   "PATCH /api/assets/:id": ["changed", "Assets", "changed an asset"],
   "PATCH /api/assets/:id/fields": ["changed", "Assets", "changed the fields of an asset"],
   "POST /organisations/:id/asset-groups": ["created", "Assets", "created an asset group"],
@@ -224,7 +224,7 @@ function list(words: string[]): string {
  * knows; an action missing from the table still reads as words.
  */
 export function auditSentence(
-  e: { action: string; target_ids: Record<string, string>; changed_fields: string[] },
+  e: { action: string; target_ids: Record<string, string>; changed_fields: string[]; details?: { count?: number; values?: Record<string, string> } },
   actor: string,
   nameOf: (id: string) => string | undefined,
   orgName: string,
@@ -232,6 +232,10 @@ export function auditSentence(
 ): string {
   const known = auditSentences[e.action];
   let text = known ? known[2] : `made a change (${e.action.split(' ')[0].toLowerCase()})`;
+  // "imported {count} assets": "imported 5 assets", "imported 1 asset", or
+  // "imported assets" for an entry that did not note its count
+  const count = e.details?.count;
+  text = text.replace(/\{count\} (\w+?)s\b/, (_, noun: string) => (count === undefined ? `${noun}s` : count === 1 ? `1 ${noun}` : `${count} ${noun}s`));
   // "changed a project" becomes "changed the project Shed" once its name is known
   // (the route's :id is the last thing the words name: "a section of a
   // toolbox talk" names the talk)
@@ -244,7 +248,15 @@ export function auditSentence(
   const user = e.target_ids.user ? nameOf(e.target_ids.user) : undefined;
   text = text.replace('{user}', user ?? 'a person').replace('{org}', orgName || 'the organisation');
   const fields = [...new Set(e.changed_fields.map(fieldInWords).filter((f) => f))];
-  if (fields.length > 0 && (!known || known[0] === 'changed')) text += ` (${list(fields)})`;
+  // New values the server noted, in words: "changed the status of the asset
+  // 20kVA generator to In repair"; with more, "(status to In repair and name)".
+  const values = Object.entries(e.details?.values ?? {}).map(([k, v]) => [fieldInWords(k), v] as const);
+  const rest = fields.filter((f) => !values.some(([k]) => k === f));
+  if (values.length === 1 && rest.length === 0 && text.startsWith('changed ')) {
+    return `${actor} changed the ${values[0][0]} of ${text.slice('changed '.length)} to ${values[0][1]}`;
+  }
+  const parts = [...values.map(([k, v]) => `${k} to ${v}`), ...rest];
+  if (parts.length > 0 && (!known || known[0] === 'changed')) text += ` (${list(parts)})`;
   return `${actor} ${text}`;
 }
 
