@@ -15,7 +15,7 @@ SELECT id, field_id, position, value, retired, updated_at, updated_by FROM docum
 ORDER BY field_id, position
 `
 
-// Exports and presence of documents (server/documentexports.go, server/presence.go).
+// Exports and presence of documents (server/documentexports.go, server/documentpresence.go).
 // Every value of the fields, retired ones included: an exported cell may
 // still name a retired value.
 func (q *Queries) DocumentFieldValuesAll(ctx context.Context, idsJson interface{}) ([]DocumentFieldValue, error) {

@@ -1,4 +1,4 @@
--- Exports and presence of documents (server/documentexports.go, server/presence.go).
+-- Exports and presence of documents (server/documentexports.go, server/documentpresence.go).
 
 -- Every value of the fields, retired ones included: an exported cell may
 -- still name a retired value.

@@ -17,7 +17,7 @@ import (
 // Documents (spec: Documents; design ../shared/design/documents.md):
 // create with a number drawn in the write transaction, get, patch, soft
 // delete and restore, list. Content lives in the revision engine
-// (server/docengine, revisions.go). Decisions in docs/documents.md.
+// (server/docengine, documentrevisions.go). Decisions in docs/documents.md.
 
 const (
 	maxDocumentTitle   = 200

@@ -384,17 +384,17 @@ func (s *Server) routes() []route {
 		{"PATCH", "/documents/:id/revisions/:hash", authenticated, s.revisionPatch},
 		{"GET", "/documents/:id/revisions/:hash/export.docx", authenticated, s.exportDOCX},
 		{"GET", "/documents/:id/revisions/:hash/export.xlsx", authenticated, s.exportXLSX},
-		// Merge requests (mergerequests.go)
+		// Merge requests (documentmergerequests.go)
 		{"POST", "/documents/:id/merge-requests", authenticated, s.mergeRequestCreate},
 		{"GET", "/documents/:id/merge-requests", authenticated, s.mergeRequestList},
 		{"GET", "/documents/:id/merge-requests/:number", authenticated, s.mergeRequestGet},
 		{"POST", "/documents/:id/merge-requests/:number/merge", authenticated, s.mergeRequestMerge},
 		{"POST", "/documents/:id/merge-requests/:number/close", authenticated, s.mergeRequestClose},
-		// Presence (server/presence.go)
+		// Presence (server/documentpresence.go)
 		{"PUT", "/documents/:id/presence", authenticated, s.presencePut},
 		{"GET", "/documents/:id/presence", authenticated, s.presenceList},
 		{"GET", "/documents/:id/presence/stream", authenticated, s.presenceStream},
-		// Tags and release labels (tags.go)
+		// Tags and release labels (documenttags.go)
 		{"POST", "/documents/:id/tags", authenticated, s.tagCreate},
 		{"GET", "/documents/:id/tags", authenticated, s.tagList},
 	}

@@ -425,7 +425,7 @@ func (s *Server) changeThen(rq *request, op, finish func(q *db.Queries, d db.Doc
 			if len(conflicts) > 0 {
 				return conflictError(head, conflicts)
 			}
-			// expressions still compile, enum cells name values (docconstraints.go)
+			// expressions still compile, enum cells name values (documentconstraints.go)
 			if conflicts, err = mergeConstraints(rq.ctx, q, st, base, headHash, t, merged); err != nil {
 				return err
 			}

@@ -175,7 +175,7 @@ func analyseMerge(ctx context.Context, q *db.Queries, m db.DocumentMergeRequest,
 	if len(conflicts) == 0 {
 		// expressions still compile, enum cells name values, and (the gate
 		// of a merge request only) the clauses the source changed fill
-		// their required cells (docconstraints.go)
+		// their required cells (documentconstraints.go)
 		if conflicts, err = mergeConstraints(ctx, q, st.stage, hashOf(base.Hash), hashOf(st.toHead.Hash), hashOf(st.fromHead.Hash), merged); err != nil {
 			return nil, err
 		}
