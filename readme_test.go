@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -39,4 +40,19 @@ func TestReadmeNamesEveryCommandAndFlag(t *testing.T) {
 		}
 	}
 	walk(rootCmd(context.Background(), func(string) string { return "" }, io.Discard, io.Discard))
+}
+
+// TestReadmeLinksResolve: every file the README links or names under docs/
+// exists, so a moved or renamed page does not leave a dead link.
+func TestReadmeLinksResolve(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`docs/[A-Za-z0-9_./-]+\.(?:md|png|service)`).FindAllString(string(readme), -1) {
+		if _, err := os.Stat(m); err != nil {
+			t.Errorf("README names %s, which does not exist", m)
+		}
+	}
 }
