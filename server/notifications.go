@@ -295,13 +295,35 @@ func actorName(ctx context.Context, q *db.Queries, id int64) (string, error) {
 	return "Someone", nil
 }
 
-// whenText writes a stored time for a sentence, in UTC.
-func whenText(stored string) string {
+// whenText writes a stored time for a sentence read by userID: in the time
+// zone of their account (UTC when they have not chosen one), named, so a
+// site supervisor in Perth reads 15:00 AWST, not 07:00 UTC.
+func whenText(ctx context.Context, q *db.Queries, userID int64, stored string) (string, error) {
 	t, err := db.ParseTime(stored)
 	if err != nil {
-		return stored
+		return stored, nil
 	}
-	return t.UTC().Format("Mon 2 Jan 2006 15:04") + " UTC"
+	u, err := q.UserGet(ctx, userID)
+	if err != nil && !db.IsNotFound(err) {
+		return "", err
+	}
+	loc, err := time.LoadLocation(u.TimezoneCode)
+	if err != nil || u.TimezoneCode == "" {
+		loc = time.UTC
+	}
+	t = t.In(loc)
+	return t.Format("Mon 2 Jan 2006 15:04") + " " + zoneName(t, u.TimezoneCode), nil
+}
+
+// zoneName names a time's zone as people know it: its abbreviation where
+// the zone has one (AWST, BST, UTC), else its city ("Dubai time") rather
+// than an offset such as "+04".
+func zoneName(t time.Time, tz string) string {
+	abbr := t.Format("MST")
+	if strings.IndexFunc(abbr, func(r rune) bool { return r < 'A' || r > 'Z' }) < 0 {
+		return abbr
+	}
+	return strings.ReplaceAll(tz[strings.LastIndex(tz, "/")+1:], "_", " ") + " time"
 }
 
 // notifyOrgInvite tells the account holding the invite's address verified,
@@ -339,9 +361,13 @@ func (s *Server) notifyToolboxInvite(ctx context.Context, q *db.Queries, sc db.S
 	if err != nil {
 		return err
 	}
+	when, err := whenText(ctx, q, userID, sc.ScheduledStartAt)
+	if err != nil {
+		return err
+	}
 	return s.notify(ctx, q, notification{UserID: userID, ActorID: actorID, OrgID: sc.OrganisationID, Kind: notifyToolboxInvite,
 		Title: "You are invited to the toolbox talk " + quoted(t.Title),
-		Body: who + " invited you to the toolbox talk " + quoted(t.Title) + " on " + whenText(sc.ScheduledStartAt) +
+		Body: who + " invited you to the toolbox talk " + quoted(t.Title) + " on " + when +
 			". Open it to check in, or to say you cannot come.",
 		Link: "/app/sign/" + db.ID(t.ID).String()})
 }
@@ -354,7 +380,11 @@ func (s *Server) notifyInductionAssigned(ctx context.Context, q *db.Queries, i d
 	}
 	body := who + " asked you to complete the induction " + quoted(r.Name)
 	if ui.DueAt != nil {
-		body += " by " + whenText(*ui.DueAt)
+		when, err := whenText(ctx, q, ui.UserID, *ui.DueAt)
+		if err != nil {
+			return err
+		}
+		body += " by " + when
 	}
 	return s.notify(ctx, q, notification{UserID: ui.UserID, ActorID: actorID, OrgID: i.OrganisationID, Kind: notifyInduction,
 		Title: "Induction to complete: " + r.Name, Body: body + ". Open it to complete it.",

@@ -122,6 +122,13 @@ func TestNotificationsPerEvent(t *testing.T) {
 		if n := e.countKind(f.bob, notifyToolboxInvite); n != 2 {
 			t.Fatalf("bob has %d toolbox notifications, want 2 (one per session)", n)
 		}
+		// Who chose a time zone reads the time in it, named.
+		e.must(200, f.bob, "PATCH", "/users/@me", map[string]any{"timezone_code": "Australia/Perth"})
+		e.must(201, f.alice, "POST", "/toolboxes/"+f.toolbox+"/schedules", map[string]any{"scheduled_start_at": "2026-11-25T07:00:00Z",
+			"scheduled_finish_at": "2026-11-25T08:00:00Z", "invitee_ids": []string{f.bob.ID}})
+		if n := e.notificationOfKind(t, f.bob, notifyToolboxInvite); !strings.Contains(n["body"].(string), "Wed 25 Nov 2026 15:00 AWST") {
+			t.Fatalf("bob (in Perth) reads %q, want 15:00 AWST", n["body"])
+		}
 	})
 
 	t.Run("a rolled-back change notifies no one", func(t *testing.T) {
@@ -414,5 +421,22 @@ func TestForYou(t *testing.T) {
 	e.addMember(f.acme, f.carol)
 	if inv := list(e.must(200, f.carol, "GET", "/users/@me/for-you", nil), "invitations"); len(inv) != 0 {
 		t.Fatalf("a member still sees the invitation: %v", inv)
+	}
+}
+
+// TestZoneName: a zone is named by its letters where it has them, else by
+// its city, never by a bare offset.
+func TestZoneName(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC)
+	for tz, want := range map[string]string{"UTC": "UTC", "Australia/Perth": "AWST", "Europe/London": "GMT", "Asia/Dubai": "Dubai time",
+		"America/Argentina/Buenos_Aires": "Buenos Aires time"} {
+		loc, err := time.LoadLocation(tz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := zoneName(at.In(loc), tz); got != want {
+			t.Errorf("%s: %q, want %q", tz, got, want)
+		}
 	}
 }
