@@ -458,7 +458,7 @@ func workItemTypeRef(ctx context.Context, q *db.Queries, id *int64) (*workItemTy
 	return &workItemTypeRefJSON{ID: db.ID(t.ID), Name: t.Name, Colour: t.Colour, PrefixID: optID(t.PrefixID), Enabled: t.Enabled}, nil
 }
 
-// notifyFleetSubscribers mails the fleet's subscribers whose location and
+// notifyFleetSubscribers tells the fleet's subscribers whose location and
 // work item type match a new work item, in its creation's transaction (the
 // outbox row commits with it). A member is told only when it may view the
 // work item where it sits; a share holder subscribed through its share, which
@@ -489,7 +489,17 @@ func (s *Server) notifyFleetSubscribers(ctx context.Context, q *db.Queries, w db
 				return err
 			}
 		}
-		err := s.mailer.send(ctx, q, s.mailFleetWorkItem(r.Email, actor, o, w))
+		// In the app as well as by mail (the mail obeys the person's
+		// preference like every other notification). A share holder is not
+		// a member: its notification needs no membership to be opened.
+		var orgID int64
+		if r.IsMember {
+			orgID = w.OrganisationID
+		}
+		m := s.mailFleetWorkItem("", actor, o, w)
+		err := s.notify(ctx, q, notification{UserID: r.ID, ActorID: actorID, OrgID: orgID, Kind: notifyFleetWorkItem,
+			Title: m.Subject, Body: personName(actor) + " created the work item " + w.FormattedNumber + " " + quoted(w.Title) + " on a fleet you follow.",
+			Link: "/app/workitems/" + db.ID(w.ID).String(), Mail: &m})
 		if err != nil {
 			return err
 		}

@@ -228,6 +228,16 @@ func TestFleetSubscriberNotifications(t *testing.T) {
 			t.Errorf("%s: mailed %v, want %v", c.name, got, want)
 		}
 	}
+	// Each mail came with a notification in the app, also for the share
+	// holder, who is not a member of Acme.
+	for u, n := range map[*testUser]int{dave: 2, f.bob: 3, f.alice: 2, f.mallory: 0} {
+		if got := e.countKind(u, notifyFleetWorkItem); got != n {
+			t.Errorf("%s has %d fleet notifications, want %d", u.Email, got, n)
+		}
+	}
+	if n := e.notificationOfKind(t, dave, notifyFleetWorkItem); n["available"] != true || !strings.HasPrefix(n["link"].(string), "/app/workitems/") {
+		t.Errorf("the share holder's notification %v: want one it can open", n)
+	}
 	// A member who may not view work items is not told; a revoked share ends it.
 	e.must(200, f.alice, "PUT", acme+"/permissions/"+f.bob.ID, map[string]any{"permissions": map[string]string{"VIEW_WORKITEMS": "deny"}})
 	e.must(204, f.alice, "DELETE", "/fleets/"+f.fleet+"/shares/"+share, nil)

@@ -27,6 +27,7 @@ const (
 	notifyWorkItemChange = "work_item_changed"
 	notifyShare          = "share_waiting"
 	notifyMergeRequest   = "merge_request"
+	notifyFleetWorkItem  = "fleet_work_item"
 )
 
 // notificationKeep is how long a notification is kept (notificationPurge).
@@ -180,7 +181,7 @@ func toNotification(r db.NotificationListByIDsRow) notificationJSON {
 // notificationFilter is the $filter whitelist of GET /users/@me/notifications.
 var notificationFilter = db.FilterFields{
 	"read":       {Column: "(read_at IS NOT NULL)", Kind: db.FieldBool},
-	"kind":       {Column: "kind", Kind: db.FieldEnum, Values: []string{notifyOrgInvite, notifyToolboxInvite, notifyInduction, notifyInductionDue, notifyWorkItemAssign, notifyWorkItemChange, notifyShare, notifyMergeRequest}},
+	"kind":       {Column: "kind", Kind: db.FieldEnum, Values: []string{notifyOrgInvite, notifyToolboxInvite, notifyInduction, notifyInductionDue, notifyWorkItemAssign, notifyWorkItemChange, notifyShare, notifyMergeRequest, notifyFleetWorkItem}},
 	"created_at": {Column: "created_at", Kind: db.FieldTime},
 }
 
