@@ -161,6 +161,8 @@ type bodyFixture struct {
 	after   map[string]func(map[string]any)
 	lazy    map[string]func() string // values made when first asked for ("" until they can be)
 	ran     map[string]bool
+	// outsider owns another organisation: a caller with no access here.
+	outsider *testUser
 }
 
 // value is the value a source names, or "" while it is not made yet.
@@ -532,6 +534,7 @@ func TestOpenAPIMinimalBodies(t *testing.T) {
 	f.ids["role"] = e.rawRole(f.org, "Fixture role", 5)
 	dave := e.user("Dave")
 	f.ids["other org"] = e.org(dave, "Elsewhere")
+	f.outsider = dave
 	groupType := e.must(http.StatusCreated, alice, "POST", "/organisations/"+f.org+"/asset-types", map[string]any{"name": "Crane set", "ephemerality": 1})
 	f.ids["group type"] = groupType.obj(t)["id"].(string)
 	emails := e.must(http.StatusOK, alice, "GET", "/users/@me/emails", nil).arr(t)
@@ -657,6 +660,7 @@ func (f *bodyFixture) check(t *testing.T, op bodyOp, path string, body map[strin
 	if u == nil {
 		u = f.owner
 	}
+	f.hostile(t, op, path, body, u)
 	exc, excepted := bodyExceptions[op.key]
 	required := slices.Sorted(maps.Keys(body))
 	for _, r := range required {
@@ -711,6 +715,70 @@ func (f *bodyFixture) check(t *testing.T, op bodyOp, path string, body map[strin
 		// Refused for a state the fixture did not set up: the check of
 		// this operation would say nothing.
 		t.Errorf("%s: smallest body %s answered %d (fix the fixture, or except it saying why): %.200s", op.key, j, resp.Status, resp.Body)
+	}
+}
+
+// hostile sends what a broken client or an attacker would, before the
+// body's real turn (issue 35: nothing from outside breaks the server):
+// the smallest body from another organisation's owner and from nobody is
+// refused with a 4xx; the body with any one field of a type its schema
+// does not allow is refused with a 4xx as well (a wrong type is 400 and
+// changes nothing); and no answer is a 5xx.
+func (f *bodyFixture) hostile(t *testing.T, op bodyOp, path string, body map[string]any, u *testUser) {
+	t.Helper()
+	refused := func(what string, r *testResponse) {
+		t.Helper()
+		if r.Status < 400 || r.Status >= 500 {
+			t.Errorf("%s %s: answered %d, want a 4xx refusal: %.200s", op.key, what, r.Status, r.Body)
+		}
+	}
+	if op.key != "POST /organisations" && !strings.HasPrefix(op.path, "/users/@me") && !strings.HasPrefix(op.path, "/auth/") && !strings.HasPrefix(op.path, "/oauth/") {
+		refused("from another organisation's owner", f.send(f.outsider, op, path, body))
+	}
+	if !strings.HasPrefix(op.path, "/auth/") && !strings.HasPrefix(op.path, "/oauth/") {
+		refused("without a token", f.send(nil, op, path, body))
+	}
+	if op.mediaType != "application/json" {
+		return
+	}
+	props, _ := objectParts(op.schema.Schema())
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		ps := props[name].Schema()
+		if ps == nil || len(ps.Type) == 0 {
+			continue // a choice of types (an id: string or integer): its own tests
+		}
+		for _, wrong := range []struct {
+			kind  string
+			value any
+		}{{"string", "not a fitting value"}, {"number", 12345.5}, {"boolean", true}, {"array", []any{1}}, {"object", map[string]any{"x": 1}}} {
+			allowed := slices.Contains(ps.Type, wrong.kind) || wrong.kind == "number" && slices.Contains(ps.Type, "integer")
+			if allowed {
+				continue
+			}
+			b := maps.Clone(body)
+			b[name] = wrong.value
+			refused(fmt.Sprintf("with %s as a %s", name, wrong.kind), f.send(u, op, path, b))
+		}
+		// Every limit the description states is one the handler keeps:
+		// one past a length, a range or an enum is refused.
+		var beyond []any
+		if ps.MaxLength != nil && slices.Contains(ps.Type, "string") && ps.Pattern == "" && ps.Format == "" {
+			beyond = append(beyond, strings.Repeat("x", int(*ps.MaxLength)+1))
+		}
+		if ps.Maximum != nil && (slices.Contains(ps.Type, "integer") || slices.Contains(ps.Type, "number")) {
+			beyond = append(beyond, *ps.Maximum+1)
+		}
+		if ps.Minimum != nil && (slices.Contains(ps.Type, "integer") || slices.Contains(ps.Type, "number")) {
+			beyond = append(beyond, *ps.Minimum-1)
+		}
+		if len(ps.Enum) > 0 && slices.Contains(ps.Type, "string") {
+			beyond = append(beyond, "no such choice")
+		}
+		for _, v := range beyond {
+			b := maps.Clone(body)
+			b[name] = v
+			refused(fmt.Sprintf("with %s %.20v (past its limit)", name, v), f.send(u, op, path, b))
+		}
 	}
 }
 
