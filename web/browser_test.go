@@ -30,6 +30,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"golang.org/x/crypto/bcrypt"
 
 	"workspace/db"
 	"workspace/db/dbtest"
@@ -156,6 +157,9 @@ func startAppServer(t *testing.T, configure func(*server.Config), wrap func(http
 	cfg := server.Config{
 		Issuer: base, Registration: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// Password hashing at its real cost is not what these tests are
+		// about: under -race each account and sign-in paid 1.3 s for it.
+		PasswordCost: bcrypt.MinCost,
 	}
 	if configure != nil {
 		configure(&cfg)
