@@ -24,7 +24,7 @@ import (
 // was committed before the backup began and must be in it.
 func TestScheduledBackupUnderLoad(t *testing.T) {
 	dir := t.TempDir()
-	dbPath := filepath.Join(dir, "ws.db")
+	dbPath := servedDB(t, filepath.Join(dir, "ws.db"))
 	s := startServe(t, "--db", dbPath)
 	st, _, _ := call(t, "POST", s.base+"/auth/register", "", "application/json", `{"email":"load@example.com","password":"load-password","first_name":"Load"}`)
 	if st != http.StatusCreated {

@@ -59,9 +59,10 @@ func missingOrganisations(t *testing.T, path string, ids []string) []string {
 // serve stops, restore --from-replica gives a database holding every
 // acknowledged write, which serve then runs on.
 func TestServeReplicates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	dbPath := filepath.Join(dir, "ws.db")
+	dbPath := servedDB(t, filepath.Join(dir, "ws.db"))
 	replica := filepath.Join(dir, "replica")
 	s := startServe(t, "--db", dbPath, "--replicate", replica)
 	if !strings.Contains(s.out.String(), "replicating to "+replica) {
@@ -135,9 +136,10 @@ func TestServeReplicates(t *testing.T) {
 // replica has caught up, and the restore holds every acknowledged write.
 // serve runs in a child process (this test binary, TestReplicaChildServe).
 func TestServeReplicaSurvivesKill(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	dbPath := filepath.Join(dir, "ws.db")
+	dbPath := servedDB(t, filepath.Join(dir, "ws.db"))
 	replica := filepath.Join(dir, "replica")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestReplicaChildServe$")
 	cmd.Env = append(os.Environ(), "WORKSPACE_CHILD_SERVE="+dbPath+"\n"+replica)

@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,7 +27,52 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"workspace/db"
+	"workspace/db/dbtest"
+	"workspace/server"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	serveTemplate.Remove()
+	os.Exit(code)
+}
+
+// serveTemplate is a database migrated once per test binary, with the
+// signing key a first start stores: a test that starts `serve` on a new
+// database copies it (servedDB) instead of running every migration and
+// generating a key again, most of a start's time under -race. The commands
+// that migrate (TestCommands' migrate, restore) still start from nothing.
+var serveTemplate = dbtest.Template{Build: func(path string) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(ctx, store, server.Config{Issuer: "http://workspace.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		store.Close()
+		return err
+	}
+	cancel()
+	srv.Wait() // its background jobs end before the store closes
+	// Closing the last connection checkpoints the log into the file.
+	return store.Close()
+}}
+
+// servedDB puts a copy of serveTemplate at path (a new database, as the
+// first start of serve leaves it) and returns path. Copies share the
+// template's node id.
+func servedDB(t *testing.T, path string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := serveTemplate.CopyTo(path); err != nil {
+		t.Fatalf("template database: %v", err)
+	}
+	return path
+}
 
 // syncBuffer collects a command's output while it runs.
 type syncBuffer struct {
@@ -154,7 +200,8 @@ func signIn(t *testing.T, base, email, password string) string {
 }
 
 func TestServeEndToEnd(t *testing.T) {
-	dbPath := filepath.Join(t.TempDir(), "ws.db")
+	t.Parallel()
+	dbPath := servedDB(t, filepath.Join(t.TempDir(), "ws.db"))
 	ctx := context.Background()
 	var out syncBuffer
 	if err := run(ctx, []string{"admin", "create", "--db", dbPath, "--email", "root@example.com", "--password", "staff-pass"}, noEnv, &out, io.Discard); err != nil {
@@ -312,8 +359,9 @@ func TestServeEndToEnd(t *testing.T) {
 }
 
 func TestServeFlags(t *testing.T) {
+	t.Parallel()
 	t.Run("registration off and a fixed node id", func(t *testing.T) {
-		dbPath := filepath.Join(t.TempDir(), "ws.db")
+		dbPath := servedDB(t, filepath.Join(t.TempDir(), "ws.db"))
 		s := startServe(t, "--db", dbPath, "--registration=false", "--node-id", "7")
 		if st, _, _ := call(t, "POST", s.base+"/auth/register", "", "application/json", `{"email":"x@example.com","password":"12345678"}`); st != http.StatusForbidden {
 			t.Fatalf("register with registration off: status %d, want 403", st)
@@ -338,7 +386,7 @@ func TestServeFlags(t *testing.T) {
 		}
 	})
 	t.Run("issuer URL names the server", func(t *testing.T) {
-		s := startServe(t, "--db", filepath.Join(t.TempDir(), "ws.db"), "--issuer-url", "https://ws.example.com/")
+		s := startServe(t, "--db", servedDB(t, filepath.Join(t.TempDir(), "ws.db")), "--issuer-url", "https://ws.example.com/")
 		_, d, _ := call(t, "GET", s.base+"/.well-known/openid-configuration", "", "", "")
 		if d["issuer"] != "https://ws.example.com" {
 			t.Fatalf("issuer = %v, want https://ws.example.com", d["issuer"])
@@ -349,6 +397,7 @@ func TestServeFlags(t *testing.T) {
 // TestServeExternalIssuer: --oidc-issuer and --oidc-audience reach the
 // server; an issuer stood up here signs a token that serve accepts.
 func TestServeExternalIssuer(t *testing.T) {
+	t.Parallel()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +419,7 @@ func TestServeExternalIssuer(t *testing.T) {
 		}
 	}))
 	defer iss.Close()
-	s := startServe(t, "--db", filepath.Join(t.TempDir(), "ws.db"), "--oidc-issuer", iss.URL, "--oidc-audience", "cli-aud")
+	s := startServe(t, "--db", servedDB(t, filepath.Join(t.TempDir(), "ws.db")), "--oidc-issuer", iss.URL, "--oidc-audience", "cli-aud")
 	sign := func(aud string) string {
 		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{
 			"iss": iss.URL, "aud": aud, "sub": "cli-user", "email": "cli@corp.example", "email_verified": true,
@@ -393,6 +442,7 @@ func TestServeExternalIssuer(t *testing.T) {
 }
 
 func TestCommands(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "ws.db")
@@ -494,6 +544,7 @@ func TestCommands(t *testing.T) {
 }
 
 func TestParseOAuthClients(t *testing.T) {
+	t.Parallel()
 	env := func(k string) string {
 		if k == "WORKSPACE_OAUTH_SECRET_MY_PROXY" {
 			return "s3cret"
@@ -528,7 +579,7 @@ func TestParseOAuthClients(t *testing.T) {
 func TestScheduledBackups(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	dbPath := filepath.Join(dir, "ws.db")
+	dbPath := servedDB(t, filepath.Join(dir, "ws.db"))
 	if err := run(ctx, []string{"migrate", "--db", dbPath}, noEnv, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +606,8 @@ func TestScheduledBackups(t *testing.T) {
 // TestServeMetricsListener: --metrics-addr serves the metrics on a listener
 // of their own; the API's listener does not have them.
 func TestServeMetricsListener(t *testing.T) {
-	s := startServe(t, "--db", filepath.Join(t.TempDir(), "ws.db"), "--synchronous", "NORMAL", "--metrics-addr", "127.0.0.1:0")
+	t.Parallel()
+	s := startServe(t, "--db", servedDB(t, filepath.Join(t.TempDir(), "ws.db")), "--synchronous", "NORMAL", "--metrics-addr", "127.0.0.1:0")
 	out := s.out.String()
 	i := strings.Index(out, "metrics on http://")
 	if i < 0 {
@@ -590,8 +642,9 @@ func TestServeMetricsListener(t *testing.T) {
 // TestAuditVerifyCommand: `audit verify` passes a whole trail and names the
 // entry that was changed directly in the file.
 func TestAuditVerifyCommand(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	dbPath := filepath.Join(t.TempDir(), "ws.db")
+	dbPath := servedDB(t, filepath.Join(t.TempDir(), "ws.db"))
 	store, err := db.Open(ctx, db.Options{Path: dbPath, NodeID: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -90,6 +90,7 @@ func readMaildir(t *testing.T, dir string) []receivedMail {
 // Maildir), points `serve --smtp-url` at it, and reads what arrived: both
 // parts, the link on the public URL, no API path, and the link works.
 func TestMailThroughSMTP(t *testing.T) {
+	t.Parallel()
 	py := aiosmtpdPython()
 	if py == "" {
 		t.Skip("python3-aiosmtpd is not installed (apt-get install python3-aiosmtpd; .ci/run does)")
@@ -117,7 +118,7 @@ func TestMailThroughSMTP(t *testing.T) {
 	})
 
 	const public = "https://work.example.com"
-	s := startServe(t, "--db", filepath.Join(t.TempDir(), "ws.db"), "--synchronous", "NORMAL",
+	s := startServe(t, "--db", servedDB(t, filepath.Join(t.TempDir(), "ws.db")), "--synchronous", "NORMAL",
 		"--smtp-url", "smtp://"+smtpAddr+"?from=workspace@example.com", "--public-url", public)
 	if st, body, _ := call(t, "POST", s.base+"/auth/register", "", "application/json", `{"email":"mia@example.com","password":"mia-password"}`); st != http.StatusCreated {
 		t.Fatalf("register: %d %v", st, body)

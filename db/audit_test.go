@@ -13,9 +13,10 @@ import (
 // never forks a chain: not across interleaved chains, concurrent writers in
 // shared batches, a rolled-back append, or an append by another process.
 func TestAppendAuditKeepsChainsWhole(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "audit.db")
-	s, err := Open(ctx, Options{Path: path, Synchronous: "NORMAL", NodeID: 1})
+	s, err := Open(ctx, Options{Path: fresh(t, path), Synchronous: "NORMAL", NodeID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,10 +16,11 @@ import (
 // TestBackupUnderWrites: a backup taken while many goroutines write is a
 // sound database holding every write acknowledged before the backup began.
 func TestBackupUnderWrites(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "live.db")
-	store, err := Open(ctx, Options{Path: src, NodeID: -1})
+	store, err := Open(ctx, Options{Path: fresh(t, src), NodeID: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,10 +140,11 @@ func TestBackupUnderWrites(t *testing.T) {
 }
 
 func TestBackupErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "live.db")
-	store, err := Open(ctx, Options{Path: src, NodeID: 1})
+	store, err := Open(ctx, Options{Path: fresh(t, src), NodeID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,13 +181,14 @@ func TestBackupErrors(t *testing.T) {
 }
 
 func TestOpenOptions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		sync string
 		want int // PRAGMA synchronous: OFF 0, NORMAL 1, FULL 2, EXTRA 3
 	}{{"", 2}, {"FULL", 2}, {"normal", 1}, {"NORMAL", 1}, {"Extra", 3}, {"OFF", 0}} {
 		t.Run("synchronous "+tc.sync, func(t *testing.T) {
-			s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "s.db"), Synchronous: tc.sync, NodeID: -1})
+			s, err := Open(ctx, Options{Path: fresh(t, filepath.Join(t.TempDir(), "s.db")), Synchronous: tc.sync, NodeID: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +210,7 @@ func TestOpenOptions(t *testing.T) {
 		node int64
 		ok   bool
 	}{{-1, true}, {0, true}, {1023, true}, {1024, false}, {-2, false}} {
-		s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "n.db"), NodeID: tc.node})
+		s, err := Open(ctx, Options{Path: fresh(t, filepath.Join(t.TempDir(), "n.db")), NodeID: tc.node})
 		if (err == nil) != tc.ok {
 			t.Errorf("node id %d: err %v, want ok %v", tc.node, err, tc.ok)
 		}
@@ -222,6 +225,7 @@ func TestOpenOptions(t *testing.T) {
 
 // TestAwkwardPaths: a database path is a file name, not URI syntax.
 func TestAwkwardPaths(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, name := range []string{"with space", "hash#dir", "per%20cent", "what?", "ünï"} {
 		t.Run(name, func(t *testing.T) {
@@ -229,13 +233,20 @@ func TestAwkwardPaths(t *testing.T) {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			p := filepath.Join(dir, "x.db")
+			// The file at p is a copy of the migrated template, so it exists
+			// before Open: what proves Open used p is a write found in it.
+			p := fresh(t, filepath.Join(dir, "x.db"))
 			s, err := Open(ctx, Options{Path: p, NodeID: -1})
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
-			s.Close()
-			if _, err := os.Stat(p); err != nil {
+			marker := "written-through-" + name
+			err = s.InTx(ctx, func(q *Queries) error { return q.MetaPut(ctx, MetaPutParams{Key: "marker", Value: marker}) })
+			s.Close() // checkpoints the write into the file
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(p); err != nil || !strings.Contains(string(b), marker) {
 				t.Fatalf("the database is not at its path: %v", err)
 			}
 			out := filepath.Join(dir, "copy#1?.db")
@@ -252,10 +263,11 @@ func TestAwkwardPaths(t *testing.T) {
 // TestBackupIntoRotates: scheduled copies are named by time, each is
 // checked, and only the newest keep remain.
 func TestBackupIntoRotates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "live.db")
-	store, err := Open(ctx, Options{Path: src, NodeID: -1})
+	store, err := Open(ctx, Options{Path: fresh(t, src), NodeID: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,10 +300,11 @@ func TestBackupIntoRotates(t *testing.T) {
 // the old write-ahead log is not replayed); a damaged copy or a database a
 // server holds is refused and nothing changes.
 func TestRestore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "live.db")
-	store, err := Open(ctx, Options{Path: src, NodeID: -1})
+	store, err := Open(ctx, Options{Path: fresh(t, src), NodeID: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,10 +365,11 @@ func TestRestore(t *testing.T) {
 }
 
 func TestBackupProgress(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "live.db")
-	store, err := Open(ctx, Options{Path: src, NodeID: -1})
+	store, err := Open(ctx, Options{Path: fresh(t, src), NodeID: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

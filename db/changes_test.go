@@ -13,9 +13,10 @@ import (
 // versions move only once the batch ended, and rollbacks and other
 // processes' commits move everything.
 func TestTableChangesFollowTheWriter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "changes.db")
-	s, err := Open(ctx, Options{Path: path, Synchronous: "NORMAL", NodeID: 1})
+	s, err := Open(ctx, Options{Path: fresh(t, path), Synchronous: "NORMAL", NodeID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,10 @@ import (
 // into the database file by itself, and its checkpoints are not mistaken
 // for another process's commit (which would drop every writer memo).
 func TestCheckpointsRunOffTheWriter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ckpt.db")
-	s, err := Open(ctx, Options{Path: path, NodeID: 1})
+	s, err := Open(ctx, Options{Path: fresh(t, path), NodeID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,7 @@ func schemaOf(t *testing.T, d *sql.DB) map[string]string {
 // TestSchemaMatchesMigrations: schema.sql, which sqlc reads, must describe
 // exactly what the migrations build.
 func TestSchemaMatchesMigrations(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	migrated, err := Open(ctx, Options{Path: filepath.Join(dir, "m.db"), NodeID: 1})
@@ -71,6 +72,7 @@ func TestSchemaMatchesMigrations(t *testing.T) {
 }
 
 func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "x.db")
 	s, err := Open(ctx, Options{Path: path, NodeID: -1})
@@ -95,6 +97,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 }
 
 func TestIDs(t *testing.T) {
+	t.Parallel()
 	g := NewIDGen(5)
 	seen := map[int64]bool{}
 	prev := int64(0)
@@ -123,8 +126,9 @@ func TestIDs(t *testing.T) {
 // row survives with its key and masks, and the CHECKs still refuse a layer
 // or target kind they do not name.
 func TestGrantRebuildKeepsRowsAndChecks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "g.db"), NodeID: 1})
+	s, err := Open(ctx, Options{Path: fresh(t, filepath.Join(t.TempDir(), "g.db")), NodeID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,8 +182,9 @@ func TestGrantRebuildKeepsRowsAndChecks(t *testing.T) {
 // same, each CHECK accepts every value it names and refuses others, and an
 // insert no longer builds a temporary b-tree (OpenEphemeral) for its CHECK.
 func TestCheckRebuildKeepsRowsAndChecks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, Options{Path: filepath.Join(t.TempDir(), "c.db"), NodeID: 1})
+	s, err := Open(ctx, Options{Path: fresh(t, filepath.Join(t.TempDir(), "c.db")), NodeID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,6 +337,7 @@ func TestCheckRebuildKeepsRowsAndChecks(t *testing.T) {
 // TestPageCacheSizes: readers and the writer open with the page caches
 // dsn sets (the server's peak memory depends on them).
 func TestPageCacheSizes(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -355,6 +361,7 @@ func TestPageCacheSizes(t *testing.T) {
 // every grant of the organisation: with tens of thousands of project grants
 // each lookup took tens of milliseconds, on the writer.
 func TestGrantLookupsSeek(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	for _, c := range []struct {
 		name, query, want string
@@ -388,6 +395,7 @@ var scanAllowed = map[string]string{
 // (every organisation's rows, in a multi-tenant file), except those named
 // in scanAllowed. The queries are read from the generated files.
 func TestQueryPlansSeek(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	files, err := filepath.Glob("*.sql.go")
 	if err != nil || len(files) == 0 {

@@ -155,6 +155,7 @@ var validFilters = []struct {
 }
 
 func TestCompileFilterValid(t *testing.T) {
+	t.Parallel()
 	d := filterDB(t)
 	for _, tc := range validFilters {
 		t.Run(tc.expr, func(t *testing.T) {
@@ -241,6 +242,7 @@ var invalidFilters = []struct {
 }
 
 func TestCompileFilterInvalid(t *testing.T) {
+	t.Parallel()
 	for _, tc := range invalidFilters {
 		t.Run(clip(tc.expr), func(t *testing.T) {
 			where, args, err := CompileFilter(tc.expr, testFilterFields)
@@ -260,6 +262,7 @@ func TestCompileFilterInvalid(t *testing.T) {
 
 // The limits admit filters right at them.
 func TestCompileFilterAtLimits(t *testing.T) {
+	t.Parallel()
 	d := filterDB(t)
 	for name, expr := range map[string]string{
 		"depth":  strings.Repeat("(", 32) + "enabled" + strings.Repeat(")", 32),
@@ -282,6 +285,7 @@ func TestCompileFilterAtLimits(t *testing.T) {
 // No filter field set at all: every field is unknown, and the message
 // does not list an empty whitelist.
 func TestCompileFilterNoFields(t *testing.T) {
+	t.Parallel()
 	_, _, err := CompileFilter("name eq 'x'", nil)
 	var fe *FilterError
 	if !errors.As(err, &fe) || fe.Field != "name" || fe.Message != "is not a filterable field" {
@@ -290,6 +294,7 @@ func TestCompileFilterNoFields(t *testing.T) {
 }
 
 func TestFilterErrorText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  FilterError
 		want string
@@ -386,6 +391,7 @@ func FuzzCompileFilter(f *testing.F) {
 }
 
 func TestCompileFilterNoCallerText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range validFilters {
 		where, args, err := CompileFilter(tc.expr, testFilterFields)
 		if err != nil {

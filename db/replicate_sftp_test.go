@@ -125,6 +125,7 @@ func serveSSH(c net.Conn, cfg *ssh.ServerConfig, home string) {
 // sftp://USER@HOST/PATH is PATH under the login directory (Litestream's
 // reading), sftp://USER@HOST//PATH the absolute PATH.
 func TestReplicateSFTP(t *testing.T) {
+	t.Parallel()
 	s := startSFTP(t, "rep", "s3cret")
 	abs := filepath.ToSlash(filepath.Join(t.TempDir(), "abs-replica"))
 	for _, c := range []struct{ urlPath, onDisk string }{
@@ -152,12 +153,13 @@ func TestReplicateSFTP(t *testing.T) {
 // is not the pinned one, is refused when replication starts, and a
 // host_key that is not a key is refused before anything connects.
 func TestReplicateSFTPRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := startSFTP(t, "rep", "s3cret")
 	other := startSFTP(t, "rep", "s3cret")
 	dir := filepath.ToSlash(filepath.Join(t.TempDir(), "replica"))
 	src := filepath.Join(t.TempDir(), "live.db")
-	store, err := Open(ctx, Options{Path: src, NodeID: -1})
+	store, err := Open(ctx, Options{Path: fresh(t, src), NodeID: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func replicateAndRestore(t *testing.T, replicaURL string) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "live.db")
-	store, err := Open(ctx, Options{Path: src, NodeID: -1})
+	store, err := Open(ctx, Options{Path: fresh(t, src), NodeID: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +104,7 @@ func replicateAndRestore(t *testing.T, replicaURL string) {
 
 // TestReplicateFile: a directory replica, end to end.
 func TestReplicateFile(t *testing.T) {
+	t.Parallel()
 	replicateAndRestore(t, filepath.Join(t.TempDir(), "replica"))
 }
 
@@ -127,10 +128,11 @@ func TestReplicateS3(t *testing.T) {
 // and closed at once (before Litestream's first monitor tick) still
 // reaches the replica.
 func TestReplicateShortLived(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	src, replica := filepath.Join(dir, "live.db"), filepath.Join(dir, "replica")
-	store, err := Open(ctx, Options{Path: src, NodeID: -1})
+	store, err := Open(ctx, Options{Path: fresh(t, src), NodeID: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

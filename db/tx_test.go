@@ -14,7 +14,7 @@ import (
 
 func openTest(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), Options{Path: filepath.Join(t.TempDir(), "tx.db"), Synchronous: "NORMAL", NodeID: 1})
+	s, err := Open(context.Background(), Options{Path: fresh(t, filepath.Join(t.TempDir(), "tx.db")), Synchronous: "NORMAL", NodeID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +47,7 @@ func put(ctx context.Context, q *Queries, key string) error {
 // TestInTxGroupCommitIsolatesFailures: under concurrency, transactions that
 // fail leave nothing behind and every acknowledged one is stored.
 func TestInTxGroupCommitIsolatesFailures(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -80,6 +81,7 @@ func TestInTxGroupCommitIsolatesFailures(t *testing.T) {
 }
 
 func TestInTxPanicReachesCaller(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ctx := context.Background()
 	func() {
@@ -106,6 +108,7 @@ func TestInTxPanicReachesCaller(t *testing.T) {
 // back under a member, no member run so far may be told it committed, and
 // the members after it still run.
 func TestRunBatchAbortedTransaction(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ctx := context.Background()
 	mk := func(fn func(q *Queries) error) *writeRequest {
@@ -139,6 +142,7 @@ func TestRunBatchAbortedTransaction(t *testing.T) {
 }
 
 func TestInTxCancelledBeforeRunning(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -185,6 +189,7 @@ func TestInTxAfterClose(t *testing.T) {
 // transaction (even after a write commits during it), none inside a write
 // batch, and the generation is odd exactly while a batch runs.
 func TestReadGeneration(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ctx := context.Background()
 	write := func() {
@@ -228,9 +233,10 @@ func TestReadGeneration(t *testing.T) {
 // a bounded time, so caches do not keep serving what it may have changed;
 // the store's own commits move it by exactly two and are not counted twice.
 func TestExternalCommitMovesGeneration(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ext.db")
-	s, err := Open(context.Background(), Options{Path: path, Synchronous: "NORMAL", NodeID: 1})
+	s, err := Open(context.Background(), Options{Path: fresh(t, path), Synchronous: "NORMAL", NodeID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,30 +277,52 @@ func TestExternalCommitMovesGeneration(t *testing.T) {
 // back the whole transaction under an interrupted write, so the writer's
 // statements run without the caller's cancellation.
 func TestCancelledCallerCannotAbortOthers(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	bg := context.Background()
 	leaving, leave := context.WithCancel(bg)
 	defer leave()
+	before := s.WriterStamp(TableUsers)[1]
 	batch := []*writeRequest{
 		{ctx: bg, fn: func(_ *sql.Tx, q *Queries) error { return put(bg, q, "k-stays") }, done: make(chan writeResult, 1)},
 		{ctx: leaving, fn: func(tx *sql.Tx, q *Queries) error {
-			time.AfterFunc(20*time.Millisecond, leave)
-			// Long enough to be running when the caller leaves.
-			_, err := tx.ExecContext(leaving, `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000)
-				INSERT INTO meta (key, value) SELECT 'k-long', count(*) FROM c`)
+			// The caller leaves once the statement has written its first
+			// row (the writer's pre-update hook counts rows of users), and
+			// the statement goes on for thousands more: the leaving lands
+			// mid-statement on any machine, where a timer had to bet on
+			// the statement's length (2,000,000 rows, 28 s under -race).
+			go func() {
+				for s.WriterStamp(TableUsers)[1] == before {
+					time.Sleep(100 * time.Microsecond) // the poll interval
+				}
+				leave()
+			}()
+			_, err := tx.ExecContext(leaving, `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000)
+				INSERT INTO users (id, email, created_at, updated_at) SELECT 1000 + x, 'long' || x || '@example.com', 'x', 'x' FROM c`)
 			return err
 		}, done: make(chan writeResult, 1)},
 	}
 	done := make(chan struct{})
 	go func() { s.runBatch(batch); close(done) }()
 	stays := <-batch[0].done
-	<-batch[1].done
+	long := <-batch[1].done
 	<-done
 	if stays.err != nil {
 		t.Fatalf("the member that stayed: %v", stays.err)
 	}
 	if !metaKeys(t, s)["k-stays"] {
 		t.Fatal("the member that stayed was not committed")
+	}
+	// The statement that had begun ran to its end.
+	if long.err != nil {
+		t.Fatalf("the member whose caller left: %v", long.err)
+	}
+	if leaving.Err() == nil {
+		t.Fatal("the caller never left")
+	}
+	var n int
+	if err := s.Reader.QueryRow(`SELECT count(*) FROM users WHERE email LIKE 'long%'`).Scan(&n); err != nil || n != 20000 {
+		t.Fatalf("%d rows of the long statement committed (%v), want 20000", n, err)
 	}
 }
 
@@ -304,6 +332,7 @@ func TestCancelledCallerCannotAbortOthers(t *testing.T) {
 // back"), none of them is half-written, and the writer commits again as
 // soon as there is room, with no restart.
 func TestGroupCommitDiskFull(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ctx := context.Background()
 	var pages int64

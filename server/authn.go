@@ -364,10 +364,16 @@ var hashSlots = make(chan struct{}, max(1, runtime.NumCPU()))
 // bcryptCost is a variable so tests can use the minimum cost.
 var bcryptCost = 10
 
-func hashPassword(pw string) (string, error) {
+// hashPassword hashes at the configured cost (Config.PasswordCost), else
+// bcryptCost.
+func (s *Server) hashPassword(pw string) (string, error) {
+	cost := s.cfg.PasswordCost
+	if cost == 0 {
+		cost = bcryptCost
+	}
 	hashSlots <- struct{}{}
 	defer func() { <-hashSlots }()
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcryptCost)
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), cost)
 	return string(h), err
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // authnGet sends GET path with a raw Authorization header ("" sends none).
@@ -293,4 +294,25 @@ func jwtPayload(t testing.TB, tok string) map[string]any {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestPasswordCost: Config.PasswordCost sets the bcrypt cost of the hashes
+// new accounts get (the browser tests lower it), and New refuses a cost
+// bcrypt does not take.
+func TestPasswordCost(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *Config) { c.PasswordCost = 6 })
+	e.must(http.StatusCreated, nil, "POST", "/auth/register", map[string]any{"email": "cost@example.com", "password": "cost password", "first_name": "Cost"})
+	u, err := e.store.R.UserGetByEmail(context.Background(), "cost@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := bcrypt.Cost([]byte(u.PasswordHash)); err != nil || got != 6 {
+		t.Fatalf("hash cost %d (%v), want 6", got, err)
+	}
+	for _, bad := range []int{-1, 3, 32} {
+		if _, err := New(context.Background(), e.store, Config{PasswordCost: bad}); err == nil || !strings.Contains(err.Error(), "password cost") {
+			t.Errorf("PasswordCost %d: %v, want a refusal", bad, err)
+		}
+	}
 }

@@ -305,7 +305,7 @@ func (s *Server) pageRegister(rq *request, b registerBody) (db.User, error) {
 	if err := validateRegistration(&b); err != nil {
 		return db.User{}, err
 	}
-	hash, err := hashPassword(b.Password)
+	hash, err := s.hashPassword(b.Password)
 	if err != nil {
 		return db.User{}, err
 	}

@@ -51,7 +51,7 @@ func (s *Server) register(rq *request) error {
 	if err := validateRegistration(&b); err != nil {
 		return err
 	}
-	hash, err := hashPassword(b.Password)
+	hash, err := s.hashPassword(b.Password)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func CreateStaff(ctx context.Context, store *db.Store, email, password string) (
 	if err := CheckStaffCredentials(email, password); err != nil {
 		return db.User{}, err
 	}
-	hash, err := hashPassword(password)
+	hash, err := s.hashPassword(password)
 	if err != nil {
 		return db.User{}, err
 	}

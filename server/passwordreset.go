@@ -230,7 +230,7 @@ func (s *Server) resetPost(rq *request) error {
 	var hash string
 	if problem == "" && pw == form.Get("password_again") {
 		var err error
-		if hash, err = hashPassword(pw); err != nil {
+		if hash, err = s.hashPassword(pw); err != nil {
 			return err
 		}
 	}

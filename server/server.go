@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/julienschmidt/httprouter"
+	"golang.org/x/crypto/bcrypt"
 
 	"workspace/db"
 )
@@ -70,6 +71,10 @@ type Config struct {
 	// BodyTimeout is the least time a request body may take to arrive; big
 	// bodies get more (bodyDeadline). 0: one minute.
 	BodyTimeout time.Duration
+	// PasswordCost is the bcrypt cost of new password hashes, 0: 10. The
+	// browser tests lower it: under -race one hash at 10 took 1.3 s, and
+	// every account they make and every sign-in paid it.
+	PasswordCost int
 }
 
 // Server holds the dependencies of every handler.
@@ -137,6 +142,9 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 	cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
 	if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("--public-url %q: must be an http:// or https:// URL without a query", cfg.PublicURL)
+	}
+	if cfg.PasswordCost != 0 && (cfg.PasswordCost < bcrypt.MinCost || cfg.PasswordCost > bcrypt.MaxCost) {
+		return nil, fmt.Errorf("password cost %d: must be %d-%d", cfg.PasswordCost, bcrypt.MinCost, bcrypt.MaxCost)
 	}
 	if cfg.LookupTXT == nil {
 		cfg.LookupTXT = net.DefaultResolver.LookupTXT

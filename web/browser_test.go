@@ -30,6 +30,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"golang.org/x/crypto/bcrypt"
 
 	"workspace/db"
 	"workspace/db/dbtest"
@@ -156,6 +157,9 @@ func startAppServer(t *testing.T, configure func(*server.Config), wrap func(http
 	cfg := server.Config{
 		Issuer: base, Registration: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// Password hashing at its real cost is not what these tests are
+		// about: under -race each account and sign-in paid 1.3 s for it.
+		PasswordCost: bcrypt.MinCost,
 	}
 	if configure != nil {
 		configure(&cfg)
@@ -201,10 +205,68 @@ func (b *chromiumProcess) stop() {
 	}
 }
 
+// browserSlots caps the browser tests running at once at two, each in its
+// own tab of the shared Chromium: on the 2-core machine, beside the
+// race-checked server suite, more at once only stretched every wait. The
+// tests in runsAlone take both slots.
+var browserSlots = newSlots(2)
+
+// runsAlone names the browser tests that run with no other beside them.
+var runsAlone = map[string]string{
+	"TestBrowserDocumentEditor": "two at once beside the race-checked server suite made it miss a 45 s wait (CI, 2026-11-28)",
+	"TestBrowserLargeDocument":  "its timings are logged for the README",
+}
+
+// slots is a counting semaphore where a test waiting to run alone goes
+// before tests that would take a slot after it asked.
+type slots struct {
+	mu           sync.Mutex
+	cond         *sync.Cond
+	used, max    int
+	aloneWaiting int
+}
+
+func newSlots(n int) *slots {
+	s := &slots{max: n}
+	s.cond = sync.NewCond(&s.mu)
+	return s
+}
+
+// take waits for a slot (all of them when alone) and answers its release.
+func (s *slots) take(alone bool) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 1
+	if alone {
+		n = s.max
+		s.aloneWaiting++
+		for s.used > 0 {
+			s.cond.Wait()
+		}
+		s.aloneWaiting--
+	} else {
+		for s.used+n > s.max || s.aloneWaiting > 0 {
+			s.cond.Wait()
+		}
+	}
+	s.used += n
+	return func() {
+		s.mu.Lock()
+		s.used -= n
+		s.mu.Unlock()
+		s.cond.Broadcast()
+	}
+}
+
 // browser answers the shared Chromium, started by the first test that asks.
+// It makes the calling test parallel and holds one of browserSlots (both,
+// for a test in runsAlone) until the test ends.
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	t.Parallel()
 	path := chromium(t)
+	_, alone := runsAlone[t.Name()]
+	t.Cleanup(browserSlots.take(alone))
 	b := &sharedBrowser
 	b.once.Do(func() {
 		b.dataDir, b.err = os.MkdirTemp("", "workspace-chromium-")
@@ -1040,12 +1102,28 @@ func TestBrowserOrganisations(t *testing.T) {
 	}
 }
 
-// orgWithOwner registers a person on a new page and makes an organisation;
-// it returns the page at the organisation.
+// orgWithOwner makes a person's account, signs them in on a new page and
+// makes an organisation; it returns the page at the organisation. The
+// account is made through the API, as the form would make it (no last
+// name): registering by the page, with its refusal of a short password, is
+// what TestBrowserSignInAndAccount and the tests that call register prove,
+// and here it cost two form posts per page.
 func orgWithOwner(t *testing.T, bctx context.Context, base, who, orgName string, width, height int64, mobile bool) *page {
 	p := newPage(t, bctx, base, width, height, mobile)
+	email, password := strings.ToLower(who)+"-"+strings.ReplaceAll(strings.ToLower(orgName), " ", "-")+"@example.com", who+" password"
+	p.step = "an account for " + who
+	b, _ := json.Marshal(map[string]string{"email": email, "password": password, "first_name": who})
+	r, err := http.Post(base+"/auth/register", "application/json", strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusCreated {
+		t.Fatalf("register %s: %d", email, r.StatusCode)
+	}
 	p.open("/")
-	p.register(who, strings.ToLower(who)+"-"+strings.ReplaceAll(strings.ToLower(orgName), " ", "-")+"@example.com", who+" password")
+	p.signIn(email, password)
+	p.waitFor(`location.pathname.startsWith('/app/') && document.querySelector('header.top') !== null`, "the app after signing in")
 	p.step = "create an organisation"
 	p.fill("Name", orgName)
 	p.click("Create organisation")
