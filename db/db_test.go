@@ -382,6 +382,7 @@ var scanAllowed = map[string]string{
 	"outboxList":                  "the mail outbox, drained whole",
 	"signingKeyList":              "a handful of keys",
 	"inductionReminderCandidates": "the reminder sweep",
+	"syncReceived":                "the version vector: a row per node",
 }
 
 // TestQueryPlansSeek: no sqlc query reads a whole table to find a few rows

@@ -755,6 +755,22 @@ type SubLocation struct {
 	CreatedAt      string
 }
 
+type SyncChange struct {
+	Seq    int64
+	Origin int64
+	Hlc    int64
+	Org    *int64
+	Tbl    string
+	Pk     string
+	Op     string
+	Cols   *string
+}
+
+type SyncReceived struct {
+	Origin int64
+	Hlc    int64
+}
+
 type System struct {
 	ID             int64
 	OrganisationID int64

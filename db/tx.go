@@ -193,7 +193,7 @@ func (s *Store) runBatch(batch []*writeRequest) {
 			s.abortBatch(tx, batch, results, i, err)
 			return
 		}
-		results[i] = runMember(r, tx, q)
+		results[i] = s.runMember(r, tx, q)
 		if results[i].err != nil || results[i].panicked {
 			s.changes.epoch.Add(1) // its row changes are undone: memos of them are wrong
 			_, err = rollbackTo.ExecContext(bg)
@@ -252,7 +252,10 @@ func (s *Store) abortBatch(tx *sql.Tx, batch []*writeRequest, results []writeRes
 	}
 }
 
-func runMember(r *writeRequest, tx *sql.Tx, q *Queries) (res writeResult) {
+func (s *Store) runMember(r *writeRequest, tx *sql.Tx, q *Queries) (res writeResult) {
+	capturing := r.ctx.Value(noCaptureKey{}) == nil
+	s.changes.cap.begin(capturing)
+	defer s.changes.cap.end()
 	defer func() {
 		if p := recover(); p != nil {
 			res = writeResult{panicked: true, panicVal: p}
@@ -265,6 +268,10 @@ func runMember(r *writeRequest, tx *sql.Tx, q *Queries) (res writeResult) {
 			// back with the write they describe.
 			err = hook(r.ctx, q)
 		}
+	}
+	if err == nil && capturing {
+		// After the audit entry, which is replicated too.
+		err = s.flushChanges(r.ctx, tx, q)
 	}
 	return writeResult{err: err}
 }
