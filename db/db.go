@@ -1185,9 +1185,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncChangeAppendStmt, err = db.PrepareContext(ctx, syncChangeAppend); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncChangeAppend: %w", err)
 	}
-	if q.syncChangeSeenStmt, err = db.PrepareContext(ctx, syncChangeSeen); err != nil {
-		return nil, fmt.Errorf("error preparing query SyncChangeSeen: %w", err)
-	}
 	if q.syncChangesAfterStmt, err = db.PrepareContext(ctx, syncChangesAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncChangesAfter: %w", err)
 	}
@@ -1199,6 +1196,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncReceivedStmt, err = db.PrepareContext(ctx, syncReceived); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncReceived: %w", err)
+	}
+	if q.syncReceivedRecordLogStmt, err = db.PrepareContext(ctx, syncReceivedRecordLog); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncReceivedRecordLog: %w", err)
 	}
 	if q.syncReceivedSetStmt, err = db.PrepareContext(ctx, syncReceivedSet); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncReceivedSet: %w", err)
@@ -3569,11 +3569,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncChangeAppendStmt: %w", cerr)
 		}
 	}
-	if q.syncChangeSeenStmt != nil {
-		if cerr := q.syncChangeSeenStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing syncChangeSeenStmt: %w", cerr)
-		}
-	}
 	if q.syncChangesAfterStmt != nil {
 		if cerr := q.syncChangesAfterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncChangesAfterStmt: %w", cerr)
@@ -3592,6 +3587,11 @@ func (q *Queries) Close() error {
 	if q.syncReceivedStmt != nil {
 		if cerr := q.syncReceivedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncReceivedStmt: %w", cerr)
+		}
+	}
+	if q.syncReceivedRecordLogStmt != nil {
+		if cerr := q.syncReceivedRecordLogStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncReceivedRecordLogStmt: %w", cerr)
 		}
 	}
 	if q.syncReceivedSetStmt != nil {
@@ -4735,11 +4735,11 @@ type Queries struct {
 	subLocationListForOrganisationStmt        *sql.Stmt
 	subLocationsOfLocationsStmt               *sql.Stmt
 	syncChangeAppendStmt                      *sql.Stmt
-	syncChangeSeenStmt                        *sql.Stmt
 	syncChangesAfterStmt                      *sql.Stmt
 	syncLastHLCStmt                           *sql.Stmt
 	syncLastReceivedStmt                      *sql.Stmt
 	syncReceivedStmt                          *sql.Stmt
+	syncReceivedRecordLogStmt                 *sql.Stmt
 	syncReceivedSetStmt                       *sql.Stmt
 	syncRowLaterStmt                          *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
@@ -5276,11 +5276,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		subLocationListForOrganisationStmt:        q.subLocationListForOrganisationStmt,
 		subLocationsOfLocationsStmt:               q.subLocationsOfLocationsStmt,
 		syncChangeAppendStmt:                      q.syncChangeAppendStmt,
-		syncChangeSeenStmt:                        q.syncChangeSeenStmt,
 		syncChangesAfterStmt:                      q.syncChangesAfterStmt,
 		syncLastHLCStmt:                           q.syncLastHLCStmt,
 		syncLastReceivedStmt:                      q.syncLastReceivedStmt,
 		syncReceivedStmt:                          q.syncReceivedStmt,
+		syncReceivedRecordLogStmt:                 q.syncReceivedRecordLogStmt,
 		syncReceivedSetStmt:                       q.syncReceivedSetStmt,
 		syncRowLaterStmt:                          q.syncRowLaterStmt,
 		systemCreateStmt:                          q.systemCreateStmt,

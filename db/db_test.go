@@ -383,6 +383,7 @@ var scanAllowed = map[string]string{
 	"signingKeyList":              "a handful of keys",
 	"inductionReminderCandidates": "the reminder sweep",
 	"syncReceived":                "the version vector: a row per node",
+	"syncReceivedRecordLog":       "once, when a clone starts: the whole copied log",
 }
 
 // TestQueryPlansSeek: no sqlc query reads a whole table to find a few rows

@@ -37,29 +37,6 @@ func (q *Queries) SyncChangeAppend(ctx context.Context, arg SyncChangeAppendPara
 	return err
 }
 
-const syncChangeSeen = `-- name: SyncChangeSeen :one
-SELECT EXISTS (SELECT 1 FROM sync_changes WHERE tbl = ?1 AND pk = ?2 AND hlc = ?3 AND origin = ?4)
-`
-
-type SyncChangeSeenParams struct {
-	Tbl    string
-	Pk     string
-	Hlc    int64
-	Origin int64
-}
-
-func (q *Queries) SyncChangeSeen(ctx context.Context, arg SyncChangeSeenParams) (bool, error) {
-	row := q.queryRow(ctx, q.syncChangeSeenStmt, syncChangeSeen,
-		arg.Tbl,
-		arg.Pk,
-		arg.Hlc,
-		arg.Origin,
-	)
-	var exists bool
-	err := row.Scan(&exists)
-	return exists, err
-}
-
 const syncChangesAfter = `-- name: SyncChangesAfter :many
 SELECT c.seq, c.origin, c.hlc, c.org, c.tbl, c.pk, c.op, c.cols
 FROM sync_changes c
@@ -167,6 +144,18 @@ func (q *Queries) SyncReceived(ctx context.Context) ([]SyncReceived, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const syncReceivedRecordLog = `-- name: SyncReceivedRecordLog :exec
+INSERT INTO sync_received(origin, hlc)
+SELECT c.origin, max(c.hlc) FROM sync_changes c WHERE c.origin <> ?1 GROUP BY c.origin
+ON CONFLICT(origin) DO UPDATE SET hlc = max(sync_received.hlc, excluded.hlc)
+`
+
+// A clone starts holding what the log it copied holds of every origin.
+func (q *Queries) SyncReceivedRecordLog(ctx context.Context, own int64) error {
+	_, err := q.exec(ctx, q.syncReceivedRecordLogStmt, syncReceivedRecordLog, own)
+	return err
 }
 
 const syncReceivedSet = `-- name: SyncReceivedSet :exec

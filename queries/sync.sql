@@ -37,5 +37,9 @@ SELECT hlc, origin, op, cols FROM sync_changes
 WHERE tbl = @tbl AND pk = @pk AND hlc >= @hlc
 ORDER BY hlc, origin;
 
--- name: SyncChangeSeen :one
-SELECT EXISTS (SELECT 1 FROM sync_changes WHERE tbl = @tbl AND pk = @pk AND hlc = @hlc AND origin = @origin);
+
+-- A clone starts holding what the log it copied holds of every origin.
+-- name: SyncReceivedRecordLog :exec
+INSERT INTO sync_received(origin, hlc)
+SELECT c.origin, max(c.hlc) FROM sync_changes c WHERE c.origin <> @own GROUP BY c.origin
+ON CONFLICT(origin) DO UPDATE SET hlc = max(sync_received.hlc, excluded.hlc);
