@@ -55,6 +55,7 @@ type Store struct {
 	seenDataVersion atomic.Int64
 	changes         *changes
 	clock           *hlcClock // the sync log's hybrid logical clock
+	clockStale      atomic.Bool
 	// auditHeads is AppendAudit's memo of each chain's last entry.
 	auditMu    sync.Mutex
 	auditHeads map[int64]auditHead

@@ -388,6 +388,17 @@ func (s *Store) flushChanges(ctx context.Context, tx *sql.Tx, q *Queries) error 
 	if c.err != nil {
 		return c.err
 	}
+	if len(c.buf) == 0 {
+		return nil
+	}
+	if s.clockStale.Swap(false) {
+		last, err := q.SyncLastHLC(ctx)
+		if err != nil {
+			s.clockStale.Store(true)
+			return err
+		}
+		s.clock.observe(last)
+	}
 	origin := s.NodeID()
 	for i := range c.buf {
 		ch := &c.buf[i]

@@ -205,3 +205,41 @@ func TestSyncClockMonotonicAcrossRestarts(t *testing.T) {
 		t.Errorf("after observing a later clock: %d, want %d", s.HLC(), last+1001)
 	}
 }
+
+// TestSyncClockAboveAnotherProcessesEntries: two stores on one file (the
+// server and `workspace admin create`) share the node's origin; a change
+// one makes after the other committed gets a later clock, so the origin's
+// entries rise in commit order (what the version vector relies on).
+func TestSyncClockAboveAnotherProcessesEntries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "two.db")
+	wall := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	frozen := func() time.Time { return wall }
+	a := openSyncStore(t, path, 4, frozen)
+	defer a.Close()
+	b := openSyncStore(t, path, 4, frozen)
+	defer b.Close()
+	write := func(s *Store, email string) {
+		t.Helper()
+		if err := s.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+			_, err := tx.Exec(`INSERT INTO users (email, created_at, updated_at) VALUES (?, '2026-11-26T00:00:00.000Z', '2026-11-26T00:00:00.000Z')`, email)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(a, "a1@example.com")
+	write(a, "a2@example.com")
+	write(b, "b1@example.com")
+	write(a, "a3@example.com")
+	log := logOf(t, a)
+	if len(log) != 4 {
+		t.Fatalf("%d entries", len(log))
+	}
+	for i := 1; i < len(log); i++ {
+		if log[i].Hlc <= log[i-1].Hlc {
+			t.Errorf("entry %d (seq %d): clock %d not above %d", i, log[i].Seq, log[i].Hlc, log[i-1].Hlc)
+		}
+	}
+}

@@ -130,6 +130,9 @@ func (s *Store) noticeOtherCommits(stmt *sql.Stmt) {
 		return
 	}
 	s.changes.outsideChange()
+	// Another process (workspace admin create) may have logged changes
+	// with this node's origin: the next flush restarts the clock above them.
+	s.clockStale.Store(true)
 	if s.writeGen.Load()%2 == 0 {
 		s.writeGen.Add(2)
 	}
