@@ -1188,6 +1188,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncChangesAfterStmt, err = db.PrepareContext(ctx, syncChangesAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncChangesAfter: %w", err)
 	}
+	if q.syncIsMemberStmt, err = db.PrepareContext(ctx, syncIsMember); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncIsMember: %w", err)
+	}
 	if q.syncLastHLCStmt, err = db.PrepareContext(ctx, syncLastHLC); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncLastHLC: %w", err)
 	}
@@ -1205,6 +1208,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncRowLaterStmt, err = db.PrepareContext(ctx, syncRowLater); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncRowLater: %w", err)
+	}
+	if q.syncRowLatestStmt, err = db.PrepareContext(ctx, syncRowLatest); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncRowLatest: %w", err)
 	}
 	if q.systemCreateStmt, err = db.PrepareContext(ctx, systemCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemCreate: %w", err)
@@ -3574,6 +3580,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncChangesAfterStmt: %w", cerr)
 		}
 	}
+	if q.syncIsMemberStmt != nil {
+		if cerr := q.syncIsMemberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncIsMemberStmt: %w", cerr)
+		}
+	}
 	if q.syncLastHLCStmt != nil {
 		if cerr := q.syncLastHLCStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncLastHLCStmt: %w", cerr)
@@ -3602,6 +3613,11 @@ func (q *Queries) Close() error {
 	if q.syncRowLaterStmt != nil {
 		if cerr := q.syncRowLaterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncRowLaterStmt: %w", cerr)
+		}
+	}
+	if q.syncRowLatestStmt != nil {
+		if cerr := q.syncRowLatestStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncRowLatestStmt: %w", cerr)
 		}
 	}
 	if q.systemCreateStmt != nil {
@@ -4736,12 +4752,14 @@ type Queries struct {
 	subLocationsOfLocationsStmt               *sql.Stmt
 	syncChangeAppendStmt                      *sql.Stmt
 	syncChangesAfterStmt                      *sql.Stmt
+	syncIsMemberStmt                          *sql.Stmt
 	syncLastHLCStmt                           *sql.Stmt
 	syncLastReceivedStmt                      *sql.Stmt
 	syncReceivedStmt                          *sql.Stmt
 	syncReceivedRecordLogStmt                 *sql.Stmt
 	syncReceivedSetStmt                       *sql.Stmt
 	syncRowLaterStmt                          *sql.Stmt
+	syncRowLatestStmt                         *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
 	systemGetStmt                             *sql.Stmt
 	systemListByIDsStmt                       *sql.Stmt
@@ -5277,12 +5295,14 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		subLocationsOfLocationsStmt:               q.subLocationsOfLocationsStmt,
 		syncChangeAppendStmt:                      q.syncChangeAppendStmt,
 		syncChangesAfterStmt:                      q.syncChangesAfterStmt,
+		syncIsMemberStmt:                          q.syncIsMemberStmt,
 		syncLastHLCStmt:                           q.syncLastHLCStmt,
 		syncLastReceivedStmt:                      q.syncLastReceivedStmt,
 		syncReceivedStmt:                          q.syncReceivedStmt,
 		syncReceivedRecordLogStmt:                 q.syncReceivedRecordLogStmt,
 		syncReceivedSetStmt:                       q.syncReceivedSetStmt,
 		syncRowLaterStmt:                          q.syncRowLaterStmt,
+		syncRowLatestStmt:                         q.syncRowLatestStmt,
 		systemCreateStmt:                          q.systemCreateStmt,
 		systemGetStmt:                             q.systemGetStmt,
 		systemListByIDsStmt:                       q.systemListByIDsStmt,

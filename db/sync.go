@@ -35,6 +35,9 @@ type capTable struct {
 	orgCol int    // -1: none
 	viaCol int    // -1: none; else the column whose parent row holds the organisation
 	via    *OrgVia
+	// userRefs are the columns referencing users(id): the accounts a
+	// change needs on the node that applies it (SyncChangesFor).
+	userRefs []int
 }
 
 type capturedChange struct {
@@ -369,6 +372,23 @@ func readCapTable(ctx context.Context, w *sql.DB, name string, p TablePolicy) (*
 	}
 	if len(t.cols) == 0 {
 		return nil, nil // declared ahead of its migration
+	}
+	fks, err := w.QueryContext(ctx, `SELECT "from" FROM pragma_foreign_key_list(?) WHERE "table" = 'users'`, name)
+	if err != nil {
+		return nil, err
+	}
+	defer fks.Close()
+	for fks.Next() {
+		var col string
+		if err := fks.Scan(&col); err != nil {
+			return nil, err
+		}
+		if i := t.colIndex(col); i >= 0 {
+			t.userRefs = append(t.userRefs, i)
+		}
+	}
+	if err := fks.Err(); err != nil {
+		return nil, err
 	}
 	for k := 1; k <= len(pkAt); k++ {
 		t.pk = append(t.pk, pkAt[k])

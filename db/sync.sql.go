@@ -42,7 +42,9 @@ SELECT c.seq, c.origin, c.hlc, c.org, c.tbl, c.pk, c.op, c.cols
 FROM sync_changes c
 WHERE c.hlc > ?1
   AND c.hlc > coalesce((SELECT v.value FROM json_each(?2) v WHERE v.key = CAST(c.origin AS TEXT)), 0)
-  AND c.org IN (SELECT value FROM json_each(?3))
+  AND (c.org IN (SELECT value FROM json_each(?3))
+    OR (c.org IS NULL AND c.tbl = 'users' AND EXISTS (SELECT 1 FROM organisation_members m
+        WHERE m.organisation_id IN (SELECT value FROM json_each(?3)) AND m.user_id = json_extract(c.pk, '$[0]'))))
 ORDER BY c.hlc, c.origin, c.seq
 LIMIT ?4
 `
@@ -55,8 +57,8 @@ type SyncChangesAfterParams struct {
 }
 
 // The entries a node lacks: after the clock it holds of each origin (the
-// vector as a JSON object of origin -> hlc), of the organisations named,
-// in clock order.
+// vector as a JSON object of origin -> hlc), of the organisations named
+// and of the accounts of their members, in clock order.
 func (q *Queries) SyncChangesAfter(ctx context.Context, arg SyncChangesAfterParams) ([]SyncChange, error) {
 	rows, err := q.query(ctx, q.syncChangesAfterStmt, syncChangesAfter,
 		arg.MinHlc,
@@ -92,6 +94,23 @@ func (q *Queries) SyncChangesAfter(ctx context.Context, arg SyncChangesAfterPara
 		return nil, err
 	}
 	return items, nil
+}
+
+const syncIsMember = `-- name: SyncIsMember :one
+SELECT EXISTS (SELECT 1 FROM organisation_members WHERE user_id = ?1
+    AND organisation_id IN (SELECT value FROM json_each(?2)))
+`
+
+type SyncIsMemberParams struct {
+	UserID   int64
+	OrgsJson interface{}
+}
+
+func (q *Queries) SyncIsMember(ctx context.Context, arg SyncIsMemberParams) (bool, error) {
+	row := q.queryRow(ctx, q.syncIsMemberStmt, syncIsMember, arg.UserID, arg.OrgsJson)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
 }
 
 const syncLastHLC = `-- name: SyncLastHLC :one
@@ -220,4 +239,26 @@ func (q *Queries) SyncRowLater(ctx context.Context, arg SyncRowLaterParams) ([]S
 		return nil, err
 	}
 	return items, nil
+}
+
+const syncRowLatest = `-- name: SyncRowLatest :one
+SELECT origin, hlc FROM sync_changes WHERE tbl = ?1 AND pk = ?2 ORDER BY hlc DESC LIMIT 1
+`
+
+type SyncRowLatestParams struct {
+	Tbl string
+	Pk  string
+}
+
+type SyncRowLatestRow struct {
+	Origin int64
+	Hlc    int64
+}
+
+// The latest entry of a row: the clock a snapshot of it carries.
+func (q *Queries) SyncRowLatest(ctx context.Context, arg SyncRowLatestParams) (SyncRowLatestRow, error) {
+	row := q.queryRow(ctx, q.syncRowLatestStmt, syncRowLatest, arg.Tbl, arg.Pk)
+	var i SyncRowLatestRow
+	err := row.Scan(&i.Origin, &i.Hlc)
+	return i, err
 }

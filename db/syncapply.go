@@ -86,13 +86,95 @@ func (s *Store) SyncChangesFor(ctx context.Context, vector map[int64]int64, orgs
 		orgs = []int64{}
 	}
 	ob, _ := json.Marshal(orgs)
-	rows, err := s.R.SyncChangesAfter(ctx, SyncChangesAfterParams{MinHlc: minHLC, VectorJson: string(vb), OrgsJson: string(ob), PageSize: int64(limit)})
-	if err != nil {
-		return nil, err
+	var out []SyncEntry
+	err = s.ReadTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+		rows, err := q.SyncChangesAfter(ctx, SyncChangesAfterParams{MinHlc: minHLC, VectorJson: string(vb), OrgsJson: string(ob), PageSize: int64(limit)})
+		if err != nil {
+			return err
+		}
+		page := make([]SyncEntry, len(rows))
+		for i, r := range rows {
+			page[i] = SyncEntry{Origin: r.Origin, HLC: r.Hlc, Org: r.Org, Table: r.Tbl, Key: r.Pk, Op: r.Op, Cols: r.Cols}
+		}
+		snaps, err := s.accountSnapshots(ctx, tx, q, page, string(ob))
+		if err != nil {
+			return err
+		}
+		out = append(snaps, page...)
+		return nil
+	})
+	return out, err
+}
+
+// accountSnapshots: the accounts a page's rows refer to (a creator, a
+// member, an assignee) travel before it as snapshots (op "s": the row as
+// it is, with the clock of its latest entry), so the receiver has them even
+// when their own entries are older than what it holds (a person who joined
+// after the clone) or were never sent (a person of no paired
+// organisation). A person who is no member of the paired organisations
+// travels without the password hash: they cannot sign in there.
+func (s *Store) accountSnapshots(ctx context.Context, tx *sql.Tx, q *Queries, page []SyncEntry, orgsJSON string) ([]SyncEntry, error) {
+	tp := s.changes.cap.tables.Load()
+	users := (*tp)["users"]
+	seen := map[int64]bool{}
+	var ids []int64
+	for _, e := range page {
+		t := (*tp)[e.Table]
+		if t == nil || e.Cols == nil || len(t.userRefs) == 0 {
+			continue
+		}
+		cols, err := decodeCols(*e.Cols)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range t.userRefs {
+			if id, ok := cols[t.cols[i]].(int64); ok && !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
 	}
-	out := make([]SyncEntry, len(rows))
-	for i, r := range rows {
-		out[i] = SyncEntry{Origin: r.Origin, HLC: r.Hlc, Org: r.Org, Table: r.Tbl, Key: r.Pk, Op: r.Op, Cols: r.Cols}
+	var out []SyncEntry
+	for _, id := range ids {
+		vals := make([]any, len(users.cols))
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		err := tx.QueryRowContext(ctx, `SELECT * FROM users WHERE id = ?`, id).Scan(ptrs...)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // the entry's own constraint tells the receiver
+		}
+		if err != nil {
+			return nil, err
+		}
+		member, err := q.SyncIsMember(ctx, SyncIsMemberParams{UserID: id, OrgsJson: orgsJSON})
+		if err != nil {
+			return nil, err
+		}
+		key := users.keyOf(vals)
+		var origin, hlc int64
+		latest, err := q.SyncRowLatest(ctx, SyncRowLatestParams{Tbl: "users", Pk: key})
+		switch {
+		case err == nil:
+			origin, hlc = latest.Origin, latest.Hlc
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, err
+		}
+		b := []byte{'{'}
+		for i, c := range users.cols {
+			if c == "password_hash" && !member {
+				continue
+			}
+			if len(b) > 1 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, c)
+			b = append(b, ':')
+			b = appendValue(b, vals[i])
+		}
+		cols := string(append(b, '}'))
+		out = append(out, SyncEntry{Origin: origin, HLC: hlc, Table: "users", Key: key, Op: "s", Cols: &cols})
 	}
 	return out, nil
 }
@@ -125,21 +207,37 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 		for _, r := range rows {
 			vector[r.Origin] = r.Hlc
 		}
+		prevHLC := int64(0)
 		for i, e := range page {
+			if e.Op == "s" {
+				// An account snapshot: merged, not logged, the vector
+				// unmoved (it is no entry of its origin's sequence).
+				if e.Table != "users" || e.Org != nil {
+					return refuse("entry %d: a snapshot of a %s row", i, e.Table)
+				}
+				if err := s.applyEntry(ctx, tx, (*tp)["users"], e, allowed); err != nil {
+					return fmt.Errorf("entry %d (account %s): %w", i, e.Key, err)
+				}
+				continue
+			}
 			if e.Origin == s.NodeID() {
 				continue // our own change, back from the hub
 			}
 			if e.HLC <= vector[e.Origin] {
 				continue // already held
 			}
-			if i > 0 && e.HLC < page[i-1].HLC {
+			if e.HLC < prevHLC {
 				return refuse("entry %d is out of clock order", i)
 			}
+			prevHLC = e.HLC
 			t := (*tp)[e.Table]
 			if t == nil {
 				return refuse("entry %d: table %q is not replicated", i, e.Table)
 			}
-			if e.Org == nil || !allowed[*e.Org] {
+			if e.Org == nil && e.Table == "users" {
+				// An account of a member of the paired organisations (the
+				// sender chose it by membership).
+			} else if e.Org == nil || !allowed[*e.Org] {
 				return refuse("entry %d: a %s row of an organisation this exchange is not for", i, e.Table)
 			}
 			if err := s.applyEntry(ctx, tx, t, e, allowed); err != nil {
@@ -182,7 +280,7 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 	}
 	var cols map[string]any
 	switch e.Op {
-	case "i", "u":
+	case "i", "u", "s":
 		if e.Cols == nil {
 			return refuse("%s: a change without columns", e.Table)
 		}
@@ -195,12 +293,12 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 				return refuse("%s: unknown column %q", e.Table, c)
 			}
 			if i == t.orgCol {
-				if o, ok := cols[c].(int64); !ok || o != *e.Org {
+				if o, ok := cols[c].(int64); !ok || e.Org == nil || o != *e.Org {
 					return refuse("%s: the row's organisation is not the entry's", e.Table)
 				}
 			}
 		}
-		if e.Op == "i" {
+		if e.Op != "u" {
 			for n, k := range t.pk {
 				if v, ok := cols[t.cols[k]]; !ok || !sameValue(v, key[n]) {
 					return refuse("%s: the row's key is not the entry's", e.Table)
@@ -287,7 +385,7 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 		if !exists {
 			return nil // deleted here: the tombstone wins
 		}
-	case "i":
+	case "i", "s":
 		if !exists {
 			if laterDelete {
 				return nil

@@ -78,6 +78,9 @@ func exchange(t *testing.T, from, to *Store, orgs []int64, pageSize int) int {
 			return total
 		}
 		for _, e := range page {
+			if e.Org == nil && e.Table == "users" {
+				continue // an account, checked by the tests
+			}
 			if e.Org == nil || *e.Org != orgs[0] {
 				t.Fatalf("an entry of organisation %v left for a node paired for %v", e.Org, orgs)
 			}
@@ -276,5 +279,68 @@ INSERT INTO projects (id, organisation_id, code, name, status, created_at, creat
 	}
 	if got := dump(t, s, `SELECT name FROM projects WHERE id = 700`); !reflect.DeepEqual(got, []string{"[From afar]"}) {
 		t.Errorf("the applied project: %v", got)
+	}
+}
+
+// TestSyncAccountsTravelWithTheirOrganisations: after the clone, a person
+// who joins the paired organisation on the hub reaches the site with the
+// account they sign in with (and later edits of it), the creator of a row
+// who is no member travels without a password hash, and a person of the
+// other organisation only never leaves the hub.
+func TestSyncAccountsTravelWithTheirOrganisations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	hub := openSyncStore(t, filepath.Join(dir, "hub.db"), 1, nil)
+	defer hub.Close()
+	run := func(s *Store, query string) {
+		t.Helper()
+		if err := s.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error { _, err := tx.Exec(query); return err }); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+	}
+	const ts = `'2026-11-26T00:00:00.000Z'`
+	run(hub, seedOrg+`INSERT INTO organisations (id, name, owned_by, created_at) VALUES (20, 'Foreign', 1, `+ts+`);`)
+	clonePath := filepath.Join(dir, "site.db")
+	if _, err := hub.Writer.ExecContext(ctx, `VACUUM INTO ?`, clonePath); err != nil {
+		t.Fatal(err)
+	}
+	site := openSyncStore(t, clonePath, 2, nil)
+	defer site.Close()
+	if err := site.SyncRecordClonedLog(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Three new people on the hub: one joins the paired organisation, one
+	// the other organisation only, one is no member but creates a project
+	// of the paired one (an operator, say).
+	run(hub, `INSERT INTO users (id, email, password_hash, first_name, created_at, updated_at) VALUES
+		(3, 'joiner@example.com', 'hash-3', 'Jo', `+ts+`, `+ts+`),
+		(4, 'foreign@example.com', 'hash-4', 'Fo', `+ts+`, `+ts+`),
+		(5, 'operator@example.com', 'hash-5', 'Op', `+ts+`, `+ts+`)`)
+	run(hub, `INSERT INTO organisation_members (organisation_id, user_id, joined_at) VALUES (10, 3, `+ts+`), (20, 4, `+ts+`)`)
+	run(hub, `INSERT INTO projects (id, organisation_id, name, status, created_at, created_by) VALUES (110, 10, 'By the joiner', 'open', `+ts+`, 3), (111, 10, 'By the operator', 'open', `+ts+`, 5)`)
+	run(hub, `UPDATE users SET first_name = 'Joanna' WHERE id = 3`)
+	run(hub, `UPDATE users SET first_name = 'Fiona' WHERE id = 4`)
+	orgs := []int64{10}
+	exchange(t, hub, site, orgs, 2)
+	exchange(t, site, hub, orgs, 2)
+
+	got := dump(t, site, `SELECT id, password_hash, first_name FROM users WHERE id >= 3 ORDER BY id`)
+	want := []string{"[3 hash-3 Joanna]", "[5  Op]"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the site's new accounts = %v, want %v", got, want)
+	}
+	if got := dump(t, site, `SELECT id FROM projects WHERE id IN (110, 111) ORDER BY id`); !reflect.DeepEqual(got, []string{"[110]", "[111]"}) {
+		t.Errorf("the site's projects: %v", got)
+	}
+	// An edit of the joiner's profile on the site reaches the hub.
+	run(site, `UPDATE users SET last_name = 'Site' WHERE id = 3`)
+	exchange(t, site, hub, orgs, 2)
+	if got := dump(t, hub, `SELECT first_name, last_name FROM users WHERE id = 3`); !reflect.DeepEqual(got, []string{"[Joanna Site]"}) {
+		t.Errorf("the hub's joiner: %v", got)
+	}
+	// The operator's password hash stayed on the hub.
+	if got := dump(t, hub, `SELECT password_hash FROM users WHERE id = 5`); !reflect.DeepEqual(got, []string{"[hash-5]"}) {
+		t.Errorf("the hub's operator: %v", got)
 	}
 }
