@@ -1177,8 +1177,10 @@ CREATE TABLE audit_log (
     created_at TEXT NOT NULL,
     prev_hash TEXT NOT NULL,
     hash TEXT NOT NULL
-);
-CREATE UNIQUE INDEX audit_log_chain ON audit_log(chain, seq);
+, node INTEGER NOT NULL DEFAULT 0);
+-- (0121 adds node and makes the chain per organisation and node.)
+CREATE UNIQUE INDEX audit_log_chain ON audit_log(chain, node, seq);
+CREATE INDEX audit_log_chain_time ON audit_log(chain, id);
 -- == 0022_work_item_document_counts (work items area) ==
 -- Documents' work item counts (issue 14): work_item_type_counts gains the
 -- document scope (scope_id = the document's id), kept by these triggers

@@ -151,6 +151,7 @@ type AuditLog struct {
 	CreatedAt      string
 	PrevHash       string
 	Hash           string
+	Node           int64
 	Details        string
 }
 

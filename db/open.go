@@ -56,6 +56,9 @@ type Store struct {
 	changes         *changes
 	clock           *hlcClock // the sync log's hybrid logical clock
 	clockStale      atomic.Bool
+	// auditNode is the node of this database's audit chains: 0 where the
+	// organisations' chains began, the node id on a clone (SyncRecordClonedLog).
+	auditNode atomic.Int64
 	// auditHeads is AppendAudit's memo of each chain's last entry.
 	auditMu    sync.Mutex
 	auditHeads map[int64]auditHead

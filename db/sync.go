@@ -333,6 +333,14 @@ func (s *Store) initSync(ctx context.Context, now func() time.Time) error {
 		return err
 	}
 	s.clock = &hlcClock{now: now, last: uint64(max(own, received))}
+	var clone string
+	err = s.Writer.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'sync_clone'`).Scan(&clone)
+	switch {
+	case err == nil:
+		s.auditNode.Store(s.NodeID())
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
 	return nil
 }
 

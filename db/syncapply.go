@@ -57,9 +57,18 @@ func (s *Store) SyncVector(ctx context.Context) (map[int64]int64, error) {
 // every other origin's entries in it count as received. A clone runs it
 // once, with its new node id.
 func (s *Store) SyncRecordClonedLog(ctx context.Context) error {
-	return s.InTx(context.WithValue(ctx, noCaptureKey{}, true), func(q *Queries) error {
+	err := s.InTxSQL(context.WithValue(ctx, noCaptureKey{}, true), func(tx *sql.Tx, q *Queries) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('sync_clone', '1')
+			ON CONFLICT(key) DO UPDATE SET value = excluded.value`); err != nil {
+			return err
+		}
 		return q.SyncReceivedRecordLog(ctx, s.NodeID())
 	})
+	if err == nil {
+		// From now on the clone's audit entries go on chains of its own.
+		s.auditNode.Store(s.NodeID())
+	}
+	return err
 }
 
 // SyncChangesFor returns up to limit entries of the organisations orgs that
@@ -372,7 +381,9 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 			}
 		}
 	}
-	evidence := SyncCatalogue[t.name].Rule == RuleEvidence
+	// The audit trail ships verbatim like evidence: each node's chains are
+	// its own, so an entry never meets another one at its place.
+	evidence := SyncCatalogue[t.name].Rule == RuleEvidence || SyncCatalogue[t.name].Rule == RuleAudit
 
 	switch e.Op {
 	case "d":

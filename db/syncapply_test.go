@@ -344,3 +344,77 @@ func TestSyncAccountsTravelWithTheirOrganisations(t *testing.T) {
 		t.Errorf("the hub's operator: %v", got)
 	}
 }
+
+// TestSyncAuditChainsPerNode: a hub and its clone both audit writes of one
+// organisation while apart; the clone's entries go on a chain of its own,
+// so after exchanging both ways each holds every entry of both and every
+// chain verifies.
+func TestSyncAuditChainsPerNode(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	hub := openSyncStore(t, filepath.Join(dir, "hub.db"), 1, nil)
+	defer hub.Close()
+	org := int64(10)
+	audit := func(s *Store, action string) {
+		t.Helper()
+		if err := s.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+			return s.AppendAudit(ctx, q, AuditLog{ID: s.IDs.Next(), Chain: org, OrganisationID: &org, Action: action,
+				TargetIds: "{}", ChangedFields: "[]", CreatedAt: "2026-11-26T00:00:00.000Z"})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := hub.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error { _, err := tx.Exec(seedOrg); return err }); err != nil {
+		t.Fatal(err)
+	}
+	audit(hub, "POST /before-the-clone")
+	clonePath := filepath.Join(dir, "site.db")
+	if _, err := hub.Writer.ExecContext(ctx, `VACUUM INTO ?`, clonePath); err != nil {
+		t.Fatal(err)
+	}
+	site := openSyncStore(t, clonePath, 2, nil)
+	if err := site.SyncRecordClonedLog(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		audit(hub, fmt.Sprintf("POST /hub-%d", i))
+		audit(site, fmt.Sprintf("POST /site-%d", i))
+	}
+	// The clone keeps its own chain after a restart.
+	if err := site.Close(); err != nil {
+		t.Fatal(err)
+	}
+	site = openSyncStore(t, clonePath, 2, nil)
+	defer site.Close()
+	audit(site, "POST /site-after-restart")
+	orgs := []int64{10}
+	exchange(t, site, hub, orgs, 2)
+	exchange(t, hub, site, orgs, 2)
+	q := `SELECT chain, node, seq, action FROM audit_log ORDER BY node, seq`
+	want := []string{
+		"[10 0 1 POST /before-the-clone]", "[10 0 2 POST /hub-0]", "[10 0 3 POST /hub-1]", "[10 0 4 POST /hub-2]",
+		"[10 2 1 POST /site-0]", "[10 2 2 POST /site-1]", "[10 2 3 POST /site-2]", "[10 2 4 POST /site-after-restart]",
+	}
+	for name, s := range map[string]*Store{"hub": hub, "site": site} {
+		if got := dump(t, s, q); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s's trail:\n%v\nwant\n%v", name, got, want)
+		}
+		problems, checked, err := VerifyAudit(ctx, s.R)
+		if err != nil || len(problems) != 0 || checked != len(want) {
+			t.Errorf("%s: verify checked %d: %v %v", name, checked, problems, err)
+		}
+	}
+	// A clone's entry altered is found on its chain.
+	if _, err := hub.Writer.ExecContext(ctx, `UPDATE audit_log SET action = 'POST /forged' WHERE node = 2 AND seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	var forged int64
+	if err := hub.Reader.QueryRow(`SELECT id FROM audit_log WHERE node = 2 AND seq = 2`).Scan(&forged); err != nil {
+		t.Fatal(err)
+	}
+	problems, _, err := VerifyAudit(ctx, hub.R)
+	if err != nil || !reflect.DeepEqual(problems, []string{fmt.Sprintf("chain 10 (node 2): entry 2 (id %d) was altered", forged)}) {
+		t.Errorf("verify after a forgery: %v %v", problems, err)
+	}
+}
