@@ -217,6 +217,7 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 			vector[r.Origin] = r.Hlc
 		}
 		prevHLC := int64(0)
+		touched := map[string]map[int64]bool{} // table -> organisations
 		for i, e := range page {
 			if e.Op == "s" {
 				// An account snapshot: merged, not logged, the vector
@@ -268,6 +269,28 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 			vector[e.Origin] = e.HLC
 			s.clock.observe(e.HLC)
 			applied++
+			if e.Org != nil {
+				if touched[e.Table] == nil {
+					touched[e.Table] = map[int64]bool{}
+				}
+				touched[e.Table][*e.Org] = true
+			}
+		}
+		// Counts the handlers keep (the triggers keep theirs as the rows
+		// are written), recounted for the organisations the page touched.
+		for _, r := range syncOrgRebuilds {
+			done := map[int64]bool{}
+			for _, table := range r.After {
+				for org := range touched[table] {
+					if done[org] {
+						continue
+					}
+					done[org] = true
+					if _, err := tx.ExecContext(ctx, r.SQL, org); err != nil {
+						return fmt.Errorf("recount %v: %w", r.Columns, err)
+					}
+				}
+			}
 		}
 		return nil
 	})

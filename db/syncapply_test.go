@@ -157,6 +157,14 @@ VALUES (401, 10, 300, 2, 'W-2', 'Leak', 'closed', 100, `+ts+`, 1, `+ts+`, 1)`)
 VALUES (?, 10, 'work_item', 400, ?, 'Ann', 'Lee', 'a@example.com', ` + ts + `)`
 	hub.exec(t, witness, 600, 1)
 	site.exec(t, witness, 601, 2)
+	// A milestone made on the site, its project's count kept as the
+	// handler keeps it: the hub recounts after applying.
+	site.exec(t, `INSERT INTO project_milestones (id, organisation_id, project_id, name, status, created_at, created_by) VALUES (200, 10, 100, 'M1', 'open', `+ts+`, 1)`)
+	if err := site.s.InTx(ctx, func(q *Queries) error {
+		return q.ProjectMilestoneCountsRefresh(ctx, ProjectMilestoneCountsRefreshParams{ID: 100, OrganisationID: 10})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	// The foreign organisation changes on the hub only.
 	hub.exec(t, `UPDATE organisations SET name = 'Foreign renamed' WHERE id = 20`)
 	hub.exec(t, `INSERT INTO projects (id, organisation_id, code, name, status, created_at, created_by) VALUES (103, 20, 'F2', 'Also secret', 'open', `+ts+`, 1)`)
@@ -186,9 +194,12 @@ VALUES (?, 10, 'work_item', 400, ?, 'Ann', 'Lee', 'a@example.com', ` + ts + `)`
 		}
 	}
 	var name, description, readme string
-	var open, closed int
-	if err := hub.s.Reader.QueryRow(`SELECT name, description, readme, open_work_item_count, closed_work_item_count FROM projects WHERE id = 100`).Scan(&name, &description, &readme, &open, &closed); err != nil {
+	var open, closed, milestones int
+	if err := hub.s.Reader.QueryRow(`SELECT name, description, readme, open_work_item_count, closed_work_item_count, open_milestone_count FROM projects WHERE id = 100`).Scan(&name, &description, &readme, &open, &closed, &milestones); err != nil {
 		t.Fatal(err)
+	}
+	if milestones != 1 {
+		t.Errorf("the hub counts %d open milestones of project 100, want the site's 1", milestones)
 	}
 	if name != "Site name" || description != "Site description" || readme != "Hub readme" {
 		t.Errorf("project 100 merged to name %q, description %q, readme %q", name, description, readme)

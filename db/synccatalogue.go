@@ -236,6 +236,45 @@ var SyncCatalogue = map[string]TablePolicy{
 	"organisation_blobs":      repl(RuleFiles),
 }
 
+// OrgRebuild recomputes, for one organisation (?1), derived columns of
+// replicated tables that handlers keep (not triggers): after a page that
+// touched any of After was applied, for each organisation it touched.
+type OrgRebuild struct {
+	After   []string
+	Columns []string // "table.column" kept by it
+	SQL     string
+}
+
+var syncOrgRebuilds = []OrgRebuild{
+	{After: []string{"project_milestones", "projects"},
+		Columns: []string{"projects.open_milestone_count", "projects.closed_milestone_count"},
+		SQL: `UPDATE projects SET
+			open_milestone_count = (SELECT count(*) FROM project_milestones m WHERE m.project_id = projects.id AND m.status = 'open'),
+			closed_milestone_count = (SELECT count(*) FROM project_milestones m WHERE m.project_id = projects.id AND m.status = 'closed')
+		WHERE organisation_id = ?1`},
+	{After: []string{"documents", "projects"},
+		Columns: []string{"projects.document_count"},
+		SQL: `UPDATE projects SET document_count = (SELECT count(*) FROM documents d WHERE d.project_id = projects.id AND d.deleted_at IS NULL)
+		WHERE organisation_id = ?1`},
+	{After: []string{"work_items", "asset_groups"},
+		Columns: []string{"asset_groups.open_work_item_count", "asset_groups.closed_work_item_count"},
+		SQL: `UPDATE asset_groups SET
+			open_work_item_count = (SELECT count(*) FROM work_items w WHERE w.asset_group_id = asset_groups.id AND w.status = 'open'),
+			closed_work_item_count = (SELECT count(*) FROM work_items w WHERE w.asset_group_id = asset_groups.id AND w.status <> 'open')
+		WHERE organisation_id = ?1`},
+}
+
+// triggerKeptColumns are derived columns the work item triggers keep on
+// every node (and RebuildDerived recounts).
+var triggerKeptColumns = []string{"projects.open_work_item_count", "projects.closed_work_item_count",
+	"project_milestones.open_work_item_count", "project_milestones.closed_work_item_count"}
+
+// laterDerivedColumns are derived columns whose inputs do not travel yet,
+// with the reason.
+var laterDerivedColumns = map[string]string{
+	"organisations.storage_usage": "counts blobs and document chunks: files and documents sync in issue II",
+}
+
 // rebuildAll lists every derived table's statements, tables in name
 // order (work_item_type_counts' also recount the projects' and milestones'
 // work item columns).

@@ -169,3 +169,37 @@ UPDATE projects SET status = 'closed' WHERE id = 100;
 		t.Error("the rebuild left the access tag: caches of access would not start again")
 	}
 }
+
+// TestSyncDerivedColumnsAreKept: every derived column of a replicated table
+// (never shipped) is kept on each node: by the triggers, by a recount after
+// applying changes, or named as waiting for the sync of its inputs.
+func TestSyncDerivedColumnsAreKept(t *testing.T) {
+	t.Parallel()
+	kept := map[string]string{}
+	for _, c := range triggerKeptColumns {
+		kept[c] = "triggers"
+	}
+	for _, r := range syncOrgRebuilds {
+		for _, c := range r.Columns {
+			kept[c] = "recount"
+		}
+	}
+	for c := range laterDerivedColumns {
+		kept[c] = "later"
+	}
+	declared := map[string]bool{}
+	for name, p := range SyncCatalogue {
+		for _, col := range p.DerivedColumns {
+			c := name + "." + col
+			declared[c] = true
+			if kept[c] == "" {
+				t.Errorf("derived column %s is kept by nothing after changes are applied", c)
+			}
+		}
+	}
+	for c := range kept {
+		if !declared[c] {
+			t.Errorf("%s is kept as derived but the catalogue does not declare it derived", c)
+		}
+	}
+}
