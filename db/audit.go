@@ -28,6 +28,11 @@ func AuditHash(e AuditLog) string {
 	if e.Details != "" {
 		parts = append(parts, e.Details)
 	}
+	if e.Node != 0 {
+		// A clone's chain (0121): entries from before there were nodes hash
+		// as they always did. Details is a JSON object, never "node=…".
+		parts = append(parts, "node="+strconv.FormatInt(e.Node, 10))
+	}
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\x1f")))
 	return hex.EncodeToString(sum[:])
 }
@@ -36,7 +41,7 @@ func AuditHash(e AuditLog) string {
 // taken from the chain's last entry, the hash computed), inside the
 // caller's write transaction: the single writer keeps each chain in order.
 func AuditAppendEntry(ctx context.Context, q *Queries, e AuditLog) error {
-	last, err := q.AuditLast(ctx, e.Chain)
+	last, err := q.AuditLast(ctx, AuditLastParams{Chain: e.Chain, Node: e.Node})
 	switch {
 	case IsNotFound(err):
 		e.Seq, e.PrevHash = 1, ""
@@ -50,13 +55,14 @@ func AuditAppendEntry(ctx context.Context, q *Queries, e AuditLog) error {
 
 func insertAuditEntry(ctx context.Context, q *Queries, e *AuditLog) error {
 	e.Hash = AuditHash(*e)
-	return q.AuditAppend(ctx, AuditAppendParams{ID: e.ID, Chain: e.Chain, Seq: e.Seq, OrganisationID: e.OrganisationID,
+	return q.AuditAppend(ctx, AuditAppendParams{ID: e.ID, Chain: e.Chain, Node: e.Node, Seq: e.Seq, OrganisationID: e.OrganisationID,
 		ActorID: e.ActorID, Action: e.Action, TargetIds: e.TargetIds, ChangedFields: e.ChangedFields, RequestID: e.RequestID,
 		CreatedAt: e.CreatedAt, PrevHash: e.PrevHash, Hash: e.Hash, Details: e.Details})
 }
 
 // auditHead is a chain's last entry as the writer appended it.
 type auditHead struct {
+	node  int64
 	seq   int64
 	hash  string
 	epoch uint64
@@ -71,19 +77,20 @@ const auditHeadsMax = 10_000
 // these appends, a rolled-back member or another process's commit moves
 // the epoch.
 func (s *Store) AppendAudit(ctx context.Context, q *Queries, e AuditLog) error {
+	e.Node = s.auditNode.Load() // this node's own chain of the organisation
 	epoch := s.WriterEpoch()
 	s.auditMu.Lock()
 	head, ok := s.auditHeads[e.Chain]
 	s.auditMu.Unlock()
-	if !ok || head.epoch != epoch {
-		last, err := q.AuditLast(ctx, e.Chain)
+	if !ok || head.epoch != epoch || head.node != e.Node {
+		last, err := q.AuditLast(ctx, AuditLastParams{Chain: e.Chain, Node: e.Node})
 		switch {
 		case IsNotFound(err):
-			head = auditHead{}
+			head = auditHead{node: e.Node}
 		case err != nil:
 			return err
 		default:
-			head = auditHead{seq: last.Seq, hash: last.Hash}
+			head = auditHead{node: e.Node, seq: last.Seq, hash: last.Hash}
 		}
 	}
 	e.Seq, e.PrevHash = head.seq+1, head.hash
@@ -94,7 +101,7 @@ func (s *Store) AppendAudit(ctx context.Context, q *Queries, e AuditLog) error {
 	if s.auditHeads == nil || len(s.auditHeads) >= auditHeadsMax {
 		s.auditHeads = make(map[int64]auditHead)
 	}
-	s.auditHeads[e.Chain] = auditHead{seq: e.Seq, hash: e.Hash, epoch: epoch}
+	s.auditHeads[e.Chain] = auditHead{node: e.Node, seq: e.Seq, hash: e.Hash, epoch: epoch}
 	s.auditMu.Unlock()
 	return nil
 }
@@ -107,10 +114,14 @@ func VerifyAudit(ctx context.Context, q *Queries) (problems []string, checked in
 	if err != nil {
 		return nil, 0, err
 	}
-	for _, c := range chains {
-		entries, err := q.AuditChain(ctx, c)
+	for _, ch := range chains {
+		entries, err := q.AuditChain(ctx, AuditChainParams{Chain: ch.Chain, Node: ch.Node})
 		if err != nil {
 			return nil, checked, err
+		}
+		c := strconv.FormatInt(ch.Chain, 10)
+		if ch.Node != 0 {
+			c += " (node " + strconv.FormatInt(ch.Node, 10) + ")"
 		}
 		prev := ""
 		for i, e := range entries {
@@ -118,11 +129,11 @@ func VerifyAudit(ctx context.Context, q *Queries) (problems []string, checked in
 			want := int64(i + 1)
 			switch {
 			case e.Seq != want:
-				problems = append(problems, fmt.Sprintf("chain %d: entry %d is missing (removed); the next present is entry %d (id %d)", c, want, e.Seq, e.ID))
+				problems = append(problems, fmt.Sprintf("chain %s: entry %d is missing (removed); the next present is entry %d (id %d)", c, want, e.Seq, e.ID))
 			case e.PrevHash != prev:
-				problems = append(problems, fmt.Sprintf("chain %d: entry %d (id %d) does not follow entry %d: one of them was altered or replaced", c, e.Seq, e.ID, e.Seq-1))
+				problems = append(problems, fmt.Sprintf("chain %s: entry %d (id %d) does not follow entry %d: one of them was altered or replaced", c, e.Seq, e.ID, e.Seq-1))
 			case AuditHash(e) != e.Hash:
-				problems = append(problems, fmt.Sprintf("chain %d: entry %d (id %d) was altered", c, e.Seq, e.ID))
+				problems = append(problems, fmt.Sprintf("chain %s: entry %d (id %d) was altered", c, e.Seq, e.ID))
 			default:
 				prev = e.Hash
 				continue

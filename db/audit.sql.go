@@ -10,15 +10,16 @@ import (
 )
 
 const auditAppend = `-- name: AuditAppend :exec
-INSERT INTO audit_log(id, chain, seq, organisation_id, actor_id, action, target_ids, changed_fields, request_id,
+INSERT INTO audit_log(id, chain, node, seq, organisation_id, actor_id, action, target_ids, changed_fields, request_id,
     created_at, prev_hash, hash, details)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
-    ?10, ?11, ?12, ?13)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
+    ?11, ?12, ?13, ?14)
 `
 
 type AuditAppendParams struct {
 	ID             int64
 	Chain          int64
+	Node           int64
 	Seq            int64
 	OrganisationID *int64
 	ActorID        *int64
@@ -36,6 +37,7 @@ func (q *Queries) AuditAppend(ctx context.Context, arg AuditAppendParams) error 
 	_, err := q.exec(ctx, q.auditAppendStmt, auditAppend,
 		arg.ID,
 		arg.Chain,
+		arg.Node,
 		arg.Seq,
 		arg.OrganisationID,
 		arg.ActorID,
@@ -52,11 +54,16 @@ func (q *Queries) AuditAppend(ctx context.Context, arg AuditAppendParams) error 
 }
 
 const auditChain = `-- name: AuditChain :many
-SELECT id, chain, seq, organisation_id, actor_id, "action", target_ids, changed_fields, request_id, created_at, prev_hash, hash, details FROM audit_log WHERE chain = ?1 ORDER BY seq
+SELECT id, chain, seq, organisation_id, actor_id, "action", target_ids, changed_fields, request_id, created_at, prev_hash, hash, node, details FROM audit_log WHERE chain = ?1 AND node = ?2 ORDER BY seq
 `
 
-func (q *Queries) AuditChain(ctx context.Context, chain int64) ([]AuditLog, error) {
-	rows, err := q.query(ctx, q.auditChainStmt, auditChain, chain)
+type AuditChainParams struct {
+	Chain int64
+	Node  int64
+}
+
+func (q *Queries) AuditChain(ctx context.Context, arg AuditChainParams) ([]AuditLog, error) {
+	rows, err := q.query(ctx, q.auditChainStmt, auditChain, arg.Chain, arg.Node)
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +84,7 @@ func (q *Queries) AuditChain(ctx context.Context, chain int64) ([]AuditLog, erro
 			&i.CreatedAt,
 			&i.PrevHash,
 			&i.Hash,
+			&i.Node,
 			&i.Details,
 		); err != nil {
 			return nil, err
@@ -93,22 +101,28 @@ func (q *Queries) AuditChain(ctx context.Context, chain int64) ([]AuditLog, erro
 }
 
 const auditChains = `-- name: AuditChains :many
-SELECT DISTINCT chain FROM audit_log ORDER BY chain
+SELECT DISTINCT chain, node FROM audit_log ORDER BY chain, node
 `
 
-func (q *Queries) AuditChains(ctx context.Context) ([]int64, error) {
+type AuditChainsRow struct {
+	Chain int64
+	Node  int64
+}
+
+// Every (organisation, node) chain.
+func (q *Queries) AuditChains(ctx context.Context) ([]AuditChainsRow, error) {
 	rows, err := q.query(ctx, q.auditChainsStmt, auditChains)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []int64
+	var items []AuditChainsRow
 	for rows.Next() {
-		var chain int64
-		if err := rows.Scan(&chain); err != nil {
+		var i AuditChainsRow
+		if err := rows.Scan(&i.Chain, &i.Node); err != nil {
 			return nil, err
 		}
-		items = append(items, chain)
+		items = append(items, i)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
@@ -120,23 +134,28 @@ func (q *Queries) AuditChains(ctx context.Context) ([]int64, error) {
 }
 
 const auditLast = `-- name: AuditLast :one
-SELECT seq, hash FROM audit_log WHERE chain = ?1 ORDER BY seq DESC LIMIT 1
+SELECT seq, hash FROM audit_log WHERE chain = ?1 AND node = ?2 ORDER BY seq DESC LIMIT 1
 `
+
+type AuditLastParams struct {
+	Chain int64
+	Node  int64
+}
 
 type AuditLastRow struct {
 	Seq  int64
 	Hash string
 }
 
-func (q *Queries) AuditLast(ctx context.Context, chain int64) (AuditLastRow, error) {
-	row := q.queryRow(ctx, q.auditLastStmt, auditLast, chain)
+func (q *Queries) AuditLast(ctx context.Context, arg AuditLastParams) (AuditLastRow, error) {
+	row := q.queryRow(ctx, q.auditLastStmt, auditLast, arg.Chain, arg.Node)
 	var i AuditLastRow
 	err := row.Scan(&i.Seq, &i.Hash)
 	return i, err
 }
 
 const auditListByIDs = `-- name: AuditListByIDs :many
-SELECT a.id, a.chain, a.seq, a.organisation_id, a.actor_id, a."action", a.target_ids, a.changed_fields, a.request_id, a.created_at, a.prev_hash, a.hash, a.details FROM json_each(?1) j JOIN audit_log a ON a.id = j.value ORDER BY j.key
+SELECT a.id, a.chain, a.seq, a.organisation_id, a.actor_id, a."action", a.target_ids, a.changed_fields, a.request_id, a.created_at, a.prev_hash, a.hash, a.node, a.details FROM json_each(?1) j JOIN audit_log a ON a.id = j.value ORDER BY j.key
 `
 
 func (q *Queries) AuditListByIDs(ctx context.Context, idsJson interface{}) ([]AuditLog, error) {
@@ -161,6 +180,7 @@ func (q *Queries) AuditListByIDs(ctx context.Context, idsJson interface{}) ([]Au
 			&i.CreatedAt,
 			&i.PrevHash,
 			&i.Hash,
+			&i.Node,
 			&i.Details,
 		); err != nil {
 			return nil, err

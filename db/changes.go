@@ -45,6 +45,8 @@ type changes struct {
 	// was rolled back to its savepoint (its row changes undone), a batch was
 	// aborted, another process committed.
 	epoch atomic.Uint64
+	// cap records replicated rows' changes for the sync log (sync.go).
+	cap capture
 }
 
 func (c *changes) rowChanged(table string) {
@@ -118,7 +120,10 @@ func (c hookedConnector) Connect(context.Context) (driver.Conn, error) {
 		conn.Close()
 		return nil, fmt.Errorf("the sqlite driver has no pre-update hook")
 	}
-	h.RegisterPreUpdateHook(func(d sqlite.SQLitePreUpdateData) { c.changes.rowChanged(d.TableName) })
+	h.RegisterPreUpdateHook(func(d sqlite.SQLitePreUpdateData) {
+		c.changes.rowChanged(d.TableName)
+		c.changes.cap.preUpdate(&d)
+	})
 	wc, err := newWriterConn(conn)
 	if err != nil {
 		conn.Close()

@@ -1182,6 +1182,36 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.subLocationsOfLocationsStmt, err = db.PrepareContext(ctx, subLocationsOfLocations); err != nil {
 		return nil, fmt.Errorf("error preparing query SubLocationsOfLocations: %w", err)
 	}
+	if q.syncChangeAppendStmt, err = db.PrepareContext(ctx, syncChangeAppend); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncChangeAppend: %w", err)
+	}
+	if q.syncChangesAfterStmt, err = db.PrepareContext(ctx, syncChangesAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncChangesAfter: %w", err)
+	}
+	if q.syncIsMemberStmt, err = db.PrepareContext(ctx, syncIsMember); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncIsMember: %w", err)
+	}
+	if q.syncLastHLCStmt, err = db.PrepareContext(ctx, syncLastHLC); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncLastHLC: %w", err)
+	}
+	if q.syncLastReceivedStmt, err = db.PrepareContext(ctx, syncLastReceived); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncLastReceived: %w", err)
+	}
+	if q.syncReceivedStmt, err = db.PrepareContext(ctx, syncReceived); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncReceived: %w", err)
+	}
+	if q.syncReceivedRecordLogStmt, err = db.PrepareContext(ctx, syncReceivedRecordLog); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncReceivedRecordLog: %w", err)
+	}
+	if q.syncReceivedSetStmt, err = db.PrepareContext(ctx, syncReceivedSet); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncReceivedSet: %w", err)
+	}
+	if q.syncRowLaterStmt, err = db.PrepareContext(ctx, syncRowLater); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncRowLater: %w", err)
+	}
+	if q.syncRowLatestStmt, err = db.PrepareContext(ctx, syncRowLatest); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncRowLatest: %w", err)
+	}
 	if q.systemCreateStmt, err = db.PrepareContext(ctx, systemCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemCreate: %w", err)
 	}
@@ -3540,6 +3570,56 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing subLocationsOfLocationsStmt: %w", cerr)
 		}
 	}
+	if q.syncChangeAppendStmt != nil {
+		if cerr := q.syncChangeAppendStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncChangeAppendStmt: %w", cerr)
+		}
+	}
+	if q.syncChangesAfterStmt != nil {
+		if cerr := q.syncChangesAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncChangesAfterStmt: %w", cerr)
+		}
+	}
+	if q.syncIsMemberStmt != nil {
+		if cerr := q.syncIsMemberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncIsMemberStmt: %w", cerr)
+		}
+	}
+	if q.syncLastHLCStmt != nil {
+		if cerr := q.syncLastHLCStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncLastHLCStmt: %w", cerr)
+		}
+	}
+	if q.syncLastReceivedStmt != nil {
+		if cerr := q.syncLastReceivedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncLastReceivedStmt: %w", cerr)
+		}
+	}
+	if q.syncReceivedStmt != nil {
+		if cerr := q.syncReceivedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncReceivedStmt: %w", cerr)
+		}
+	}
+	if q.syncReceivedRecordLogStmt != nil {
+		if cerr := q.syncReceivedRecordLogStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncReceivedRecordLogStmt: %w", cerr)
+		}
+	}
+	if q.syncReceivedSetStmt != nil {
+		if cerr := q.syncReceivedSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncReceivedSetStmt: %w", cerr)
+		}
+	}
+	if q.syncRowLaterStmt != nil {
+		if cerr := q.syncRowLaterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncRowLaterStmt: %w", cerr)
+		}
+	}
+	if q.syncRowLatestStmt != nil {
+		if cerr := q.syncRowLatestStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncRowLatestStmt: %w", cerr)
+		}
+	}
 	if q.systemCreateStmt != nil {
 		if cerr := q.systemCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing systemCreateStmt: %w", cerr)
@@ -4670,6 +4750,16 @@ type Queries struct {
 	subLocationListStmt                       *sql.Stmt
 	subLocationListForOrganisationStmt        *sql.Stmt
 	subLocationsOfLocationsStmt               *sql.Stmt
+	syncChangeAppendStmt                      *sql.Stmt
+	syncChangesAfterStmt                      *sql.Stmt
+	syncIsMemberStmt                          *sql.Stmt
+	syncLastHLCStmt                           *sql.Stmt
+	syncLastReceivedStmt                      *sql.Stmt
+	syncReceivedStmt                          *sql.Stmt
+	syncReceivedRecordLogStmt                 *sql.Stmt
+	syncReceivedSetStmt                       *sql.Stmt
+	syncRowLaterStmt                          *sql.Stmt
+	syncRowLatestStmt                         *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
 	systemGetStmt                             *sql.Stmt
 	systemListByIDsStmt                       *sql.Stmt
@@ -5203,6 +5293,16 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		subLocationListStmt:                       q.subLocationListStmt,
 		subLocationListForOrganisationStmt:        q.subLocationListForOrganisationStmt,
 		subLocationsOfLocationsStmt:               q.subLocationsOfLocationsStmt,
+		syncChangeAppendStmt:                      q.syncChangeAppendStmt,
+		syncChangesAfterStmt:                      q.syncChangesAfterStmt,
+		syncIsMemberStmt:                          q.syncIsMemberStmt,
+		syncLastHLCStmt:                           q.syncLastHLCStmt,
+		syncLastReceivedStmt:                      q.syncLastReceivedStmt,
+		syncReceivedStmt:                          q.syncReceivedStmt,
+		syncReceivedRecordLogStmt:                 q.syncReceivedRecordLogStmt,
+		syncReceivedSetStmt:                       q.syncReceivedSetStmt,
+		syncRowLaterStmt:                          q.syncRowLaterStmt,
+		syncRowLatestStmt:                         q.syncRowLatestStmt,
 		systemCreateStmt:                          q.systemCreateStmt,
 		systemGetStmt:                             q.systemGetStmt,
 		systemListByIDsStmt:                       q.systemListByIDsStmt,

@@ -389,6 +389,8 @@ var scanAllowed = map[string]string{
 	"outboxList":                  "the mail outbox, drained whole",
 	"signingKeyList":              "a handful of keys",
 	"inductionReminderCandidates": "the reminder sweep",
+	"syncReceived":                "the version vector: a row per node",
+	"syncReceivedRecordLog":       "once, when a clone starts: the whole copied log",
 }
 
 // TestQueryPlansSeek: no sqlc query reads a whole table to find a few rows

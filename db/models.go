@@ -151,6 +151,7 @@ type AuditLog struct {
 	CreatedAt      string
 	PrevHash       string
 	Hash           string
+	Node           int64
 	Details        string
 }
 
@@ -753,6 +754,22 @@ type SubLocation struct {
 	AssetCapacity  *int64
 	Enabled        bool
 	CreatedAt      string
+}
+
+type SyncChange struct {
+	Seq    int64
+	Origin int64
+	Hlc    int64
+	Org    *int64
+	Tbl    string
+	Pk     string
+	Op     string
+	Cols   *string
+}
+
+type SyncReceived struct {
+	Origin int64
+	Hlc    int64
 }
 
 type System struct {

@@ -27,6 +27,8 @@ type Options struct {
 	NodeID int64
 	// ReadConns sizes the reader pool; 0 picks one per CPU (at least 4).
 	ReadConns int
+	// Now is the wall clock of the sync log's hybrid clock (tests set it).
+	Now func() time.Time
 }
 
 // Store is the database: one writer connection, fed by one write loop that
@@ -52,6 +54,11 @@ type Store struct {
 	dataVersionStmt *sql.Stmt
 	seenDataVersion atomic.Int64
 	changes         *changes
+	clock           *hlcClock // the sync log's hybrid logical clock
+	clockStale      atomic.Bool
+	// auditNode is the node of this database's audit chains: 0 where the
+	// organisations' chains began, the node id on a clone (SyncRecordClonedLog).
+	auditNode atomic.Int64
 	// auditHeads is AppendAudit's memo of each chain's last entry.
 	auditMu    sync.Mutex
 	auditHeads map[int64]auditHead
@@ -189,6 +196,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			w.Close()
 			return nil, err
 		}
+	}
+	if err = s.initSync(ctx, opts.Now); err != nil {
+		_ = errors.Join(rq.Close(), wq.Close(), r.Close(), w.Close())
+		return nil, err
 	}
 	if s.checkpointer, err = openCheckpointer(opts.Path, opts.Synchronous); err != nil {
 		_ = errors.Join(rq.Close(), wq.Close(), r.Close(), w.Close())

@@ -130,6 +130,9 @@ func (s *Store) noticeOtherCommits(stmt *sql.Stmt) {
 		return
 	}
 	s.changes.outsideChange()
+	// Another process (workspace admin create) may have logged changes
+	// with this node's origin: the next flush restarts the clock above them.
+	s.clockStale.Store(true)
 	if s.writeGen.Load()%2 == 0 {
 		s.writeGen.Add(2)
 	}
@@ -193,7 +196,7 @@ func (s *Store) runBatch(batch []*writeRequest) {
 			s.abortBatch(tx, batch, results, i, err)
 			return
 		}
-		results[i] = runMember(r, tx, q)
+		results[i] = s.runMember(r, tx, q)
 		if results[i].err != nil || results[i].panicked {
 			s.changes.epoch.Add(1) // its row changes are undone: memos of them are wrong
 			_, err = rollbackTo.ExecContext(bg)
@@ -252,7 +255,10 @@ func (s *Store) abortBatch(tx *sql.Tx, batch []*writeRequest, results []writeRes
 	}
 }
 
-func runMember(r *writeRequest, tx *sql.Tx, q *Queries) (res writeResult) {
+func (s *Store) runMember(r *writeRequest, tx *sql.Tx, q *Queries) (res writeResult) {
+	capturing := r.ctx.Value(noCaptureKey{}) == nil
+	s.changes.cap.begin(capturing)
+	defer s.changes.cap.end()
 	defer func() {
 		if p := recover(); p != nil {
 			res = writeResult{panicked: true, panicVal: p}
@@ -265,6 +271,10 @@ func runMember(r *writeRequest, tx *sql.Tx, q *Queries) (res writeResult) {
 			// back with the write they describe.
 			err = hook(r.ctx, q)
 		}
+	}
+	if err == nil && capturing {
+		// After the audit entry, which is replicated too.
+		err = s.flushChanges(r.ctx, tx, q)
 	}
 	return writeResult{err: err}
 }

@@ -196,7 +196,9 @@ func auditFilter(rq *request, orgID int64) (listSQL, error) {
 			where, args = append(where, f.cond), append(args, db.FormatTime(t))
 		}
 	}
-	return listSQL{From: "audit_log", Where: strings.Join(where, " AND "), Args: args, OrderBy: "seq DESC"}, p.err()
+	// By time across the organisation's chains (one per node that wrote
+	// to it, docs/sync.md): ids are minted in time order.
+	return listSQL{From: "audit_log", Where: strings.Join(where, " AND "), Args: args, OrderBy: "id DESC"}, p.err()
 }
 
 // auditLog: the organisation's entries, newest first (MANAGE_ORGANISATION).
@@ -251,7 +253,7 @@ func (s *Server) auditExport(rq *request) error {
 	if err != nil {
 		return err
 	}
-	ls.OrderBy = "seq"
+	ls.OrderBy = "id"
 	if err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
 		_, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation)
 		return err

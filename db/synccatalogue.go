@@ -1,0 +1,306 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+)
+
+// The sync policy catalogue (docs/sync.md, ../shared/design/sync.md): every
+// table declares whether it travels between nodes and how. A table that
+// declares nothing fails TestSyncCatalogueCoversSchema, so a migration that
+// adds a table must name its policy here.
+
+// SyncPolicy says whether a table's rows leave the node.
+type SyncPolicy uint8
+
+const (
+	// Local rows never leave the node: tokens, keys, mail queues, the log.
+	Local SyncPolicy = iota + 1
+	// Derived rows are recomputed on each node from replicated rows (by
+	// the triggers that keep them, and by Rebuild after applying changes):
+	// never shipped.
+	Derived
+	// Replicated rows travel, merged by the table's Rule.
+	Replicated
+)
+
+// MergeRule is how concurrent changes of a replicated table are merged.
+type MergeRule uint8
+
+const (
+	// RulePlain: per column, the later clock wins, ties by node id; a
+	// delete is a tombstone that wins over a concurrent edit.
+	RulePlain MergeRule = iota + 1
+	// RuleUnique: plain, and a unique key (a code, a domain) two nodes
+	// created offline is kept twice, the later renamed, with a conflict
+	// for a person to settle.
+	RuleUnique
+	// RuleSecurity: memberships, roles, grants, bans, invites, shares:
+	// fail closed (a concurrent removal, ban, revoke or deny wins).
+	RuleSecurity
+	// RuleEvidence: append-only union, never edited by sync.
+	RuleEvidence
+	// RuleAudit: per (organisation, node) chains shipped verbatim.
+	RuleAudit
+	// RuleNumbers: counters drawn from blocks leased from the hub.
+	RuleNumbers
+	// RuleDocuments and RuleFiles: content-addressed chunks, revisions,
+	// branch heads and blobs (issue II of sync).
+	RuleDocuments
+	RuleFiles
+)
+
+// TablePolicy is one table's entry in the catalogue.
+type TablePolicy struct {
+	Policy SyncPolicy
+	Rule   MergeRule // Replicated only
+	// DerivedColumns of a replicated table are kept by triggers on each
+	// node (counts): never shipped, recomputed by RebuildDerived.
+	DerivedColumns []string
+	// Org names the column that holds the row's organisation ("" when the
+	// table has none); OrgVia finds it through a parent row instead.
+	Org    string
+	OrgVia *OrgVia
+	// Rebuild (Derived only) recomputes the whole table from replicated
+	// rows, run after changes were applied.
+	Rebuild []string
+}
+
+// OrgVia: the organisation is Table.organisation_id of the row whose id is
+// this row's Column.
+type OrgVia struct{ Table, Column string }
+
+func local() TablePolicy { return TablePolicy{Policy: Local} }
+
+func repl(rule MergeRule) TablePolicy {
+	return TablePolicy{Policy: Replicated, Rule: rule, Org: "organisation_id"}
+}
+
+func (p TablePolicy) orgCol(c string) TablePolicy { p.Org = c; return p }
+
+func (p TablePolicy) noOrg() TablePolicy { p.Org = ""; return p }
+
+func (p TablePolicy) via(table, column string) TablePolicy {
+	p.Org, p.OrgVia = "", &OrgVia{Table: table, Column: column}
+	return p
+}
+
+func (p TablePolicy) derivedCols(cols ...string) TablePolicy { p.DerivedColumns = cols; return p }
+
+func derived(rebuild ...string) TablePolicy { return TablePolicy{Policy: Derived, Rebuild: rebuild} }
+
+// Counts kept by the work item triggers, recomputed from work_items.
+var rebuildWorkItemCounts = []string{
+	`UPDATE projects SET
+		open_work_item_count = (SELECT count(*) FROM work_items w WHERE w.project_id = projects.id AND w.status = 'open'),
+		closed_work_item_count = (SELECT count(*) FROM work_items w WHERE w.project_id = projects.id AND w.status = 'closed')`,
+	`UPDATE project_milestones SET
+		open_work_item_count = (SELECT count(*) FROM work_items w WHERE w.milestone_id = project_milestones.id AND w.status = 'open'),
+		closed_work_item_count = (SELECT count(*) FROM work_items w WHERE w.milestone_id = project_milestones.id AND w.status = 'closed')`,
+	`DELETE FROM work_item_type_counts`,
+	`INSERT INTO work_item_type_counts(scope_id, type_id, open_count, closed_count)
+	 SELECT s.value, w.type_id, sum(w.status = 'open'), sum(w.status = 'closed')
+	 FROM work_items w, json_each(json_array(w.project_id, w.milestone_id)) s
+	 WHERE s.value IS NOT NULL GROUP BY s.value, w.type_id`,
+}
+
+// SyncCatalogue is every table's policy.
+var SyncCatalogue = map[string]TablePolicy{
+	// Node-local: keys, tokens, codes, queues, markers of mails sent, the
+	// sync log itself.
+	"meta":                   local(),
+	"schema_migrations":      local(),
+	"signing_keys":           local(),
+	"refresh_tokens":         local(),
+	"user_tokens":            local(),
+	"password_resets":        local(),
+	"oauth_codes":            local(),
+	"outbox":                 local(),
+	"integration_deliveries": local(), // each node delivers the events it raised
+	"induction_reminders":    local(), // marks reminders this node mailed
+	"signing_code_uses":      local(), // replay guard of codes used on this node
+	"document_accesses":      local(), // a person's recently opened documents, per node
+	"sync_changes":           local(),
+	"sync_received":          local(),
+	// Storage accounting of document chunks this node stored first: the
+	// chunks travel with issue II, which must revisit this.
+	"organisation_document_storage": local(),
+
+	// Derived: recomputed from replicated rows.
+	"project_status_counts": derived(
+		`DELETE FROM project_status_counts`,
+		`INSERT INTO project_status_counts(organisation_id, status, n)
+		 SELECT organisation_id, status, count(*) FROM projects GROUP BY organisation_id, status`),
+	"work_item_type_counts": derived(rebuildWorkItemCounts...),
+	"user_work_items": derived(
+		`DELETE FROM user_work_items`,
+		`INSERT OR IGNORE INTO user_work_items
+		 SELECT u.user_id, w.id, w.organisation_id, w.status, w.type_id, w.project_id, w.document_id, w.fleet_id,
+			w.location_id, w.asset_group_id, w.start_at, w.finish_at, w.created_at, w.closed_at
+		 FROM (SELECT work_item_id, user_id FROM work_item_assignees
+			UNION SELECT sc.work_item_id, si.user_id FROM schedule_invitees si JOIN schedules sc ON sc.id = si.schedule_id
+			WHERE sc.work_item_id IS NOT NULL AND si.status <> 'declined') u
+		 JOIN work_items w ON w.id = u.work_item_id`),
+	// A new tag per organisation: every cache of access starts again.
+	"access_versions": derived(
+		`INSERT INTO access_versions(organisation_id, tag) SELECT id, random() FROM organisations WHERE true
+		 ON CONFLICT(organisation_id) DO UPDATE SET tag = excluded.tag`),
+
+	// Accounts: the members of the node's organisations, so they sign in
+	// offline; profile columns merge per column.
+	"users":             repl(RulePlain).noOrg(),
+	"user_emails":       repl(RuleUnique).noOrg(),
+	"user_identities":   repl(RuleSecurity).noOrg(),
+	"user_totp_secrets": repl(RulePlain).noOrg(),
+
+	// Security state: fail closed.
+	"organisations":        repl(RuleSecurity).orgCol("id").derivedCols("storage_usage"),
+	"organisation_members": repl(RuleSecurity),
+	"organisation_bans":    repl(RuleSecurity),
+	"roles":                repl(RuleSecurity),
+	"member_roles":         repl(RuleSecurity),
+	"permission_grants":    repl(RuleSecurity),
+	"invites":              repl(RuleSecurity),
+	"fleet_shares":         repl(RuleSecurity),
+	"project_shares":       repl(RuleSecurity),
+	"document_shares":      repl(RuleSecurity),
+	"organisation_domains": repl(RuleUnique),
+
+	// Plain records.
+	"projects": repl(RuleUnique).derivedCols("open_milestone_count", "closed_milestone_count",
+		"open_work_item_count", "closed_work_item_count", "document_count"),
+	"project_milestones":      repl(RulePlain).derivedCols("open_work_item_count", "closed_work_item_count"),
+	"project_packages":        repl(RuleUnique),
+	"workgroups":              repl(RulePlain),
+	"teams":                   repl(RulePlain),
+	"team_members":            repl(RulePlain),
+	"systems":                 repl(RulePlain),
+	"prefixes":                repl(RulePlain),
+	"locations":               repl(RuleUnique),
+	"sub_locations":           repl(RuleUnique),
+	"disciplines":             repl(RuleUnique),
+	"integrations":            repl(RulePlain),
+	"inductions":              repl(RulePlain),
+	"user_inductions":         repl(RulePlain),
+	"location_inductions":     repl(RulePlain),
+	"work_item_types":         repl(RulePlain),
+	"work_items":              repl(RulePlain),
+	"work_item_assignees":     repl(RulePlain).via("work_items", "work_item_id"),
+	"work_item_subscriptions": repl(RulePlain).via("work_items", "work_item_id"),
+	"schedules":               repl(RulePlain),
+	"schedule_invitees":       repl(RulePlain).via("schedules", "schedule_id"),
+	"fleets":                  repl(RulePlain),
+	"fleet_subscriptions":     repl(RulePlain).via("fleets", "fleet_id"),
+	"asset_statuses":          repl(RulePlain),
+	"asset_zones":             repl(RulePlain),
+	"asset_fields":            repl(RulePlain),
+	"asset_field_enum_values": repl(RulePlain),
+	"asset_types":             repl(RulePlain),
+	"asset_type_fields":       repl(RulePlain),
+	"asset_type_zones":        repl(RulePlain),
+	"asset_subscriptions":     repl(RulePlain),
+	"asset_groups":            repl(RulePlain).derivedCols("open_work_item_count", "closed_work_item_count"),
+	"asset_group_members":     repl(RulePlain),
+	"asset_field_values":      repl(RulePlain),
+	"toolboxes":               repl(RulePlain),
+	"toolbox_sections":        repl(RulePlain),
+	"toolbox_topics":          repl(RulePlain),
+	"document_types":          repl(RulePlain),
+	"document_fields":         repl(RulePlain),
+	"document_field_values":   repl(RulePlain).via("document_fields", "field_id"),
+	"notifications":           repl(RulePlain),
+
+	// Evidence: append-only union.
+	"induction_revisions": repl(RuleEvidence),
+	"induction_records":   repl(RuleEvidence),
+	"asset_logs":          repl(RuleEvidence),
+	"toolbox_users":       repl(RuleEvidence),
+	"witness_records":     repl(RuleEvidence),
+	"audit_log":           repl(RuleAudit),
+
+	// Numbers drawn from leased blocks.
+	"organisation_counters": repl(RuleNumbers),
+
+	// Documents and files (issue II).
+	"documents":               repl(RuleDocuments),
+	"document_chunks":         repl(RuleDocuments).noOrg(),
+	"document_revisions":      repl(RuleDocuments).via("documents", "document_id"),
+	"document_branches":       repl(RuleDocuments),
+	"document_merge_requests": repl(RuleDocuments),
+	"document_tags":           repl(RuleDocuments),
+	"document_bookmarks":      repl(RuleDocuments).via("documents", "document_id"),
+	"document_field_bindings": repl(RuleDocuments).via("documents", "document_id"),
+	"blobs":                   repl(RuleFiles).noOrg(),
+	"organisation_blobs":      repl(RuleFiles),
+}
+
+// OrgRebuild recomputes, for one organisation (?1), derived columns of
+// replicated tables that handlers keep (not triggers): after a page that
+// touched any of After was applied, for each organisation it touched.
+type OrgRebuild struct {
+	After   []string
+	Columns []string // "table.column" kept by it
+	SQL     string
+}
+
+var syncOrgRebuilds = []OrgRebuild{
+	{After: []string{"project_milestones", "projects"},
+		Columns: []string{"projects.open_milestone_count", "projects.closed_milestone_count"},
+		SQL: `UPDATE projects SET
+			open_milestone_count = (SELECT count(*) FROM project_milestones m WHERE m.project_id = projects.id AND m.status = 'open'),
+			closed_milestone_count = (SELECT count(*) FROM project_milestones m WHERE m.project_id = projects.id AND m.status = 'closed')
+		WHERE organisation_id = ?1`},
+	{After: []string{"documents", "projects"},
+		Columns: []string{"projects.document_count"},
+		SQL: `UPDATE projects SET document_count = (SELECT count(*) FROM documents d WHERE d.project_id = projects.id AND d.deleted_at IS NULL)
+		WHERE organisation_id = ?1`},
+	{After: []string{"work_items", "asset_groups"},
+		Columns: []string{"asset_groups.open_work_item_count", "asset_groups.closed_work_item_count"},
+		SQL: `UPDATE asset_groups SET
+			open_work_item_count = (SELECT count(*) FROM work_items w WHERE w.asset_group_id = asset_groups.id AND w.status = 'open'),
+			closed_work_item_count = (SELECT count(*) FROM work_items w WHERE w.asset_group_id = asset_groups.id AND w.status <> 'open')
+		WHERE organisation_id = ?1`},
+}
+
+// triggerKeptColumns are derived columns the work item triggers keep on
+// every node (and RebuildDerived recounts).
+var triggerKeptColumns = []string{"projects.open_work_item_count", "projects.closed_work_item_count",
+	"project_milestones.open_work_item_count", "project_milestones.closed_work_item_count"}
+
+// laterDerivedColumns are derived columns whose inputs do not travel yet,
+// with the reason.
+var laterDerivedColumns = map[string]string{
+	"organisations.storage_usage": "counts blobs and document chunks: files and documents sync in issue II",
+}
+
+// rebuildAll lists every derived table's statements, tables in name
+// order (work_item_type_counts' also recount the projects' and milestones'
+// work item columns).
+func rebuildAll() []string {
+	var names []string
+	for name, p := range SyncCatalogue {
+		if p.Policy == Derived {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	var out []string
+	for _, name := range names {
+		out = append(out, SyncCatalogue[name].Rebuild...)
+	}
+	return out
+}
+
+// RebuildDerived recomputes every derived table (and the counts kept in
+// replicated tables by the same triggers) from the replicated rows, after
+// changes from another node were applied.
+func RebuildDerived(ctx context.Context, tx *sql.Tx) error {
+	for _, stmt := range rebuildAll() {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	return nil
+}
