@@ -265,16 +265,21 @@ func (s *Store) runMember(r *writeRequest, tx *sql.Tx, q *Queries) (res writeRes
 		}
 	}()
 	err := r.fn(tx, q)
+	// A caller that leaves once its work has run does not undo it: the
+	// audit entry and the change log describing the work are written
+	// whatever became of the caller (as the statements themselves run to
+	// their end, TestCancelledCallerCannotAbortOthers).
+	ctx := context.WithoutCancel(r.ctx)
 	if err == nil {
 		if hook, ok := r.ctx.Value(afterWriteKey{}).(AfterWrite); ok {
 			// Inside the member's savepoint: the hook's rows commit or roll
 			// back with the write they describe.
-			err = hook(r.ctx, q)
+			err = hook(ctx, q)
 		}
 	}
 	if err == nil && capturing {
 		// After the audit entry, which is replicated too.
-		err = s.flushChanges(r.ctx, tx, q)
+		err = s.flushChanges(ctx, tx, q)
 	}
 	return writeResult{err: err}
 }
