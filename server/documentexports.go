@@ -140,13 +140,8 @@ func loadExport(rq *request, q *db.Queries, h docengine.Hash) (*exportData, erro
 		return nil, err
 	}
 	x := &exportData{org: org, doc: d, rev: rev, hash: h, meta: doc.R.Meta, columns: doc.R.Columns}
-	if org.LogoHash != nil {
-		b, err := q.BlobGet(rq.ctx, *org.LogoHash)
-		if err == nil {
-			x.logo = &b
-		} else if !db.IsNotFound(err) {
-			return nil, err
-		}
+	if x.logo, err = orgLogo(rq.ctx, q, org); err != nil {
+		return nil, err
 	}
 	var prefix *db.Prefix
 	if x.meta.ClausePrefixID != 0 && x.meta.ClausePrefixFormat == "" {
@@ -200,6 +195,22 @@ func loadExport(rq *request, q *db.Queries, h docengine.Hash) (*exportData, erro
 		x.sheets = append(x.sheets, es)
 	}
 	return x, nil
+}
+
+// orgLogo is the organisation's logo image, nil when it has none (or its
+// blob is gone): the page header of the DOCX exports and reports shows it.
+func orgLogo(ctx context.Context, q *db.Queries, org db.Organisation) (*db.Blob, error) {
+	if org.LogoHash == nil || *org.LogoHash == "" {
+		return nil, nil
+	}
+	b, err := q.BlobGet(ctx, *org.LogoHash)
+	if db.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
 }
 
 // enumTexts maps the enum value ids the columns may hold to their texts,

@@ -43,6 +43,7 @@ func (s *Server) toolboxReport(rq *request) error {
 		return err
 	}
 	var p toolboxParts
+	var org reportOrg
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
 		t, a, err := toolboxAccess(rq.ctx, q, rq.user.ID, id)
 		if err != nil {
@@ -51,7 +52,16 @@ func (s *Server) toolboxReport(rq *request) error {
 		if err := a.Require(0); err != nil {
 			return err
 		}
-		p, err = loadToolboxParts(rq.ctx, q, t)
+		if p, err = loadToolboxParts(rq.ctx, q, t); err != nil {
+			return err
+		}
+		// the toolbox's own organisation heads every page, as in its mails
+		o, err := q.OrganisationGet(rq.ctx, t.OrganisationID)
+		if err != nil {
+			return err
+		}
+		org.name = o.Name
+		org.logo, err = orgLogo(rq.ctx, q, o)
 		return err
 	})
 	if err != nil {
@@ -63,7 +73,7 @@ func (s *Server) toolboxReport(rq *request) error {
 			tz = loc
 		}
 	}
-	out, err := renderToolboxReport(p.json(), tz, s.now())
+	out, err := renderToolboxReport(p.json(), org, tz, s.now())
 	if err != nil {
 		return err
 	}
@@ -212,7 +222,14 @@ type signatureImage struct {
 	png  []byte
 }
 
-func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byte, error) {
+// reportOrg is the organisation a report's page header names: its name
+// and its logo (nil without one).
+type reportOrg struct {
+	name string
+	logo *db.Blob
+}
+
+func renderToolboxReport(t toolboxJSON, org reportOrg, tz *time.Location, now time.Time) ([]byte, error) {
 	tmpl, err := web.Templates.ReadFile("templates/toolbox-report.docx")
 	if err != nil {
 		return nil, err
@@ -321,14 +338,20 @@ func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byt
 			return nil, err
 		}
 	}
+	// The page header (every page: one default header, no first-page
+	// variant) as in the document export: the logo, then the name.
+	if err := d.ReplaceHeader("{ORGANISATION}", strings.Join(strings.Fields(org.name), " ")); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if err := d.Write(&buf); err != nil {
 		return nil, err
 	}
-	if len(images) == 0 {
-		return buf.Bytes(), nil
+	out, err := withLogo(buf.Bytes(), org.logo)
+	if err != nil || len(images) == 0 {
+		return out, err
 	}
-	return addImages(buf.Bytes(), images)
+	return addImages(out, images)
 }
 
 // signaturePNG is a signer's signature rasterised, when there is one that
