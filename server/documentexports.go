@@ -321,6 +321,10 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 		return nil, err
 	}
 	block := content[blockStart:blockEnd]
+	sheetHeading, _, _, err := element(block, "w:p", "{SHEET_NAME}")
+	if err != nil {
+		return nil, err
+	}
 	headerCell, _, _, err := element(block, "w:tc", "{HEADER}")
 	if err != nil {
 		return nil, err
@@ -356,6 +360,9 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 
 	cell := func(tmpl, marker, text, colour string) string {
 		c := strings.Replace(tmpl, marker, xmlText(text), 1)
+		if isRTL(text) {
+			c = markRTL(c) // as the toolbox report's lines
+		}
 		if colour != "" {
 			shd := `<w:shd w:val="clear" w:color="auto" w:fill="` + strings.TrimPrefix(colour, "#") + `"/>`
 			c = strings.Replace(c, "</w:tcPr>", shd+"</w:tcPr>", 1)
@@ -380,13 +387,24 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 			}
 			rows.WriteString(strings.Replace(bodyRow, bodyCell, cells.String(), 1))
 		}
-		b := strings.Replace(block, "{SHEET_NAME}", xmlText(sh.name), 1)
+		b := block
+		if isRTL(sh.name) {
+			b = strings.Replace(b, sheetHeading, markRTL(sheetHeading), 1)
+		}
+		b = strings.Replace(b, "{SHEET_NAME}", xmlText(sh.name), 1)
 		b = strings.Replace(b, grid, gridXML.String(), 1)
 		b = strings.Replace(b, bodyRow, rows.String(), 1)
 		b = strings.Replace(b, headerRow, headRowXML, 1)
 		sheets.WriteString(b)
 	}
 	content = content[:blockStart] + sheets.String() + content[blockEnd:]
+	if isRTL(x.title()) {
+		title, start, end, err := element(content, "w:p", "{TITLE}")
+		if err != nil {
+			return nil, err
+		}
+		content = content[:start] + markRTL(title) + content[end:]
+	}
 	d.SetContent(content)
 
 	for k, v := range map[string]string{

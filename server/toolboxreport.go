@@ -215,6 +215,50 @@ func isRTL(s string) bool {
 	return false
 }
 
+// markRTL marks the paragraphs of a fragment (a paragraph, a table cell)
+// right to left: Word and LibreOffice lay out a paragraph so only when it
+// says so, w:bidi in its properties and w:rtl in its runs' properties.
+// w:bidi goes after a w:pStyle and w:rtl last in w:rPr, where the schema
+// wants them among the properties the templates use (style; bold, colour,
+// size).
+func markRTL(x string) string {
+	x = insertAfter(x, "<w:r>", func(rest string) (string, int) {
+		if strings.HasPrefix(rest, "<w:rPr>") {
+			return "<w:rtl/>", strings.Index(rest, "</w:rPr>")
+		}
+		return "<w:rPr><w:rtl/></w:rPr>", 0
+	})
+	return insertAfter(x, "<w:p>", func(rest string) (string, int) {
+		if !strings.HasPrefix(rest, "<w:pPr>") {
+			return "<w:pPr><w:bidi/></w:pPr>", 0
+		}
+		at := len("<w:pPr>")
+		if strings.HasPrefix(rest[at:], "<w:pStyle ") {
+			at += strings.Index(rest[at:], "/>") + len("/>")
+		}
+		return "<w:bidi/>", at
+	})
+}
+
+// insertAfter finds each start tag in x and inserts what at answers, at
+// the offset it answers into the text after the tag.
+func insertAfter(x, tag string, at func(rest string) (string, int)) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(x, tag)
+		if i < 0 {
+			b.WriteString(x)
+			return b.String()
+		}
+		b.WriteString(x[:i+len(tag)])
+		x = x[i+len(tag):]
+		ins, off := at(x)
+		b.WriteString(x[:off])
+		b.WriteString(ins)
+		x = x[off:]
+	}
+}
+
 // signatureImage is one signature to embed: its relationship id and PNG.
 type signatureImage struct {
 	rel  string
@@ -253,18 +297,11 @@ func renderToolboxReport(t toolboxJSON, org reportOrg, tz *time.Location, now ti
 	var lines strings.Builder
 	for _, l := range contentLines(t) {
 		p := strings.Replace(para, "{LINE}", xmlText(l.text), 1)
-		rpr := ""
 		if l.bold {
-			rpr = "<w:b/>"
+			p = strings.Replace(p, "<w:r>", "<w:r><w:rPr><w:b/></w:rPr>", 1)
 		}
 		if isRTL(l.text) {
-			// Word and LibreOffice lay out a paragraph right to left only
-			// when it says so: w:bidi on the paragraph, w:rtl on its runs
-			p = strings.Replace(p, "<w:p>", "<w:p><w:pPr><w:bidi/></w:pPr>", 1)
-			rpr += "<w:rtl/>"
-		}
-		if rpr != "" {
-			p = strings.Replace(p, "<w:r>", "<w:r><w:rPr>"+rpr+"</w:rPr>", 1)
+			p = markRTL(p)
 		}
 		lines.WriteString(p)
 	}
