@@ -360,10 +360,8 @@ func TestDocxDocumentRTL(t *testing.T) {
 	doc := e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "مواصفات الموقع"}).obj(t)["id"].(string)
 	c := content{f: f, doc: "/documents/" + doc}
 	h := c.change(t, "POST", c.rev(c.head(t, "main"))+"/columns", map[string]any{"name": "Note", "type": "text"})
-	var note string
-	for _, col := range e.must(200, f.alice, "GET", c.rev(h)+"/columns", nil).arr(t) {
-		note = col["column_id"].(string)
-	}
+	h = c.change(t, "POST", c.rev(h)+"/columns", map[string]any{"name": "ملاحظات", "type": "text"})
+	note := c.columnNamed(t, h, "Note")
 	for _, text := range []string{"שימו לב: קסדה חובה", "Supply pipes", "12 تعليمات السلامة"} {
 		h = c.change(t, "POST", c.rev(h)+"/clauses", map[string]any{"text": text})
 	}
@@ -398,7 +396,7 @@ func TestDocxDocumentRTL(t *testing.T) {
 		}
 	}
 	for text, rtl := range map[string]bool{
-		"مواصفات الموقع": true, "שימו לב: קסדה חובה": true, "12 تعليمات السلامة": true, "ملاحظةسطر ثان": true, "ملحق": true,
+		"مواصفات الموقع": true, "שימו לב: קסדה חובה": true, "12 تعليمات السلامة": true, "ملاحظةسطر ثان": true, "ملحق": true, "ملاحظات": true,
 		"Supply pipes": false, "OK": false, "No.": false, "Clause": false, "Note": false, "Sheet 1": false,
 	} {
 		if got, ok := marked[text]; !ok || got != rtl {
