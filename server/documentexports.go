@@ -43,6 +43,7 @@ const (
 	maxClauseDigits   = 10
 	logoHeightPx      = 48 // the logo's height in the DOCX header, in pixels at 96 dpi
 	logoMaxWidthPx    = 240
+	logoDrawingID     = 100 // the header logo's drawing id (wp:docPr)
 	documentTokenName = "{document}"
 )
 
@@ -449,11 +450,11 @@ func withLogo(doc []byte, logo *db.Blob) ([]byte, error) {
 			}
 			cx, cy := max(w, 1)*emuPerPixel, max(h, 1)*emuPerPixel
 			run = fmt.Sprintf(`<w:r><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0"><wp:extent cx="%d" cy="%d"/>`+
-				`<wp:docPr id="100" name="Logo"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">`+
-				`<pic:pic><pic:nvPicPr><pic:cNvPr id="100" name="logo.%s"/><pic:cNvPicPr/></pic:nvPicPr>`+
+				`<wp:docPr id="%d" name="Logo"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">`+
+				`<pic:pic><pic:nvPicPr><pic:cNvPr id="%d" name="logo.%s"/><pic:cNvPicPr/></pic:nvPicPr>`+
 				`<pic:blipFill><a:blip r:embed="rIdLogo"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>`+
 				`<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="%d" cy="%d"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr>`+
-				`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`, cx, cy, ext, cx, cy)
+				`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`, cx, cy, logoDrawingID, logoDrawingID, ext, cx, cy)
 		}
 	}
 	zr, err := openZip(doc, docxLimits)

@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/png"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -425,13 +426,16 @@ func rasteriseSignature(svg string) ([]byte, error) {
 func inlineDrawing(img signatureImage) string {
 	// 1.05 x 0.42 inch: inside the 1838-twip signature cell less its margins
 	cx, cy := signatureShownEMU, signatureShownEMU*signatureHeight/signatureWidth
-	id := strings.TrimPrefix(img.rel, "rIdSig")
+	// drawing ids are unique across the document and its header: after the
+	// header logo's (Word may call a file with repeated ids damaged)
+	n, _ := strconv.Atoi(strings.TrimPrefix(img.rel, "rIdSig"))
+	id := strconv.Itoa(logoDrawingID + n)
 	return fmt.Sprintf(`<w:r><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0"><wp:extent cx="%d" cy="%d"/>`+
-		`<wp:docPr id="%s" name="Signature %s"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">`+
+		`<wp:docPr id="%s" name="Signature %d"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">`+
 		`<pic:pic><pic:nvPicPr><pic:cNvPr id="%s" name="%s"/><pic:cNvPicPr/></pic:nvPicPr>`+
 		`<pic:blipFill><a:blip r:embed="%s"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>`+
 		`<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="%d" cy="%d"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr>`+
-		`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`, cx, cy, id, id, id, img.name, img.rel, cx, cy)
+		`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`, cx, cy, id, n, id, img.name, img.rel, cx, cy)
 }
 
 // addImages copies the document, adding the images under word/media and

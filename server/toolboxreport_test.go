@@ -257,9 +257,17 @@ func TestToolboxReportHeader(t *testing.T) {
 
 	// With a logo: the name and the logo, an image part the header refers to.
 	logo(f.alice, f.acme, pngBytes(t, 64, 32))
+	e.must(200, f.alice, "POST", tp+"/conduct", map[string]any{"latitude": 51.5, "longitude": -0.12})
+	e.must(200, f.alice, "POST", tp+"/sign", map[string]any{"first_name": "Sig", "last_name": "Ner",
+		"signature": `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 40"><path d="M5 30 C 20 5, 40 5, 50 20" stroke="black" fill="none"/></svg>`})
 	r = e.must(200, f.bob, "GET", tp+"/report", nil)
 	files = unzipped(t, r.Body)
 	hdr := headed(t, files)
+	// drawing ids unique across the document and its header (logo, signature)
+	ids := regexp.MustCompile(`<wp:docPr id="(\d+)"`).FindAllStringSubmatch(files["word/document.xml"]+hdr, -1)
+	if len(ids) != 2 || ids[0][1] == ids[1][1] {
+		t.Errorf("drawing ids %v, want two distinct", ids)
+	}
 	goldenFile(t, "toolbox-report-header.xml", []byte(hdr))
 	if !strings.Contains(hdr, `<a:blip r:embed="rIdLogo"/>`) ||
 		!strings.Contains(files["word/_rels/header1.xml.rels"], `Id="rIdLogo" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/logo.png"`) {
