@@ -43,6 +43,7 @@ const (
 	maxClauseDigits   = 10
 	logoHeightPx      = 48 // the logo's height in the DOCX header, in pixels at 96 dpi
 	logoMaxWidthPx    = 240
+	logoDrawingID     = 100 // the header logo's drawing id (wp:docPr)
 	documentTokenName = "{document}"
 )
 
@@ -140,13 +141,8 @@ func loadExport(rq *request, q *db.Queries, h docengine.Hash) (*exportData, erro
 		return nil, err
 	}
 	x := &exportData{org: org, doc: d, rev: rev, hash: h, meta: doc.R.Meta, columns: doc.R.Columns}
-	if org.LogoHash != nil {
-		b, err := q.BlobGet(rq.ctx, *org.LogoHash)
-		if err == nil {
-			x.logo = &b
-		} else if !db.IsNotFound(err) {
-			return nil, err
-		}
+	if x.logo, err = orgLogo(rq.ctx, q, org); err != nil {
+		return nil, err
 	}
 	var prefix *db.Prefix
 	if x.meta.ClausePrefixID != 0 && x.meta.ClausePrefixFormat == "" {
@@ -200,6 +196,22 @@ func loadExport(rq *request, q *db.Queries, h docengine.Hash) (*exportData, erro
 		x.sheets = append(x.sheets, es)
 	}
 	return x, nil
+}
+
+// orgLogo is the organisation's logo image, nil when it has none (or its
+// blob is gone): the page header of the DOCX exports and reports shows it.
+func orgLogo(ctx context.Context, q *db.Queries, org db.Organisation) (*db.Blob, error) {
+	if org.LogoHash == nil || *org.LogoHash == "" {
+		return nil, nil
+	}
+	b, err := q.BlobGet(ctx, *org.LogoHash)
+	if db.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
 }
 
 // enumTexts maps the enum value ids the columns may hold to their texts,
@@ -310,6 +322,10 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 		return nil, err
 	}
 	block := content[blockStart:blockEnd]
+	sheetHeading, _, _, err := element(block, "w:p", "{SHEET_NAME}")
+	if err != nil {
+		return nil, err
+	}
 	headerCell, _, _, err := element(block, "w:tc", "{HEADER}")
 	if err != nil {
 		return nil, err
@@ -345,6 +361,9 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 
 	cell := func(tmpl, marker, text, colour string) string {
 		c := strings.Replace(tmpl, marker, xmlText(text), 1)
+		if isRTL(text) {
+			c = markRTL(c) // as the toolbox report's lines
+		}
 		if colour != "" {
 			shd := `<w:shd w:val="clear" w:color="auto" w:fill="` + strings.TrimPrefix(colour, "#") + `"/>`
 			c = strings.Replace(c, "</w:tcPr>", shd+"</w:tcPr>", 1)
@@ -369,13 +388,24 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 			}
 			rows.WriteString(strings.Replace(bodyRow, bodyCell, cells.String(), 1))
 		}
-		b := strings.Replace(block, "{SHEET_NAME}", xmlText(sh.name), 1)
+		b := block
+		if isRTL(sh.name) {
+			b = strings.Replace(b, sheetHeading, markRTL(sheetHeading), 1)
+		}
+		b = strings.Replace(b, "{SHEET_NAME}", xmlText(sh.name), 1)
 		b = strings.Replace(b, grid, gridXML.String(), 1)
 		b = strings.Replace(b, bodyRow, rows.String(), 1)
 		b = strings.Replace(b, headerRow, headRowXML, 1)
 		sheets.WriteString(b)
 	}
 	content = content[:blockStart] + sheets.String() + content[blockEnd:]
+	if isRTL(x.title()) {
+		title, start, end, err := element(content, "w:p", "{TITLE}")
+		if err != nil {
+			return nil, err
+		}
+		content = content[:start] + markRTL(title) + content[end:]
+	}
 	d.SetContent(content)
 
 	for k, v := range map[string]string{
@@ -420,11 +450,11 @@ func withLogo(doc []byte, logo *db.Blob) ([]byte, error) {
 			}
 			cx, cy := max(w, 1)*emuPerPixel, max(h, 1)*emuPerPixel
 			run = fmt.Sprintf(`<w:r><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0"><wp:extent cx="%d" cy="%d"/>`+
-				`<wp:docPr id="100" name="Logo"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">`+
-				`<pic:pic><pic:nvPicPr><pic:cNvPr id="100" name="logo.%s"/><pic:cNvPicPr/></pic:nvPicPr>`+
+				`<wp:docPr id="%d" name="Logo"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">`+
+				`<pic:pic><pic:nvPicPr><pic:cNvPr id="%d" name="logo.%s"/><pic:cNvPicPr/></pic:nvPicPr>`+
 				`<pic:blipFill><a:blip r:embed="rIdLogo"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>`+
 				`<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="%d" cy="%d"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr>`+
-				`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`, cx, cy, ext, cx, cy)
+				`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`, cx, cy, logoDrawingID, logoDrawingID, ext, cx, cy)
 		}
 	}
 	zr, err := openZip(doc, docxLimits)

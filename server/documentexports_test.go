@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -326,4 +327,108 @@ func TestRevisionPatchEchoesReadBody(t *testing.T) {
 			}
 		}},
 	})
+}
+
+// TestDocxMarkRTL: markRTL adds w:bidi to each paragraph's properties
+// (after a style) and w:rtl last in each run's properties.
+func TestDocxMarkRTL(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{`<w:p><w:r><w:t>א</w:t></w:r></w:p>`, `<w:p><w:pPr><w:bidi/></w:pPr><w:r><w:rPr><w:rtl/></w:rPr><w:t>א</w:t></w:r></w:p>`},
+		{`<w:p><w:pPr><w:pStyle w:val="Heading2"/></w:pPr><w:r><w:t>א</w:t></w:r></w:p>`,
+			`<w:p><w:pPr><w:pStyle w:val="Heading2"/><w:bidi/></w:pPr><w:r><w:rPr><w:rtl/></w:rPr><w:t>א</w:t></w:r></w:p>`},
+		{`<w:p><w:pPr><w:jc w:val="left"/></w:pPr><w:r><w:rPr><w:b/><w:sz w:val="20"/></w:rPr><w:t>א</w:t></w:r><w:r><w:rPr></w:rPr><w:t>ب</w:t></w:r></w:p>`,
+			`<w:p><w:pPr><w:bidi/><w:jc w:val="left"/></w:pPr><w:r><w:rPr><w:b/><w:sz w:val="20"/><w:rtl/></w:rPr><w:t>א</w:t></w:r><w:r><w:rPr><w:rtl/></w:rPr><w:t>ب</w:t></w:r></w:p>`},
+		{`<w:tc><w:tcPr></w:tcPr><w:p><w:r><w:t>א</w:t></w:r></w:p></w:tc>`,
+			`<w:tc><w:tcPr></w:tcPr><w:p><w:pPr><w:bidi/></w:pPr><w:r><w:rPr><w:rtl/></w:rPr><w:t>א</w:t></w:r></w:p></w:tc>`},
+	} {
+		if got := markRTL(c.in); got != c.want {
+			t.Errorf("markRTL(%s)\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+}
+
+// TestDocxDocumentRTL: in the document DOCX export a paragraph whose text
+// is right to left (its first strong letter Hebrew or Arabic: clause text,
+// cell, sheet name, title) is marked so, paragraph and runs, as the
+// toolbox report's lines are; left-to-right ones are not. LibreOffice
+// opens it.
+func TestDocxDocumentRTL(t *testing.T) {
+	t.Parallel()
+	f := newDocFixture(t)
+	e := f.e
+	doc := e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "مواصفات الموقع"}).obj(t)["id"].(string)
+	c := content{f: f, doc: "/documents/" + doc}
+	h := c.change(t, "POST", c.rev(c.head(t, "main"))+"/columns", map[string]any{"name": "Note", "type": "text"})
+	h = c.change(t, "POST", c.rev(h)+"/columns", map[string]any{"name": "ملاحظات", "type": "text"})
+	note := c.columnNamed(t, h, "Note")
+	for _, text := range []string{"שימו לב: קסדה חובה", "Supply pipes", "12 تعليمات السلامة"} {
+		h = c.change(t, "POST", c.rev(h)+"/clauses", map[string]any{"text": text})
+	}
+	ids := c.clauseIDs(t, h)
+	h = c.change(t, "PATCH", c.rev(h)+"/fields", map[string]any{"clause_id": ids[0], "column_id": note, "value": "OK"})
+	h = c.change(t, "PATCH", c.rev(h)+"/fields", map[string]any{"clause_id": ids[1], "column_id": note, "value": "ملاحظة\nسطر ثان"})
+	h = c.change(t, "POST", c.rev(h)+"/sheets", map[string]any{"name": "ملحق"})
+	e.run(t, []scenario{
+		{"foreign organisation cannot export", f.mallory, "GET", c.rev(h) + "/export.docx", nil, 403, nil},
+	})
+	r := e.must(200, f.bob, "GET", c.rev(h)+"/export.docx", nil)
+	body := unzipped(t, r.Body)["word/document.xml"]
+	if err := wellFormed(body); err != nil {
+		t.Fatalf("document.xml is not well-formed: %v", err)
+	}
+	texts := regexp.MustCompile(`<w:t[^>]*>([^<]*)</w:t>`)
+	marked := map[string]bool{}
+	for _, p := range regexp.MustCompile(`<w:p>.*?</w:p>`).FindAllString(body, -1) {
+		var text strings.Builder
+		for _, m := range texts.FindAllStringSubmatch(p, -1) {
+			text.WriteString(m[1])
+		}
+		runs, rtlRuns := strings.Count(p, "<w:r>"), strings.Count(p, "<w:rtl/>")
+		bidi := regexp.MustCompile(`^<w:p><w:pPr>(<w:pStyle w:val="[^"]+"/>)?<w:bidi/>`).MatchString(p)
+		switch {
+		case bidi && rtlRuns == runs && strings.Count(p, "<w:bidi/>") == 1:
+			marked[text.String()] = true
+		case !bidi && rtlRuns == 0 && !strings.Contains(p, "<w:bidi/>"):
+			marked[text.String()] = false
+		default:
+			t.Errorf("paragraph half marked right to left: %s", p)
+		}
+	}
+	for text, rtl := range map[string]bool{
+		"مواصفات الموقع": true, "שימו לב: קסדה חובה": true, "12 تعليمات السلامة": true, "ملاحظةسطر ثان": true, "ملحق": true, "ملاحظات": true,
+		"Supply pipes": false, "OK": false, "No.": false, "Clause": false, "Note": false, "Sheet 1": false,
+	} {
+		if got, ok := marked[text]; !ok || got != rtl {
+			t.Errorf("%q: marked right to left %v (found %v), want %v", text, got, ok, rtl)
+		}
+	}
+	// the exact markup of a right-to-left cell and sheet heading
+	for _, want := range []string{
+		`<w:p><w:pPr><w:bidi/></w:pPr><w:r><w:rPr><w:sz w:val="20"/><w:rtl/></w:rPr><w:t xml:space="preserve">שימו לב: קסדה חובה</w:t></w:r></w:p>`,
+		`<w:p><w:pPr><w:pStyle w:val="Heading2"/><w:bidi/></w:pPr><w:r><w:rPr><w:rtl/></w:rPr><w:t xml:space="preserve">ملحق</w:t></w:r></w:p>`,
+		`<w:p><w:pPr><w:pStyle w:val="Heading1"/><w:bidi/></w:pPr><w:r><w:rPr><w:rtl/></w:rPr><w:t xml:space="preserve">مواصفات الموقع</w:t></w:r></w:p>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("document.xml lacks %s", want)
+		}
+	}
+	// LibreOffice lays the marked headings out right to left: aligned to
+	// the right margin (pdftotext -layout keeps the indent), the others left.
+	_, pages := officePDF(t, r.Body, "docx")
+	all := strings.Join(pages, "\n")
+	indent := func(s string) int {
+		for _, line := range strings.Split(all, "\n") {
+			if strings.Contains(line, s) {
+				return len(line) - len(strings.TrimLeft(line, " "))
+			}
+		}
+		t.Errorf("LibreOffice's PDF lacks %q:\n%s", s, all)
+		return -1
+	}
+	for s, right := range map[string]bool{"الموقع": true, "ملحق": true, "Document ": false, "Sheet 1": false, "Supply pipes": false} {
+		if n := indent(s); n >= 0 && (n > 40) != right {
+			t.Errorf("%q starts %d columns in, want right-aligned %v:\n%s", s, n, right, all)
+		}
+	}
 }

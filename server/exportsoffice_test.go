@@ -64,6 +64,29 @@ func TestExportsInLibreOffice(t *testing.T) {
 			t.Errorf("asset CSV not read as UTF-8:\n%s", all)
 		}
 	})
+	t.Run("induction records", func(t *testing.T) {
+		f := newOrgFixture(t)
+		e := f.e
+		ind := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/inductions", map[string]any{"name": "Site", "valid_for": 3600}).obj(t)
+		path := "/inductions/" + ind["id"].(string)
+		hash := ind["revision_hash"].(string)
+		e.must(200, f.bob, "PATCH", "/users/@me", map[string]any{"first_name": "Siobhán", "last_name": "Ó Briain", "company": "=Acme Ltd", "position": "+Rigger"})
+		e.must(201, f.alice, "POST", path+"/users/"+f.bob.ID, nil)
+		e.must(201, f.bob, "POST", "/users/@me/inductions/"+ind["id"].(string)+"/records", map[string]any{"answers": []any{}})
+		records := path + "/revisions/" + hash + "/records"
+		e.run(t, []scenario{
+			{"other organisation cannot export", f.mallory, "GET", records + "/export-xlsx", nil, 403, nil},
+		})
+		_, pages := officePDF(t, e.must(200, f.alice, "GET", records+"/export-xlsx", nil).Body, "xlsx")
+		noError(t, "induction XLSX", pages)
+		// dates as dates (not day numbers), text without an apostrophe
+		noApostrophe(t, "induction XLSX", pages, "first name", "Siobhán", "Ó Briain", "=Acme Ltd", "+Rigger", "2026-11-21 09:30", "2026-11-21 10:30")
+		_, pages = officePDF(t, e.must(200, f.alice, "GET", records+"/export-csv", nil).Body, "csv")
+		if all := strings.Join(pages, "\n"); !strings.Contains(all, "Siobhán") || !strings.Contains(all, "Ó Briain") || strings.Contains(all, "SiobhÃ") ||
+			!strings.Contains(all, "2026-11-21 09:30") {
+			t.Errorf("induction CSV not read as UTF-8:\n%s", all)
+		}
+	})
 	t.Run("work items", func(t *testing.T) {
 		f := newWIFixture(t)
 		e, acme := f.e, "/organisations/"+f.acme

@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/png"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -43,6 +44,7 @@ func (s *Server) toolboxReport(rq *request) error {
 		return err
 	}
 	var p toolboxParts
+	var org reportOrg
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
 		t, a, err := toolboxAccess(rq.ctx, q, rq.user.ID, id)
 		if err != nil {
@@ -51,7 +53,16 @@ func (s *Server) toolboxReport(rq *request) error {
 		if err := a.Require(0); err != nil {
 			return err
 		}
-		p, err = loadToolboxParts(rq.ctx, q, t)
+		if p, err = loadToolboxParts(rq.ctx, q, t); err != nil {
+			return err
+		}
+		// the toolbox's own organisation heads every page, as in its mails
+		o, err := q.OrganisationGet(rq.ctx, t.OrganisationID)
+		if err != nil {
+			return err
+		}
+		org.name = o.Name
+		org.logo, err = orgLogo(rq.ctx, q, o)
 		return err
 	})
 	if err != nil {
@@ -63,7 +74,7 @@ func (s *Server) toolboxReport(rq *request) error {
 			tz = loc
 		}
 	}
-	out, err := renderToolboxReport(p.json(), tz, s.now())
+	out, err := renderToolboxReport(p.json(), org, tz, s.now())
 	if err != nil {
 		return err
 	}
@@ -205,6 +216,50 @@ func isRTL(s string) bool {
 	return false
 }
 
+// markRTL marks the paragraphs of a fragment (a paragraph, a table cell)
+// right to left: Word and LibreOffice lay out a paragraph so only when it
+// says so, w:bidi in its properties and w:rtl in its runs' properties.
+// w:bidi goes after a w:pStyle and w:rtl last in w:rPr, where the schema
+// wants them among the properties the templates use (style; bold, colour,
+// size).
+func markRTL(x string) string {
+	x = insertAfter(x, "<w:r>", func(rest string) (string, int) {
+		if strings.HasPrefix(rest, "<w:rPr>") {
+			return "<w:rtl/>", strings.Index(rest, "</w:rPr>")
+		}
+		return "<w:rPr><w:rtl/></w:rPr>", 0
+	})
+	return insertAfter(x, "<w:p>", func(rest string) (string, int) {
+		if !strings.HasPrefix(rest, "<w:pPr>") {
+			return "<w:pPr><w:bidi/></w:pPr>", 0
+		}
+		at := len("<w:pPr>")
+		if strings.HasPrefix(rest[at:], "<w:pStyle ") {
+			at += strings.Index(rest[at:], "/>") + len("/>")
+		}
+		return "<w:bidi/>", at
+	})
+}
+
+// insertAfter finds each start tag in x and inserts what at answers, at
+// the offset it answers into the text after the tag.
+func insertAfter(x, tag string, at func(rest string) (string, int)) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(x, tag)
+		if i < 0 {
+			b.WriteString(x)
+			return b.String()
+		}
+		b.WriteString(x[:i+len(tag)])
+		x = x[i+len(tag):]
+		ins, off := at(x)
+		b.WriteString(x[:off])
+		b.WriteString(ins)
+		x = x[off:]
+	}
+}
+
 // signatureImage is one signature to embed: its relationship id and PNG.
 type signatureImage struct {
 	rel  string
@@ -212,7 +267,14 @@ type signatureImage struct {
 	png  []byte
 }
 
-func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byte, error) {
+// reportOrg is the organisation a report's page header names: its name
+// and its logo (nil without one).
+type reportOrg struct {
+	name string
+	logo *db.Blob
+}
+
+func renderToolboxReport(t toolboxJSON, org reportOrg, tz *time.Location, now time.Time) ([]byte, error) {
 	tmpl, err := web.Templates.ReadFile("templates/toolbox-report.docx")
 	if err != nil {
 		return nil, err
@@ -236,18 +298,11 @@ func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byt
 	var lines strings.Builder
 	for _, l := range contentLines(t) {
 		p := strings.Replace(para, "{LINE}", xmlText(l.text), 1)
-		rpr := ""
 		if l.bold {
-			rpr = "<w:b/>"
+			p = strings.Replace(p, "<w:r>", "<w:r><w:rPr><w:b/></w:rPr>", 1)
 		}
 		if isRTL(l.text) {
-			// Word and LibreOffice lay out a paragraph right to left only
-			// when it says so: w:bidi on the paragraph, w:rtl on its runs
-			p = strings.Replace(p, "<w:p>", "<w:p><w:pPr><w:bidi/></w:pPr>", 1)
-			rpr += "<w:rtl/>"
-		}
-		if rpr != "" {
-			p = strings.Replace(p, "<w:r>", "<w:r><w:rPr>"+rpr+"</w:rPr>", 1)
+			p = markRTL(p)
 		}
 		lines.WriteString(p)
 	}
@@ -321,14 +376,20 @@ func renderToolboxReport(t toolboxJSON, tz *time.Location, now time.Time) ([]byt
 			return nil, err
 		}
 	}
+	// The page header (every page: one default header, no first-page
+	// variant) as in the document export: the logo, then the name.
+	if err := d.ReplaceHeader("{ORGANISATION}", strings.Join(strings.Fields(org.name), " ")); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if err := d.Write(&buf); err != nil {
 		return nil, err
 	}
-	if len(images) == 0 {
-		return buf.Bytes(), nil
+	out, err := withLogo(buf.Bytes(), org.logo)
+	if err != nil || len(images) == 0 {
+		return out, err
 	}
-	return addImages(buf.Bytes(), images)
+	return addImages(out, images)
 }
 
 // signaturePNG is a signer's signature rasterised, when there is one that
@@ -365,13 +426,16 @@ func rasteriseSignature(svg string) ([]byte, error) {
 func inlineDrawing(img signatureImage) string {
 	// 1.05 x 0.42 inch: inside the 1838-twip signature cell less its margins
 	cx, cy := signatureShownEMU, signatureShownEMU*signatureHeight/signatureWidth
-	id := strings.TrimPrefix(img.rel, "rIdSig")
+	// drawing ids are unique across the document and its header: after the
+	// header logo's (Word may call a file with repeated ids damaged)
+	n, _ := strconv.Atoi(strings.TrimPrefix(img.rel, "rIdSig"))
+	id := strconv.Itoa(logoDrawingID + n)
 	return fmt.Sprintf(`<w:r><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0"><wp:extent cx="%d" cy="%d"/>`+
-		`<wp:docPr id="%s" name="Signature %s"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">`+
+		`<wp:docPr id="%s" name="Signature %d"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">`+
 		`<pic:pic><pic:nvPicPr><pic:cNvPr id="%s" name="%s"/><pic:cNvPicPr/></pic:nvPicPr>`+
 		`<pic:blipFill><a:blip r:embed="%s"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>`+
 		`<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="%d" cy="%d"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr>`+
-		`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`, cx, cy, id, id, id, img.name, img.rel, cx, cy)
+		`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`, cx, cy, id, n, id, img.name, img.rel, cx, cy)
 }
 
 // addImages copies the document, adding the images under word/media and

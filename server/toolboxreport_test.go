@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
+	"image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -193,4 +195,121 @@ func screenshot(t *testing.T, pdf, name string) {
 	if b, err := exec.Command("pdftoppm", "-png", "-r", "70", "-f", "1", "-l", "1", "-singlefile", pdf, out).CombinedOutput(); err != nil {
 		t.Fatalf("pdftoppm: %v %s", err, b)
 	}
+}
+
+// TestToolboxReportHeader: every page of the toolbox report is headed by
+// the toolbox's organisation, its name and (when it has one) its logo, as
+// its mails are; another organisation's logo never appears, and its members
+// still cannot read the report. LibreOffice shows the name and the logo on
+// each page of a report two pages long.
+func TestToolboxReportHeader(t *testing.T) {
+	t.Parallel()
+	f := newToolboxFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	logo := func(u *testUser, org string, png []byte) {
+		t.Helper()
+		if r := e.serve(multipartReq(t, u, "PUT", "/organisations/"+org+"/logo", nil, map[string][]byte{"file": png})); r.Status != 200 {
+			t.Fatalf("logo: %d %s", r.Status, r.Body)
+		}
+	}
+	logo(f.mallory, f.evil, pngBytes(t, 40, 40)) // never in Acme's report
+	tb := e.must(201, f.alice, "POST", acme+"/toolboxes", map[string]any{"title": "Long briefing", "location_id": f.depot}).obj(t)
+	tp := "/toolboxes/" + tb["id"].(string)
+	// enough lines for a second page
+	for i := range 4 {
+		e.must(201, f.alice, "POST", tp+"/topics", map[string]any{"body": fmt.Sprintf("Topic %d", i) + strings.Repeat("\nA line of the briefing", 20)})
+	}
+	e.run(t, []scenario{
+		{"other organisation cannot read the report", f.mallory, "GET", tp + "/report", nil, 403, nil},
+		{"pending member cannot read the report", f.pen, "GET", tp + "/report", nil, 403, nil},
+	})
+	headed := func(t *testing.T, files map[string]string) string {
+		t.Helper()
+		doc, hdr := files["word/document.xml"], files["word/header1.xml"]
+		// one default header for the section and no first-page variant: every page
+		if !strings.Contains(doc, `<w:sectPr><w:headerReference w:type="default" r:id="rIdHeader1"/>`) || strings.Contains(doc, "<w:titlePg") ||
+			!strings.Contains(files["word/_rels/document.xml.rels"], `Id="rIdHeader1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/header" Target="header1.xml"`) ||
+			!strings.Contains(files["[Content_Types].xml"], `<Override PartName="/word/header1.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.header+xml"/>`) {
+			t.Errorf("no page header on every page:\n%s", doc)
+		}
+		if !strings.Contains(hdr, ">Acme</w:t>") || strings.Contains(hdr, "{") || strings.Contains(hdr, "Evil") {
+			t.Errorf("header does not name Acme alone: %s", hdr)
+		}
+		if err := wellFormed(hdr); err != nil {
+			t.Errorf("header1.xml is not well-formed: %v", err)
+		}
+		return hdr
+	}
+
+	// Without a logo: the name only, no image part.
+	r := e.must(200, f.bob, "GET", tp+"/report", nil)
+	files := unzipped(t, r.Body)
+	if hdr := headed(t, files); strings.Contains(hdr, "<w:drawing>") || strings.Contains(files["word/_rels/header1.xml.rels"], "rIdLogo") {
+		t.Errorf("an image in the header of an organisation without a logo: %s", hdr)
+	}
+	for name := range files {
+		if strings.HasPrefix(name, "word/media/") {
+			t.Errorf("image part %s without a logo or a signature", name)
+		}
+	}
+	_, pages := officePDF(t, r.Body, "docx")
+	pageHeads(t, pages, "Acme")
+
+	// With a logo: the name and the logo, an image part the header refers to.
+	logo(f.alice, f.acme, pngBytes(t, 64, 32))
+	e.must(200, f.alice, "POST", tp+"/conduct", map[string]any{"latitude": 51.5, "longitude": -0.12})
+	e.must(200, f.alice, "POST", tp+"/sign", map[string]any{"first_name": "Sig", "last_name": "Ner",
+		"signature": `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 40"><path d="M5 30 C 20 5, 40 5, 50 20" stroke="black" fill="none"/></svg>`})
+	r = e.must(200, f.bob, "GET", tp+"/report", nil)
+	files = unzipped(t, r.Body)
+	hdr := headed(t, files)
+	// drawing ids unique across the document and its header (logo, signature)
+	ids := regexp.MustCompile(`<wp:docPr id="(\d+)"`).FindAllStringSubmatch(files["word/document.xml"]+hdr, -1)
+	if len(ids) != 2 || ids[0][1] == ids[1][1] {
+		t.Errorf("drawing ids %v, want two distinct", ids)
+	}
+	goldenFile(t, "toolbox-report-header.xml", []byte(hdr))
+	if !strings.Contains(hdr, `<a:blip r:embed="rIdLogo"/>`) ||
+		!strings.Contains(files["word/_rels/header1.xml.rels"], `Id="rIdLogo" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/logo.png"`) {
+		t.Errorf("header without its logo: %s\nrels %s", hdr, files["word/_rels/header1.xml.rels"])
+	}
+	cfg, err := png.DecodeConfig(strings.NewReader(files["word/media/logo.png"]))
+	if err != nil || cfg.Width != 64 || cfg.Height != 32 {
+		t.Errorf("word/media/logo.png is not Acme's logo: %+v %v", cfg, err)
+	}
+	pdf, pages := officePDF(t, r.Body, "docx")
+	n := pageHeads(t, pages, "Acme")
+	// the logo is drawn on every page (pdfimages lists the images per page)
+	list, err := exec.Command("pdfimages", "-list", pdf).Output()
+	if err != nil {
+		t.Fatalf("pdfimages (poppler-utils): %v", err)
+	}
+	perPage := map[string]int{}
+	for _, line := range strings.Split(string(list), "\n")[2:] {
+		if fs := strings.Fields(line); len(fs) > 4 && fs[3] == "64" && fs[4] == "32" {
+			perPage[fs[0]]++
+		}
+	}
+	if len(perPage) != n {
+		t.Errorf("the logo is not on each of the %d pages: %v\n%s", n, perPage, list)
+	}
+}
+
+// pageHeads: every page of the PDF text (pdftotext's pages, the last one
+// empty after the final form feed) begins with the organisation's name, and
+// there are at least two pages. It answers the number of pages.
+func pageHeads(t *testing.T, pages []string, name string) int {
+	t.Helper()
+	if len(pages) > 0 && strings.TrimSpace(pages[len(pages)-1]) == "" {
+		pages = pages[:len(pages)-1]
+	}
+	if len(pages) < 2 {
+		t.Fatalf("want a report of two pages or more, got %d", len(pages))
+	}
+	for i, p := range pages {
+		if first := strings.Fields(p); len(first) == 0 || first[0] != name {
+			t.Errorf("page %d does not start with %q:\n%s", i+1, name, p)
+		}
+	}
+	return len(pages)
 }
