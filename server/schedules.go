@@ -302,6 +302,19 @@ func refuseArchivedToolbox(ctx context.Context, q *db.Queries, toolboxID *int64)
 	return nil
 }
 
+// refuseHeldSchedule: a session of a held talk keeps its times and its
+// invitees (refuseHeld); schedules of work items have no such moment.
+func refuseHeldSchedule(ctx context.Context, q *db.Queries, sc db.Schedule, what string) error {
+	if sc.ToolboxID == nil {
+		return nil
+	}
+	t, err := q.ToolboxGet(ctx, *sc.ToolboxID)
+	if err != nil {
+		return err
+	}
+	return refuseHeld(t, what)
+}
+
 func (s *Server) schedulePatch(rq *request) error {
 	id, err := rq.pathID("id")
 	if err != nil {
@@ -328,8 +341,15 @@ func (s *Server) schedulePatch(rq *request) error {
 		if err := ro.check(cur); err != nil {
 			return err
 		}
+		before := sc
 		if err := b.apply(&sc, false); err != nil {
 			return err
+		}
+		// The actual times of a held session are what the meeting records.
+		if sc.ScheduledStartAt != before.ScheduledStartAt || sc.ScheduledFinishAt != before.ScheduledFinishAt {
+			if err := refuseHeldSchedule(rq.ctx, q, sc, "sessions"); err != nil {
+				return err
+			}
 		}
 		sc, err = q.ScheduleUpdate(rq.ctx, db.ScheduleUpdateParams{ScheduledStartAt: sc.ScheduledStartAt, ScheduledFinishAt: sc.ScheduledFinishAt,
 			ActualStartAt: sc.ActualStartAt, ActualFinishAt: sc.ActualFinishAt, UpdatedAt: s.nowText(), UpdatedBy: rq.user.ID,
@@ -358,6 +378,9 @@ func (s *Server) scheduleDelete(rq *request) error {
 		if err != nil {
 			return err
 		}
+		if err := refuseHeldSchedule(rq.ctx, q, sc, "sessions"); err != nil {
+			return err
+		}
 		if err := q.ToolboxUserUnlinkSchedule(rq.ctx, &sc.ID); err != nil {
 			return err
 		}
@@ -378,6 +401,9 @@ func (s *Server) scheduleInviteePut(rq *request) error {
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		sc, _, err := scheduleForWrite(rq, q, id)
 		if err != nil {
+			return err
+		}
+		if err := refuseHeldSchedule(rq.ctx, q, sc, "invitations"); err != nil {
 			return err
 		}
 		if err := requireMember(rq.ctx, q, sc.OrganisationID, userID, "user"); err != nil {
@@ -414,6 +440,9 @@ func (s *Server) scheduleInviteeDelete(rq *request) error {
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		sc, _, err := scheduleForWrite(rq, q, id)
 		if err != nil {
+			return err
+		}
+		if err := refuseHeldSchedule(rq.ctx, q, sc, "invitations"); err != nil {
 			return err
 		}
 		n, err := q.ScheduleInviteeDelete(rq.ctx, db.ScheduleInviteeDeleteParams{ScheduleID: sc.ID, UserID: userID})

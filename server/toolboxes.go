@@ -344,6 +344,18 @@ func toolboxForEdit(rq *request, q *db.Queries, id int64) (db.Toolbox, error) {
 	return t, nil
 }
 
+// refuseHeld keeps a held talk what it was (issue 29): once conducted, its
+// sections, the wording and order of its topics, its sessions and who is
+// invited to them no longer change (409, a state conflict, not a permission:
+// the same change was fine before the meeting). Reviews, comments,
+// check-ins and signatures are the meeting itself and go on.
+func refuseHeld(t db.Toolbox, what string) error {
+	if t.ConductedAt != nil {
+		return errorf(http.StatusConflict, "The talk has been held, so its %s no longer change.", what)
+	}
+	return nil
+}
+
 // newTOTPSecret makes a toolbox's own TOTP secret (decisions.md: a screen at
 // the meeting draws its rotating code as a QR code).
 func newTOTPSecret() (string, error) {
@@ -858,6 +870,9 @@ func (s *Server) toolboxScheduleCreate(rq *request) error {
 		}
 		if t.ArchivedAt != nil {
 			return forbidden("The toolbox is archived.")
+		}
+		if err := refuseHeld(t, "sessions"); err != nil {
+			return err
 		}
 		sc.OrganisationID, sc.ToolboxID = t.OrganisationID, &t.ID
 		out, err = s.createSchedule(rq.ctx, q, sc, b.InviteeIDs, rq.user.ID)

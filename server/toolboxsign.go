@@ -431,6 +431,13 @@ func (s *Server) signerToolboxView(ctx context.Context, q *db.Queries, t db.Tool
 	return userToolboxView{toolboxJSON: p.json(), Signed: len(mine) > 0}, nil
 }
 
+// userSignBody is the toolbox's own sign row's body: the signer's details
+// and, optionally, a signature drawn for this talk (SVG).
+type userSignBody struct {
+	signerBody
+	Signature *string `json:"signature"`
+}
+
 // userToolboxSign: the user signs a toolbox with the token of
 // userToolboxGet, or through a schedule they are checked in to.
 func (s *Server) userToolboxSign(rq *request) error {
@@ -438,12 +445,20 @@ func (s *Server) userToolboxSign(rq *request) error {
 	if err != nil {
 		return err
 	}
-	var b signerBody
+	var b userSignBody
 	if err := rq.decode(&b); err != nil {
 		return err
 	}
 	if err := b.validate(b.ScheduleID == nil); err != nil {
 		return err
+	}
+	// A signature drawn for this talk (on the phone, issue 29) goes
+	// through the one sanitiser and is used instead of the saved one.
+	var drawn string
+	if b.Signature != nil {
+		if drawn, err = sanitizeSignature(*b.Signature); err != nil {
+			return err
+		}
 	}
 	var out signResponse
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
@@ -469,6 +484,9 @@ func (s *Server) userToolboxSign(rq *request) error {
 			return err
 		}
 		sg.override(b.FirstName, b.LastName, b.Company, b.Position)
+		if drawn != "" {
+			sg.signature = &drawn
+		}
 		var scheduleID *int64
 		if b.ScheduleID != nil {
 			v := int64(*b.ScheduleID)

@@ -70,6 +70,9 @@ func (s *Server) sectionCreate(rq *request) error {
 		if err != nil {
 			return err
 		}
+		if err := refuseHeld(t, "sections"); err != nil {
+			return err
+		}
 		now := s.nowText()
 		sec, err := q.ToolboxSectionCreate(rq.ctx, db.ToolboxSectionCreateParams{ID: s.store.IDs.Next(), OrganisationID: t.OrganisationID,
 			ToolboxID: t.ID, Title: strings.TrimSpace(*b.Title), CreatedAt: now, CreatedBy: rq.user.ID})
@@ -162,6 +165,9 @@ func (s *Server) sectionPatch(rq *request) error {
 		if err != nil {
 			return err
 		}
+		if err := refuseHeld(t, "sections"); err != nil {
+			return err
+		}
 		sec, err := q.ToolboxSectionGet(rq.ctx, db.ToolboxSectionGetParams{ID: sectionID, ToolboxID: t.ID})
 		if db.IsNotFound(err) {
 			return notFound("The section does not exist.")
@@ -232,6 +238,9 @@ func (s *Server) sectionDelete(rq *request) error {
 		if err != nil {
 			return err
 		}
+		if err := refuseHeld(t, "sections"); err != nil {
+			return err
+		}
 		parts, err := loadToolboxParts(rq.ctx, q, t)
 		if err != nil {
 			return err
@@ -268,6 +277,21 @@ type topicBody struct {
 	Comments       *string    `json:"comments"`
 	ReviewResponse Opt[bool]  `json:"review_response"`
 	Order          *int64     `json:"order"`
+}
+
+// rewords says whether the patch changes what a topic says or where it
+// stands, rather than the meeting's notes on it.
+func (b *topicBody) rewords(tp db.ToolboxTopic) bool {
+	if b.Body != nil && *b.Body != tp.Body || b.Order != nil && *b.Order != tp.Position {
+		return true
+	}
+	if !b.SectionID.Set {
+		return false
+	}
+	if b.SectionID.Null {
+		return tp.SectionID != nil
+	}
+	return tp.SectionID == nil || *tp.SectionID != int64(b.SectionID.Value)
 }
 
 func (b *topicBody) validate() error {
@@ -313,6 +337,9 @@ func (s *Server) topicCreate(rq *request) error {
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		t, err := toolboxForEdit(rq, q, id)
 		if err != nil {
+			return err
+		}
+		if err := refuseHeld(t, "topics"); err != nil {
 			return err
 		}
 		section, err := topicSection(rq, q, t, b.SectionID)
@@ -410,6 +437,13 @@ func (s *Server) topicPatch(rq *request) error {
 			return notFound("The topic does not exist.")
 		} else if err != nil {
 			return err
+		}
+		// At a held talk the notes (review, comments) still change; what
+		// was presented (wording, place) does not.
+		if b.rewords(tp) {
+			if err := refuseHeld(t, "topics"); err != nil {
+				return err
+			}
 		}
 		if err := ro.checkLoaded(func() (any, error) {
 			parts, err := loadToolboxParts(rq.ctx, q, t)
@@ -517,6 +551,9 @@ func (s *Server) topicDelete(rq *request) error {
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		t, err := toolboxForEdit(rq, q, id)
 		if err != nil {
+			return err
+		}
+		if err := refuseHeld(t, "topics"); err != nil {
 			return err
 		}
 		parts, err := loadToolboxParts(rq.ctx, q, t)

@@ -1454,16 +1454,19 @@ func TestBrowserToolboxes(t *testing.T) {
 			p.click("Check in Tess")
 			p.see("Tess checked in.")
 			p.seeIn(`ol[aria-label="Sessions"]`, "checked in")
+			p.step = "start the meeting: this browser cannot tell where it is, so the place is typed"
+			p.click("Start the meeting")
+			p.see("This device cannot tell where it is")
 			p.fill("Latitude", "95")
 			p.fill("Longitude", "0.1")
-			p.click("Record as held")
+			p.click("Start the meeting")
 			if got := p.fieldError("Latitude"); got == "" {
 				p.fail("no error for latitude 95")
 			}
 			p.fill("Latitude", "51.5")
-			p.click("Record as held")
-			p.see("The talk is recorded as held here.")
-			p.see("held ")
+			p.click("Start the meeting")
+			p.see("People can sign now.")
+			p.see("The meeting started at")
 			p.shot("toolbox-" + vp.name)
 
 			p.step = "the meeting screen: a phone signs through the QR code"
@@ -1484,7 +1487,8 @@ func TestBrowserToolboxes(t *testing.T) {
 			}
 			phone.fill("Last name", "Signer")
 			phone.click("I was there: sign")
-			phone.see("You signed this talk. Thank you.")
+			phone.see("Thank you.")
+			phone.see("You signed at")
 			phone.axe("signing with a phone")
 			phone.checkCSP()
 			p.seeIn(`ul[aria-label="Present"]`, "Sam") // the list follows without a reload
@@ -1516,9 +1520,9 @@ func TestBrowserToolboxes(t *testing.T) {
 			p.click("I was there: sign")
 			p.fill("Last name", "Tester")
 			p.click("I was there: sign")
-			p.see("You signed this talk. Thank you.")
+			p.see("Thank you.")
 			p.open("/app/toolboxes/" + talk)
-			p.seeIn(`ul[aria-label="Signed by"]`, "Signed in the app") // signed_method app: the person's own code, in words
+			p.seeIn(`ul[aria-label="Attendance"]`, "Signed in the app") // signed_method app: the person's own code, in words
 			p.step = "the report"
 			p.click("Download the report (DOCX)")
 			p.see("The report is downloading.")
@@ -1593,31 +1597,44 @@ func TestBrowserToolboxSessions(t *testing.T) {
 			p.noHorizontalScroll()
 			p.axe("a talk's sessions")
 
-			w.step = "the invitee opens the talk on their phone: not held yet"
+			w.step = "the invitee opens the talk on their phone: waiting for the meeting"
 			w.orgNav("Toolbox talks")
 			w.click("Tuesday talk")
 			w.see("You are invited to a session of this talk.")
 			w.click("Check in and sign")
 			w.seeIn(`ul[aria-label="Your sessions"]`, "invited")
 			w.see("Stay clear of the load")
-			w.see("Check in to your session first; you can sign once the talk is held.")
-			if !eval[bool](w, `[...document.querySelectorAll('button')].find(b => b.innerText.trim() === 'I was there: sign').disabled`) {
-				w.fail("signing is offered before checking in")
+			w.seeIn("#sign-state", "Waiting for the meeting to start.")
+			noSignButton := `![...document.querySelectorAll('button')].some(b => b.innerText.trim() === 'I was there: sign')`
+			if !eval[bool](w, noSignButton) {
+				w.fail("signing is offered before the meeting started")
 			}
-			w.axe("an invitee's sessions")
+			w.axe("an invitee waiting for the meeting")
+			const ivoRow = `([...document.querySelectorAll('ul[aria-label="Attendance"] li')].find(li => li.innerText.includes('Ivo'))?.innerText ?? '')`
+			p.waitFor(ivoRow+`.includes('invited')`, "Ivo invited on the organiser's list")
 
-			p.step = "the talk is held"
-			p.fill("Latitude", "51.5")
-			p.fill("Longitude", "-0.1")
-			p.click("Record as held")
-			p.see("The talk is recorded as held here.")
-
-			w.step = "the invitee checks in and signs"
-			w.run(chromedp.Reload())
-			w.seeIn(`ul[aria-label="Your sessions"]`, "invited")
+			w.step = "the invitee checks in before the meeting starts: still waiting"
 			w.click("Check in")
 			w.see("You are checked in.")
 			w.seeIn(`ul[aria-label="Your sessions"]`, "checked in")
+			w.seeIn("#sign-state", "Waiting for the meeting to start.")
+			if !eval[bool](w, noSignButton) {
+				w.fail("signing is offered before the meeting started")
+			}
+			p.step = "the organiser's list follows the check-in without a reload"
+			p.waitFor(ivoRow+`.includes('checked in')`, "Ivo checked in on the organiser's list")
+
+			p.step = "the organiser starts the meeting: one click, the browser knows where"
+			p.allowLocation(51.5, -0.1)
+			p.click("Start the meeting")
+			p.see("People can sign now.")
+			p.see("The meeting started at")
+			p.seeIn(`section[aria-labelledby="conduct-h"]`, "Nobody has signed yet.")
+			p.notSee("Latitude")
+
+			w.step = "the phone follows: sign now, with a signature drawn by finger"
+			w.seeIn("#sign-state", "Sign now")
+			w.drawSignature("Draw your signature here", true)
 			w.click("I was there: sign")
 			// Ivo registered without a last name: the signature needs one.
 			if got := w.fieldError("Last name"); got == "" {
@@ -1625,14 +1642,21 @@ func TestBrowserToolboxSessions(t *testing.T) {
 			}
 			w.fill("Last name", "Invitee")
 			w.click("I was there: sign")
-			w.see("You signed this talk. Thank you.")
+			w.see("Thank you.")
+			w.see("You signed at")
 			w.noHorizontalScroll()
+			w.axe("an invitee who signed")
 			w.checkCSP()
 
-			p.step = "the organiser sees the invitee attending and signed"
-			p.run(chromedp.Reload())
-			p.seeIn(`ol[aria-label="Sessions"]`, "attending")
-			p.seeIn(`ul[aria-label="Signed by"]`, "Ivo Invitee")
+			p.step = "the organiser's screen shows the signature without a reload"
+			p.waitFor(ivoRow+`.includes('signed at')`, "Ivo signed on the organiser's list")
+			p.seeIn(`section[aria-labelledby="conduct-h"]`, "One person has signed.")
+			p.seeIn(`ol[aria-label="Sessions"]`, "signed")
+			p.seeIn(`ul[aria-label="Attendance"]`, "Ivo Invitee")
+			p.step = "a held talk's sessions and invitations no longer change"
+			p.notSee("Schedule a session")
+			p.notSee("Uninvite Ivo")
+			p.axe("the held talk")
 			p.checkCSP()
 		})
 	}

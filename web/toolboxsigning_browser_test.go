@@ -35,8 +35,8 @@ func TestBrowserToolboxRecordedBy(t *testing.T) {
 
 			p.step = "the talk's attendance names the recorder"
 			p.open("/app/toolboxes/" + tb)
-			p.seeIn(`ul[aria-label="Signed by"]`, "Vi Sitor")
-			p.waitFor(`[...document.querySelectorAll('ul[aria-label="Signed by"] li')].filter(li => li.innerText.includes('Declared attendance, recorded by Ada')).length === 2`,
+			p.seeIn(`ul[aria-label="Attendance"]`, "Vi Sitor")
+			p.waitFor(`[...document.querySelectorAll('ul[aria-label="Attendance"] li')].filter(li => li.innerText.includes('Declared attendance, recorded by Ada')).length === 2`,
 				"both rows recorded by Ada")
 			p.notSee("declaration")
 			p.shot("toolbox-recorded-by-" + vp.name)
@@ -47,9 +47,9 @@ func TestBrowserToolboxRecordedBy(t *testing.T) {
 
 			p.step = "Mo's own signature is his: no recorder"
 			m.open("/app/toolboxes/" + tb2)
-			m.seeIn(`ul[aria-label="Signed by"]`, "Mo")
-			m.seeIn(`ul[aria-label="Signed by"]`, "Declared attendance")
-			m.waitFor(`!document.querySelector('ul[aria-label="Signed by"]').innerText.includes('recorded by')`, "no recorder on Mo's own row")
+			m.seeIn(`ul[aria-label="Attendance"]`, "Mo")
+			m.seeIn(`ul[aria-label="Attendance"]`, "Declared attendance")
+			m.waitFor(`!document.querySelector('ul[aria-label="Attendance"]').innerText.includes('recorded by')`, "no recorder on Mo's own row")
 
 			p.step = "Mo does not run the meeting: its screen tells him so and shows no code"
 			m.open("/app/toolboxes/" + tb + "/conduct")

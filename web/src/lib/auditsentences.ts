@@ -45,7 +45,7 @@ export const auditSentences: Record<string, [Happened, string, string]> = {
   "POST /users/@me/inductions/:id/records": ["signed", "Site", "completed an induction"],
   "POST /organisations/:id/toolboxes": ["created", "Site", "created a toolbox talk"],
   "PATCH /toolboxes/:id": ["changed", "Site", "changed a toolbox talk"],
-  "POST /toolboxes/:id/conduct": ["changed", "Site", "recorded a toolbox talk as held"],
+  "POST /toolboxes/:id/conduct": ["changed", "Site", "started the meeting of a toolbox talk"],
   "POST /toolboxes/:id/archive": ["changed", "Site", "archived a toolbox talk"],
   "POST /toolboxes/:id/unarchive": ["changed", "Site", "took a toolbox talk out of the archive"],
   "POST /toolboxes/:id/sections": ["created", "Site", "created a section of a toolbox talk"],
