@@ -2,6 +2,21 @@
 import { refresh, signIn, token } from './auth';
 
 import { messageWords, wordFields } from './messages';
+import type { components, paths } from './api.gen';
+
+/**
+ * A body the API description names (components.schemas of GET /openapi.json,
+ * generated into api.gen.ts by `npm run gen:api`): a screen typed by it fails
+ * svelte-check when it reads a field the API does not have.
+ */
+export type Schema<N extends keyof components['schemas']> = components['schemas'][N];
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type JSONOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+/** The JSON answer of a route at 200 or 201, for answers the description writes inline. */
+export type Answer<P extends keyof paths, M extends Method = 'get'> = paths[P][M] extends { responses: infer R }
+  ? R extends { 200: infer A } ? JSONOf<A> : R extends { 201: infer A } ? JSONOf<A> : never
+  : never;
 
 export class ApiError extends Error {
   status: number;
