@@ -2451,9 +2451,11 @@ export interface paths {
         get: operations["getSchedulesId"];
         put?: never;
         post?: never;
+        /** @description A session of a held talk is not removed (409). */
         delete: operations["deleteSchedulesId"];
         options?: never;
         head?: never;
+        /** @description A session of a held talk keeps its scheduled times (409); its actual times still change. */
         patch: operations["patchSchedulesId"];
         trace?: never;
     };
@@ -2498,8 +2500,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
+        /** @description The invitees of a held talk's session no longer change (409). */
         put: operations["putSchedulesIdInviteesUser"];
         post?: never;
+        /** @description The invitees of a held talk's session no longer change (409). */
         delete: operations["deleteSchedulesIdInviteesUser"];
         options?: never;
         head?: never;
@@ -2644,6 +2648,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** @description A held talk refuses with 409. */
         post: operations["postToolboxesIdSchedules"];
         delete?: never;
         options?: never;
@@ -2660,6 +2665,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** @description A held talk (conducted) refuses with 409. */
         post: operations["postToolboxesIdSections"];
         delete?: never;
         options?: never;
@@ -2677,9 +2683,11 @@ export interface paths {
         get: operations["getToolboxesIdSectionsSection"];
         put?: never;
         post?: never;
+        /** @description A held talk refuses with 409. */
         delete: operations["deleteToolboxesIdSectionsSection"];
         options?: never;
         head?: never;
+        /** @description A held talk refuses with 409. */
         patch: operations["patchToolboxesIdSectionsSection"];
         trace?: never;
     };
@@ -2708,6 +2716,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** @description A held talk refuses with 409. */
         post: operations["postToolboxesIdTopics"];
         delete?: never;
         options?: never;
@@ -2725,9 +2734,11 @@ export interface paths {
         get: operations["getToolboxesIdTopicsTopic"];
         put?: never;
         post?: never;
+        /** @description A held talk refuses with 409. */
         delete: operations["deleteToolboxesIdTopicsTopic"];
         options?: never;
         head?: never;
+        /** @description At a held talk only review_response and comments change; a new body, section or order is 409. */
         patch: operations["patchToolboxesIdTopicsTopic"];
         trace?: never;
     };
@@ -3681,6 +3692,15 @@ export interface components {
             actor_id?: string | null;
             changed_fields: string[];
             created_at: components["schemas"]["Time"];
+            /** @description what the change set, in words for a person, where the handler notes it */
+            details?: {
+                /** @description how many things one request changed, e.g. rows imported */
+                count?: number;
+                /** @description new values by field, in words (a status's name, not its id) */
+                values?: {
+                    [key: string]: string;
+                };
+            };
             hash: components["schemas"]["Hash"];
             id: components["schemas"]["Id"];
             organisation_id: string;
@@ -3739,8 +3759,10 @@ export interface components {
             revision?: components["schemas"]["RevisionRef"];
             revision_id: components["schemas"]["Id"];
         };
-        /** @description BranchWrite with the fields a create cannot go without. */
-        BranchCreate: WithRequired<components["schemas"]["BranchWrite"], "name">;
+        /** @description BranchWrite with the fields a create cannot go without; a new branch's name is 2-50 characters (a rename may take up to 256). */
+        BranchCreate: {
+            name: string;
+        } & WithRequired<components["schemas"]["BranchWrite"], "name">;
         BranchName: {
             id: components["schemas"]["Id"];
             is_deleted: boolean;
@@ -4501,7 +4523,7 @@ export interface components {
             created_at: components["schemas"]["Time"];
             id: components["schemas"]["Id"];
             /** @enum {unknown} */
-            kind: "organisation_invite" | "toolbox_invite" | "induction_assigned" | "induction_reminder" | "work_item_assigned" | "work_item_changed" | "share_waiting" | "merge_request";
+            kind: "organisation_invite" | "toolbox_invite" | "induction_assigned" | "induction_reminder" | "work_item_assigned" | "work_item_changed" | "share_waiting" | "merge_request" | "fleet_work_item";
             /** @description the app screen (/app/...); null once the recipient may no longer see what it names */
             link: string | null;
             read: boolean;
@@ -4957,7 +4979,6 @@ export interface components {
         SubLocationWrite: {
             asset_capacity?: number | null;
             code?: string | null;
-            enabled?: boolean;
             name?: string | null;
         };
         System: {
@@ -5131,8 +5152,11 @@ export interface components {
             /** @constant */
             declaration: true;
         } | unknown | unknown;
-        /** @description SignerWrite with the sign token (jwt) or a schedule_id the caller is invited to. */
-        ToolboxSignerWrite: components["schemas"]["SignerWrite"] | unknown | unknown;
+        /** @description SignerWrite with the sign token (jwt) or a schedule_id the caller is invited to, and optionally a signature drawn for this talk (SVG, sanitised; instead of the saved one). */
+        ToolboxSignerWrite: ({
+            /** @description SVG */
+            signature?: string | null;
+        } & components["schemas"]["SignerWrite"]) | unknown | unknown;
         ToolboxTopic: {
             body: string;
             comments?: string;
@@ -13766,6 +13790,7 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            409: components["responses"]["409"];
             500: components["responses"]["500"];
             507: components["responses"]["507"];
         };
@@ -13798,6 +13823,7 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            409: components["responses"]["409"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             500: components["responses"]["500"];
@@ -13900,6 +13926,7 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            409: components["responses"]["409"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             500: components["responses"]["500"];
@@ -13932,6 +13959,7 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            409: components["responses"]["409"];
             500: components["responses"]["500"];
             507: components["responses"]["507"];
         };
@@ -14336,6 +14364,7 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            409: components["responses"]["409"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             500: components["responses"]["500"];
@@ -14371,6 +14400,7 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            409: components["responses"]["409"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             500: components["responses"]["500"];
@@ -14432,6 +14462,7 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            409: components["responses"]["409"];
             500: components["responses"]["500"];
             507: components["responses"]["507"];
         };
@@ -14465,6 +14496,7 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            409: components["responses"]["409"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             500: components["responses"]["500"];
@@ -14536,6 +14568,7 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            409: components["responses"]["409"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             500: components["responses"]["500"];
@@ -14597,6 +14630,7 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            409: components["responses"]["409"];
             500: components["responses"]["500"];
             507: components["responses"]["507"];
         };
@@ -14630,6 +14664,7 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            409: components["responses"]["409"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             500: components["responses"]["500"];
