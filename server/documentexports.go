@@ -423,7 +423,7 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 	if err := d.Write(&buf); err != nil {
 		return nil, err
 	}
-	return withLogo(buf.Bytes(), x.logo)
+	return withLogo(buf.Bytes(), x.logo, isRTL(x.org.Name))
 }
 
 func columnNames(cols []docengine.Column) []string {
@@ -435,8 +435,10 @@ func columnNames(cols []docengine.Column) []string {
 }
 
 // withLogo puts the organisation's logo in the header in place of the
-// {LOGO} run (or drops the run when there is no logo that decodes).
-func withLogo(doc []byte, logo *db.Blob) ([]byte, error) {
+// {LOGO} run (or drops the run when there is no logo that decodes); rtl
+// marks the header right to left (a Hebrew or Arabic name: the logo then
+// stands at the right margin, the name to its left).
+func withLogo(doc []byte, logo *db.Blob, rtl bool) ([]byte, error) {
 	var run string
 	var media, ext string
 	if logo != nil {
@@ -475,7 +477,11 @@ func withLogo(doc []byte, logo *db.Blob) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			data = []byte(s[:rs] + run + s[re:])
+			s = s[:rs] + run + s[re:]
+			if rtl {
+				s = markRTL(s)
+			}
+			data = []byte(s)
 		case "word/_rels/header1.xml.rels":
 			if media != "" {
 				rel := `<Relationship Id="rIdLogo" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/logo.` + ext + `"/>`
