@@ -648,7 +648,7 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 			}
 		}
 		widths := fitWidths(heads, shown, nil)
-		sw, err := startXLSXSheet(f, name, widths, len(sh.rows), true)
+		sw, err := startXLSXSheet(f, name, widths, len(sh.rows))
 		if err != nil {
 			return nil, err
 		}
@@ -693,8 +693,8 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 }
 
 // setLandscapeFitWidth prints a sheet landscape on A4, all columns on the
-// page width and as many pages down as it takes (the first page held only
-// the No. column before).
+// page width and as many pages down as it takes (the document's first page
+// held only the No. column before).
 func setLandscapeFitWidth(f *excelize.File, sheet string) error {
 	fit, landscape, a4, one, auto := true, "landscape", 9, 1, 0
 	if err := f.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: &fit}); err != nil {
