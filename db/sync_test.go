@@ -11,7 +11,7 @@ import (
 
 func openSyncStore(t *testing.T, path string, node int64, now func() time.Time) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), Options{Path: path, Synchronous: "NORMAL", NodeID: node, Now: now})
+	s, err := Open(context.Background(), Options{Path: fresh(t, path), Synchronous: "NORMAL", NodeID: node, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
