@@ -423,7 +423,7 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 	if err := d.Write(&buf); err != nil {
 		return nil, err
 	}
-	return withLogo(buf.Bytes(), x.logo)
+	return withLogo(buf.Bytes(), x.logo, isRTL(x.org.Name))
 }
 
 func columnNames(cols []docengine.Column) []string {
@@ -435,8 +435,10 @@ func columnNames(cols []docengine.Column) []string {
 }
 
 // withLogo puts the organisation's logo in the header in place of the
-// {LOGO} run (or drops the run when there is no logo that decodes).
-func withLogo(doc []byte, logo *db.Blob) ([]byte, error) {
+// {LOGO} run (or drops the run when there is no logo that decodes); rtl
+// marks the header right to left (a Hebrew or Arabic name: the logo then
+// stands at the right margin, the name to its left).
+func withLogo(doc []byte, logo *db.Blob, rtl bool) ([]byte, error) {
 	var run string
 	var media, ext string
 	if logo != nil {
@@ -475,7 +477,11 @@ func withLogo(doc []byte, logo *db.Blob) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			data = []byte(s[:rs] + run + s[re:])
+			s = s[:rs] + run + s[re:]
+			if rtl {
+				s = markRTL(s)
+			}
+			data = []byte(s)
 		case "word/_rels/header1.xml.rels":
 			if media != "" {
 				rel := `<Relationship Id="rIdLogo" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/logo.` + ext + `"/>`
@@ -642,7 +648,7 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 			}
 		}
 		widths := fitWidths(heads, shown, nil)
-		sw, err := startXLSXSheet(f, name, widths, len(sh.rows), true)
+		sw, err := startXLSXSheet(f, name, widths, len(sh.rows))
 		if err != nil {
 			return nil, err
 		}
@@ -687,8 +693,8 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 }
 
 // setLandscapeFitWidth prints a sheet landscape on A4, all columns on the
-// page width and as many pages down as it takes (the first page held only
-// the No. column before).
+// page width and as many pages down as it takes (the document's first page
+// held only the No. column before).
 func setLandscapeFitWidth(f *excelize.File, sheet string) error {
 	fit, landscape, a4, one, auto := true, "landscape", 9, 1, 0
 	if err := f.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: &fit}); err != nil {

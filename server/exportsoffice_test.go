@@ -81,6 +81,10 @@ func TestExportsInLibreOffice(t *testing.T) {
 		noError(t, "induction XLSX", pages)
 		// dates as dates (not day numbers), text without an apostrophe
 		noApostrophe(t, "induction XLSX", pages, "first name", "Siobhán", "Ó Briain", "=Acme Ltd", "+Rigger", "2026-11-21 09:30", "2026-11-21 10:30")
+		// every column on page 1 (the last one printed on a page of its own)
+		if !regexp.MustCompile(`first name\s+last name\s+position\s+company\s+inducted at\s+expires at`).MatchString(pages[0]) {
+			t.Errorf("page 1 does not hold every column side by side:\n%s", pages[0])
+		}
 		_, pages = officePDF(t, e.must(200, f.alice, "GET", records+"/export-csv", nil).Body, "csv")
 		if all := strings.Join(pages, "\n"); !strings.Contains(all, "Siobhán") || !strings.Contains(all, "Ó Briain") || strings.Contains(all, "SiobhÃ") ||
 			!strings.Contains(all, "2026-11-21 09:30") {

@@ -212,7 +212,9 @@ func newXLSXStyles(f *excelize.File) (xlsxStyles, error) {
 // the sheet with its column widths and the header row frozen. The stream
 // writer keeps what was set on the sheet before it and writes over what is
 // set after (an AutoFilter after Flush is lost), so page setup comes first.
-func startXLSXSheet(f *excelize.File, sheet string, widths []float64, rows int, landscape bool) (*excelize.StreamWriter, error) {
+// Every export prints landscape, fitted to the page width (a register's
+// last column printed on a page of its own before).
+func startXLSXSheet(f *excelize.File, sheet string, widths []float64, rows int) (*excelize.StreamWriter, error) {
 	last, err := excelize.CoordinatesToCellName(max(len(widths), 1), rows+1)
 	if err != nil {
 		return nil, err
@@ -221,10 +223,8 @@ func startXLSXSheet(f *excelize.File, sheet string, widths []float64, rows int, 
 		return nil, err
 	}
 	// after AutoFilter: it replaces the sheet's properties (fit to page)
-	if landscape {
-		if err := setLandscapeFitWidth(f, sheet); err != nil {
-			return nil, err
-		}
+	if err := setLandscapeFitWidth(f, sheet); err != nil {
+		return nil, err
 	}
 	if err := f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles",
 		RefersTo: "'" + strings.ReplaceAll(sheet, "'", "''") + "'!$1:$1", Scope: sheet}); err != nil {
@@ -250,7 +250,7 @@ func startXLSXSheet(f *excelize.File, sheet string, widths []float64, rows int, 
 // with a filter, typed cells, fitted widths, wrapped text with row heights.
 func writeXLSXSheet(f *excelize.File, sheet string, st xlsxStyles, t sheetTable) error {
 	widths := fitWidths(t.header, t.rows, t.dateOnly)
-	sw, err := startXLSXSheet(f, sheet, widths, len(t.rows), false)
+	sw, err := startXLSXSheet(f, sheet, widths, len(t.rows))
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,13 @@ func checkXLSXLayout(t *testing.T, raw []byte, f *excelize.File, sheet string, t
 	if !names["_xlnm._FilterDatabase"] || !names["_xlnm.Print_Titles"] {
 		t.Errorf("%s: filter or print titles missing: %v", sheet, names)
 	}
+	// printed landscape on A4, every column on the page width
+	props, err := f.GetSheetProps(sheet)
+	layout, err2 := f.GetPageLayout(sheet)
+	if err != nil || err2 != nil || props.FitToPage == nil || !*props.FitToPage || layout.Orientation == nil || *layout.Orientation != "landscape" ||
+		layout.Size == nil || *layout.Size != 9 || layout.FitToWidth == nil || *layout.FitToWidth != 1 || layout.FitToHeight == nil || *layout.FitToHeight != 0 {
+		t.Errorf("%s: not printed landscape fitted to the page width: %+v %+v %v %v", sheet, props, layout, err, err2)
+	}
 	cols, _ := f.GetCols(sheet)
 	for i := range cols {
 		name, _ := excelize.ColumnNumberToName(i + 1)

@@ -316,13 +316,25 @@ func renderToolboxReport(t toolboxJSON, org reportOrg, tz *time.Location, now ti
 	var rows strings.Builder
 	var images []signatureImage
 	for _, u := range t.Users {
+		// a right-to-left name, company or position: its cell's paragraph
+		// marked so, as the content lines are
+		marked := row
+		for marker, text := range map[string]string{"{SIGNER_NAME}": u.FirstName + " " + u.LastName, "{SIGNER_COMPANY}": u.Company, "{SIGNER_POSITION}": u.Position} {
+			if isRTL(text) {
+				p, _, _, err := element(marked, "w:p", marker)
+				if err != nil {
+					return nil, err
+				}
+				marked = strings.Replace(marked, p, markRTL(p), 1)
+			}
+		}
 		cells := strings.NewReplacer(
 			"{SIGNER_NAME}", xmlText(strings.TrimSpace(u.FirstName+" "+u.LastName)),
 			"{SIGNER_COMPANY}", xmlText(u.Company),
 			"{SIGNER_POSITION}", xmlText(u.Position),
 			"{SIGNED_AT}", xmlText(reportTime(&u.SignedAt, tz)),
 			"{SIGNED_METHOD}", xmlText(signedHow(u)),
-		).Replace(row)
+		).Replace(marked)
 		if img, ok := signaturePNG(u.Signature); ok {
 			n := len(images) + 1
 			images = append(images, signatureImage{rel: fmt.Sprintf("rIdSig%d", n), name: fmt.Sprintf("signature%d.png", n), png: img})
@@ -385,7 +397,7 @@ func renderToolboxReport(t toolboxJSON, org reportOrg, tz *time.Location, now ti
 	if err := d.Write(&buf); err != nil {
 		return nil, err
 	}
-	out, err := withLogo(buf.Bytes(), org.logo)
+	out, err := withLogo(buf.Bytes(), org.logo, isRTL(org.name))
 	if err != nil || len(images) == 0 {
 		return out, err
 	}

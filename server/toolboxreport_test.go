@@ -313,3 +313,53 @@ func pageHeads(t *testing.T, pages []string, name string) int {
 	}
 	return len(pages)
 }
+
+// TestToolboxReportRTL: a right-to-left organisation name marks the page
+// header right to left (logo and name at the right margin), a Hebrew
+// signer's name cell is marked as the content lines are, left-to-right
+// cells are not; the document export's header follows the same rule.
+func TestToolboxReportRTL(t *testing.T) {
+	t.Parallel()
+	f := newToolboxFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	e.must(200, f.alice, "PATCH", acme, map[string]any{"name": "בונים בע״מ"})
+	tb := e.must(201, f.alice, "POST", acme+"/toolboxes", map[string]any{"title": "Lifting"}).obj(t)
+	tp := "/toolboxes/" + tb["id"].(string)
+	e.must(201, f.alice, "POST", tp+"/topics", map[string]any{"body": "Check the slings"})
+	e.must(200, f.alice, "POST", tp+"/conduct", map[string]any{"latitude": 51.5, "longitude": -0.12})
+	e.must(200, f.alice, "POST", tp+"/sign", map[string]any{"first_name": "דנה", "last_name": "כהן", "company": "Lift Co", "position": "מנופאית", "declaration": true})
+	e.run(t, []scenario{
+		{"other organisation cannot read the report", f.mallory, "GET", tp + "/report", nil, 403, nil},
+	})
+	r := e.must(200, f.bob, "GET", tp+"/report", nil)
+	files := unzipped(t, r.Body)
+	doc, hdr := files["word/document.xml"], files["word/header1.xml"]
+	if want := `<w:p><w:pPr><w:bidi/></w:pPr><w:r><w:rPr><w:color w:val="666666"/><w:sz w:val="18"/><w:rtl/></w:rPr><w:t xml:space="preserve">בונים בע״מ</w:t>`; !strings.Contains(hdr, want) {
+		t.Errorf("header not marked right to left: %s", hdr)
+	}
+	for _, want := range []string{
+		`<w:p><w:pPr><w:bidi/></w:pPr><w:r><w:rPr><w:rtl/></w:rPr><w:t xml:space="preserve">דנה כהן</w:t></w:r></w:p>`,
+		`<w:p><w:pPr><w:bidi/></w:pPr><w:r><w:rPr><w:rtl/></w:rPr><w:t xml:space="preserve">מנופאית</w:t></w:r></w:p>`,
+		`<w:p><w:r><w:t xml:space="preserve">Lift Co</w:t></w:r></w:p>`,
+		`<w:p><w:r><w:t xml:space="preserve">• Check the slings</w:t></w:r></w:p>`,
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("document.xml lacks %s", want)
+		}
+	}
+	if n := strings.Count(doc, "<w:bidi/>"); n != 2 {
+		t.Errorf("%d paragraphs marked right to left, want the name and the position", n)
+	}
+	// LibreOffice puts the header at the right margin
+	_, pages := officePDF(t, r.Body, "docx")
+	if first := strings.SplitN(pages[0], "\n", 2)[0]; !strings.Contains(first, "בע״מ") || len(first)-len(strings.TrimLeft(first, " ")) < 40 {
+		t.Errorf("header not at the right margin: %q", first)
+	}
+	// the document export's header: the same rule
+	d := e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Spec"}).obj(t)["id"].(string)
+	h := e.must(200, f.alice, "GET", "/documents/"+d+"/branches/main", nil).obj(t)["hash"].(string)
+	hdr = unzipped(t, e.must(200, f.bob, "GET", "/documents/"+d+"/revisions/"+h+"/export.docx", nil).Body)["word/header1.xml"]
+	if !strings.Contains(hdr, `<w:p><w:pPr><w:bidi/></w:pPr>`) || !strings.Contains(hdr, `<w:rtl/></w:rPr><w:t xml:space="preserve">בונים בע״מ</w:t>`) {
+		t.Errorf("document export header not marked right to left: %s", hdr)
+	}
+}
