@@ -18,6 +18,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"workspace/db"
+	"workspace/server/render"
 )
 
 // Asset import and export (operations-data.md "Assets"; docs/assets.md):
@@ -37,8 +38,8 @@ var assetColumns = []string{"number", "name", "description", "type", "status", "
 
 // exportData is everything an export writes: the header and the rows
 // (typed: active a boolean, number fields numbers, the rest text).
-func (s *Server) assetExportData(rq *request) (sheetTable, error) {
-	var t sheetTable
+func (s *Server) assetExportData(rq *request) (render.Table, error) {
+	var t render.Table
 	orgID, err := rq.pathID("id")
 	if err != nil {
 		return t, err
@@ -70,7 +71,7 @@ func (s *Server) assetExportData(rq *request) (sheetTable, error) {
 			}
 			byAsset[v.GroupID][v.FieldID] = v
 		}
-		t.header = append(append([]string{}, assetColumns...), cat.fieldNames...)
+		t.Header = append(append([]string{}, assetColumns...), cat.fieldNames...)
 		for _, a := range assets {
 			row := []any{derefText(a.FormattedNumber), a.Name, a.Description, cat.typeName[a.TypeID], cat.name(cat.statusName, a.StatusID),
 				cat.name(cat.fleetName, a.FleetID), cat.name(cat.locationName, a.LocationID), cat.name(cat.subName, a.SubLocationID),
@@ -89,7 +90,7 @@ func (s *Server) assetExportData(rq *request) (sheetTable, error) {
 				}
 				row = append(row, cat.showValue(f, v.Value))
 			}
-			t.rows = append(t.rows, row)
+			t.Rows = append(t.Rows, row)
 		}
 		return nil
 	})
@@ -112,7 +113,7 @@ func (s *Server) assetExportCSV(rq *request) error {
 	h.Set("Content-Type", "text/csv; charset=utf-8")
 	h.Set("Content-Disposition", contentDisposition("assets.csv"))
 	rq.w.WriteHeader(http.StatusOK)
-	return writeCSV(rq.w, t)
+	return render.WriteCSV(rq.w, t)
 }
 
 func (s *Server) assetExportXLSX(rq *request) error {
@@ -120,7 +121,7 @@ func (s *Server) assetExportXLSX(rq *request) error {
 	if err != nil {
 		return err
 	}
-	f, err := tableXLSX(t, "Assets")
+	f, err := render.TableXLSX(t, "Assets")
 	if err != nil {
 		return err
 	}
@@ -268,17 +269,17 @@ type importReport struct {
 // the report is the answer.
 var errImportRollback = errors.New("import rolled back")
 
-// xlsxLimits bound an uploaded workbook (ziplimits.go): worksheets are
+// xlsxLimits bound an uploaded workbook (render/zip.go): worksheets are
 // streamed from temporary files row by row, so they may be larger than the
 // parts excelize holds in memory (shared strings, styles, the workbook);
 // the shared strings are parsed whole, so they are bounded tighter. The
 // figures hold a 50,000-row sheet of a few dozen columns; larger data goes
 // as CSV (docs/assets.md).
-var xlsxLimits = zipLimits{
-	entries:    1000,
-	entryBytes: 4 << 20,
-	totalBytes: 64 << 20,
-	named:      map[string]int64{"xl/worksheets/": 48 << 20, "xl/sharedstrings.xml": 8 << 20},
+var xlsxLimits = render.ZipLimits{
+	Entries:    1000,
+	EntryBytes: 4 << 20,
+	TotalBytes: 64 << 20,
+	Named:      map[string]int64{"xl/worksheets/": 48 << 20, "xl/sharedstrings.xml": 8 << 20},
 }
 
 // xlsxOptions: the worksheets and shared strings are always inflated to
@@ -286,7 +287,7 @@ var xlsxLimits = zipLimits{
 // then streamed, and the shared strings are indexed by offset (tens of
 // bytes a string) instead of parsed into memory (about a kilobyte a
 // string). The total is bounded again by excelize, as openZip did.
-var xlsxOptions = excelize.Options{UnzipSizeLimit: xlsxLimits.totalBytes, UnzipXMLSizeLimit: 1}
+var xlsxOptions = excelize.Options{UnzipSizeLimit: xlsxLimits.TotalBytes, UnzipXMLSizeLimit: 1}
 
 // readSheet reads the body as XLSX (by content type or its ZIP signature)
 // or CSV; the first row is the header. It stops reading at the row limit.
@@ -335,7 +336,7 @@ func readSheet(r *http.Request) ([][]string, error) {
 			return nil, err
 		}
 	} else {
-		cr := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, []byte(csvBOM))))
+		cr := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, []byte(render.CSVBOM))))
 		cr.FieldsPerRecord = -1
 		for {
 			rec, err := cr.Read()
@@ -352,7 +353,7 @@ func readSheet(r *http.Request) ([][]string, error) {
 		}
 		for _, r := range rows {
 			for i := range r {
-				r[i] = unsafeCell(r[i]) // only CSV is escaped (spreadsheets.go)
+				r[i] = render.UnsafeCell(r[i]) // only CSV is escaped (render/sheets.go)
 			}
 		}
 	}
@@ -369,17 +370,17 @@ func tooManyRows() *Error {
 // readXLSX reads the first sheet of a workbook, checked by openZip first
 // and then streamed row by row (excelize's Rows), stopping at the limit.
 func readXLSX(data []byte) ([][]string, error) {
-	zr, err := openZip(data, xlsxLimits)
+	zr, err := render.OpenZip(data, xlsxLimits)
 	if err == nil {
-		err = verifyZip(zr, xlsxLimits)
+		err = render.VerifyZip(zr, xlsxLimits)
 	}
 	if err == nil {
 		err = countSharedStrings(zr)
 	}
 	if err != nil {
-		var big *errZipTooLarge
+		var big *render.ZipTooLargeError
 		if errors.As(err, &big) {
-			return nil, badRequest("%s Split the rows over smaller files, or import them as CSV.", big.msg)
+			return nil, badRequest("%s Split the rows over smaller files, or import them as CSV.", big.Msg)
 		}
 		return nil, badRequest("The body is not a readable XLSX workbook.")
 	}
@@ -388,7 +389,7 @@ func readXLSX(data []byte) ([][]string, error) {
 	f, err := excelize.OpenReader(bytes.NewReader(data), xlsxOptions)
 	if err != nil {
 		if errors.Is(err, excelize.ErrOptionsUnzipSizeLimit) || strings.Contains(err.Error(), "unzip size exceeds") {
-			return nil, badRequest("The file unpacks to more than %s.", mebibytes(xlsxLimits.totalBytes))
+			return nil, badRequest("The file unpacks to more than %s.", render.Mebibytes(xlsxLimits.TotalBytes))
 		}
 		return nil, badRequest("The body is not a readable XLSX workbook.")
 	}
@@ -446,15 +447,15 @@ func countSharedStrings(zr *zip.Reader) error {
 		}
 		rc, err := f.Open()
 		if err != nil {
-			return errNotZip
+			return render.ErrNotZip
 		}
 		defer rc.Close()
 		n, err := countTag(rc, []byte("<si"), maxSharedStrings)
 		if err != nil {
-			return errNotZip
+			return render.ErrNotZip
 		}
 		if n > maxSharedStrings {
-			return &errZipTooLarge{"The file has more than 200,000 different texts in its cells."}
+			return &render.ZipTooLargeError{Msg: "The file has more than 200,000 different texts in its cells."}
 		}
 	}
 	return nil

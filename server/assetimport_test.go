@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"workspace/server/render"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -111,10 +112,10 @@ func TestAssetImportExport(t *testing.T) {
 	}
 	// Export: CSV with formula-safe cells, and XLSX with the same rows.
 	r := e.must(200, f.alice, "GET", acme+"/assets/export.csv", nil)
-	if !bytes.HasPrefix(r.Body, []byte(csvBOM)) || !bytes.HasSuffix(r.Body, []byte("\r\n")) {
+	if !bytes.HasPrefix(r.Body, []byte(render.CSVBOM)) || !bytes.HasSuffix(r.Body, []byte("\r\n")) {
 		t.Fatalf("csv without BOM or CRLF: %q", r.Body)
 	}
-	recs, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(r.Body, []byte(csvBOM)))).ReadAll()
+	recs, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(r.Body, []byte(render.CSVBOM)))).ReadAll()
 	if err != nil || len(recs) != 5 || recs[0][0] != "number" {
 		t.Fatalf("csv %v %v", recs, err)
 	}

@@ -1,11 +1,9 @@
 package server
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"fmt"
-	"image"
 	_ "image/jpeg" // logos are JPEG or PNG (orgidentity.go)
 	_ "image/png"
 	"net/http"
@@ -18,6 +16,7 @@ import (
 
 	"workspace/db"
 	"workspace/server/docengine"
+	"workspace/server/render"
 	"workspace/web"
 )
 
@@ -41,9 +40,6 @@ const (
 	exportPage        = 1000
 	maxPrefixFormat   = 50
 	maxClauseDigits   = 10
-	logoHeightPx      = 48 // the logo's height in the DOCX header, in pixels at 96 dpi
-	logoMaxWidthPx    = 240
-	logoDrawingID     = 100 // the header logo's drawing id (wp:docPr)
 	documentTokenName = "{document}"
 )
 
@@ -198,6 +194,14 @@ func loadExport(rq *request, q *db.Queries, h docengine.Hash) (*exportData, erro
 	return x, nil
 }
 
+// blobData is a blob's bytes; nil for none (an organisation without a logo).
+func blobData(b *db.Blob) []byte {
+	if b == nil {
+		return nil
+	}
+	return b.Data
+}
+
 // orgLogo is the organisation's logo image, nil when it has none (or its
 // blob is gone): the page header of the DOCX exports and reports shows it.
 func orgLogo(ctx context.Context, q *db.Queries, org db.Organisation) (*db.Blob, error) {
@@ -302,7 +306,7 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkDocx(tmpl); err != nil {
+	if err := render.CheckDocx(tmpl); err != nil {
 		return nil, fmt.Errorf("%s: %w", "export template", err)
 	}
 	r, err := docx.ReadDocxFromMemory(bytes.NewReader(tmpl), int64(len(tmpl)))
@@ -313,36 +317,36 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 	d := r.Editable()
 	content := d.GetContent()
 
-	_, blockStart, _, err := element(content, "w:p", "{SHEET_NAME}")
+	_, blockStart, _, err := render.Element(content, "w:p", "{SHEET_NAME}")
 	if err != nil {
 		return nil, err
 	}
-	_, _, blockEnd, err := element(content, "w:tbl", "{CELL}")
+	_, _, blockEnd, err := render.Element(content, "w:tbl", "{CELL}")
 	if err != nil {
 		return nil, err
 	}
 	block := content[blockStart:blockEnd]
-	sheetHeading, _, _, err := element(block, "w:p", "{SHEET_NAME}")
+	sheetHeading, _, _, err := render.Element(block, "w:p", "{SHEET_NAME}")
 	if err != nil {
 		return nil, err
 	}
-	headerCell, _, _, err := element(block, "w:tc", "{HEADER}")
+	headerCell, _, _, err := render.Element(block, "w:tc", "{HEADER}")
 	if err != nil {
 		return nil, err
 	}
-	headerRow, _, _, err := element(block, "w:tr", "{HEADER}")
+	headerRow, _, _, err := render.Element(block, "w:tr", "{HEADER}")
 	if err != nil {
 		return nil, err
 	}
-	bodyRow, _, _, err := element(block, "w:tr", "{CELL}")
+	bodyRow, _, _, err := render.Element(block, "w:tr", "{CELL}")
 	if err != nil {
 		return nil, err
 	}
-	bodyCell, _, _, err := element(bodyRow, "w:tc", "{CELL}")
+	bodyCell, _, _, err := render.Element(bodyRow, "w:tc", "{CELL}")
 	if err != nil {
 		return nil, err
 	}
-	grid, _, _, err := element(block, "w:tblGrid", "<w:gridCol")
+	grid, _, _, err := render.Element(block, "w:tblGrid", "<w:gridCol")
 	if err != nil {
 		return nil, err
 	}
@@ -360,9 +364,9 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 	gridXML.WriteString("</w:tblGrid>")
 
 	cell := func(tmpl, marker, text, colour string) string {
-		c := strings.Replace(tmpl, marker, xmlText(text), 1)
-		if isRTL(text) {
-			c = markRTL(c) // as the toolbox report's lines
+		c := strings.Replace(tmpl, marker, render.XMLText(text), 1)
+		if render.IsRTL(text) {
+			c = render.MarkRTL(c) // as the toolbox report's lines
 		}
 		if colour != "" {
 			shd := `<w:shd w:val="clear" w:color="auto" w:fill="` + strings.TrimPrefix(colour, "#") + `"/>`
@@ -389,22 +393,22 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 			rows.WriteString(strings.Replace(bodyRow, bodyCell, cells.String(), 1))
 		}
 		b := block
-		if isRTL(sh.name) {
-			b = strings.Replace(b, sheetHeading, markRTL(sheetHeading), 1)
+		if render.IsRTL(sh.name) {
+			b = strings.Replace(b, sheetHeading, render.MarkRTL(sheetHeading), 1)
 		}
-		b = strings.Replace(b, "{SHEET_NAME}", xmlText(sh.name), 1)
+		b = strings.Replace(b, "{SHEET_NAME}", render.XMLText(sh.name), 1)
 		b = strings.Replace(b, grid, gridXML.String(), 1)
 		b = strings.Replace(b, bodyRow, rows.String(), 1)
 		b = strings.Replace(b, headerRow, headRowXML, 1)
 		sheets.WriteString(b)
 	}
 	content = content[:blockStart] + sheets.String() + content[blockEnd:]
-	if isRTL(x.title()) {
-		title, start, end, err := element(content, "w:p", "{TITLE}")
+	if render.IsRTL(x.title()) {
+		title, start, end, err := render.Element(content, "w:p", "{TITLE}")
 		if err != nil {
 			return nil, err
 		}
-		content = content[:start] + markRTL(title) + content[end:]
+		content = content[:start] + render.MarkRTL(title) + content[end:]
 	}
 	d.SetContent(content)
 
@@ -423,7 +427,7 @@ func renderDocumentDOCX(x *exportData, now time.Time) ([]byte, error) {
 	if err := d.Write(&buf); err != nil {
 		return nil, err
 	}
-	return withLogo(buf.Bytes(), x.logo, isRTL(x.org.Name))
+	return render.WithLogo(buf.Bytes(), blobData(x.logo), render.IsRTL(x.org.Name))
 }
 
 func columnNames(cols []docengine.Column) []string {
@@ -432,83 +436,6 @@ func columnNames(cols []docengine.Column) []string {
 		out[i] = c.Name
 	}
 	return out
-}
-
-// withLogo puts the organisation's logo in the header in place of the
-// {LOGO} run (or drops the run when there is no logo that decodes); rtl
-// marks the header right to left (a Hebrew or Arabic name: the logo then
-// stands at the right margin, the name to its left).
-func withLogo(doc []byte, logo *db.Blob, rtl bool) ([]byte, error) {
-	var run string
-	var media, ext string
-	if logo != nil {
-		if cfg, format, err := image.DecodeConfig(bytes.NewReader(logo.Data)); err == nil && cfg.Height > 0 && (format == "png" || format == "jpeg") {
-			ext = format
-			media = "word/media/logo." + ext
-			h := logoHeightPx
-			w := cfg.Width * h / cfg.Height
-			if w > logoMaxWidthPx {
-				w, h = logoMaxWidthPx, cfg.Height*logoMaxWidthPx/cfg.Width
-			}
-			cx, cy := max(w, 1)*emuPerPixel, max(h, 1)*emuPerPixel
-			run = fmt.Sprintf(`<w:r><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0"><wp:extent cx="%d" cy="%d"/>`+
-				`<wp:docPr id="%d" name="Logo"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">`+
-				`<pic:pic><pic:nvPicPr><pic:cNvPr id="%d" name="logo.%s"/><pic:cNvPicPr/></pic:nvPicPr>`+
-				`<pic:blipFill><a:blip r:embed="rIdLogo"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>`+
-				`<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="%d" cy="%d"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr>`+
-				`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`, cx, cy, logoDrawingID, logoDrawingID, ext, cx, cy)
-		}
-	}
-	zr, err := openZip(doc, docxLimits)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, f := range zr.File {
-		data, err := readZipFile(f, docxLimits)
-		if err != nil {
-			return nil, err
-		}
-		switch f.Name {
-		case "word/header1.xml":
-			s := string(data)
-			_, rs, re, err := element(s, "w:r", "{LOGO}")
-			if err != nil {
-				return nil, err
-			}
-			s = s[:rs] + run + s[re:]
-			if rtl {
-				s = markRTL(s)
-			}
-			data = []byte(s)
-		case "word/_rels/header1.xml.rels":
-			if media != "" {
-				rel := `<Relationship Id="rIdLogo" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/logo.` + ext + `"/>`
-				data = []byte(strings.Replace(string(data), "</Relationships>", rel+"</Relationships>", 1))
-			}
-		}
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Deflate, Modified: f.Modified})
-		if err != nil {
-			return nil, err
-		}
-		if _, err := w.Write(data); err != nil {
-			return nil, err
-		}
-	}
-	if media != "" {
-		w, err := zw.Create(media)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := w.Write(logo.Data); err != nil {
-			return nil, err
-		}
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 func (s *Server) exportXLSX(rq *request) error {
@@ -539,35 +466,6 @@ func (s *Server) exportXLSX(rq *request) error {
 // xlsxNumFmts are the data formats Excel can show itself (custom number
 // formats); Time and Unixtime cells are written as their formatted text.
 var xlsxNumFmts = map[int64]string{1: "0.0000", 2: "0.0000E+00", 3: "##0.0000E+0"}
-
-// xlsxSheetName makes a sheet name Excel accepts: at most 31 characters,
-// none of []:*?/\, not starting or ending with ', unique (case-insensitive).
-func xlsxSheetName(name string, used map[string]bool) string {
-	clean := strings.Map(func(r rune) rune {
-		if strings.ContainsRune(`[]:*?/\`, r) || r < 0x20 {
-			return '_'
-		}
-		return r
-	}, name)
-	clean = strings.Trim(clean, "'")
-	if r := []rune(clean); len(r) > 31 {
-		clean = string(r[:31])
-	}
-	if clean == "" {
-		clean = "Sheet"
-	}
-	out := clean
-	for i := 2; used[strings.ToLower(out)]; i++ {
-		suffix := " (" + strconv.Itoa(i) + ")"
-		r := []rune(clean)
-		if len(r)+len([]rune(suffix)) > 31 {
-			r = r[:31-len([]rune(suffix))]
-		}
-		out = string(r) + suffix
-	}
-	used[strings.ToLower(out)] = true
-	return out
-}
 
 // renderDocumentXLSX writes one worksheet per sheet: a heading row (No.,
 // Clause, the columns) and a row per clause. Every text goes in as a
@@ -618,7 +516,7 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 	used := map[string]bool{}
 	heads := append([]string{"No.", "Clause"}, columnNames(x.columns)...)
 	for i, sh := range x.sheets {
-		name := xlsxSheetName(sh.name, used)
+		name := render.XLSXSheetName(sh.name, used)
 		if i == 0 {
 			if err := f.SetSheetName("Sheet1", name); err != nil {
 				return nil, err
@@ -626,15 +524,15 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 		} else if _, err := f.NewSheet(name); err != nil {
 			return nil, err
 		}
-		header := "&L&G&C&\"-,Bold\"" + xlsxHeaderText(x.title()) + "&R" + xlsxHeaderText(sh.name)
+		header := "&L&G&C&\"-,Bold\"" + render.XLSXHeaderText(x.title()) + "&R" + render.XLSXHeaderText(sh.name)
 		if x.logo == nil {
-			header = "&C&\"-,Bold\"" + xlsxHeaderText(x.title()) + "&R" + xlsxHeaderText(sh.name)
+			header = "&C&\"-,Bold\"" + render.XLSXHeaderText(x.title()) + "&R" + render.XLSXHeaderText(sh.name)
 		}
-		if err := f.SetHeaderFooter(name, &excelize.HeaderFooterOptions{OddHeader: header, OddFooter: "&L" + xlsxHeaderText(x.subtitle()) + "&RPage &P of &N"}); err != nil {
+		if err := f.SetHeaderFooter(name, &excelize.HeaderFooterOptions{OddHeader: header, OddFooter: "&L" + render.XLSXHeaderText(x.subtitle()) + "&RPage &P of &N"}); err != nil {
 			return nil, err
 		}
 		if x.logo != nil {
-			if err := addXLSXLogo(f, name, x.logo); err != nil {
+			if err := render.AddXLSXLogo(f, name, blobData(x.logo)); err != nil {
 				return nil, err
 			}
 		}
@@ -647,8 +545,8 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 				shown[r] = append(shown[r], c.shown)
 			}
 		}
-		widths := fitWidths(heads, shown, nil)
-		sw, err := startXLSXSheet(f, name, widths, len(sh.rows))
+		widths := render.FitWidths(heads, shown, nil)
+		sw, err := render.StartXLSXSheet(f, name, widths, len(sh.rows))
 		if err != nil {
 			return nil, err
 		}
@@ -656,7 +554,7 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 		for j, hname := range heads {
 			row[j] = excelize.Cell{StyleID: bold, Value: hname}
 		}
-		if err := sw.SetRow("A1", row, excelize.RowOpts{Height: rowHeight(row, widths, nil)}); err != nil {
+		if err := sw.SetRow("A1", row, excelize.RowOpts{Height: render.RowHeight(row, widths, nil)}); err != nil {
 			return nil, err
 		}
 		for r, cl := range sh.rows {
@@ -680,7 +578,7 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 				row = append(row, excelize.Cell{StyleID: id, Value: v})
 			}
 			cellName, _ := excelize.CoordinatesToCellName(1, r+2)
-			if err := sw.SetRow(cellName, row, excelize.RowOpts{Height: rowHeight(shown[r], widths, nil)}); err != nil {
+			if err := sw.SetRow(cellName, row, excelize.RowOpts{Height: render.RowHeight(shown[r], widths, nil)}); err != nil {
 				return nil, err
 			}
 		}
@@ -690,45 +588,6 @@ func renderDocumentXLSX(x *exportData) (*excelize.File, error) {
 	}
 	ok = true
 	return f, nil
-}
-
-// setLandscapeFitWidth prints a sheet landscape on A4, all columns on the
-// page width and as many pages down as it takes (the document's first page
-// held only the No. column before).
-func setLandscapeFitWidth(f *excelize.File, sheet string) error {
-	fit, landscape, a4, one, auto := true, "landscape", 9, 1, 0
-	if err := f.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: &fit}); err != nil {
-		return err
-	}
-	return f.SetPageLayout(sheet, &excelize.PageLayoutOptions{Size: &a4, Orientation: &landscape, FitToWidth: &one, FitToHeight: &auto})
-}
-
-// xlsxHeaderText escapes & in header text (it starts a code) and bounds it
-// (Excel keeps 255 characters of a header).
-func xlsxHeaderText(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 60 {
-		s = string(r[:60])
-	}
-	return strings.ReplaceAll(s, "&", "&&")
-}
-
-func addXLSXLogo(f *excelize.File, sheet string, logo *db.Blob) error {
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(logo.Data))
-	if err != nil || cfg.Height == 0 {
-		return nil // a logo that does not decode is left out
-	}
-	ext := ".png"
-	if format == "jpeg" {
-		ext = ".jpg"
-	}
-	h := logoHeightPx
-	w := cfg.Width * h / cfg.Height
-	if w > logoMaxWidthPx {
-		w, h = logoMaxWidthPx, cfg.Height*logoMaxWidthPx/cfg.Width
-	}
-	return f.AddHeaderFooterImage(sheet, &excelize.HeaderFooterImageOptions{Position: excelize.HeaderFooterImagePositionLeft,
-		File: logo.Data, Extension: ext, Width: fmt.Sprintf("%dpt", max(w, 1)*3/4), Height: fmt.Sprintf("%dpt", max(h, 1)*3/4)})
 }
 
 // The numbering of a revision: PATCH /documents/{id}/revisions/{hash}.

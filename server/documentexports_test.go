@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"workspace/server/render"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -191,7 +192,7 @@ func TestDocumentExportXLSX(t *testing.T) {
 		}
 	}
 	checkXLSXLayout(t, r.Body, x, "Sheet 1", map[string]string{"C2": "number", "G2": "bool", "H2": "date", "I2": "text"})
-	if h, _ := x.GetRowHeight("Sheet 1", 3); h < 2*xlsxLineHeight {
+	if h, _ := x.GetRowHeight("Sheet 1", 3); h < 2*render.XLSXLineHeight {
 		t.Errorf("a two-line clause has a row %v high", h)
 	}
 	// Raw values: numbers are numbers (the format only shows them), texts
@@ -327,25 +328,6 @@ func TestRevisionPatchEchoesReadBody(t *testing.T) {
 			}
 		}},
 	})
-}
-
-// TestDocxMarkRTL: markRTL adds w:bidi to each paragraph's properties
-// (after a style) and w:rtl last in each run's properties.
-func TestDocxMarkRTL(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct{ in, want string }{
-		{`<w:p><w:r><w:t>א</w:t></w:r></w:p>`, `<w:p><w:pPr><w:bidi/></w:pPr><w:r><w:rPr><w:rtl/></w:rPr><w:t>א</w:t></w:r></w:p>`},
-		{`<w:p><w:pPr><w:pStyle w:val="Heading2"/></w:pPr><w:r><w:t>א</w:t></w:r></w:p>`,
-			`<w:p><w:pPr><w:pStyle w:val="Heading2"/><w:bidi/></w:pPr><w:r><w:rPr><w:rtl/></w:rPr><w:t>א</w:t></w:r></w:p>`},
-		{`<w:p><w:pPr><w:jc w:val="left"/></w:pPr><w:r><w:rPr><w:b/><w:sz w:val="20"/></w:rPr><w:t>א</w:t></w:r><w:r><w:rPr></w:rPr><w:t>ب</w:t></w:r></w:p>`,
-			`<w:p><w:pPr><w:bidi/><w:jc w:val="left"/></w:pPr><w:r><w:rPr><w:b/><w:sz w:val="20"/><w:rtl/></w:rPr><w:t>א</w:t></w:r><w:r><w:rPr><w:rtl/></w:rPr><w:t>ب</w:t></w:r></w:p>`},
-		{`<w:tc><w:tcPr></w:tcPr><w:p><w:r><w:t>א</w:t></w:r></w:p></w:tc>`,
-			`<w:tc><w:tcPr></w:tcPr><w:p><w:pPr><w:bidi/></w:pPr><w:r><w:rPr><w:rtl/></w:rPr><w:t>א</w:t></w:r></w:p></w:tc>`},
-	} {
-		if got := markRTL(c.in); got != c.want {
-			t.Errorf("markRTL(%s)\n got %s\nwant %s", c.in, got, c.want)
-		}
-	}
 }
 
 // TestDocxDocumentRTL: in the document DOCX export a paragraph whose text

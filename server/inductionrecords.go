@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"workspace/db"
+	"workspace/server/render"
 )
 
 // Completion records (issue 11; the spec does not show how a record is
@@ -326,7 +327,7 @@ var exportHeader = []string{"first name", "last name", "position", "company", "i
 
 // exportRows renders the records in the caller's time zone (UTC when it
 // has none or an unknown one): times are that zone's wall-clock times.
-func exportRows(rows []db.InductionRecord, tz string) sheetTable {
+func exportRows(rows []db.InductionRecord, tz string) render.Table {
 	loc, err := time.LoadLocation(tz)
 	if tz == "" || err != nil {
 		loc = time.UTC
@@ -341,10 +342,10 @@ func exportRows(rows []db.InductionRecord, tz string) sheetTable {
 		}
 		return t.In(loc)
 	}
-	out := sheetTable{header: exportHeader, rows: make([][]any, 0, len(rows))}
+	out := render.Table{Header: exportHeader, Rows: make([][]any, 0, len(rows))}
 	for _, r := range rows {
 		inducted := r.InductedAt
-		out.rows = append(out.rows, []any{r.FirstName, r.LastName, r.Position, r.Company, at(&inducted), at(r.ExpiresAt)})
+		out.Rows = append(out.Rows, []any{r.FirstName, r.LastName, r.Position, r.Company, at(&inducted), at(r.ExpiresAt)})
 	}
 	return out
 }
@@ -362,11 +363,11 @@ func (s *Server) inductionRecordsCSV(rq *request) error {
 	h.Set("Content-Type", "text/csv; charset=utf-8")
 	h.Set("Content-Disposition", contentDisposition("induction-records.csv"))
 	rq.w.WriteHeader(http.StatusOK)
-	return writeCSV(rq.w, exportRows(rows, rq.user.TimezoneCode))
+	return render.WriteCSV(rq.w, exportRows(rows, rq.user.TimezoneCode))
 }
 
 // inductionRecordsXLSX writes the same rows as an XLSX workbook (typed
-// cells, see spreadsheets.go).
+// cells, see render/sheets.go).
 func (s *Server) inductionRecordsXLSX(rq *request) error {
 	var rows []db.InductionRecord
 	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) (err error) {
@@ -376,7 +377,7 @@ func (s *Server) inductionRecordsXLSX(rq *request) error {
 	if err != nil {
 		return err
 	}
-	f, err := tableXLSX(exportRows(rows, rq.user.TimezoneCode), "Induction records")
+	f, err := render.TableXLSX(exportRows(rows, rq.user.TimezoneCode), "Induction records")
 	if err != nil {
 		return err
 	}

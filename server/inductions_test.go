@@ -12,6 +12,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"workspace/db"
+	"workspace/server/render"
 )
 
 func TestInductions(t *testing.T) {
@@ -332,10 +333,10 @@ func TestInductionRecords(t *testing.T) {
 	// CSV: a byte-order mark, CRLF lines, formulas escaped, times in the
 	// caller's zone (Tokyo).
 	csvResp := e.must(200, f.alice, "GET", path+"/revisions/"+hash+"/records/export-csv", nil)
-	if !bytes.HasPrefix(csvResp.Body, []byte(csvBOM)) || bytes.Count(csvResp.Body, []byte("\r\n")) != 2 {
+	if !bytes.HasPrefix(csvResp.Body, []byte(render.CSVBOM)) || bytes.Count(csvResp.Body, []byte("\r\n")) != 2 {
 		t.Fatalf("csv without BOM or CRLF: %q", csvResp.Body)
 	}
-	rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(csvResp.Body, []byte(csvBOM)))).ReadAll()
+	rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(csvResp.Body, []byte(render.CSVBOM)))).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"workspace/server/render"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -67,7 +68,7 @@ func checkXLSXLayout(t *testing.T, raw []byte, f *excelize.File, sheet string, t
 	for i := range cols {
 		name, _ := excelize.ColumnNumberToName(i + 1)
 		w, err := f.GetColWidth(sheet, name)
-		if err != nil || w < xlsxMinWidth || w > xlsxMaxWidth {
+		if err != nil || w < render.XLSXMinWidth || w > render.XLSXMaxWidth {
 			t.Errorf("%s: column %s width %v %v", sheet, name, w, err)
 		}
 	}

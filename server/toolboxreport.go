@@ -1,9 +1,7 @@
 package server
 
 import (
-	"archive/zip"
 	"bytes"
-	"encoding/xml"
 	"fmt"
 	"image"
 	"image/png"
@@ -11,13 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/nguyenthenguyen/docx"
 	"github.com/srwiley/oksvg"
 	"github.com/srwiley/rasterx"
 
 	"workspace/db"
+	"workspace/server/render"
 	"workspace/web"
 )
 
@@ -31,7 +29,6 @@ const (
 	docxType        = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 	signatureWidth  = 240 // pixels of the rasterised signature
 	signatureHeight = 96
-	emuPerPixel     = 9525 // at 96 dpi
 	// signatureShownEMU is the width a signature is shown at (1.05 inch,
 	// 1512 twips): the attendance table's signature cell is 1838 twips,
 	// 1622 inside its margins, so the image never reaches the grid lines.
@@ -119,37 +116,6 @@ func userName(u *userJSON) string {
 	return name
 }
 
-// xmlText escapes text for a w:t element; line breaks become w:br.
-func xmlText(s string) string {
-	var b strings.Builder
-	for i, line := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
-		if i > 0 {
-			b.WriteString(`</w:t><w:br/><w:t xml:space="preserve">`)
-		}
-		_ = xml.EscapeText(&b, []byte(line))
-	}
-	return b.String()
-}
-
-// element returns the smallest <tag ...>...</tag> of content holding marker,
-// with its start and end offsets.
-func element(content, tag, marker string) (string, int, int, error) {
-	at := strings.Index(content, marker)
-	if at < 0 {
-		return "", 0, 0, fmt.Errorf("report template: no %s", marker)
-	}
-	start := strings.LastIndex(content[:at], "<"+tag+">")
-	if s2 := strings.LastIndex(content[:at], "<"+tag+" "); s2 > start {
-		start = s2
-	}
-	end := strings.Index(content[at:], "</"+tag+">")
-	if start < 0 || end < 0 {
-		return "", 0, 0, fmt.Errorf("report template: %s is not inside <%s>", marker, tag)
-	}
-	end += at + len("</"+tag+">")
-	return content[start:end], start, end, nil
-}
-
 // reportLine is one paragraph of the content: a heading or a topic.
 type reportLine struct {
 	text string
@@ -202,71 +168,6 @@ func signedHow(u toolboxUserJSON) string {
 	return text
 }
 
-// isRTL: the text's first strong letter is right to left (Hebrew, Arabic,
-// Syriac, Thaana, N'Ko and the like).
-func isRTL(s string) bool {
-	for _, r := range s {
-		switch {
-		case unicode.In(r, unicode.Hebrew, unicode.Arabic, unicode.Syriac, unicode.Thaana, unicode.Nko, unicode.Samaritan, unicode.Mandaic):
-			return true
-		case unicode.IsLetter(r):
-			return false
-		}
-	}
-	return false
-}
-
-// markRTL marks the paragraphs of a fragment (a paragraph, a table cell)
-// right to left: Word and LibreOffice lay out a paragraph so only when it
-// says so, w:bidi in its properties and w:rtl in its runs' properties.
-// w:bidi goes after a w:pStyle and w:rtl last in w:rPr, where the schema
-// wants them among the properties the templates use (style; bold, colour,
-// size).
-func markRTL(x string) string {
-	x = insertAfter(x, "<w:r>", func(rest string) (string, int) {
-		if strings.HasPrefix(rest, "<w:rPr>") {
-			return "<w:rtl/>", strings.Index(rest, "</w:rPr>")
-		}
-		return "<w:rPr><w:rtl/></w:rPr>", 0
-	})
-	return insertAfter(x, "<w:p>", func(rest string) (string, int) {
-		if !strings.HasPrefix(rest, "<w:pPr>") {
-			return "<w:pPr><w:bidi/></w:pPr>", 0
-		}
-		at := len("<w:pPr>")
-		if strings.HasPrefix(rest[at:], "<w:pStyle ") {
-			at += strings.Index(rest[at:], "/>") + len("/>")
-		}
-		return "<w:bidi/>", at
-	})
-}
-
-// insertAfter finds each start tag in x and inserts what at answers, at
-// the offset it answers into the text after the tag.
-func insertAfter(x, tag string, at func(rest string) (string, int)) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(x, tag)
-		if i < 0 {
-			b.WriteString(x)
-			return b.String()
-		}
-		b.WriteString(x[:i+len(tag)])
-		x = x[i+len(tag):]
-		ins, off := at(x)
-		b.WriteString(x[:off])
-		b.WriteString(ins)
-		x = x[off:]
-	}
-}
-
-// signatureImage is one signature to embed: its relationship id and PNG.
-type signatureImage struct {
-	rel  string
-	name string
-	png  []byte
-}
-
 // reportOrg is the organisation a report's page header names: its name
 // and its logo (nil without one).
 type reportOrg struct {
@@ -279,7 +180,7 @@ func renderToolboxReport(t toolboxJSON, org reportOrg, tz *time.Location, now ti
 	if err != nil {
 		return nil, err
 	}
-	if err := checkDocx(tmpl); err != nil {
+	if err := render.CheckDocx(tmpl); err != nil {
 		return nil, fmt.Errorf("%s: %w", "report template", err)
 	}
 	r, err := docx.ReadDocxFromMemory(bytes.NewReader(tmpl), int64(len(tmpl)))
@@ -291,55 +192,55 @@ func renderToolboxReport(t toolboxJSON, org reportOrg, tz *time.Location, now ti
 	content := d.GetContent()
 
 	// Content lines: clone the {LINE} paragraph once per line.
-	para, start, end, err := element(content, "w:p", "{LINE}")
+	para, start, end, err := render.Element(content, "w:p", "{LINE}")
 	if err != nil {
 		return nil, err
 	}
 	var lines strings.Builder
 	for _, l := range contentLines(t) {
-		p := strings.Replace(para, "{LINE}", xmlText(l.text), 1)
+		p := strings.Replace(para, "{LINE}", render.XMLText(l.text), 1)
 		if l.bold {
 			p = strings.Replace(p, "<w:r>", "<w:r><w:rPr><w:b/></w:rPr>", 1)
 		}
-		if isRTL(l.text) {
-			p = markRTL(p)
+		if render.IsRTL(l.text) {
+			p = render.MarkRTL(p)
 		}
 		lines.WriteString(p)
 	}
 	content = content[:start] + lines.String() + content[end:]
 
 	// Attendance: clone the {SIGNER_NAME} row once per signer.
-	row, start, end, err := element(content, "w:tr", "{SIGNER_NAME}")
+	row, start, end, err := render.Element(content, "w:tr", "{SIGNER_NAME}")
 	if err != nil {
 		return nil, err
 	}
 	var rows strings.Builder
-	var images []signatureImage
+	var images []render.Image
 	for _, u := range t.Users {
 		// a right-to-left name, company or position: its cell's paragraph
 		// marked so, as the content lines are
 		marked := row
 		for marker, text := range map[string]string{"{SIGNER_NAME}": u.FirstName + " " + u.LastName, "{SIGNER_COMPANY}": u.Company, "{SIGNER_POSITION}": u.Position} {
-			if isRTL(text) {
-				p, _, _, err := element(marked, "w:p", marker)
+			if render.IsRTL(text) {
+				p, _, _, err := render.Element(marked, "w:p", marker)
 				if err != nil {
 					return nil, err
 				}
-				marked = strings.Replace(marked, p, markRTL(p), 1)
+				marked = strings.Replace(marked, p, render.MarkRTL(p), 1)
 			}
 		}
 		cells := strings.NewReplacer(
-			"{SIGNER_NAME}", xmlText(strings.TrimSpace(u.FirstName+" "+u.LastName)),
-			"{SIGNER_COMPANY}", xmlText(u.Company),
-			"{SIGNER_POSITION}", xmlText(u.Position),
-			"{SIGNED_AT}", xmlText(reportTime(&u.SignedAt, tz)),
-			"{SIGNED_METHOD}", xmlText(signedHow(u)),
+			"{SIGNER_NAME}", render.XMLText(strings.TrimSpace(u.FirstName+" "+u.LastName)),
+			"{SIGNER_COMPANY}", render.XMLText(u.Company),
+			"{SIGNER_POSITION}", render.XMLText(u.Position),
+			"{SIGNED_AT}", render.XMLText(reportTime(&u.SignedAt, tz)),
+			"{SIGNED_METHOD}", render.XMLText(signedHow(u)),
 		).Replace(marked)
 		if img, ok := signaturePNG(u.Signature); ok {
 			n := len(images) + 1
-			images = append(images, signatureImage{rel: fmt.Sprintf("rIdSig%d", n), name: fmt.Sprintf("signature%d.png", n), png: img})
+			images = append(images, render.Image{Rel: fmt.Sprintf("rIdSig%d", n), Name: fmt.Sprintf("signature%d.png", n), PNG: img})
 			// The drawing replaces the whole run holding {SIGNATURE}.
-			_, rs, re, err := element(cells, "w:r", "{SIGNATURE}")
+			_, rs, re, err := render.Element(cells, "w:r", "{SIGNATURE}")
 			if err != nil {
 				return nil, err
 			}
@@ -397,11 +298,11 @@ func renderToolboxReport(t toolboxJSON, org reportOrg, tz *time.Location, now ti
 	if err := d.Write(&buf); err != nil {
 		return nil, err
 	}
-	out, err := withLogo(buf.Bytes(), org.logo, isRTL(org.name))
+	out, err := render.WithLogo(buf.Bytes(), blobData(org.logo), render.IsRTL(org.name))
 	if err != nil || len(images) == 0 {
 		return out, err
 	}
-	return addImages(out, images)
+	return render.AddImages(out, images)
 }
 
 // signaturePNG is a signer's signature rasterised, when there is one that
@@ -435,61 +336,17 @@ func rasteriseSignature(svg string) ([]byte, error) {
 }
 
 // inlineDrawing is the run showing one embedded image (DrawingML inline).
-func inlineDrawing(img signatureImage) string {
+func inlineDrawing(img render.Image) string {
 	// 1.05 x 0.42 inch: inside the 1838-twip signature cell less its margins
 	cx, cy := signatureShownEMU, signatureShownEMU*signatureHeight/signatureWidth
 	// drawing ids are unique across the document and its header: after the
 	// header logo's (Word may call a file with repeated ids damaged)
-	n, _ := strconv.Atoi(strings.TrimPrefix(img.rel, "rIdSig"))
-	id := strconv.Itoa(logoDrawingID + n)
+	n, _ := strconv.Atoi(strings.TrimPrefix(img.Rel, "rIdSig"))
+	id := strconv.Itoa(render.LogoDrawingID + n)
 	return fmt.Sprintf(`<w:r><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0"><wp:extent cx="%d" cy="%d"/>`+
 		`<wp:docPr id="%s" name="Signature %d"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">`+
 		`<pic:pic><pic:nvPicPr><pic:cNvPr id="%s" name="%s"/><pic:cNvPicPr/></pic:nvPicPr>`+
 		`<pic:blipFill><a:blip r:embed="%s"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>`+
 		`<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="%d" cy="%d"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr>`+
-		`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`, cx, cy, id, n, id, img.name, img.rel, cx, cy)
-}
-
-// addImages copies the document, adding the images under word/media and
-// their relationships to word/_rels/document.xml.rels.
-func addImages(doc []byte, images []signatureImage) ([]byte, error) {
-	zr, err := openZip(doc, docxLimits)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, f := range zr.File {
-		data, err := readZipFile(f, docxLimits)
-		if err != nil {
-			return nil, err
-		}
-		if f.Name == "word/_rels/document.xml.rels" {
-			var rels strings.Builder
-			for _, img := range images {
-				fmt.Fprintf(&rels, `<Relationship Id="%s" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/%s"/>`, img.rel, img.name)
-			}
-			data = []byte(strings.Replace(string(data), "</Relationships>", rels.String()+"</Relationships>", 1))
-		}
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Deflate, Modified: f.Modified})
-		if err != nil {
-			return nil, err
-		}
-		if _, err := w.Write(data); err != nil {
-			return nil, err
-		}
-	}
-	for _, img := range images {
-		w, err := zw.Create("word/media/" + img.name)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := w.Write(img.png); err != nil {
-			return nil, err
-		}
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+		`</pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>`, cx, cy, id, n, id, img.Name, img.Rel, cx, cy)
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"workspace/server/render"
 )
 
 func TestToolboxReport(t *testing.T) {
@@ -67,7 +68,7 @@ func TestToolboxReport(t *testing.T) {
 	// numbers in the footer (golden: go test -update rewrites them)
 	goldenFile(t, "toolbox-report-styles.xml", []byte(files["word/styles.xml"]))
 	goldenFile(t, "toolbox-report-footer.xml", []byte(files["word/footer1.xml"]))
-	attendance, _, _, err := element(doc, "w:tbl", "How they signed")
+	attendance, _, _, err := render.Element(doc, "w:tbl", "How they signed")
 	if err != nil {
 		t.Fatal(err)
 	}

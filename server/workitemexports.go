@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"workspace/db"
+	"workspace/server/render"
 )
 
 // Work item exports (issue 32): GET /organisations/{id}/workitems/export.csv
@@ -17,8 +18,8 @@ const maxWorkItemExport = 20_000
 var workItemExportHeader = []string{"number", "title", "type", "status", "project", "assignees", "start", "finish", "created", "closed", "description"}
 
 // workItemExport reads the rows of an export in the caller's time zone.
-func (s *Server) workItemExport(rq *request) (sheetTable, error) {
-	t := sheetTable{header: workItemExportHeader}
+func (s *Server) workItemExport(rq *request) (render.Table, error) {
+	t := render.Table{Header: workItemExportHeader}
 	lq, err := parseListQuery(rq.r, workItemFilter)
 	if err != nil {
 		return t, err
@@ -54,7 +55,7 @@ func (s *Server) workItemExport(rq *request) (sheetTable, error) {
 			names[i] = strings.TrimSpace(u.FirstName + " " + u.LastName)
 		}
 		created := w.Tracking.CreatedAt
-		t.rows = append(t.rows, []any{w.FormattedNumber, w.Title, w.Type.Name, w.Status, project, strings.Join(names, ", "),
+		t.Rows = append(t.Rows, []any{w.FormattedNumber, w.Title, w.Type.Name, w.Status, project, strings.Join(names, ", "),
 			at(w.StartAt), at(w.FinishAt), at(&created), at(w.Tracking.ClosedAt), w.Description})
 	}
 	return t, nil
@@ -68,7 +69,7 @@ func (s *Server) workItemExportCSV(rq *request) error {
 	rq.w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	rq.w.Header().Set("Content-Disposition", contentDisposition("work-items.csv"))
 	rq.w.WriteHeader(http.StatusOK)
-	return writeCSV(rq.w, t)
+	return render.WriteCSV(rq.w, t)
 }
 
 func (s *Server) workItemExportXLSX(rq *request) error {
@@ -76,7 +77,7 @@ func (s *Server) workItemExportXLSX(rq *request) error {
 	if err != nil {
 		return err
 	}
-	f, err := tableXLSX(t, "Work items")
+	f, err := render.TableXLSX(t, "Work items")
 	if err != nil {
 		return err
 	}

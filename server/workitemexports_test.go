@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"net/url"
 	"testing"
+	"workspace/server/render"
 
 	"github.com/xuri/excelize/v2"
 )
@@ -26,10 +27,10 @@ func TestWorkItemExports(t *testing.T) {
 	xlsxPath := acme + "/workitems/export.xlsx"
 	inProject := "?$filter=" + url.QueryEscape("project_id eq '"+f.project+"'")
 	rowsOf := func(t *testing.T, r *testResponse) [][]string {
-		if !bytes.HasPrefix(r.Body, []byte(csvBOM)) {
+		if !bytes.HasPrefix(r.Body, []byte(render.CSVBOM)) {
 			t.Fatalf("no byte-order mark: %q", r.Body)
 		}
-		recs, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(r.Body, []byte(csvBOM)))).ReadAll()
+		recs, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(r.Body, []byte(render.CSVBOM)))).ReadAll()
 		if err != nil || len(recs) == 0 || recs[0][0] != "number" {
 			t.Fatalf("csv %q %v", recs, err)
 		}

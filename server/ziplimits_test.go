@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"workspace/server/render"
 )
 
 // xlsxParts is a minimal workbook around one sheet's XML (and shared
@@ -289,33 +290,33 @@ func TestXLSXImportBombs(t *testing.T) {
 // TestZipLimitsRefuseLyingEntries: readZipFile counts what it inflates.
 func TestZipLimitsRefuseLyingEntries(t *testing.T) {
 	t.Parallel()
-	lim := zipLimits{entries: 10, entryBytes: 1 << 20, totalBytes: 2 << 20}
+	lim := render.ZipLimits{Entries: 10, EntryBytes: 1 << 20, TotalBytes: 2 << 20}
 	data := zipBytes(t, []bombEntry{
 		{name: "small", write: repeat("", "a", 1000, "")},
 		{name: "liar", write: repeat("", "a", 50<<20, ""), declared: 1000},
 	})
-	zr, err := openZip(data, lim)
+	zr, err := render.OpenZip(data, lim)
 	if err != nil {
 		t.Fatalf("declared sizes are within the limits: %v", err)
 	}
-	if b, err := readZipFile(zr.File[0], lim); err != nil || len(b) != 1000 {
+	if b, err := render.ReadZipFile(zr.File[0], lim); err != nil || len(b) != 1000 {
 		t.Fatalf("small entry: %d bytes, %v", len(b), err)
 	}
-	if b, err := readZipFile(zr.File[1], lim); err == nil || len(b) > 0 {
+	if b, err := render.ReadZipFile(zr.File[1], lim); err == nil || len(b) > 0 {
 		t.Fatalf("the lying entry was read (%d bytes)", len(b))
 	}
 	// And one that declares its size truly is refused before inflating.
-	if _, err := openZip(zipBytes(t, []bombEntry{{name: "big", write: repeat("", "a", 2<<20, "")}}), lim); err == nil {
+	if _, err := render.OpenZip(zipBytes(t, []bombEntry{{name: "big", write: repeat("", "a", 2<<20, "")}}), lim); err == nil {
 		t.Fatal("an entry over the bound was opened")
 	}
-	if _, err := openZip([]byte("not a zip"), lim); err != errNotZip {
+	if _, err := render.OpenZip([]byte("not a zip"), lim); err != render.ErrNotZip {
 		t.Fatalf("not a zip: %v", err)
 	}
 	// Where the limit stops a read that the header allowed (a writer
 	// that declares the limit exactly and writes more).
 	data = zipBytes(t, []bombEntry{{name: "x", write: repeat("", "a", 3<<20, ""), declared: 1 << 20}})
-	zr, _ = openZip(data, lim)
-	if _, err := readZipFile(zr.File[0], lim); err == nil {
+	zr, _ = render.OpenZip(data, lim)
+	if _, err := render.ReadZipFile(zr.File[0], lim); err == nil {
 		t.Fatal("read past the declared size")
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package render
 
 import (
 	"encoding/csv"
@@ -17,38 +17,39 @@ import (
 // A table's values are typed: string, float64, int64, bool, time.Time
 // (a local wall-clock time: XLSX has no time zones) or nil (an empty cell).
 
-type sheetTable struct {
-	header []string
-	rows   [][]any
-	// dateOnly columns show their times as dates (yyyy-mm-dd).
-	dateOnly map[int]bool
+// Table is one sheet of typed values under a header row.
+type Table struct {
+	Header []string
+	Rows   [][]any
+	// DateOnly columns show their times as dates (yyyy-mm-dd).
+	DateOnly map[int]bool
 }
 
 const (
-	csvBOM         = "\ufeff"
+	CSVBOM         = "\ufeff"
 	xlsxDateFmt    = "yyyy-mm-dd"
 	xlsxDateTime   = "yyyy-mm-dd hh:mm"
-	xlsxMaxWidth   = 60 // characters: longer text wraps
-	xlsxMinWidth   = 8
-	xlsxLineHeight = 15.0 // points per line of the default 11 pt font
+	XLSXMaxWidth   = 60 // characters: longer text wraps
+	XLSXMinWidth   = 8
+	XLSXLineHeight = 15.0 // points per line of the default 11 pt font
 	xlsxMaxHeight  = 409  // Excel's row height limit
 )
 
-// spreadsheetSafe keeps a CSV cell from being run as a formula: one
+// SpreadsheetSafe keeps a CSV cell from being run as a formula: one
 // starting with =, +, -, @, tab or CR gets a leading apostrophe (OWASP's
 // advice). A cell starting with an apostrophe gets one more, so the escape
-// is reversible: unsafeCell drops exactly one leading apostrophe, and
+// is reversible: UnsafeCell drops exactly one leading apostrophe, and
 // any text comes back as it was exported. XLSX does not need it: a text
 // cell there never runs.
-func spreadsheetSafe(s string) string {
+func SpreadsheetSafe(s string) string {
 	if s != "" && strings.ContainsRune("=+-@\t\r'", rune(s[0])) {
 		return "'" + s
 	}
 	return s
 }
 
-// unsafeCell undoes spreadsheetSafe on an imported CSV cell.
-func unsafeCell(s string) string {
+// UnsafeCell undoes SpreadsheetSafe on an imported CSV cell.
+func UnsafeCell(s string) string {
 	if strings.HasPrefix(s, "'") {
 		return s[1:]
 	}
@@ -61,7 +62,7 @@ func csvText(v any, dateOnly bool) string {
 	case nil:
 		return ""
 	case string:
-		return spreadsheetSafe(x)
+		return SpreadsheetSafe(x)
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	case int64:
@@ -74,28 +75,28 @@ func csvText(v any, dateOnly bool) string {
 		}
 		return x.Format("2006-01-02 15:04")
 	}
-	return spreadsheetSafe(fmt.Sprint(v))
+	return SpreadsheetSafe(fmt.Sprint(v))
 }
 
-// writeCSV writes UTF-8 with a byte-order mark and CRLF lines: what Excel
+// WriteCSV writes UTF-8 with a byte-order mark and CRLF lines: what Excel
 // (double-click) and LibreOffice open without asking for an encoding.
-func writeCSV(w io.Writer, t sheetTable) error {
-	if _, err := io.WriteString(w, csvBOM); err != nil {
+func WriteCSV(w io.Writer, t Table) error {
+	if _, err := io.WriteString(w, CSVBOM); err != nil {
 		return err
 	}
 	cw := csv.NewWriter(w)
 	cw.UseCRLF = true
-	head := make([]string, len(t.header))
-	for i, h := range t.header {
-		head[i] = spreadsheetSafe(h)
+	head := make([]string, len(t.Header))
+	for i, h := range t.Header {
+		head[i] = SpreadsheetSafe(h)
 	}
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	for _, r := range t.rows {
+	for _, r := range t.Rows {
 		rec := make([]string, len(r))
 		for i, v := range r {
-			rec[i] = csvText(v, t.dateOnly[i])
+			rec[i] = csvText(v, t.DateOnly[i])
 		}
 		if err := cw.Write(rec); err != nil {
 			return err
@@ -132,9 +133,9 @@ func shownText(v any, dateOnly bool) string {
 	return csvText(v, dateOnly)
 }
 
-// fitWidths fits each column to its widest line (header included),
-// between xlsxMinWidth and xlsxMaxWidth characters.
-func fitWidths(header []string, rows [][]any, dateOnly map[int]bool) []float64 {
+// FitWidths fits each column to its widest line (header included),
+// between XLSXMinWidth and XLSXMaxWidth characters.
+func FitWidths(header []string, rows [][]any, dateOnly map[int]bool) []float64 {
 	w := make([]float64, len(header))
 	for i, h := range header {
 		w[i] = float64(textWidth(h) + 2)
@@ -147,14 +148,14 @@ func fitWidths(header []string, rows [][]any, dateOnly map[int]bool) []float64 {
 		}
 	}
 	for i := range w {
-		w[i] = min(max(w[i], xlsxMinWidth), xlsxMaxWidth)
+		w[i] = min(max(w[i], XLSXMinWidth), XLSXMaxWidth)
 	}
 	return w
 }
 
-// rowHeight is the height a row needs for its wrapped text (0: the
+// RowHeight is the height a row needs for its wrapped text (0: the
 // default single line).
-func rowHeight(row []any, widths []float64, dateOnly map[int]bool) float64 {
+func RowHeight(row []any, widths []float64, dateOnly map[int]bool) float64 {
 	lines := 1
 	for i, v := range row {
 		if i >= len(widths) {
@@ -177,7 +178,7 @@ func rowHeight(row []any, widths []float64, dateOnly map[int]bool) float64 {
 	if lines == 1 {
 		return 0
 	}
-	return min(float64(lines)*xlsxLineHeight, xlsxMaxHeight)
+	return min(float64(lines)*XLSXLineHeight, xlsxMaxHeight)
 }
 
 // xlsxStyles are the styles every export shares.
@@ -207,14 +208,14 @@ func newXLSXStyles(f *excelize.File) (xlsxStyles, error) {
 	return s, err
 }
 
-// startXLSXSheet sets the filter on the header row and the header as the
+// StartXLSXSheet sets the filter on the header row and the header as the
 // print titles (repeated on every page), then opens the stream writer of
 // the sheet with its column widths and the header row frozen. The stream
 // writer keeps what was set on the sheet before it and writes over what is
 // set after (an AutoFilter after Flush is lost), so page setup comes first.
 // Every export prints landscape, fitted to the page width (a register's
 // last column printed on a page of its own before).
-func startXLSXSheet(f *excelize.File, sheet string, widths []float64, rows int) (*excelize.StreamWriter, error) {
+func StartXLSXSheet(f *excelize.File, sheet string, widths []float64, rows int) (*excelize.StreamWriter, error) {
 	last, err := excelize.CoordinatesToCellName(max(len(widths), 1), rows+1)
 	if err != nil {
 		return nil, err
@@ -223,7 +224,7 @@ func startXLSXSheet(f *excelize.File, sheet string, widths []float64, rows int) 
 		return nil, err
 	}
 	// after AutoFilter: it replaces the sheet's properties (fit to page)
-	if err := setLandscapeFitWidth(f, sheet); err != nil {
+	if err := SetLandscapeFitWidth(f, sheet); err != nil {
 		return nil, err
 	}
 	if err := f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles",
@@ -248,27 +249,27 @@ func startXLSXSheet(f *excelize.File, sheet string, widths []float64, rows int) 
 
 // writeXLSXSheet writes a table as one worksheet: a bold frozen header
 // with a filter, typed cells, fitted widths, wrapped text with row heights.
-func writeXLSXSheet(f *excelize.File, sheet string, st xlsxStyles, t sheetTable) error {
-	widths := fitWidths(t.header, t.rows, t.dateOnly)
-	sw, err := startXLSXSheet(f, sheet, widths, len(t.rows))
+func writeXLSXSheet(f *excelize.File, sheet string, st xlsxStyles, t Table) error {
+	widths := FitWidths(t.Header, t.Rows, t.DateOnly)
+	sw, err := StartXLSXSheet(f, sheet, widths, len(t.Rows))
 	if err != nil {
 		return err
 	}
-	head := make([]any, len(t.header))
-	for i, h := range t.header {
+	head := make([]any, len(t.Header))
+	for i, h := range t.Header {
 		head[i] = excelize.Cell{StyleID: st.header, Value: h}
 	}
-	if err := sw.SetRow("A1", head, excelize.RowOpts{Height: rowHeight(head, widths, nil)}); err != nil {
+	if err := sw.SetRow("A1", head, excelize.RowOpts{Height: RowHeight(head, widths, nil)}); err != nil {
 		return err
 	}
-	for r, row := range t.rows {
+	for r, row := range t.Rows {
 		cells := make([]any, len(row))
 		for i, v := range row {
 			c := excelize.Cell{StyleID: st.text, Value: v}
 			switch x := v.(type) {
 			case time.Time:
 				c.StyleID = st.dateTime
-				if t.dateOnly[i] {
+				if t.DateOnly[i] {
 					c.StyleID = st.date
 				}
 				// the wall-clock time as shown, without a zone
@@ -279,15 +280,15 @@ func writeXLSXSheet(f *excelize.File, sheet string, st xlsxStyles, t sheetTable)
 			cells[i] = c
 		}
 		cell, _ := excelize.CoordinatesToCellName(1, r+2)
-		if err := sw.SetRow(cell, cells, excelize.RowOpts{Height: rowHeight(row, widths, t.dateOnly)}); err != nil {
+		if err := sw.SetRow(cell, cells, excelize.RowOpts{Height: RowHeight(row, widths, t.DateOnly)}); err != nil {
 			return err
 		}
 	}
 	return sw.Flush()
 }
 
-// tableXLSX is a workbook of one sheet holding t.
-func tableXLSX(t sheetTable, title string) (*excelize.File, error) {
+// TableXLSX is a workbook of one sheet holding t.
+func TableXLSX(t Table, title string) (*excelize.File, error) {
 	f := excelize.NewFile()
 	if err := f.SetSheetName("Sheet1", title); err != nil {
 		f.Close()
@@ -302,4 +303,15 @@ func tableXLSX(t sheetTable, title string) (*excelize.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// SetLandscapeFitWidth prints a sheet landscape on A4, all columns on the
+// page width and as many pages down as it takes (the document's first page
+// held only the No. column before).
+func SetLandscapeFitWidth(f *excelize.File, sheet string) error {
+	fit, landscape, a4, one, auto := true, "landscape", 9, 1, 0
+	if err := f.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: &fit}); err != nil {
+		return err
+	}
+	return f.SetPageLayout(sheet, &excelize.PageLayoutOptions{Size: &a4, Orientation: &landscape, FitToWidth: &one, FitToHeight: &auto})
 }
