@@ -320,7 +320,7 @@ func (op apiOperation) render(r route, path string, known map[string]any) (map[s
 	errs := []int{}
 	if op.Errors != nil {
 		errs = append(errs, *op.Errors...)
-	} else if r.access == authenticated {
+	} else if r.access.auth {
 		errs = append(errs, 400, 403, 404)
 	}
 	// What any route can answer: an internal error; a route with a token,
@@ -329,7 +329,7 @@ func (op apiOperation) render(r route, path string, known map[string]any) (map[s
 	// once; and 507 when the disk is full (any route may write: a GET
 	// records a sign-in or a delivery too).
 	errs = append(errs, 500, 507)
-	if r.access == authenticated {
+	if r.access.auth {
 		errs = append(errs, 401)
 	}
 	if r.method == "POST" || r.method == "PUT" || r.method == "PATCH" {
@@ -354,7 +354,7 @@ func (op apiOperation) render(r route, path string, known map[string]any) (map[s
 		responses[strconv.Itoa(code)] = map[string]any{"$ref": "#/components/responses/" + strconv.Itoa(code)}
 	}
 	o["responses"] = responses
-	if r.access == authenticated {
+	if r.access.auth {
 		o["security"] = []any{map[string]any{"bearer": []string{}}}
 	} else {
 		o["security"] = []any{}

@@ -413,21 +413,17 @@ type request struct {
 
 type handlerFunc func(rq *request) error
 
-type access int
-
-const (
-	public access = iota
-	authenticated
-)
-
-// handle wraps a handler with authentication and the one error exit.
+// handle wraps a handler with authentication, the route's access check
+// (routeaccess.go) and the one error exit. The check runs before the
+// handler reads the body, so a caller without access is refused as such
+// whatever it sends.
 func (s *Server) handle(pattern string, acc access, h handlerFunc) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		if slot, ok := r.Context().Value(routeKey{}).(*routeSlot); ok {
 			slot.pattern = pattern
 		}
 		rq := &request{w: w, r: r, params: ps, ctx: r.Context()}
-		if acc == authenticated {
+		if acc.auth {
 			u, err := s.authenticate(r)
 			if err != nil {
 				writeError(w, r, err)
@@ -441,6 +437,10 @@ func (s *Server) handle(pattern string, acc access, h handlerFunc) httprouter.Ha
 			// An answer made for one caller must not be kept by a shared
 			// cache or the browser's history.
 			w.Header().Set("Cache-Control", "no-store")
+			if err := s.checkAccess(rq, acc); err != nil {
+				writeError(w, r, err)
+				return
+			}
 		}
 		if err := h(rq); err != nil {
 			writeError(w, r, err)
