@@ -28,7 +28,7 @@ type access struct {
 	load  loader     // the caller's Access in the scope the path names
 	// check replaces Require(perm) for the few routes decided otherwise
 	// (Staff, the member leaving).
-	check func(rq *request, a Access) error
+	check func(rq *request, q *db.Queries, a Access) error
 	// byHand: not on the table yet, the handler checks alone
 	// (routeaccess_test.go lists these routes, a list that only shrinks).
 	byHand bool
@@ -49,7 +49,7 @@ var (
 	// recipients of its shares read: the handler lists what the caller
 	// reaches, and nothing to a caller who reaches nothing.
 	orgListing = access{auth: true, scope: "organisation", rule: "member, or a share's recipient: the rows the caller reaches"}
-	staff      = access{auth: true, scope: "staff", check: func(rq *request, _ Access) error {
+	staff      = access{auth: true, scope: "staff", check: func(rq *request, _ *db.Queries, _ Access) error {
 		if rq.user.Badges&BadgeStaff == 0 {
 			return forbidden("Only Staff may do this.")
 		}
@@ -92,31 +92,36 @@ func org(perm Permission) access {
 // nothing is left to the handler, which answers it as its area decided
 // (400 or 404): only a refusal is the guard's to give.
 func (s *Server) checkAccess(rq *request, acc access) error {
-	var a Access
-	if acc.load != nil {
-		err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-			var err error
-			a, err = acc.load(rq, q)
-			return err
-		})
-		var e *Error
-		switch {
-		case err == nil:
-		case db.IsNotFound(err), errors.As(err, &e) && e.Status != http.StatusForbidden:
-			return nil
-		default:
+	if acc.load == nil {
+		if acc.check != nil {
+			return acc.check(rq, nil, Access{})
+		}
+		return nil
+	}
+	var refused error
+	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		a, err := acc.load(rq, q)
+		if err != nil {
 			return err
 		}
-	}
-	switch {
-	case acc.check != nil:
-		return acc.check(rq, a)
-	case acc.load == nil:
+		switch {
+		case acc.check != nil:
+			refused = acc.check(rq, q, a)
+		case acc.doc != 0:
+			refused = a.RequireDoc(acc.doc)
+		default:
+			refused = a.Require(acc.perm)
+		}
 		return nil
-	case acc.doc != 0:
-		return a.RequireDoc(acc.doc)
+	})
+	var e *Error
+	switch {
+	case err == nil:
+		return refused
+	case db.IsNotFound(err), errors.As(err, &e) && e.Status != http.StatusForbidden:
+		return nil
 	}
-	return a.Require(acc.perm)
+	return err
 }
 
 // needs is the route's requirement in words, for the permission table.
@@ -127,10 +132,14 @@ func (a access) needs() string {
 		return "anyone"
 	case a.byHand:
 		return "checked by the handler"
+	case a.scope == "user" && a.rule != "":
+		return a.rule
 	case a.scope == "user":
 		return "the caller's own"
 	case a.scope == "staff":
 		return "Staff"
+	case a.check != nil && a.load != nil && a.rule != "":
+		s = ""
 	case a.doc != 0:
 		p, _ := docScopePermission(a.doc)
 		for _, n := range docScopeNames {
@@ -153,3 +162,199 @@ func (a access) needs() string {
 	}
 	return s
 }
+
+// The scopes a route's :id names. Each loads the row as its handlers do
+// (the xxxAccess of its area) and answers the caller's Access there; an
+// absent row is the handler's to answer.
+
+func rowScope(scope string, f func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error)) func(Permission) access {
+	return func(perm Permission) access { return scoped(scope, perm, byID("id", f)) }
+}
+
+// inOrgOf is a loader for a row that names its organisation and nothing
+// finer.
+func inOrgOf[T any](get func(*db.Queries) func(context.Context, int64) (T, error), orgOf func(T) int64) func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+	return func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		row, err := get(q)(ctx, id)
+		if err != nil {
+			return Access{}, err
+		}
+		return authorize(ctx, q, userID, orgOf(row), Scopes{})
+	}
+}
+
+var (
+	project = rowScope("project", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := projectAccess(ctx, q, userID, id, absentHere)
+		return a, err
+	})
+	projectPackage = rowScope("package", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := packageAccess(ctx, q, userID, id, absentHere)
+		return a, err
+	})
+	milestone = rowScope("milestone", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, _, a, err := milestoneAccess(ctx, q, userID, id, absentHere)
+		return a, err
+	})
+	workItem = rowScope("work item", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := workItemAccess(ctx, q, userID, id, absentHere)
+		return a, err
+	})
+	fleet = rowScope("fleet", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := fleetAccess(ctx, q, userID, id, http.StatusNotFound)
+		return a, err
+	})
+	location = rowScope("location", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := locationAccess(ctx, q, userID, id, http.StatusNotFound)
+		return a, err
+	})
+	workgroup = rowScope("workgroup", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := workgroupAccess(ctx, q, userID, id, http.StatusNotFound)
+		return a, err
+	})
+	team = rowScope("team", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := teamAccess(ctx, q, userID, id, 0, http.StatusNotFound)
+		return a, err
+	})
+	workItemType = rowScope("work item type", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := workItemTypeAccess(ctx, q, userID, id, http.StatusNotFound)
+		return a, err
+	})
+	toolbox = rowScope("toolbox", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := toolboxAccess(ctx, q, userID, id)
+		return a, err
+	})
+	schedule = rowScope("schedule", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := scheduleAccess(ctx, q, userID, id)
+		return a, err
+	})
+	induction = rowScope("induction", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, _, a, err := inductionAccess(ctx, q, userID, id)
+		return a, err
+	})
+	system = rowScope("system", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := systemAccess(ctx, q, userID, id)
+		return a, err
+	})
+	prefix = rowScope("prefix", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := prefixAccess(ctx, q, userID, id)
+		return a, err
+	})
+	discipline = rowScope("discipline", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := disciplineAccess(ctx, q, userID, id)
+		return a, err
+	})
+	documentType = rowScope("document type", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := documentTypeAccess(ctx, q, userID, id)
+		return a, err
+	})
+	documentField = rowScope("document field", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := documentFieldAccess(ctx, q, userID, id)
+		return a, err
+	})
+	assetType = rowScope("asset type", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := assetTypeAccess(ctx, q, userID, id)
+		return a, err
+	})
+	assetGroup = rowScope("asset group", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := assetGroupAccess(ctx, q, userID, id, false)
+		return a, err
+	})
+	asset = rowScope("asset", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := assetGroupAccess(ctx, q, userID, id, true)
+		return a, err
+	})
+	assetLog = rowScope("asset log", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := assetLogAccess(ctx, q, userID, id)
+		return a, err
+	})
+	assetStatus = rowScope("asset status", inOrgOf(func(q *db.Queries) func(context.Context, int64) (db.AssetStatus, error) { return q.AssetStatusGet },
+		func(r db.AssetStatus) int64 { return r.OrganisationID }))
+	assetZone = rowScope("asset zone", inOrgOf(func(q *db.Queries) func(context.Context, int64) (db.AssetZone, error) { return q.AssetZoneGet },
+		func(r db.AssetZone) int64 { return r.OrganisationID }))
+	assetField = rowScope("asset field", inOrgOf(func(q *db.Queries) func(context.Context, int64) (db.AssetField, error) { return q.AssetFieldGet },
+		func(r db.AssetField) int64 { return r.OrganisationID }))
+	assetSubscription = rowScope("asset subscription", inOrgOf(func(q *db.Queries) func(context.Context, int64) (db.AssetSubscription, error) {
+		return q.AssetSubscriptionGet
+	},
+		func(r db.AssetSubscription) int64 { return r.OrganisationID }))
+	integration = rowScope("integration", inOrgOf(func(q *db.Queries) func(context.Context, int64) (db.Integration, error) { return q.IntegrationGet },
+		func(r db.Integration) int64 { return r.OrganisationID }))
+	role = rowScope("role", inOrgOf(func(q *db.Queries) func(context.Context, int64) (db.Role, error) { return q.RoleGet },
+		func(r db.Role) int64 { return r.OrganisationID }))
+)
+
+// document is a route on a document: a member needs the scope's
+// permission, a non-member a share of the document that grants the scope.
+func document(s DocScope) access {
+	a := scoped("document", 0, byID("id", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := documentAccess(ctx, q, userID, id, absentHere)
+		return a, err
+	}))
+	a.doc = s
+	return a
+}
+
+// reaching relaxes a route's check to "a member, or a share's recipient
+// holding something here": for the routes whose handler decides by the
+// document's share scopes or the caller's tie to the row (rule says how),
+// so a caller with no tie at all is refused before the body.
+func (a access) reaching(rule string) access {
+	a.rule = rule
+	a.check = func(_ *request, _ *db.Queries, x Access) error {
+		if x.IsMember() || x.Shared != 0 || x.Permissions() != 0 {
+			return nil
+		}
+		return x.Require(0)
+	}
+	return a
+}
+
+// The routes under /users/@me that name an organisation or a row of one.
+var (
+	// orgMember: a member of the organisation; anyone else is told so
+	// with a 404, as the caller's own view of an organisation it is not in.
+	orgMember = access{auth: true, scope: "organisation", rule: "member (404 to anyone else)", load: org(0).load,
+		check: func(_ *request, _ *db.Queries, a Access) error {
+			if !a.IsMember() {
+				return notFound("You are not a member of this organisation.")
+			}
+			return nil
+		}}
+	// leaving: anyone but the owner (leaving an organisation one is not
+	// in changes nothing).
+	leaving = access{auth: true, scope: "organisation", rule: "anyone but the owner", load: org(0).load,
+		check: func(_ *request, _ *db.Queries, a Access) error {
+			if a.Owner {
+				return badRequest("The owner cannot leave the organisation; transfer or delete it first.")
+			}
+			return nil
+		}}
+	// fleetSubscriber: a member of the fleet's organisation or the
+	// recipient of an accepted share of the fleet; to anyone else the fleet
+	// does not exist.
+	fleetSubscriber = access{auth: true, scope: "fleet", rule: "member, or the recipient of a share of the fleet (404 to anyone else)",
+		load: fleet(0).load, check: func(rq *request, q *db.Queries, a Access) error {
+			if a.IsMember() {
+				return nil
+			}
+			id, err := rq.pathID("id")
+			if err != nil {
+				return err
+			}
+			ok, err := holdsFleetShare(rq.ctx, q, rq.user.ID, id)
+			if err == nil && !ok {
+				err = notFound("The fleet does not exist.")
+			}
+			return err
+		}}
+)
+
+// anyUser is a route any signed-in user may call; rule says what the
+// handler shows or does for whom.
+func anyUser(rule string) access { return access{auth: true, scope: "user", rule: rule} }
+
+// decidedBy is a read whose handler alone can tell who reaches the row
+// (the shares of a fleet it holds): rule says who. A read has no body to
+// check before, and the handler's answer to anyone else is its area's.
+func decidedBy(scope, rule string) access { return access{auth: true, scope: scope, rule: rule} }
