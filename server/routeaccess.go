@@ -138,6 +138,11 @@ func (a access) needs() string {
 		return "the caller's own"
 	case a.scope == "staff":
 		return "Staff"
+	case a.check != nil && a.load != nil && a.scope == "document":
+		s = "member"
+		if a.perm != 0 {
+			s = a.perm.Name()
+		}
 	case a.check != nil && a.load != nil && a.rule != "":
 		s = ""
 	case a.doc != 0:
@@ -358,3 +363,22 @@ func anyUser(rule string) access { return access{auth: true, scope: "user", rule
 // (the shares of a fleet it holds): rule says who. A read has no body to
 // check before, and the handler's answer to anyone else is its area's.
 func decidedBy(scope, rule string) access { return access{auth: true, scope: scope, rule: rule} }
+
+// doc is a route on a document's content: a member needs perm (0:
+// membership); anyone else must hold something there through a share
+// (of the document, or of its project), whose scopes the handler weighs.
+func doc(perm Permission) access {
+	a := document(0)
+	a.perm = perm
+	a.rule = "or, for anyone else, a share of the document (or its project) that grants it"
+	a.check = func(_ *request, _ *db.Queries, x Access) error {
+		if x.IsMember() {
+			return x.Require(perm)
+		}
+		if x.Shared != 0 || x.Permissions() != 0 {
+			return nil
+		}
+		return x.Require(0)
+	}
+	return a
+}
