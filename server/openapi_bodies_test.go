@@ -115,6 +115,13 @@ var paramSources = map[string]string{
 	"/documents/{id}/revisions/{hash}/clauses/{clause}":   "clause",
 	"/documents/{id}/merge-requests/{number}":             "POST /documents/{id}/merge-requests#number",
 	"/documents/{id}/shares/{share}":                      "POST /documents/{id}/shares",
+	// The writes without a body (routeaccess_test.go bodilessWrites).
+	"/admin/users/{id}":                               "member",
+	"/schedules/{id}/invitees/{user}":                 "member",
+	"/locations/{id}/inductions/{induction}":          "POST /organisations/{id}/inductions",
+	"/organisations/{id}/members/{user}/roles/{role}": "role",
+	"/api/assettype/{id}/asset-fields/{fieldId}":      "POST /organisations/{id}/asset-fields",
+	"/api/assettype/{id}/asset-zones/{zoneId}":        "POST /organisations/{id}/asset-zones",
 }
 
 // bodyIDSources says which object a required id field of a body names:
@@ -546,8 +553,9 @@ func TestOpenAPIMinimalBodies(t *testing.T) {
 
 	callers := map[string]*testUser{
 		// Deleting the account would leave the rest without a caller.
-		"DELETE /users/@me":               e.user("Leaving"),
-		"PATCH /admin/organisations/{id}": e.tokenFor(staff),
+		"DELETE /users/@me":                     e.user("Leaving"),
+		"PATCH /admin/organisations/{id}":       e.tokenFor(staff),
+		"POST /admin/users/{id}/password-reset": e.tokenFor(staff),
 		// Records are the assigned member's (POST /inductions/{id}/users/{user}).
 		"POST /users/@me/inductions/{id}/records": bob,
 	}
@@ -620,6 +628,7 @@ func TestOpenAPIMinimalBodies(t *testing.T) {
 		"POST /toolboxes/{id}/sign":           {"POST /toolboxes/{id}/conduct"},
 		"POST /users/@me/toolboxes/{id}/sign": {"POST /toolboxes/{id}/conduct"},
 	}
+	accs := routeAccessByKey(e.srv)
 	pending := bodyOps(t)
 	for len(pending) > 0 {
 		var waiting []bodyOp
@@ -646,6 +655,7 @@ func TestOpenAPIMinimalBodies(t *testing.T) {
 				why = append(why, op.key+": "+missing)
 				continue
 			}
+			f.refusedFirst(t, op, path, accs[routeKeyOf(op.key)], dave)
 			f.check(t, op, path, body, callers[op.key])
 			f.ran[op.key] = true
 		}
@@ -657,6 +667,7 @@ func TestOpenAPIMinimalBodies(t *testing.T) {
 		}
 		pending = waiting
 	}
+	f.bodilessWrites(t, callers)
 }
 
 // check sends the body without each required field (each must be refused
@@ -687,10 +698,12 @@ func (f *bodyFixture) check(t *testing.T, op bodyOp, path string, body map[strin
 			t.Errorf("%s: without any of %v answered %d, want 400: %.300s", op.key, g, resp.Status, resp.Body)
 		}
 	}
+	before := f.auditCount(t, routeKeyOf(op.key))
 	resp := f.send(u, op, path, body)
 	j, _ := json.Marshal(body)
 	switch {
 	case resp.Status >= 200 && resp.Status < 300:
+		f.audited(t, routeKeyOf(op.key), before)
 		var a map[string]any
 		if json.Unmarshal(resp.Body, &a) == nil {
 			f.answers[op.key] = a
