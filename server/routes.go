@@ -83,7 +83,7 @@ func (s *Server) routes() []route {
 		{"POST", "/users/@me/fleets/:id/subscriptions", fleetSubscriber, s.userFleetSubscriptionCreate},
 		{"PATCH", "/users/@me/fleets/:id/subscriptions/:subscription", fleetSubscriber, s.userFleetSubscriptionPatch},
 		{"DELETE", "/users/@me/fleets/:id/subscriptions/:subscription", self, s.userFleetSubscriptionDelete},
-		{"GET", "/users/@me/work-items/:id/subscriptions", authenticated, s.userWorkItemSubscriptions},
+		{"GET", "/users/@me/work-items/:id/subscriptions", workItem(0).or("VIEW_WORKITEMS, or an assignee or invitee"), s.userWorkItemSubscriptions},
 		{"GET", "/users/@me/toolboxes/:id", authenticated, s.userToolboxGet},
 		{"POST", "/users/@me/toolboxes/:id/sign", authenticated, s.userToolboxSign},
 		{"GET", "/users/@me/witness/:id", authenticated, s.userWitnessGet},
