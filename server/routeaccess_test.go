@@ -289,5 +289,7 @@ var auditNotRun = map[string]string{
 	"DELETE /api/prefixes/:id":                         "an enabled prefix is not deleted",
 	"DELETE /api/assettype/:id":                        "the type still has assets",
 	"DELETE /api/assetlogs/:id":                        "its asset group is deleted first",
+	"DELETE /toolboxes/:id/sections/:section":          "the fixture's talk is held by then, and a held talk does not change",
+	"DELETE /toolboxes/:id/topics/:topic":              "the fixture's talk is held by then, and a held talk does not change",
 	"DELETE /team/:id":                                 "its workgroup is deleted first",
 }
