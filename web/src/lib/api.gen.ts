@@ -3530,27 +3530,53 @@ export interface components {
             is_protected: boolean;
         };
         Asset: {
-            description?: string;
-            fields?: Record<string, never>;
-            fleet_id?: components["schemas"]["NullableId"];
+            active: boolean;
+            created_at: components["schemas"]["Time"];
+            description: string;
+            /** @description the asset's field values by field id */
+            fields: {
+                [key: string]: components["schemas"]["AssetFieldValue"];
+            };
+            fleet_id: components["schemas"]["NullableId"];
+            formatted_number: string | null;
+            group_id: components["schemas"]["NullableId"];
             id: components["schemas"]["Id"];
+            location: null | components["schemas"]["Location"];
             name: string;
+            number: number | null;
             organisation_id: components["schemas"]["Id"];
-            type: components["schemas"]["AssetType"];
+            position: number;
+            prefix_id: components["schemas"]["NullableId"];
+            status: null | components["schemas"]["AssetStatus"];
+            sub_location_id: components["schemas"]["NullableId"];
+            subscription_id: components["schemas"]["NullableId"];
+            type: null | components["schemas"]["AssetType"];
+            updated_at: components["schemas"]["Time"];
         };
         /** @description AssetWrite with the fields a group's create cannot go without; type_id names a type of temporary or permanent groups (ephemerality 1 or 2). */
         AssetCreate: WithRequired<components["schemas"]["AssetWrite"], "type_id" | "name">;
+        AssetEnumValue: {
+            asset_field_id: components["schemas"]["Id"];
+            id: components["schemas"]["Id"];
+            value: string;
+        };
         AssetField: {
-            description?: string;
-            enum_values?: unknown[];
+            description: string;
+            enum_values: components["schemas"]["AssetEnumValue"][];
             id: components["schemas"]["Id"];
             name: string;
             organisation_id: components["schemas"]["Id"];
             type: number;
-            units?: string | null;
+            units: string | null;
         };
         /** @description AssetFieldWrite with the fields a create cannot go without. */
         AssetFieldCreate: WithRequired<components["schemas"]["AssetFieldWrite"], "name" | "type">;
+        /** @description a field's value on an asset or group (its type is the field's) and its units */
+        AssetFieldValue: {
+            units: string | null;
+            /** @description text, a number, true or false, a date, an enum value's id or a location's, as the field's type says */
+            value: unknown;
+        };
         AssetFieldWrite: {
             description?: string | null;
             name?: string | null;
@@ -3565,14 +3591,28 @@ export interface components {
         };
         AssetGroup: {
             active: boolean;
-            description?: string;
+            /** @description the group's assets in order (a single-asset group lists its own asset) */
+            assets: {
+                asset: components["schemas"]["Asset"];
+                position: number;
+            }[];
+            closed_work_item_count: number;
+            description: string;
             /** @enum {integer} */
             ephemerality: 0 | 1 | 2;
-            fleet_id?: components["schemas"]["NullableId"];
+            /** @description the group's field values by field id */
+            fields: {
+                [key: string]: components["schemas"]["AssetFieldValue"];
+            };
+            fleet_id: components["schemas"]["NullableId"];
             id: components["schemas"]["Id"];
+            location: null | components["schemas"]["Location"];
             name: string;
+            open_work_item_count: number;
             organisation_id: components["schemas"]["Id"];
-            type: components["schemas"]["AssetType"];
+            status: null | components["schemas"]["AssetStatus"];
+            sub_location_id: components["schemas"]["NullableId"];
+            type: null | components["schemas"]["AssetType"];
         };
         AssetGroupOrderWrite: {
             /** @description the asset's new position in the group, from 0 */
@@ -3582,7 +3622,7 @@ export interface components {
         AssetItemCreate: WithRequired<components["schemas"]["AssetWrite"], "type_id">;
         AssetLog: {
             asset_group_id: components["schemas"]["Id"];
-            attachment?: Record<string, never> | null;
+            attachment?: Record<string, unknown> | null;
             duration?: number | null;
             embed?: string | null;
             id: components["schemas"]["Id"];
@@ -3610,7 +3650,7 @@ export interface components {
         };
         AssetStatus: {
             active: boolean;
-            description?: string;
+            description: string;
             id: components["schemas"]["Id"];
             name: string;
             organisation_id: components["schemas"]["Id"];
@@ -3634,19 +3674,25 @@ export interface components {
             name?: string | null;
         };
         AssetType: {
-            description?: string;
+            description: string;
             /** @enum {integer} */
             ephemerality: 0 | 1 | 2;
-            fields: unknown[];
-            fleet_id?: components["schemas"]["NullableId"];
+            fields: components["schemas"]["AssetTypeField"][];
+            fleet_id: components["schemas"]["NullableId"];
             id: components["schemas"]["Id"];
             name: string;
             organisation_id: components["schemas"]["Id"];
-            prefix_id?: components["schemas"]["NullableId"];
-            zones?: components["schemas"]["AssetZone"][];
+            prefix_id: components["schemas"]["NullableId"];
+            zones: components["schemas"]["AssetZone"][];
         };
         /** @description AssetTypeWrite with the fields a create cannot go without. */
         AssetTypeCreate: WithRequired<components["schemas"]["AssetTypeWrite"], "ephemerality">;
+        /** @description a field attached to an asset type, with its enum values */
+        AssetTypeField: {
+            enum_values: components["schemas"]["AssetEnumValue"][];
+            field: components["schemas"]["AssetField"];
+            type_id: components["schemas"]["Id"];
+        };
         AssetTypeWrite: {
             description?: string | null;
             ephemerality?: number | null;
@@ -3672,8 +3718,8 @@ export interface components {
             type_id?: components["schemas"]["NullableIdIn"];
         };
         AssetZone: {
-            code?: string;
-            description?: string;
+            code: string;
+            description: string;
             id: components["schemas"]["Id"];
             name: string;
             organisation_id: components["schemas"]["Id"];
@@ -3895,7 +3941,7 @@ export interface components {
             default_branch_id?: components["schemas"]["NullableId"];
             deleted_at?: components["schemas"]["NullableTime"];
             discipline_id?: components["schemas"]["NullableId"];
-            fields?: Record<string, never>;
+            fields?: Record<string, unknown>;
             fork_count?: number;
             formatted_number: string;
             id: components["schemas"]["Id"];
@@ -3905,7 +3951,7 @@ export interface components {
             organisation_id: components["schemas"]["Id"];
             origin_id?: components["schemas"]["NullableId"];
             package_id?: components["schemas"]["NullableId"];
-            permissions?: Record<string, never>;
+            permissions?: Record<string, unknown>;
             project_id?: components["schemas"]["NullableId"];
             title: string;
         };
@@ -3966,12 +4012,14 @@ export interface components {
             scope_view: boolean;
             share_to_users_organisation: boolean;
             /** @description the user who shared, as far as the caller may see them (at least the id) */
-            shared_by: unknown;
-            status: string;
-            type: string;
+            shared_by: components["schemas"]["UserRef"];
+            /** @enum {string} */
+            status: "pending" | "accepted" | "rejected" | "revoked";
+            /** @enum {string} */
+            type: "document";
             updated_at: string;
             /** @description the user shared with, as far as the caller may see them (at least the id), or null */
-            user: unknown;
+            user: components["schemas"]["UserRef"];
         };
         /** @description DocumentShareWrite naming exactly one recipient, an organisation or a user, and granting at least one scope. */
         DocumentShareCreate: (components["schemas"]["DocumentShareWrite"] | {
@@ -4120,11 +4168,11 @@ export interface components {
             file: string;
         };
         Fleet: {
-            description?: string;
+            description: string;
             id: components["schemas"]["Id"];
             name: string;
             organisation_id: components["schemas"]["Id"];
-            prefix_id?: components["schemas"]["NullableId"];
+            prefix_id: components["schemas"]["NullableId"];
         };
         /** @description FleetWrite with the fields a create cannot go without. */
         FleetCreate: WithRequired<components["schemas"]["FleetWrite"], "name">;
@@ -4146,10 +4194,10 @@ export interface components {
             owner_organisation: null | components["schemas"]["OrgPartial"];
             responded_at: string | null;
             /** @description the user who shared, as far as the caller may see them (at least the id) */
-            shared_by: unknown;
+            shared_by: components["schemas"]["UserRef"];
             status: number;
             /** @description the user shared with, as far as the caller may see them (at least the id), or null */
-            user: unknown;
+            user: components["schemas"]["UserRef"];
             work_item_type: null | components["schemas"]["WorkItemTypeRef"];
         };
         FleetShareWrite: {
@@ -4405,19 +4453,19 @@ export interface components {
             }[];
         };
         Location: {
-            address?: string | null;
-            code?: string | null;
-            color?: string;
+            address: string;
+            code: string;
+            color: string;
             colour: string;
             delivery: boolean;
             id: components["schemas"]["Id"];
-            latitude?: number | null;
-            longitude?: number | null;
-            name?: string | null;
+            latitude: number | null;
+            longitude: number | null;
+            name: string;
             organisation_id: components["schemas"]["Id"];
-            radius?: number | null;
-            sub_locations?: components["schemas"]["SubLocation"][];
-            timezone_code?: string | null;
+            radius: number | null;
+            sub_locations: components["schemas"]["SubLocation"][];
+            timezone_code: string | null;
         };
         LocationWrite: {
             address?: string | null;
@@ -4507,7 +4555,7 @@ export interface components {
             project_id: components["schemas"]["Id"];
             /** @enum {string} */
             status: "open" | "closed";
-            work_item_types_count?: Record<string, never>;
+            work_item_types_count?: Record<string, unknown>;
         };
         MilestoneWrite: {
             description?: string | null;
@@ -4549,14 +4597,14 @@ export interface components {
             error_description?: string;
         };
         OpenAPIDocument: {
-            components: Record<string, never>;
+            components: Record<string, unknown>;
             info: {
                 title: string;
                 version: string;
             };
             /** @enum {string} */
             openapi: "3.1.0";
-            paths: Record<string, never>;
+            paths: Record<string, unknown>;
         };
         OrgContext: {
             banner_hash: string | null;
@@ -4613,7 +4661,7 @@ export interface components {
             deleted_at?: components["schemas"]["NullableTime"];
             deleted_by?: components["schemas"]["UserRef"];
             description: string;
-            features?: Record<string, never>;
+            features?: Record<string, unknown>;
             icon_hash?: string | null;
             id: components["schemas"]["Id"];
             is_deleted: boolean;
@@ -4624,9 +4672,9 @@ export interface components {
             member_approval?: boolean;
             member_count: number;
             name: string;
-            organisation_user?: Record<string, never>;
+            organisation_user?: Record<string, unknown>;
             owned_by: components["schemas"]["UserRef"];
-            permissions?: Record<string, never>;
+            permissions?: Record<string, unknown>;
             restrict_email_domain?: boolean;
             storage_usage?: number;
         };
@@ -4721,7 +4769,7 @@ export interface components {
             status: string;
             updated_at: string;
             /** @description the present user, as far as the caller may see them (at least the id) */
-            user: unknown;
+            user: components["schemas"]["UserRef"];
             user_id: components["schemas"]["Id"];
             view_id: components["schemas"]["NullableId"];
         };
@@ -4746,7 +4794,7 @@ export interface components {
             readme?: string;
             /** @enum {string} */
             status: "open" | "closed";
-            work_item_types_count?: Record<string, never>;
+            work_item_types_count?: Record<string, unknown>;
         };
         ProjectPartial: {
             closed_milestone_count: number;
@@ -4769,10 +4817,10 @@ export interface components {
             project: components["schemas"]["ProjectPartial"];
             responded_at: string | null;
             /** @description the user who shared, as far as the caller may see them (at least the id) */
-            shared_by: unknown;
+            shared_by: components["schemas"]["UserRef"];
             status: number;
             /** @description the user shared with, as far as the caller may see them (at least the id), or null */
-            user: unknown;
+            user: components["schemas"]["UserRef"];
         };
         ProjectWrite: {
             code?: string | null;
@@ -4886,7 +4934,7 @@ export interface components {
             name: string;
             order: number;
             organisation_id: components["schemas"]["Id"];
-            permissions: Record<string, never>;
+            permissions: Record<string, unknown>;
         };
         RoleCreateWrite: {
             alias?: string | null;
@@ -4902,7 +4950,7 @@ export interface components {
             alias?: string | null;
             description?: string | null;
             name?: string | null;
-            permissions?: Record<string, never> | null;
+            permissions?: Record<string, unknown> | null;
         };
         Schedule: {
             actual_finish_at?: components["schemas"]["NullableTime"];
@@ -4968,12 +5016,12 @@ export interface components {
             status: string;
         };
         SubLocation: {
-            asset_capacity?: number | null;
-            code?: string | null;
+            asset_capacity: number | null;
+            code: string;
             enabled: boolean;
             id: components["schemas"]["Id"];
             location_id: components["schemas"]["Id"];
-            name?: string | null;
+            name: string;
             organisation_id: components["schemas"]["Id"];
         };
         SubLocationWrite: {
@@ -4989,9 +5037,9 @@ export interface components {
             name: string;
             number: number;
             organisation_id: components["schemas"]["Id"];
-            parent?: Record<string, never> | null;
+            parent?: Record<string, unknown> | null;
             parent_id?: components["schemas"]["NullableId"];
-            root?: Record<string, never> | null;
+            root?: Record<string, unknown> | null;
             root_id?: components["schemas"]["NullableId"];
             root_prefix?: string;
             unused: boolean;
@@ -5281,7 +5329,7 @@ export interface components {
             /** @description the user's latest record of the induction, null before the first */
             record: null | components["schemas"]["InductionRecord"];
             /** @description the user, as far as the caller may see them (at least the id) */
-            user: unknown;
+            user: components["schemas"]["UserRef"];
         };
         UserInfo: {
             email: string;

@@ -1,50 +1,19 @@
 // Shapes of the asset catalogue (fields, zones), asset groups and the full
 // asset object, for the screens that edit them (docs/assets.md).
-import { ApiError, api } from './api';
+import { ApiError, api, type Schema } from './api';
 import type { Asset, AssetType, Location } from './assets';
 
-export interface EnumValue { id: string; asset_field_id: string; value: string }
-export interface AssetField {
-  id: string;
-  organisation_id: string;
-  name: string;
-  description: string;
-  type: number;
-  units: string | null;
-  enum_values: EnumValue[];
-}
-export interface AssetZone { id: string; organisation_id: string; name: string; code: string; description: string }
+// The API's bodies, as its description states them (api.gen.ts).
+export type EnumValue = Schema<'AssetEnumValue'>;
+export type AssetField = Schema<'AssetField'>;
+export type AssetZone = Schema<'AssetZone'>;
 /** A field attached to a type, with its enum values. */
-export interface TypeField { type_id: string; field: AssetField; enum_values: EnumValue[] }
-export interface FullAssetType extends AssetType { fields: TypeField[]; zones: AssetZone[] }
-export interface FieldValue { value: unknown; units: string | null }
+export type TypeField = Schema<'AssetTypeField'>;
+export type FullAssetType = Schema<'AssetType'>;
+export type FieldValue = Schema<'AssetFieldValue'>;
 /** The asset object with what editing needs besides the register's shape. */
-export interface FullAsset extends Asset {
-  type: FullAssetType | null;
-  sub_location_id: string | null;
-  group_id: string | null;
-  subscription_id: string | null;
-  position: number;
-  number: number | null;
-  fields: Record<string, FieldValue>;
-}
-export interface AssetGroup {
-  id: string;
-  organisation_id: string;
-  type: FullAssetType | null;
-  ephemerality: number;
-  active: boolean;
-  name: string;
-  description: string;
-  fleet_id: string | null;
-  status: { id: string; name: string } | null;
-  location: Location | null;
-  sub_location_id: string | null;
-  fields: Record<string, FieldValue>;
-  assets: { asset: FullAsset; position: number }[];
-  open_work_item_count: number;
-  closed_work_item_count: number;
-}
+export type FullAsset = Schema<'Asset'>;
+export type AssetGroup = Schema<'AssetGroup'>;
 
 /** Asset field types by their integer (docs/assets.md). */
 export const fieldTypes = ['text', 'number', 'yes/no', 'date', 'choice', 'member', 'location'];

@@ -1,12 +1,10 @@
 // A document's release tags, forks and shares (docs/documents.md, docs/web.md):
 // the shapes the document page's tags, forks and shares panels and the
 // "Shared with me" screen read.
+import type { Schema } from './api';
 import type { DocumentShare as BaseDocumentShare } from './shares';
 
-export interface Tag {
-  id: string; document_id: string; label: string; revision: string; revision_id: string; release: boolean;
-  message: string; user: { id: string }; created_at: string;
-}
+export type Tag = Schema<'Tag'>;
 
 /** What the panels read of a document beyond the editor's Doc. */
 export interface DocMeta {
@@ -38,13 +36,8 @@ const scopeWords: Record<ScopeName, string> = {
   view: 'view', edit: 'edit', branch: 'make branches', fork: 'fork', revisions: 'read every revision', export: 'export',
 };
 
-/** A document share as the document's page reads it: the shared shape (lib/shares.ts) with its scopes. */
-export interface DocumentShare extends BaseDocumentShare {
-  type: 'document'; document_id: string;
-  document: BaseDocumentShare['document'] & { number: number; is_deleted: boolean };
-  status: 'pending' | 'accepted' | 'rejected' | 'revoked';
-  updated_at: string;
-}
+/** A document share as the document's page reads it (the shared shape of lib/shares.ts, with its scopes). */
+export type DocumentShare = BaseDocumentShare;
 
 /** The scopes a share grants, in words (the owner's list and the recipient's "Shared with me"). */
 export function scopesOf(s: BaseDocumentShare): string {

@@ -1,13 +1,11 @@
 // Documents (docs/documents.md): the shapes the editor reads.
+import type { Schema } from './api';
 import type { FormState } from './form.svelte';
 
-export interface Sheet { sheet_id: string; name: string; order: number }
-export interface Column {
-  column_id: string; name: string; description: string; type: string; data_format: number;
-  formula: string; conditional_formatting: string; order: number; field_id: string | null;
-}
-export interface Cell { column_id: string; value: string; formatted_value?: string; background_colour: string | null }
-export interface Clause { clause_id: string; sheet_id: string; order: number; text: string; fields: Cell[] }
+export type Sheet = Schema<'Sheet'>;
+export type Column = Schema<'Column'>;
+export type Cell = Schema<'Cell'>;
+export type Clause = Schema<'Clause'>;
 export interface Revision {
   id: string; hash: string; created_at: string; user: { id: string }; parents: string[]; message: string | null; title: string;
   clause_prefix_format?: string | null; clause_prefix_id?: string | null; clause_digits?: number | null;
@@ -18,7 +16,7 @@ export interface Doc {
   id: string; organisation_id: string; formatted_number: string; title: string; default_branch: Branch | null;
   permissions: Record<string, boolean>; is_deleted: boolean;
 }
-export interface Conflict { id: string; kind: string; sheet_id: string | null; clause_id: string | null; column_id: string | null; base: unknown; ours: unknown; theirs: unknown }
+export type Conflict = Schema<'Conflict'>;
 export interface Change { kind: string; sheet_id?: string; clause_id?: string; column_id?: string; attribute?: string; from: unknown; to: unknown }
 
 /** How a conflict's or a change's value reads. */
@@ -44,7 +42,7 @@ export interface ItemField { id: string; name: string; type: number; enabled: bo
 export const ENUM_FIELD = 4;
 
 /** A prefix of the organisation (its template numbers clauses without a format of their own). */
-export interface Prefix { id: string; description: string; number_format: string; number_digits: number | null; enabled: boolean }
+export type Prefix = Schema<'Prefix'>;
 
 /** Data formats of number and formula columns (the spec's Document Data Formats). */
 export const DATA_FORMATS = ['As typed', 'Decimal (0.0000)', 'Scientific (0.0000x10^0)', 'Engineering (x10^3n)', 'Time (dd:hh:mm:ss)', 'Date and time (Unix seconds)'];

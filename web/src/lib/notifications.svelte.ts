@@ -1,19 +1,10 @@
 // The bell's unread count, shared by the header, the notifications page and
 // "For you". X-Unread-Count of GET /users/@me/notifications ($top=0 reads no
 // rows) is the number.
+import type { Schema } from './api';
 import { apiWithHeaders } from './api';
 
-export interface Notification {
-  id: string;
-  kind: string;
-  title: string;
-  body: string;
-  link: string | null;
-  available: boolean;
-  read: boolean;
-  read_at: string | null;
-  created_at: string;
-}
+export type Notification = Schema<'Notification'>;
 
 export const bell = $state({ unread: 0 });
 

@@ -1,12 +1,10 @@
 // A document's presence stream (GET /documents/{id}/presence/stream,
 // Server-Sent Events). EventSource cannot send the bearer token, so the
 // stream is read with fetch; it reconnects after a drop.
+import type { Schema } from './api';
 import { refresh, token } from './auth';
 
-export interface Presence {
-  session_id: string; user_id: string; status: 'online' | 'idle' | 'offline';
-  sheet_id: string | null; clause_id: string | null; column_id: string | null; updated_at: string;
-}
+export type Presence = Schema<'Presence'>;
 export interface RevisionEvent { id: string; hash: string; parents: string[]; branches: string[] }
 
 export interface StreamHandlers {

@@ -1,6 +1,7 @@
+import type { Schema } from './api';
 // Work items (docs/workitems.md): shapes the screens share.
 export interface Person { id: string; first_name: string; last_name: string; email: string }
-export interface WorkItemType { id: string; name: string; colour: string; enabled: boolean; description?: string; prefix_id?: string | null }
+export type WorkItemType = Schema<'WorkItemType'>;
 export interface Invitee { user: Person; status: string }
 export interface Schedule { id: string; work_item_id: string | null; scheduled_start_at: string; scheduled_finish_at: string; invitees: Invitee[] }
 export interface WorkItem {
