@@ -4956,7 +4956,13 @@ export interface components {
             actual_finish_at?: components["schemas"]["NullableTime"];
             actual_start_at?: components["schemas"]["NullableTime"];
             id: components["schemas"]["Id"];
-            invitees: unknown[];
+            invitees: {
+                latitude: number | null;
+                longitude: number | null;
+                status: string;
+                updated_at: components["schemas"]["Time"];
+                user: components["schemas"]["User"];
+            }[];
             organisation_id: components["schemas"]["Id"];
             scheduled_finish_at: components["schemas"]["Time"];
             scheduled_start_at: components["schemas"]["Time"];
@@ -5368,8 +5374,16 @@ export interface components {
             timezone_code?: string;
         };
         UserPatchWrite: {
-            allow_connections_from?: number | null;
-            allow_shares_from?: number | null;
+            /**
+             * @description 0 no one, 1 members of a shared organisation, 2 connections (as 1 while there are none), 255 anyone (docs/users.md)
+             * @enum {integer|null}
+             */
+            allow_connections_from?: 0 | 1 | 2 | 255 | null;
+            /**
+             * @description 0 no one, 1 members of a shared organisation, 2 connections (as 1 while there are none), 255 anyone (docs/users.md)
+             * @enum {integer|null}
+             */
+            allow_shares_from?: 0 | 1 | 2 | 255 | null;
             /** @description null removes the avatar; a new one is uploaded with multipart/form-data */
             avatar?: null;
             /** @description read-only: refused (400) unless equal to the current value */
@@ -5386,13 +5400,16 @@ export interface components {
             enable_email_newsletter?: boolean | null;
             enable_email_notifications?: boolean | null;
             enable_sms_notifications?: boolean | null;
+            /** @description counted after surrounding spaces are trimmed */
             first_name?: string | null;
             /** @description read-only: refused (400) unless equal to the current value */
             id?: unknown;
             initials?: string | null;
             /** @description read-only: refused (400) unless equal to the current value */
             is_bot?: unknown;
+            /** @description a language tag such as en or en-GB */
             language?: string | null;
+            /** @description counted after surrounding spaces are trimmed */
             last_name?: string | null;
             /** @description read-only: refused (400) unless equal to the current value */
             organisations?: unknown;
@@ -5405,6 +5422,7 @@ export interface components {
             roles?: unknown;
             signature?: string | null;
             sms_notifications?: boolean | null;
+            /** @description an IANA time zone such as Europe/London */
             timezone_code?: string | null;
             /** @description read-only: refused (400) unless equal to the current value */
             totp_token?: unknown;
@@ -5475,22 +5493,36 @@ export interface components {
             title: string;
         };
         WorkItem: {
-            assignees?: unknown[];
-            description?: string;
-            document_id?: components["schemas"]["NullableId"];
-            finish_at?: components["schemas"]["NullableTime"];
+            asset_group_id: components["schemas"]["NullableId"];
+            assignees: components["schemas"]["User"][];
+            description: string;
+            document_id: components["schemas"]["NullableId"];
+            finish_at: components["schemas"]["NullableTime"];
+            fleet_id: components["schemas"]["NullableId"];
             formatted_number: string;
             id: components["schemas"]["Id"];
-            milestone_id?: components["schemas"]["NullableId"];
+            location_id: components["schemas"]["NullableId"];
+            milestone_id: components["schemas"]["NullableId"];
             number: number;
             organisation_id: components["schemas"]["Id"];
-            package_id?: components["schemas"]["NullableId"];
-            project_id?: components["schemas"]["NullableId"];
-            schedules?: components["schemas"]["Schedule"][];
-            start_at?: components["schemas"]["NullableTime"];
-            status: string;
+            package_id: components["schemas"]["NullableId"];
+            project_id: components["schemas"]["NullableId"];
+            schedules: components["schemas"]["Schedule"][];
+            start_at: components["schemas"]["NullableTime"];
+            /** @enum {string} */
+            status: "open" | "closed";
+            sub_location_id: components["schemas"]["NullableId"];
             title: string;
-            type_id?: components["schemas"]["NullableId"];
+            tracking: {
+                closed_at: components["schemas"]["NullableTime"];
+                closed_by: null | components["schemas"]["User"];
+                created_at: components["schemas"]["Time"];
+                created_by: components["schemas"]["User"];
+                updated_at: components["schemas"]["Time"];
+                updated_by: components["schemas"]["User"];
+            };
+            type: components["schemas"]["WorkItemTypeRef"];
+            type_id: components["schemas"]["Id"];
         };
         /** @description WorkItemWrite with the fields a create cannot go without. */
         WorkItemCreate: WithRequired<components["schemas"]["WorkItemWrite"], "type_id" | "title">;
