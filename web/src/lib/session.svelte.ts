@@ -1,30 +1,16 @@
-import { api } from './api';
+import { api, type Schema } from './api';
 
-export interface User {
-  id: string;
-  first_name: string;
-  last_name: string;
-  email: string;
-  position: string;
-  company: string;
-  phone_number: string;
-  avatar_hash: string | null;
-  email_confirmed: boolean;
-  [k: string]: unknown;
-}
-
-export interface Organisation {
-  id: string;
-  name: string;
-  description: string;
-  location: string;
-  code: string;
-  member_count: number;
-  member_approval: boolean;
-  permissions?: Record<string, boolean>;
-  organisation_user?: { is_owner: boolean; pending: boolean };
-  [k: string]: unknown;
-}
+/** The caller's own user object (GET /users/@me), as the API description states it. */
+export type User = Schema<'UserExtended'>;
+/** An organisation of the caller with their place in it (GET /users/@me/organisations). */
+export type Organisation = Schema<'OrgContext'>;
+/**
+ * The organisation page's object: GET /organisations/{id} with the caller's
+ * permissions and place from their own list (no place when they are not in it).
+ */
+export type OrgPage = Schema<'Organisation'> & { permissions: Record<string, boolean>; organisation_user?: Organisation['organisation_user'] };
+/** The organisation object a change answers (PATCH /organisations/{id} and its images). */
+export type OrgObject = Schema<'Organisation'>;
 
 // currentOrg: the organisation the page shows (the switcher's choice), '' for none.
 export const session = $state({ me: null as User | null, orgs: [] as Organisation[], currentOrg: '' });
