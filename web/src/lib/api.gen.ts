@@ -3792,18 +3792,19 @@ export interface components {
         };
         Branch: {
             commit_count: number;
-            created_at?: components["schemas"]["Time"];
-            created_by?: components["schemas"]["UserRef"];
-            deleted_at?: components["schemas"]["NullableTime"];
-            deleted_by?: components["schemas"]["UserRef"];
+            created_at: components["schemas"]["Time"];
+            created_by: components["schemas"]["UserRef"];
+            deleted_at: components["schemas"]["NullableTime"];
+            deleted_by: components["schemas"]["UserRef"];
             document_id: components["schemas"]["Id"];
             id: components["schemas"]["Id"];
             is_deleted: boolean;
             name: string;
             organisation_id: components["schemas"]["Id"];
             protected: boolean;
-            revision?: components["schemas"]["RevisionRef"];
+            revision: components["schemas"]["RevisionRef"];
             revision_id: components["schemas"]["Id"];
+            strict: boolean;
         };
         /** @description BranchWrite with the fields a create cannot go without; a new branch's name is 2-50 characters (a rename may take up to 256). */
         BranchCreate: {
@@ -3934,26 +3935,36 @@ export interface components {
             token_endpoint: string;
         };
         Document: {
-            bookmark_count?: number;
-            branch_count?: number;
-            closed_work_item_count?: number;
-            content_type?: string;
-            default_branch_id?: components["schemas"]["NullableId"];
-            deleted_at?: components["schemas"]["NullableTime"];
-            discipline_id?: components["schemas"]["NullableId"];
-            fields?: Record<string, unknown>;
-            fork_count?: number;
+            bookmark_count: number;
+            branch_count: number;
+            closed_work_item_count: number;
+            content_type: string;
+            created_at: components["schemas"]["Time"];
+            current_release_tag: null | components["schemas"]["Tag"];
+            current_release_tag_id: components["schemas"]["NullableId"];
+            default_branch: null | components["schemas"]["Branch"];
+            default_branch_id: components["schemas"]["NullableId"];
+            deleted_at: components["schemas"]["NullableTime"];
+            discipline_id: components["schemas"]["NullableId"];
+            fields: Record<string, unknown>;
+            fork_count: number;
             formatted_number: string;
             id: components["schemas"]["Id"];
             is_deleted: boolean;
             number: number;
-            open_work_item_count?: number;
+            open_work_item_count: number;
             organisation_id: components["schemas"]["Id"];
-            origin_id?: components["schemas"]["NullableId"];
-            package_id?: components["schemas"]["NullableId"];
-            permissions?: Record<string, unknown>;
-            project_id?: components["schemas"]["NullableId"];
+            origin_id: components["schemas"]["NullableId"];
+            package_id: components["schemas"]["NullableId"];
+            /** @description what the caller may do on the document, by permission name */
+            permissions: {
+                [key: string]: boolean;
+            };
+            project_id: components["schemas"]["NullableId"];
             title: string;
+            type: null | components["schemas"]["DocumentType"];
+            type_id: components["schemas"]["NullableId"];
+            updated_at: components["schemas"]["Time"];
         };
         /** @description DocumentWrite with the fields a create cannot go without. */
         DocumentCreate: WithRequired<components["schemas"]["DocumentWrite"], "organisation_id" | "title">;

@@ -7,11 +7,8 @@ import type { DocumentShare as BaseDocumentShare } from './shares';
 export type Tag = Schema<'Tag'>;
 
 /** What the panels read of a document beyond the editor's Doc. */
-export interface DocMeta {
-  id: string; organisation_id: string; formatted_number: string; title: string; origin_id: string | null; fork_count: number;
-  type: { id: string; name: string; revision_format: number } | null; current_release_tag: Tag | null;
-  permissions: Record<string, boolean>; is_deleted: boolean;
-}
+/** The document as its page's header reads it (GET /documents/{id}). */
+export type DocMeta = Schema<'Document'>;
 
 /** The spec's Revision Format values: how a release is labelled. */
 export const revisionFormats: Record<number, { name: string; example: string }> = {

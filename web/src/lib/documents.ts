@@ -11,11 +11,8 @@ export interface Revision {
   clause_prefix_format?: string | null; clause_prefix_id?: string | null; clause_digits?: number | null;
   tree?: { sheets: Sheet[]; columns: Column[]; clauses: Clause[]; clause_count: number };
 }
-export interface Branch { id: string; name: string; protected: boolean; commit_count: number; revision: { id: string; hash: string } }
-export interface Doc {
-  id: string; organisation_id: string; formatted_number: string; title: string; default_branch: Branch | null;
-  permissions: Record<string, boolean>; is_deleted: boolean;
-}
+export type Branch = Schema<'Branch'>;
+export type Doc = Schema<'Document'>;
 export type Conflict = Schema<'Conflict'>;
 export interface Change { kind: string; sheet_id?: string; clause_id?: string; column_id?: string; attribute?: string; from: unknown; to: unknown }
 
