@@ -4888,17 +4888,32 @@ export interface components {
             value?: string | null;
         };
         Revision: {
+            clause_digits: number | null;
+            clause_prefix_format: string | null;
+            clause_prefix_id: components["schemas"]["NullableId"];
             created_at: components["schemas"]["Time"];
-            created_by?: components["schemas"]["UserRef"];
+            created_by: components["schemas"]["IdObject"];
             document_id: components["schemas"]["Id"];
             hash: components["schemas"]["Hash"];
             id: components["schemas"]["Id"];
-            message?: string | null;
+            message: string | null;
             parents: string[];
-            revision?: string;
+            revision: string;
             signed: boolean;
-            title?: string;
-            user?: components["schemas"]["UserRef"];
+            template_hash: string | null;
+            template_hash_xlsx: string | null;
+            template_name: string | null;
+            template_name_xlsx: string | null;
+            title: string;
+            totp_token: string | null;
+            /** @description the revision's content; only in the answer of one revision (GET /documents/{id}/revisions/{hash}) */
+            tree?: {
+                clause_count: number;
+                clauses: components["schemas"]["Clause"][];
+                columns: components["schemas"]["Column"][];
+                sheets: components["schemas"]["Sheet"][];
+            };
+            user: components["schemas"]["IdObject"];
         };
         RevisionChange: {
             branch?: {

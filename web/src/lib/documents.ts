@@ -6,11 +6,7 @@ export type Sheet = Schema<'Sheet'>;
 export type Column = Schema<'Column'>;
 export type Cell = Schema<'Cell'>;
 export type Clause = Schema<'Clause'>;
-export interface Revision {
-  id: string; hash: string; created_at: string; user: { id: string }; parents: string[]; message: string | null; title: string;
-  clause_prefix_format?: string | null; clause_prefix_id?: string | null; clause_digits?: number | null;
-  tree?: { sheets: Sheet[]; columns: Column[]; clauses: Clause[]; clause_count: number };
-}
+export type Revision = Schema<'Revision'>;
 export type Branch = Schema<'Branch'>;
 export type Doc = Schema<'Document'>;
 export type Conflict = Schema<'Conflict'>;
