@@ -4496,8 +4496,9 @@ export interface components {
             is_owner: boolean;
             joined_at: components["schemas"]["Time"];
             pending: boolean;
-            roles?: unknown[];
-            user: components["schemas"]["UserRef"];
+            /** @description the ids of the member's roles */
+            roles: components["schemas"]["Id"][];
+            user: components["schemas"]["User"];
         };
         MemberAccess: {
             owner: boolean;
