@@ -5133,7 +5133,13 @@ export interface components {
         TeamMember: {
             is_leader: boolean;
             joined_at: components["schemas"]["Time"];
-            user: components["schemas"]["UserRef"];
+            /** @description the member, as far as the caller may see them (at least the id) */
+            user: {
+                email?: string;
+                first_name?: string;
+                id: components["schemas"]["Id"];
+                last_name?: string;
+            };
         };
         TeamWrite: {
             /** @description #RRGGBB; equal to colour when both are given */
