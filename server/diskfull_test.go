@@ -35,7 +35,7 @@ func TestDiskFull(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		checkDiskFull(t, e, &logs, func() { limit(pages + 8) }, func() { limit(1 << 30) })
+		checkDiskFull(t, e, &logs, true, func() { limit(pages + 8) }, func() { limit(1 << 30) })
 	})
 	t.Run("tmpfs", func(t *testing.T) {
 		dir := t.TempDir()
@@ -48,7 +48,7 @@ func TestDiskFull(t *testing.T) {
 		e := newEnvAt(t, filepath.Join(dir, "test.db"), func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 		// Fill what is left with a file, as another program would.
 		filler := filepath.Join(dir, "filler")
-		checkDiskFull(t, e, &logs, func() {
+		checkDiskFull(t, e, &logs, false, func() {
 			f, err := os.Create(filler)
 			if err != nil {
 				t.Fatal(err)
@@ -73,8 +73,10 @@ func TestDiskFull(t *testing.T) {
 
 // checkDiskFull fills the disk with fill, writes until a write is refused,
 // checks the answers, frees space with free and checks that writes work
-// again.
-func checkDiskFull(t *testing.T, e *testEnv, logs *syncBuffer, fill, free func()) {
+// again. strict: the disk stays full until free (max_page_count); on a
+// real file system a refused write's rollback and a checkpoint hand space
+// back, so a later small write may fit, and is then rightly accepted.
+func checkDiskFull(t *testing.T, e *testEnv, logs *syncBuffer, strict bool, fill, free func()) {
 	diskFullLog.Lock()
 	diskFullLog.last, diskFullLog.refused = time.Time{}, 0
 	diskFullLog.Unlock()
@@ -110,8 +112,11 @@ func checkDiskFull(t *testing.T, e *testEnv, logs *syncBuffer, fill, free func()
 	}
 	wg.Wait()
 	for i, r := range answers {
+		if r.Status == 201 && !strict {
+			continue // it found room (see above): accepted, not an error
+		}
 		if r.Status != 507 || r.Header.Get("Retry-After") == "" {
-			t.Errorf("concurrent write %d on a full disk: %d %s", i, r.Status, r.Body)
+			t.Errorf("concurrent write %d on a full disk: %d %.300s", i, r.Status, r.Body)
 		}
 	}
 	// Reads go on.
