@@ -168,6 +168,15 @@ func (a access) needs() string {
 	return s
 }
 
+// accessOf is a row's access helper (which answers the row too) as a
+// scope's loader, which needs the caller's Access alone.
+func accessOf[T any](f func(ctx context.Context, q *db.Queries, userID, id int64) (T, Access, error)) func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+	return func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := f(ctx, q, userID, id)
+		return a, err
+	}
+}
+
 // The scopes a route's :id names. Each loads the row as its handlers do
 // (the xxxAccess of its area) and answers the caller's Access there; an
 // absent row is the handler's to answer.
@@ -225,43 +234,19 @@ var (
 		_, a, err := workItemTypeAccess(ctx, q, userID, id, http.StatusNotFound)
 		return a, err
 	})
-	toolbox = rowScope("toolbox", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
-		_, a, err := toolboxAccess(ctx, q, userID, id)
-		return a, err
-	})
-	schedule = rowScope("schedule", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
-		_, a, err := scheduleAccess(ctx, q, userID, id)
-		return a, err
-	})
+	toolbox   = rowScope("toolbox", accessOf(toolboxAccess))
+	schedule  = rowScope("schedule", accessOf(scheduleAccess))
 	induction = rowScope("induction", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
 		_, _, a, err := inductionAccess(ctx, q, userID, id)
 		return a, err
 	})
-	system = rowScope("system", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
-		_, a, err := systemAccess(ctx, q, userID, id)
-		return a, err
-	})
-	prefix = rowScope("prefix", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
-		_, a, err := prefixAccess(ctx, q, userID, id)
-		return a, err
-	})
-	discipline = rowScope("discipline", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
-		_, a, err := disciplineAccess(ctx, q, userID, id)
-		return a, err
-	})
-	documentType = rowScope("document type", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
-		_, a, err := documentTypeAccess(ctx, q, userID, id)
-		return a, err
-	})
-	documentField = rowScope("document field", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
-		_, a, err := documentFieldAccess(ctx, q, userID, id)
-		return a, err
-	})
-	assetType = rowScope("asset type", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
-		_, a, err := assetTypeAccess(ctx, q, userID, id)
-		return a, err
-	})
-	assetGroup = rowScope("asset group", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+	system        = rowScope("system", accessOf(systemAccess))
+	prefix        = rowScope("prefix", accessOf(prefixAccess))
+	discipline    = rowScope("discipline", accessOf(disciplineAccess))
+	documentType  = rowScope("document type", accessOf(documentTypeAccess))
+	documentField = rowScope("document field", accessOf(documentFieldAccess))
+	assetType     = rowScope("asset type", accessOf(assetTypeAccess))
+	assetGroup    = rowScope("asset group", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
 		_, a, err := assetGroupAccess(ctx, q, userID, id, false)
 		return a, err
 	})
@@ -269,10 +254,7 @@ var (
 		_, a, err := assetGroupAccess(ctx, q, userID, id, true)
 		return a, err
 	})
-	assetLog = rowScope("asset log", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
-		_, a, err := assetLogAccess(ctx, q, userID, id)
-		return a, err
-	})
+	assetLog    = rowScope("asset log", accessOf(assetLogAccess))
 	assetStatus = rowScope("asset status", inOrgOf(func(q *db.Queries) func(context.Context, int64) (db.AssetStatus, error) { return q.AssetStatusGet },
 		func(r db.AssetStatus) int64 { return r.OrganisationID }))
 	assetZone = rowScope("asset zone", inOrgOf(func(q *db.Queries) func(context.Context, int64) (db.AssetZone, error) { return q.AssetZoneGet },
