@@ -39,6 +39,13 @@ func (s *Server) remindInductions(ctx context.Context, now time.Time) (int, erro
 			if n == 0 {
 				continue // already mailed today
 			}
+			// The day is the recipient's: a due time of 20:00 UTC is the
+			// next morning in Perth (as whenText writes notifications).
+			loc, _, err := userZone(ctx, q, r.UserID)
+			if err != nil {
+				return err
+			}
+			when = when.In(loc)
 			// A reminder is a notification: in the app, and mailed (or
 			// texted) by the person's preferences.
 			m := s.mailInductionReminder(r, kind, when)
@@ -86,15 +93,15 @@ func reminderFor(r db.InductionReminderCandidatesRow, now time.Time) (kind strin
 }
 
 // reminderText is a reminder's sentence in the notifications list (the
-// mail says more: mailInductionReminder).
+// mail says more: mailInductionReminder). day is in the recipient's zone.
 func reminderText(kind string, day time.Time) string {
 	switch kind {
 	case "expiring":
-		return "It expires on " + mailDate(day) + ". Complete it again before then."
+		return "It expires on " + localDate(day) + ". Complete it again before then."
 	case "overdue":
-		return "It was due on " + mailDate(day) + ". Please complete it now."
+		return "It was due on " + localDate(day) + ". Please complete it now."
 	}
-	return "It is due on " + mailDate(day) + "."
+	return "It is due on " + localDate(day) + "."
 }
 
 // remindDaily runs remindInductions once a day until ctx ends (serve).

@@ -420,6 +420,71 @@ func TestInductionReminders(t *testing.T) {
 	}
 }
 
+// TestInductionReminderZone: a reminder writes the due day in the
+// recipient's time zone, as notifications write times: a due time of 20:00
+// UTC is the next morning in Perth, while a member with no zone chosen
+// reads the UTC day. The mail (text and HTML) and the notification agree.
+func TestInductionReminderZone(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	carol := e.user("carol")
+	e.addMember(f.acme, carol)
+	e.must(200, f.bob, "PATCH", "/users/@me", map[string]any{"timezone_code": "Australia/Perth"})
+	ind := e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Site"}).obj(t)
+	path := "/inductions/" + ind["id"].(string)
+	now := e.clock.Now().UTC()
+	due := time.Date(now.Year(), now.Month(), now.Day(), 20, 0, 0, 0, time.UTC).Add(3 * 24 * time.Hour)
+	for _, u := range []*testUser{f.bob, carol} {
+		e.must(201, f.alice, "POST", path+"/users/"+u.ID, map[string]any{"due_at": due.Unix()})
+	}
+	if sent, err := e.srv.remindInductions(context.Background(), now); err != nil || sent != 2 {
+		t.Fatalf("sent %d (%v), want 2", sent, err)
+	}
+	perth, err := time.LoadLocation("Australia/Perth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	utcDay, perthDay := due.Format("Monday 2 January 2006"), due.In(perth).Format("Monday 2 January 2006")
+	if utcDay == perthDay {
+		t.Fatalf("the test's due time %v is the same day in Perth", due)
+	}
+	rows, err := e.store.R.OutboxList(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mails := map[string]int{}
+	for _, r := range rows {
+		if !strings.Contains(r.Subject, "induction") {
+			continue
+		}
+		want, not := utcDay, perthDay
+		if r.Recipient == f.bob.Email {
+			want, not = perthDay, utcDay
+		}
+		if !strings.Contains(r.Body, "is due on "+want+".") || !strings.Contains(r.Html, want) || strings.Contains(r.Body, not) {
+			t.Errorf("mail to %s says %q, want the day %s", r.Recipient, r.Body, want)
+		}
+		mails[r.Recipient]++
+	}
+	if mails[f.bob.Email] != 1 || mails[carol.Email] != 1 {
+		t.Errorf("reminder mails %v", mails)
+	}
+	var bodies []any
+	for _, n := range e.must(200, f.bob, "GET", "/users/@me/notifications", nil).arr(t) {
+		if n["kind"] == notifyInductionDue {
+			bodies = append(bodies, n["body"])
+		}
+	}
+	if len(bodies) != 1 || bodies[0] != "It is due on "+perthDay+"." {
+		t.Errorf("bob's reminders %v", bodies)
+	}
+	// Another organisation's member is not reminded of acme's induction.
+	if got := e.must(200, f.mallory, "GET", "/users/@me/notifications", nil).arr(t); len(got) != 0 {
+		t.Errorf("an outsider was notified: %v", got)
+	}
+}
+
 // TestInductionEvents: induction integrations get created, updated (a new
 // revision) and completed deliveries, queued in the change's transaction.
 func TestInductionEvents(t *testing.T) {

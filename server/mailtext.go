@@ -122,7 +122,11 @@ func mailActorOrg(ctx context.Context, q *db.Queries, actorID, orgID int64) (db.
 }
 
 // mailDate is a day as people write it.
-func mailDate(t time.Time) string { return t.UTC().Format("Monday 2 January 2006") }
+func mailDate(t time.Time) string { return localDate(t.UTC()) }
+
+// localDate writes t's day in t's own zone: the recipient's, where the
+// sender knows it (induction reminders).
+func localDate(t time.Time) string { return t.Format("Monday 2 January 2006") }
 
 // The mails, one function each: what they say lives here and nowhere else.
 
@@ -190,7 +194,8 @@ func (s *Server) mailPasswordReset(u db.User, token string, byStaff bool) messag
 	})
 }
 
-// mailInductionReminder: kind is due, overdue or expiring (reminderFor).
+// mailInductionReminder: kind is due, overdue or expiring (reminderFor);
+// day is in the recipient's time zone.
 func (s *Server) mailInductionReminder(r db.InductionReminderCandidatesRow, kind string, day time.Time) message {
 	o := &mailOrg{Name: r.OrgName}
 	if r.OrgLogoHash != nil && *r.OrgLogoHash != "" {
@@ -200,13 +205,13 @@ func (s *Server) mailInductionReminder(r db.InductionReminderCandidatesRow, kind
 	switch kind {
 	case "expiring":
 		subject = "Your induction expires soon: " + r.Name
-		line = "Your induction “" + r.Name + "” for " + r.OrgName + " expires on " + mailDate(day) + ". Please complete it again before then."
+		line = "Your induction “" + r.Name + "” for " + r.OrgName + " expires on " + localDate(day) + ". Please complete it again before then."
 	case "overdue":
 		subject = "Your induction is overdue: " + r.Name
-		line = "Your induction “" + r.Name + "” for " + r.OrgName + " was due on " + mailDate(day) + ". Please complete it now."
+		line = "Your induction “" + r.Name + "” for " + r.OrgName + " was due on " + localDate(day) + ". Please complete it now."
 	default:
 		subject = "Your induction is due soon: " + r.Name
-		line = "Your induction “" + r.Name + "” for " + r.OrgName + " is due on " + mailDate(day) + "."
+		line = "Your induction “" + r.Name + "” for " + r.OrgName + " is due on " + localDate(day) + "."
 	}
 	return composeMail(r.Email, subject, mailContent{
 		Org: o, Lines: []string{line, "It takes a few minutes on your phone or computer."},

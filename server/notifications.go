@@ -304,16 +304,26 @@ func whenText(ctx context.Context, q *db.Queries, userID int64, stored string) (
 	if err != nil {
 		return stored, nil
 	}
+	loc, tz, err := userZone(ctx, q, userID)
+	if err != nil {
+		return "", err
+	}
+	t = t.In(loc)
+	return t.Format("Mon 2 Jan 2006 15:04") + " " + zoneName(t, tz), nil
+}
+
+// userZone is the time zone of userID's account and its name (UTC and ""
+// when they have not chosen one, or the account is gone).
+func userZone(ctx context.Context, q *db.Queries, userID int64) (*time.Location, string, error) {
 	u, err := q.UserGet(ctx, userID)
 	if err != nil && !db.IsNotFound(err) {
-		return "", err
+		return nil, "", err
 	}
 	loc, err := time.LoadLocation(u.TimezoneCode)
 	if err != nil || u.TimezoneCode == "" {
-		loc = time.UTC
+		return time.UTC, "", nil
 	}
-	t = t.In(loc)
-	return t.Format("Mon 2 Jan 2006 15:04") + " " + zoneName(t, u.TimezoneCode), nil
+	return loc, u.TimezoneCode, nil
 }
 
 // zoneName names a time's zone as people know it: its abbreviation where
