@@ -1454,6 +1454,10 @@ func TestBrowserToolboxes(t *testing.T) {
 			p.click("Check in Tess")
 			p.see("Tess checked in.")
 			p.seeIn(`ol[aria-label="Sessions"]`, "checked in")
+			p.step = "a last topic just before the meeting"
+			p.fill("New topic in Ladders", "Footing checked")
+			p.click("Add topic to Ladders")
+			p.see("Topic added.")
 			p.step = "start the meeting: this browser cannot tell where it is, so the place is typed"
 			p.click("Start the meeting")
 			p.see("This device cannot tell where it is")
@@ -1467,6 +1471,14 @@ func TestBrowserToolboxes(t *testing.T) {
 			p.click("Start the meeting")
 			p.see("People can sign now.")
 			p.see("The meeting started at")
+			// The messages of the steps before the meeting went when it
+			// started (read at once: a success message also goes by itself
+			// after 10 s, which a wait would reach).
+			for _, earlier := range []string{"Topic added.", "Tess checked in."} {
+				if eval[bool](p, `document.body.innerText.includes(`+js(earlier)+`)`) {
+					p.fail("%q still shows once the meeting has started", earlier)
+				}
+			}
 			p.shot("toolbox-" + vp.name)
 
 			p.step = "the meeting screen: a phone signs through the QR code"

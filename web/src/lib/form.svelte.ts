@@ -1,5 +1,12 @@
 import { ApiError, messageOf } from './api';
 
+// The form whose success message shows. A success message belongs to the
+// step that produced it: when the person starts the next step, in any form of
+// the page, it goes (a "Topic added." must not stay on once the meeting has
+// started). Errors stay until the person acts on them. One success message
+// shows at a time.
+let saying: FormState | null = null;
+
 /**
  * The state of one form: busy while a request runs, the API's field errors
  * (shown next to their inputs) and a message for the rest.
@@ -15,9 +22,14 @@ export class FormState {
     this.errors = {};
     this.message = '';
     this.done = '';
+    // A run that will say it worked is the person's next step (a run with
+    // nothing to say is a read, such as a reload after a save).
+    if (doneText && saying && saying !== this) saying.done = '';
+    if (doneText || saying === this) saying = null;
     try {
       await fn();
       this.done = doneText;
+      if (doneText) saying = this;
       return true;
     } catch (e) {
       if (e instanceof ApiError && Object.keys(e.fields).length > 0) {
