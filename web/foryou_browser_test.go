@@ -104,3 +104,58 @@ func TestBrowserForYou(t *testing.T) {
 		})
 	}
 }
+
+// TestBrowserBellFollows: the bell does not wait for its minute's poll. A
+// work item assigned by someone else shows as soon as the tab comes back
+// into view or takes the focus, and as soon as the person does something
+// themselves (saving their profile); the poll is a minute and each wait here
+// ends well before it.
+func TestBrowserBellFollows(t *testing.T) {
+	bctx := browser(t)
+	base := appServer(t)
+	vp := viewports[0]
+	owner, worker := "bella-owner@example.com", "bella-worker@example.com"
+	registerAPI(t, base, "Bella", owner, "owner password")
+	registerAPI(t, base, "Walt", worker, "worker password")
+	asOwner, asWorker := apiAs(t, base, owner, "owner password"), apiAs(t, base, worker, "worker password")
+	var org, inv, me, typ struct {
+		ID   string `json:"id"`
+		Code string `json:"code"`
+	}
+	asOwner("POST", "/organisations", map[string]any{"name": "Bell yard"}, &org)
+	asOwner("POST", "/organisations/"+org.ID+"/invites", map[string]any{}, &inv)
+	asWorker("POST", "/invites/"+inv.Code, nil, nil)
+	asWorker("GET", "/users/@me", nil, &me)
+	asOwner("POST", "/organisations/"+org.ID+"/work-item-types", map[string]any{"name": "Task"}, &typ)
+	assign := func(title string) {
+		asOwner("POST", "/organisations/"+org.ID+"/workitems", map[string]any{"type_id": typ.ID, "title": title,
+			"assignee_ids": []string{me.ID}}, nil)
+	}
+
+	p := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
+	p.step = "signed in with nothing unread"
+	p.open("/")
+	p.signIn(worker, "worker password")
+	p.waitFor(`location.pathname === '/app/'`, "the app's home")
+	p.waitFor(`document.querySelector('a.bell')?.getAttribute('aria-label') === 'Notifications, none unread'`, "the bell at none")
+
+	p.step = "the tab comes back into view"
+	assign("Check the gate")
+	eval[bool](p, `document.dispatchEvent(new Event('visibilitychange')), true`)
+	p.waitFor(`document.querySelector('a.bell')?.getAttribute('aria-label') === 'Notifications, 1 unread'`, "the bell at 1 once the tab is visible again")
+
+	p.step = "the window takes the focus"
+	assign("Sweep the yard")
+	eval[bool](p, `window.dispatchEvent(new Event('focus')), true`)
+	p.waitFor(`document.querySelector('a.bell')?.getAttribute('aria-label') === 'Notifications, 2 unread'`, "the bell at 2 once the window has the focus")
+
+	p.step = "the person's own change"
+	p.open("/app/account")
+	p.waitFor(`document.querySelector('a.bell')?.getAttribute('aria-label') === 'Notifications, 2 unread'`, "the bell at 2 on the account page")
+	assign("Lock the shed")
+	p.fill("Position", "Yard hand")
+	p.click("Save profile")
+	p.waitFor(`document.querySelector('a.bell')?.getAttribute('aria-label') === 'Notifications, 3 unread'`, "the bell at 3 after saving the profile")
+	p.seeIn("a.bell", "3")
+	p.axe("the account page with the bell")
+}

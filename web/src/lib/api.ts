@@ -40,6 +40,16 @@ async function send(method: string, path: string, body: unknown, tok: string | n
   return fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 }
 
+const writeHooks: (() => void)[] = [];
+/**
+ * fn runs after each change the person makes through the API (any method
+ * but GET that succeeded): the bell asks anew at once instead of at its next
+ * poll.
+ */
+export function afterWrite(fn: () => void) {
+  writeHooks.push(fn);
+}
+
 async function call(method: string, path: string, body?: unknown): Promise<Response> {
   let r: Response;
   try {
@@ -64,6 +74,7 @@ async function call(method: string, path: string, body?: unknown): Promise<Respo
     // The API's words stay in body; a person reads the catalogue's (messages.ts).
     throw new ApiError(r.status, messageWords(msg), wordFields(fields), body);
   }
+  if (method !== 'GET' && method !== 'HEAD') for (const fn of writeHooks) fn();
   return r;
 }
 
