@@ -526,7 +526,13 @@ func TestToolboxSigning(t *testing.T) {
 		}},
 	})
 	e.run(t, []scenario{
-		{"mallory signs by the toolbox QR", f.mallory, "POST", "/users/@me/toolboxes/" + id + "/sign", map[string]any{"jwt": jwtMallory}, 200, wantKey("signed_method", "toolbox_qr")},
+		// The scanned toolbox code outranks a signature drawn with it (the drawing is kept).
+		{"mallory signs by the toolbox QR with a drawn signature", f.mallory, "POST", "/users/@me/toolboxes/" + id + "/sign", map[string]any{"jwt": jwtMallory,
+			"signature": `<svg xmlns="http://www.w3.org/2000/svg"><path d="M2 2 L9 9"/></svg>`}, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["signed_method"] != "toolbox_qr" {
+				t.Errorf("got %v", o)
+			}
+		}},
 		{"carol sees only her own signature", carol, "GET", "/users/@me/toolboxes/" + id + "?token=" + code(t, e, secret), nil, 200, func(t *testing.T, r *testResponse) {
 			o := r.obj(t)
 			if u := o["users"].([]any); len(u) != 1 || o["signed"] != true {
@@ -534,6 +540,18 @@ func TestToolboxSigning(t *testing.T) {
 			}
 		}},
 	})
+	found := 0
+	for _, u := range e.must(200, f.alice, "GET", "/toolboxes/"+id, nil).obj(t)["users"].([]any) {
+		if u := u.(map[string]any); u["user_id"] == f.mallory.ID {
+			found++
+			if sig, _ := u["signature"].(string); u["signed_method"] != "toolbox_qr" || !strings.Contains(sig, `d="M2 2 L9 9"`) {
+				t.Errorf("mallory's signature %v", u)
+			}
+		}
+	}
+	if found != 1 {
+		t.Errorf("%d signatures of mallory's", found)
+	}
 	e.clock.Advance(31 * time.Minute)
 	e.run(t, []scenario{
 		{"expired signing token", f.mallory, "POST", "/users/@me/toolboxes/" + id + "/sign", map[string]any{"jwt": jwtMallory}, 404, nil},

@@ -75,7 +75,8 @@ func TestToolboxHeldIsReadOnly(t *testing.T) {
 		t.Fatalf("signatures %v", users)
 	}
 	u := users[0].(map[string]any)
-	if sig, _ := u["signature"].(string); !strings.Contains(sig, `d="M10 10 L50 60"`) || u["recorded_by"] != nil {
+	// Drawn for this talk, reached in the app: the method says signature.
+	if sig, _ := u["signature"].(string); !strings.Contains(sig, `d="M10 10 L50 60"`) || u["recorded_by"] != nil || u["signed_method"] != "signature" {
 		t.Errorf("bob's signature %v", u)
 	}
 	sections := tb["sections"].([]any)

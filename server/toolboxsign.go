@@ -486,6 +486,14 @@ func (s *Server) userToolboxSign(rq *request) error {
 		sg.override(b.FirstName, b.LastName, b.Company, b.Position)
 		if drawn != "" {
 			sg.signature = &drawn
+			// The method names the strongest evidence, in the order of the
+			// conductor's row (a QR code, a signature, a declaration): a
+			// signature drawn for this talk outranks reaching it in the
+			// app, while the scanned toolbox code outranks the drawing
+			// (which is kept as the signature either way).
+			if method == methodApp {
+				method = methodSignature
+			}
 		}
 		var scheduleID *int64
 		if b.ScheduleID != nil {
