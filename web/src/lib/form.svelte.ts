@@ -17,7 +17,8 @@ export class FormState {
   message = $state('');
   done = $state('');
 
-  async run(fn: () => Promise<unknown>, doneText = ''): Promise<boolean> {
+  /** doneText: said on success; a function is read once fn succeeded (words that name what was made). */
+  async run(fn: () => Promise<unknown>, doneText: string | (() => string) = ''): Promise<boolean> {
     this.busy = true;
     this.errors = {};
     this.message = '';
@@ -28,8 +29,8 @@ export class FormState {
     if (doneText || saying === this) saying = null;
     try {
       await fn();
-      this.done = doneText;
-      if (doneText) saying = this;
+      this.done = typeof doneText === 'function' ? doneText() : doneText;
+      if (this.done) saying = this;
       return true;
     } catch (e) {
       if (e instanceof ApiError && Object.keys(e.fields).length > 0) {
