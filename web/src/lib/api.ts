@@ -50,7 +50,10 @@ export function afterWrite(fn: () => void) {
   writeHooks.push(fn);
 }
 
-async function call(method: string, path: string, body?: unknown): Promise<Response> {
+/** background: a write the page makes by itself (a presence beat), not a change of the person's. */
+interface CallOptions { background?: boolean }
+
+async function call(method: string, path: string, body?: unknown, opts: CallOptions = {}): Promise<Response> {
   let r: Response;
   try {
     r = await send(method, path, body, await token());
@@ -74,12 +77,12 @@ async function call(method: string, path: string, body?: unknown): Promise<Respo
     // The API's words stay in body; a person reads the catalogue's (messages.ts).
     throw new ApiError(r.status, messageWords(msg), wordFields(fields), body);
   }
-  if (method !== 'GET' && method !== 'HEAD') for (const fn of writeHooks) fn();
+  if (method !== 'GET' && method !== 'HEAD' && !opts.background) for (const fn of writeHooks) fn();
   return r;
 }
 
-export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-  const r = await call(method, path, body);
+export async function api<T = unknown>(method: string, path: string, body?: unknown, opts?: CallOptions): Promise<T> {
+  const r = await call(method, path, body, opts);
   if (r.status === 204) return undefined as T;
   const text = await r.text();
   return (text ? JSON.parse(text) : undefined) as T;
