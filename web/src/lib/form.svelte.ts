@@ -3,8 +3,8 @@ import { ApiError, messageOf } from './api';
 // The form whose success message shows. A success message belongs to the
 // step that produced it: when the person starts the next step, in any form of
 // the page, it goes (a "Topic added." must not stay on once the meeting has
-// started). Errors stay until the person acts on them. One success message
-// shows at a time.
+// started), and a new success replaces it, however it is set. Errors stay
+// until the person acts on them. One success message shows at a time.
 let saying: FormState | null = null;
 
 /**
@@ -15,7 +15,18 @@ export class FormState {
   busy = $state(false);
   errors = $state<Record<string, string>>({});
   message = $state('');
-  done = $state('');
+  #done = $state('');
+
+  /** The success message: setting one takes the place of any other form's. */
+  get done(): string {
+    return this.#done;
+  }
+  set done(text: string) {
+    if (text && saying && saying !== this) saying.#done = '';
+    if (text) saying = this;
+    else if (saying === this) saying = null;
+    this.#done = text;
+  }
 
   /** doneText: said on success; a function is read once fn succeeded (words that name what was made). */
   async run(fn: () => Promise<unknown>, doneText: string | (() => string) = ''): Promise<boolean> {
@@ -25,12 +36,10 @@ export class FormState {
     this.done = '';
     // A run that will say it worked is the person's next step (a run with
     // nothing to say is a read, such as a reload after a save).
-    if (doneText && saying && saying !== this) saying.done = '';
-    if (doneText || saying === this) saying = null;
+    if (doneText && saying) saying.done = '';
     try {
       await fn();
       this.done = typeof doneText === 'function' ? doneText() : doneText;
-      if (this.done) saying = this;
       return true;
     } catch (e) {
       if (e instanceof ApiError && Object.keys(e.fields).length > 0) {
