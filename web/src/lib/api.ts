@@ -50,7 +50,12 @@ export function afterWrite(fn: () => void) {
   writeHooks.push(fn);
 }
 
-/** background: a write the page makes by itself (a presence beat), not a change of the person's. */
+/**
+ * background: a request the page makes by itself (a presence beat, the
+ * bell's count), not the person's: a write does not count as their change,
+ * and a refusal of the session does not take them to the sign-in page (the
+ * bell asking after the account was deleted must not).
+ */
 interface CallOptions { background?: boolean }
 
 async function call(method: string, path: string, body?: unknown, opts: CallOptions = {}): Promise<Response> {
@@ -61,7 +66,7 @@ async function call(method: string, path: string, body?: unknown, opts: CallOpti
   } catch {
     throw new ApiError(0, 'The server cannot be reached. Check the connection and try again.');
   }
-  if (r.status === 401) await signIn();
+  if (r.status === 401 && !opts.background) await signIn();
   if (!r.ok) {
     let msg = `The server answered ${r.status}.`;
     let fields: Record<string, string> = {};
@@ -135,7 +140,7 @@ export async function download(path: string, fallbackName: string): Promise<void
 }
 
 /** A GET answer with its headers (for counts a list sends beside X-Total-Count). */
-export async function apiWithHeaders<T>(path: string): Promise<{ body: T; headers: Headers }> {
-  const r = await call('GET', path);
+export async function apiWithHeaders<T>(path: string, opts?: CallOptions): Promise<{ body: T; headers: Headers }> {
+  const r = await call('GET', path, undefined, opts);
   return { body: (await r.json()) as T, headers: r.headers };
 }
