@@ -50,7 +50,7 @@ func rootCmd(ctx context.Context, getenv func(string) string, stdout, stderr io.
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(serveCmd(ctx, getenv, stdout, stderr), migrateCmd(ctx, stdout), backupCmd(ctx, stdout, stderr), restoreCmd(ctx, stdout), auditCmd(ctx, stdout), adminCmd(ctx, getenv, stdout))
+	root.AddCommand(serveCmd(ctx, getenv, stdout, stderr), migrateCmd(ctx, stdout), backupCmd(ctx, stdout, stderr), restoreCmd(ctx, stdout), auditCmd(ctx, stdout), adminCmd(ctx, getenv, stdout), syncCmd(ctx, stdout, stderr))
 	return root
 }
 
@@ -61,7 +61,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 		maxProjects, maxMembers, accountAttempts, addressAttempts, connsPerAddress int
 		registration, allowPrivateEgress                                           bool
 		backupDir, metricsAddr, replicate                                          string
-		backupEvery                                                                time.Duration
+		backupEvery, syncEvery                                                     time.Duration
 		backupKeep                                                                 int
 		oidcIssuers, oidcAudiences, oauthClients                                   []string
 		smsURL                                                                     string
@@ -94,6 +94,9 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			}
 			if backupDir != "" && backupEvery < time.Minute {
 				return errors.New("--backup-every must be at least 1m")
+			}
+			if syncEvery < 0 || syncEvery > 0 && syncEvery < 10*time.Second {
+				return errors.New("--sync-every must be at least 10s (or 0: off)")
 			}
 			if backupKeep < 0 {
 				return errors.New("--backup-keep must be 0 (keep all) or more")
@@ -167,6 +170,17 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 				return err
 			}
 			defer func() { stopJobs(); h.Wait() }()
+			if syncEvery > 0 {
+				if err := store.ReadTx(ctx, func(q *db.Queries) error { _, err := q.SyncHubGet(ctx); return err }); err != nil {
+					if db.IsNotFound(err) {
+						return errors.New("--sync-every: this database is not a sync node (make one with workspace sync clone)")
+					}
+					return err
+				}
+				syncDone := make(chan struct{})
+				go func() { defer close(syncDone); server.SyncEvery(srvCtx, store, syncEvery, logger) }()
+				defer func() { stopJobs(); <-syncDone }()
+			}
 			// Bodies get per-request read deadlines (server.bodyDeadline); the
 			// write timeout bounds a client that reads answers too slowly.
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, WriteTimeout: 15 * time.Minute}
@@ -240,6 +254,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 	f.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics on a listener of their own (off when empty)")
 	f.StringVar(&backupDir, "backup-dir", "", "take online backups into this directory on a schedule (off when empty)")
 	f.DurationVar(&backupEvery, "backup-every", time.Hour, "time between scheduled backups (with --backup-dir)")
+	f.DurationVar(&syncEvery, "sync-every", 0, "on a node made by sync clone, exchange with its hub this often, e.g. 5m (off when 0)")
 	f.IntVar(&backupKeep, "backup-keep", 24, "scheduled backups to keep, oldest deleted first (0 keeps all)")
 	f.StringVar(&replicate, "replicate", "", "stream the write-ahead log to a replica with Litestream: a directory, file:///DIR, s3://BUCKET/PATH?endpoint=URL&region=R or sftp://USER@HOST/PATH?host_key=KEY (off when empty)")
 	return cmd

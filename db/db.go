@@ -1188,6 +1188,21 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncChangesAfterStmt, err = db.PrepareContext(ctx, syncChangesAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncChangesAfter: %w", err)
 	}
+	if q.syncChangesPendingStmt, err = db.PrepareContext(ctx, syncChangesPending); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncChangesPending: %w", err)
+	}
+	if q.syncHubExchangedStmt, err = db.PrepareContext(ctx, syncHubExchanged); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncHubExchanged: %w", err)
+	}
+	if q.syncHubFailedStmt, err = db.PrepareContext(ctx, syncHubFailed); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncHubFailed: %w", err)
+	}
+	if q.syncHubGetStmt, err = db.PrepareContext(ctx, syncHubGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncHubGet: %w", err)
+	}
+	if q.syncHubSetStmt, err = db.PrepareContext(ctx, syncHubSet); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncHubSet: %w", err)
+	}
 	if q.syncIsMemberStmt, err = db.PrepareContext(ctx, syncIsMember); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncIsMember: %w", err)
 	}
@@ -1196,6 +1211,45 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncLastReceivedStmt, err = db.PrepareContext(ctx, syncLastReceived); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncLastReceived: %w", err)
+	}
+	if q.syncNodeActiveStmt, err = db.PrepareContext(ctx, syncNodeActive); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeActive: %w", err)
+	}
+	if q.syncNodeCreateStmt, err = db.PrepareContext(ctx, syncNodeCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeCreate: %w", err)
+	}
+	if q.syncNodeExchangedStmt, err = db.PrepareContext(ctx, syncNodeExchanged); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeExchanged: %w", err)
+	}
+	if q.syncNodeGetInOrgStmt, err = db.PrepareContext(ctx, syncNodeGetInOrg); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeGetInOrg: %w", err)
+	}
+	if q.syncNodeIDsUsedStmt, err = db.PrepareContext(ctx, syncNodeIDsUsed); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeIDsUsed: %w", err)
+	}
+	if q.syncNodeListStmt, err = db.PrepareContext(ctx, syncNodeList); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeList: %w", err)
+	}
+	if q.syncNodeOrgAddStmt, err = db.PrepareContext(ctx, syncNodeOrgAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeOrgAdd: %w", err)
+	}
+	if q.syncNodeOrgsStmt, err = db.PrepareContext(ctx, syncNodeOrgs); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeOrgs: %w", err)
+	}
+	if q.syncNodeRevokeStmt, err = db.PrepareContext(ctx, syncNodeRevoke); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeRevoke: %w", err)
+	}
+	if q.syncNoncePruneStmt, err = db.PrepareContext(ctx, syncNoncePrune); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNoncePrune: %w", err)
+	}
+	if q.syncNonceTakeStmt, err = db.PrepareContext(ctx, syncNonceTake); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNonceTake: %w", err)
+	}
+	if q.syncPairingCodeCreateStmt, err = db.PrepareContext(ctx, syncPairingCodeCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncPairingCodeCreate: %w", err)
+	}
+	if q.syncPairingCodeTakeStmt, err = db.PrepareContext(ctx, syncPairingCodeTake); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncPairingCodeTake: %w", err)
 	}
 	if q.syncReceivedStmt, err = db.PrepareContext(ctx, syncReceived); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncReceived: %w", err)
@@ -3580,6 +3634,31 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncChangesAfterStmt: %w", cerr)
 		}
 	}
+	if q.syncChangesPendingStmt != nil {
+		if cerr := q.syncChangesPendingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncChangesPendingStmt: %w", cerr)
+		}
+	}
+	if q.syncHubExchangedStmt != nil {
+		if cerr := q.syncHubExchangedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncHubExchangedStmt: %w", cerr)
+		}
+	}
+	if q.syncHubFailedStmt != nil {
+		if cerr := q.syncHubFailedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncHubFailedStmt: %w", cerr)
+		}
+	}
+	if q.syncHubGetStmt != nil {
+		if cerr := q.syncHubGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncHubGetStmt: %w", cerr)
+		}
+	}
+	if q.syncHubSetStmt != nil {
+		if cerr := q.syncHubSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncHubSetStmt: %w", cerr)
+		}
+	}
 	if q.syncIsMemberStmt != nil {
 		if cerr := q.syncIsMemberStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncIsMemberStmt: %w", cerr)
@@ -3593,6 +3672,71 @@ func (q *Queries) Close() error {
 	if q.syncLastReceivedStmt != nil {
 		if cerr := q.syncLastReceivedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncLastReceivedStmt: %w", cerr)
+		}
+	}
+	if q.syncNodeActiveStmt != nil {
+		if cerr := q.syncNodeActiveStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeActiveStmt: %w", cerr)
+		}
+	}
+	if q.syncNodeCreateStmt != nil {
+		if cerr := q.syncNodeCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeCreateStmt: %w", cerr)
+		}
+	}
+	if q.syncNodeExchangedStmt != nil {
+		if cerr := q.syncNodeExchangedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeExchangedStmt: %w", cerr)
+		}
+	}
+	if q.syncNodeGetInOrgStmt != nil {
+		if cerr := q.syncNodeGetInOrgStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeGetInOrgStmt: %w", cerr)
+		}
+	}
+	if q.syncNodeIDsUsedStmt != nil {
+		if cerr := q.syncNodeIDsUsedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeIDsUsedStmt: %w", cerr)
+		}
+	}
+	if q.syncNodeListStmt != nil {
+		if cerr := q.syncNodeListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeListStmt: %w", cerr)
+		}
+	}
+	if q.syncNodeOrgAddStmt != nil {
+		if cerr := q.syncNodeOrgAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeOrgAddStmt: %w", cerr)
+		}
+	}
+	if q.syncNodeOrgsStmt != nil {
+		if cerr := q.syncNodeOrgsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeOrgsStmt: %w", cerr)
+		}
+	}
+	if q.syncNodeRevokeStmt != nil {
+		if cerr := q.syncNodeRevokeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeRevokeStmt: %w", cerr)
+		}
+	}
+	if q.syncNoncePruneStmt != nil {
+		if cerr := q.syncNoncePruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNoncePruneStmt: %w", cerr)
+		}
+	}
+	if q.syncNonceTakeStmt != nil {
+		if cerr := q.syncNonceTakeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNonceTakeStmt: %w", cerr)
+		}
+	}
+	if q.syncPairingCodeCreateStmt != nil {
+		if cerr := q.syncPairingCodeCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncPairingCodeCreateStmt: %w", cerr)
+		}
+	}
+	if q.syncPairingCodeTakeStmt != nil {
+		if cerr := q.syncPairingCodeTakeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncPairingCodeTakeStmt: %w", cerr)
 		}
 	}
 	if q.syncReceivedStmt != nil {
@@ -4752,9 +4896,27 @@ type Queries struct {
 	subLocationsOfLocationsStmt               *sql.Stmt
 	syncChangeAppendStmt                      *sql.Stmt
 	syncChangesAfterStmt                      *sql.Stmt
+	syncChangesPendingStmt                    *sql.Stmt
+	syncHubExchangedStmt                      *sql.Stmt
+	syncHubFailedStmt                         *sql.Stmt
+	syncHubGetStmt                            *sql.Stmt
+	syncHubSetStmt                            *sql.Stmt
 	syncIsMemberStmt                          *sql.Stmt
 	syncLastHLCStmt                           *sql.Stmt
 	syncLastReceivedStmt                      *sql.Stmt
+	syncNodeActiveStmt                        *sql.Stmt
+	syncNodeCreateStmt                        *sql.Stmt
+	syncNodeExchangedStmt                     *sql.Stmt
+	syncNodeGetInOrgStmt                      *sql.Stmt
+	syncNodeIDsUsedStmt                       *sql.Stmt
+	syncNodeListStmt                          *sql.Stmt
+	syncNodeOrgAddStmt                        *sql.Stmt
+	syncNodeOrgsStmt                          *sql.Stmt
+	syncNodeRevokeStmt                        *sql.Stmt
+	syncNoncePruneStmt                        *sql.Stmt
+	syncNonceTakeStmt                         *sql.Stmt
+	syncPairingCodeCreateStmt                 *sql.Stmt
+	syncPairingCodeTakeStmt                   *sql.Stmt
 	syncReceivedStmt                          *sql.Stmt
 	syncReceivedRecordLogStmt                 *sql.Stmt
 	syncReceivedSetStmt                       *sql.Stmt
@@ -5295,9 +5457,27 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		subLocationsOfLocationsStmt:               q.subLocationsOfLocationsStmt,
 		syncChangeAppendStmt:                      q.syncChangeAppendStmt,
 		syncChangesAfterStmt:                      q.syncChangesAfterStmt,
+		syncChangesPendingStmt:                    q.syncChangesPendingStmt,
+		syncHubExchangedStmt:                      q.syncHubExchangedStmt,
+		syncHubFailedStmt:                         q.syncHubFailedStmt,
+		syncHubGetStmt:                            q.syncHubGetStmt,
+		syncHubSetStmt:                            q.syncHubSetStmt,
 		syncIsMemberStmt:                          q.syncIsMemberStmt,
 		syncLastHLCStmt:                           q.syncLastHLCStmt,
 		syncLastReceivedStmt:                      q.syncLastReceivedStmt,
+		syncNodeActiveStmt:                        q.syncNodeActiveStmt,
+		syncNodeCreateStmt:                        q.syncNodeCreateStmt,
+		syncNodeExchangedStmt:                     q.syncNodeExchangedStmt,
+		syncNodeGetInOrgStmt:                      q.syncNodeGetInOrgStmt,
+		syncNodeIDsUsedStmt:                       q.syncNodeIDsUsedStmt,
+		syncNodeListStmt:                          q.syncNodeListStmt,
+		syncNodeOrgAddStmt:                        q.syncNodeOrgAddStmt,
+		syncNodeOrgsStmt:                          q.syncNodeOrgsStmt,
+		syncNodeRevokeStmt:                        q.syncNodeRevokeStmt,
+		syncNoncePruneStmt:                        q.syncNoncePruneStmt,
+		syncNonceTakeStmt:                         q.syncNonceTakeStmt,
+		syncPairingCodeCreateStmt:                 q.syncPairingCodeCreateStmt,
+		syncPairingCodeTakeStmt:                   q.syncPairingCodeTakeStmt,
 		syncReceivedStmt:                          q.syncReceivedStmt,
 		syncReceivedRecordLogStmt:                 q.syncReceivedRecordLogStmt,
 		syncReceivedSetStmt:                       q.syncReceivedSetStmt,

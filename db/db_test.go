@@ -391,6 +391,7 @@ var scanAllowed = map[string]string{
 	"inductionReminderCandidates": "the reminder sweep",
 	"syncReceived":                "the version vector: a row per node",
 	"syncReceivedRecordLog":       "once, when a clone starts: the whole copied log",
+	"syncNodeIDsUsed":             "at pairing: every node id in use (at most 1024 rows each)",
 }
 
 // TestQueryPlansSeek: no sqlc query reads a whole table to find a few rows

@@ -767,6 +767,51 @@ type SyncChange struct {
 	Cols   *string
 }
 
+type SyncHub struct {
+	ID             int64
+	Url            string
+	HubNode        int64
+	PrivateKey     []byte
+	Organisations  string
+	HubVector      string
+	LastExchangeAt *string
+	LastError      *string
+	PendingIn      int64
+}
+
+type SyncNode struct {
+	Node           int64
+	PublicKey      []byte
+	Name           string
+	PairedBy       int64
+	PairedAt       string
+	RevokedAt      *string
+	LastExchangeAt *string
+	Vector         string
+	PendingFrom    int64
+}
+
+type SyncNodeOrg struct {
+	OrganisationID int64
+	Node           int64
+}
+
+type SyncNonce struct {
+	Node   int64
+	Nonce  string
+	SeenAt int64
+}
+
+type SyncPairingCode struct {
+	ID            int64
+	CodeHash      string
+	Organisations string
+	CreatedBy     int64
+	CreatedAt     string
+	ExpiresAt     string
+	UsedAt        *string
+}
+
 type SyncReceived struct {
 	Origin int64
 	Hlc    int64

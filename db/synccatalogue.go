@@ -124,6 +124,11 @@ var SyncCatalogue = map[string]TablePolicy{
 	"document_accesses":      local(), // a person's recently opened documents, per node
 	"sync_changes":           local(),
 	"sync_received":          local(),
+	"sync_pairing_codes":     local(),
+	"sync_nodes":             local(),
+	"sync_node_orgs":         local(),
+	"sync_nonces":            local(),
+	"sync_hub":               local(),
 	// Storage accounting of document chunks this node stored first: the
 	// chunks travel with issue II, which must revisit this.
 	"organisation_document_storage": local(),

@@ -57,6 +57,13 @@ var (
 	}}
 )
 
+// The sync routes (sync.go) are no person's: a node presents a pairing
+// code, then signs each request with the key it paired with.
+var (
+	syncPairing    = access{rule: "a one-time pairing code an owner made"}
+	syncNodeAccess = access{rule: "a paired node's request signed with its key (not revoked)"}
+)
+
 // or records the rule a handler adds to the route's permission, for the
 // permission table: "or the team's leader".
 func (a access) or(rule string) access { a.rule = rule; return a }
@@ -128,6 +135,8 @@ func (s *Server) checkAccess(rq *request, acc access) error {
 func (a access) needs() string {
 	var s string
 	switch {
+	case !a.auth && a.rule != "":
+		return a.rule
 	case !a.auth:
 		return "anyone"
 	case a.byHand:

@@ -148,6 +148,15 @@ func (s *Server) routes() []route {
 		{"GET", "/organisations/:id/bans", org(ManageOrganisation), s.banList},
 		{"PUT", "/organisations/:id/bans/:user", org(ManageOrganisation), s.banPut},
 		{"DELETE", "/organisations/:id/bans/:user", org(ManageOrganisation), s.banDelete},
+		// Offline site sync (sync.go): pairing, paired nodes, status.
+		{"POST", "/organisations/:id/sync/pairing-codes", org(ManageOrganisation), s.syncPairingCodeCreate},
+		{"GET", "/organisations/:id/sync/nodes", org(ManageOrganisation), s.syncNodeList},
+		{"DELETE", "/organisations/:id/sync/nodes/:node", org(ManageOrganisation), s.syncNodeRevoke},
+		{"GET", "/organisations/:id/sync/status", org(ManageOrganisation), s.syncStatus},
+		// A node's own requests: the pairing code, then its signature.
+		{"POST", "/sync/pair", syncPairing, s.syncPair},
+		{"GET", "/sync/clone", syncNodeAccess, s.syncClone},
+		{"POST", "/sync/exchange", syncNodeAccess, s.syncExchangeHandler},
 		{"POST", "/organisations/:id/domains", org(ManageOrganisation), s.domainCreate},
 		{"GET", "/organisations/:id/domains", org(ManageOrganisation), s.domainList},
 		{"PATCH", "/organisations/:id/domains/:domain", org(ManageOrganisation), s.domainPatch},

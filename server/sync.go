@@ -1,0 +1,606 @@
+package server
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"workspace/db"
+)
+
+// Offline site sync, the transport (docs/sync.md, Pairing, clone and
+// exchange): an owner makes a one-time pairing code on the hub; a laptop
+// presents it with its Ed25519 public key (POST /sync/pair), fetches its
+// clone (GET /sync/clone) and exchanges pages of changes (POST
+// /sync/exchange). Every /sync request but the pairing is signed by the
+// node's key; the owner's routes list, revoke and report on the nodes.
+
+const (
+	// syncCodeTTL is how long a pairing code may wait to be used.
+	syncCodeTTL = 15 * time.Minute
+	// syncWindow bounds how far a signed request's time may be from the
+	// hub's; nonces are kept twice as long, so a replay is refused by its
+	// nonce or by its time.
+	syncWindow = 5 * time.Minute
+	// syncMaxPage bounds the entries a node may ask for in one page.
+	syncMaxPage = 5000
+	// syncDefaultPage is a page's size when the node names none.
+	syncDefaultPage = 500
+)
+
+// syncCodeAlphabet has no letters a person confuses when typing a code
+// read from a screen (no I, L, O, U, 0, 1): 32 characters, 5 bits each.
+const syncCodeAlphabet = "23456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// newPairingCode is 20 characters (about 98 bits) in groups of five.
+func newPairingCode() string {
+	var b strings.Builder
+	for i := range 20 {
+		if i > 0 && i%5 == 0 {
+			b.WriteByte('-')
+		}
+		n, _ := rand.Int(rand.Reader, big.NewInt(int64(len(syncCodeAlphabet))))
+		b.WriteByte(syncCodeAlphabet[n.Int64()])
+	}
+	return b.String()
+}
+
+// pairingCodeHash is what the hub keeps of a code: spaces and dashes and
+// case do not matter to the person typing it.
+func pairingCodeHash(code string) string {
+	c := strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(code))
+	sum := sha256.Sum256([]byte(c))
+	return hex.EncodeToString(sum[:])
+}
+
+type pairingCodeBody struct {
+	// Organisations paired besides the path's (the caller must manage each).
+	Organisations []db.ID `json:"organisations"`
+}
+
+type pairingCodeJSON struct {
+	Code          string  `json:"code"`
+	Organisations []db.ID `json:"organisations"`
+	ExpiresAt     string  `json:"expires_at"`
+}
+
+func (s *Server) syncPairingCodeCreate(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var b pairingCodeBody
+	if err := rq.decode(&b); err != nil {
+		return err
+	}
+	if len(b.Organisations) > 50 {
+		return fieldError("organisations", "may name at most 50 organisations")
+	}
+	orgs := []int64{orgID}
+	for _, o := range b.Organisations {
+		if !slices.Contains(orgs, int64(o)) {
+			orgs = append(orgs, int64(o))
+		}
+	}
+	code := newPairingCode()
+	out := pairingCodeJSON{Code: code, ExpiresAt: db.FormatTime(s.now().Add(syncCodeTTL))}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+			return err
+		}
+		for _, o := range orgs[1:] {
+			// Another organisation is named only when the caller manages
+			// it: one answer for absent and not managed, so nothing leaks.
+			if _, err := orgAccess(rq, q, o, http.StatusNotFound, ManageOrganisation); err != nil {
+				var e *Error
+				if errors.As(err, &e) && (e.Status == http.StatusNotFound || e.Status == http.StatusForbidden) {
+					return fieldError("organisations", "names an organisation you do not manage")
+				}
+				return err
+			}
+		}
+		if hub, err := q.SyncHubGet(rq.ctx); err == nil {
+			return errorf(http.StatusConflict, "This server is a site node of %s: pair new nodes with head office.", hub.Url)
+		} else if !db.IsNotFound(err) {
+			return err
+		}
+		ob, _ := json.Marshal(orgs)
+		return q.SyncPairingCodeCreate(rq.ctx, db.SyncPairingCodeCreateParams{ID: s.store.IDs.Next(), CodeHash: pairingCodeHash(code),
+			Organisations: string(ob), CreatedBy: rq.user.ID, CreatedAt: s.nowText(), ExpiresAt: out.ExpiresAt})
+	})
+	if err != nil {
+		return err
+	}
+	for _, o := range orgs {
+		out.Organisations = append(out.Organisations, db.ID(o))
+	}
+	return rq.json(http.StatusCreated, out)
+}
+
+// syncNodeJSON is a paired node as an owner sees it.
+type syncNodeJSON struct {
+	Node           int64   `json:"node"`
+	Name           string  `json:"name"`
+	PairedAt       string  `json:"paired_at"`
+	RevokedAt      *string `json:"revoked_at"`
+	LastExchangeAt *string `json:"last_exchange_at"`
+	// PendingToNode: this organisation's changes the node has not
+	// received; PendingFromNode: what the node said it still had to send
+	// at its last exchange.
+	PendingToNode   int64 `json:"pending_to_node"`
+	PendingFromNode int64 `json:"pending_from_node"`
+}
+
+func (s *Server) toSyncNode(rq *request, orgID int64, n db.SyncNodeListRow) (syncNodeJSON, error) {
+	out := syncNodeJSON{Node: n.Node, Name: n.Name, PairedAt: n.PairedAt, RevokedAt: n.RevokedAt,
+		LastExchangeAt: n.LastExchangeAt, PendingFromNode: n.PendingFrom}
+	if n.RevokedAt == nil {
+		v, err := parseVector(n.Vector)
+		if err != nil {
+			return out, err
+		}
+		if out.PendingToNode, err = s.store.SyncPending(rq.ctx, v, []int64{orgID}); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) syncNodeList(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var rows []db.SyncNodeListRow
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+			return err
+		}
+		rows, err = q.SyncNodeList(rq.ctx, orgID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	out := make([]syncNodeJSON, 0, len(rows))
+	for _, n := range rows {
+		j, err := s.toSyncNode(rq, orgID, n)
+		if err != nil {
+			return err
+		}
+		out = append(out, j)
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// syncNodeRevoke refuses the node from now on (its next request is 401);
+// the node keeps its own database.
+func (s *Server) syncNodeRevoke(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	node, err := strconv.ParseInt(rq.params.ByName("node"), 10, 64)
+	if err != nil || node < 0 || node > 1023 {
+		return notFound("The node was not found.")
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+			return err
+		}
+		if _, err := q.SyncNodeGetInOrg(rq.ctx, db.SyncNodeGetInOrgParams{OrganisationID: orgID, Node: node}); db.IsNotFound(err) {
+			return notFound("The node was not found.")
+		} else if err != nil {
+			return err
+		}
+		return q.SyncNodeRevoke(rq.ctx, db.SyncNodeRevokeParams{Now: ptr(s.nowText()), Node: node})
+	})
+	if err != nil {
+		return err
+	}
+	return rq.noContent()
+}
+
+// syncStatusJSON: this node, its hub (on a node made by sync clone) and
+// the nodes paired for the organisation (on a hub).
+type syncStatusJSON struct {
+	Node  int64          `json:"node"`
+	Hub   *syncHubJSON   `json:"hub"`
+	Nodes []syncNodeJSON `json:"nodes"`
+}
+
+type syncHubJSON struct {
+	URL            string  `json:"url"`
+	HubNode        int64   `json:"hub_node"`
+	LastExchangeAt *string `json:"last_exchange_at"`
+	LastError      *string `json:"last_error"`
+	PendingToHub   int64   `json:"pending_to_hub"`
+	PendingFromHub int64   `json:"pending_from_hub"`
+}
+
+func (s *Server) syncStatus(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var rows []db.SyncNodeListRow
+	var hub *db.SyncHubGetRow
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+			return err
+		}
+		h, err := q.SyncHubGet(rq.ctx)
+		switch {
+		case err == nil:
+			hub = &h
+		case !db.IsNotFound(err):
+			return err
+		}
+		rows, err = q.SyncNodeList(rq.ctx, orgID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	out := syncStatusJSON{Node: s.store.NodeID(), Nodes: []syncNodeJSON{}}
+	if hub != nil {
+		v, err := parseVector(hub.HubVector)
+		if err != nil {
+			return err
+		}
+		orgs, err := parseOrgs(hub.Organisations)
+		if err != nil {
+			return err
+		}
+		h := &syncHubJSON{URL: hub.Url, HubNode: hub.HubNode, LastExchangeAt: hub.LastExchangeAt, LastError: hub.LastError, PendingFromHub: hub.PendingIn}
+		if slices.Contains(orgs, orgID) {
+			if h.PendingToHub, err = s.store.SyncPending(rq.ctx, v, []int64{orgID}); err != nil {
+				return err
+			}
+		}
+		out.Hub = h
+	}
+	for _, n := range rows {
+		j, err := s.toSyncNode(rq, orgID, n)
+		if err != nil {
+			return err
+		}
+		out.Nodes = append(out.Nodes, j)
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+func parseVector(s string) (map[int64]int64, error) {
+	var raw map[string]int64
+	if err := json.Unmarshal([]byte(s), &raw); err != nil {
+		return nil, fmt.Errorf("sync vector: %w", err)
+	}
+	v := make(map[int64]int64, len(raw))
+	for k, h := range raw {
+		o, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("sync vector: origin %q", k)
+		}
+		v[o] = h
+	}
+	return v, nil
+}
+
+func parseOrgs(s string) ([]int64, error) {
+	var orgs []int64
+	err := json.Unmarshal([]byte(s), &orgs)
+	return orgs, err
+}
+
+// --- The node's routes (/sync/...) ---
+
+type syncPairBody struct {
+	Code      string `json:"code"`
+	PublicKey string `json:"public_key"` // base64 of the 32-byte Ed25519 key
+	Name      string `json:"name"`
+}
+
+type syncPairJSON struct {
+	Node          int64   `json:"node"`
+	HubNode       int64   `json:"hub_node"`
+	Organisations []int64 `json:"organisations"`
+}
+
+// syncPair: a laptop presents a pairing code and its public key; the hub
+// takes the code (once), assigns a node id no peer of it uses and keeps
+// the key.
+func (s *Server) syncPair(rq *request) error {
+	var b syncPairBody
+	if err := rq.decode(&b); err != nil {
+		return err
+	}
+	p := problems{}
+	key, err := base64.StdEncoding.DecodeString(b.PublicKey)
+	if err != nil || len(key) != ed25519.PublicKeySize {
+		p.add("public_key", "must be a base64 Ed25519 public key")
+	}
+	p.length("name", b.Name, 1, 100)
+	if b.Code == "" {
+		p.add("code", "is required")
+	}
+	if err := p.err(); err != nil {
+		return err
+	}
+	var out syncPairJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		c, err := q.SyncPairingCodeTake(rq.ctx, db.SyncPairingCodeTakeParams{Now: ptr(s.nowText()), CodeHash: pairingCodeHash(b.Code)})
+		if db.IsNotFound(err) {
+			return errUnauthorized("The pairing code is not valid: it may be mistyped, used already or expired. Ask for a new one.")
+		}
+		if err != nil {
+			return err
+		}
+		if out.Organisations, err = parseOrgs(c.Organisations); err != nil {
+			return err
+		}
+		used, err := q.SyncNodeIDsUsed(rq.ctx)
+		if err != nil {
+			return err
+		}
+		taken := map[int64]bool{s.store.NodeID(): true}
+		for _, u := range used {
+			taken[u] = true
+		}
+		var free []int64
+		for n := int64(1); n <= 1023; n++ {
+			if !taken[n] {
+				free = append(free, n)
+			}
+		}
+		if len(free) == 0 {
+			return errorf(http.StatusConflict, "This hub has no node id left to assign.")
+		}
+		pick, _ := rand.Int(rand.Reader, big.NewInt(int64(len(free))))
+		out.Node, out.HubNode = free[pick.Int64()], s.store.NodeID()
+		if err := q.SyncNodeCreate(rq.ctx, db.SyncNodeCreateParams{Node: out.Node, PublicKey: key, Name: b.Name,
+			PairedBy: c.CreatedBy, PairedAt: s.nowText()}); err != nil {
+			return err
+		}
+		for _, o := range out.Organisations {
+			if err := q.SyncNodeOrgAdd(rq.ctx, db.SyncNodeOrgAddParams{OrganisationID: o, Node: out.Node}); err != nil {
+				if db.IsConflict(err) || db.IsNotFound(err) {
+					return errorf(http.StatusConflict, "An organisation of the pairing code no longer exists.")
+				}
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.log.Info("sync node paired", "node", out.Node, "name", b.Name, "organisations", out.Organisations)
+	return rq.json(http.StatusCreated, out)
+}
+
+// Signed requests. The node signs, with its Ed25519 key, the method, the
+// path and query, the SHA-256 of the body, the time and a nonce; the hub
+// refuses (401, nothing changed) an unknown or revoked node, a bad
+// signature, a time outside the window and a nonce seen within it.
+const (
+	hdrSyncNode      = "Workspace-Sync-Node"
+	hdrSyncTime      = "Workspace-Sync-Time" // unix milliseconds
+	hdrSyncNonce     = "Workspace-Sync-Nonce"
+	hdrSyncSignature = "Workspace-Sync-Signature"
+)
+
+// syncSigned is what a signature covers.
+func syncSigned(method, uri string, body []byte, node int64, ms int64, nonce string) []byte {
+	sum := sha256.Sum256(body)
+	return []byte("workspace-sync-1\n" + method + "\n" + uri + "\n" + hex.EncodeToString(sum[:]) + "\n" +
+		strconv.FormatInt(ms, 10) + "\n" + nonce + "\n" + strconv.FormatInt(node, 10))
+}
+
+func validNonce(n string) bool {
+	if len(n) < 16 || len(n) > 64 {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// syncVerify checks a node's signed request and returns the node, the
+// organisations it was paired for and the body.
+func (s *Server) syncVerify(rq *request) (node int64, orgs []int64, body []byte, err error) {
+	body, err = io.ReadAll(rq.r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return 0, nil, nil, errBodyTooLarge
+		}
+		return 0, nil, nil, badRequest("The request body could not be read.")
+	}
+	h := rq.r.Header
+	node, err1 := strconv.ParseInt(h.Get(hdrSyncNode), 10, 64)
+	ms, err2 := strconv.ParseInt(h.Get(hdrSyncTime), 10, 64)
+	nonce := h.Get(hdrSyncNonce)
+	sig, err3 := base64.StdEncoding.DecodeString(h.Get(hdrSyncSignature))
+	if err1 != nil || err2 != nil || err3 != nil || !validNonce(nonce) || len(sig) != ed25519.SignatureSize {
+		return 0, nil, nil, errUnauthorized("This request is not signed by a paired node.")
+	}
+	now := s.now()
+	if d := now.Sub(time.UnixMilli(ms)); d > syncWindow || d < -syncWindow {
+		return 0, nil, nil, errUnauthorized("This request's time is too far from the hub's: check the node's clock.")
+	}
+	var key []byte
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		n, err := q.SyncNodeActive(rq.ctx, node)
+		key = n.PublicKey
+		return err
+	})
+	if db.IsNotFound(err) {
+		return 0, nil, nil, errUnauthorized("This node is not paired with this hub, or its pairing was revoked.")
+	}
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if !ed25519.Verify(key, syncSigned(rq.r.Method, rq.r.URL.RequestURI(), body, node, ms, nonce), sig) {
+		return 0, nil, nil, errUnauthorized("This request's signature is not the node's.")
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		if err := q.SyncNoncePrune(rq.ctx, now.Add(-2*syncWindow).Unix()); err != nil {
+			return err
+		}
+		n, err := q.SyncNonceTake(rq.ctx, db.SyncNonceTakeParams{Node: node, Nonce: nonce, SeenAt: now.Unix()})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errUnauthorized("This request was sent before (a replay).")
+		}
+		orgs, err = q.SyncNodeOrgs(rq.ctx, node)
+		return err
+	})
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return node, orgs, body, nil
+}
+
+// syncClone sends the node its clone: a database file of its
+// organisations (db.SyncWriteClone), made for its node id.
+func (s *Server) syncClone(rq *request) error {
+	node, orgs, _, err := s.syncVerify(rq)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "workspace-clone-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "clone.db")
+	dropped, err := s.store.SyncWriteClone(rq.ctx, path, orgs, node)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	s.log.Info("sync clone", "node", node, "organisations", orgs, "bytes", st.Size(), "dropped_rows", dropped)
+	rq.w.Header().Set("Content-Type", "application/vnd.sqlite3")
+	rq.w.Header().Set("Content-Length", strconv.FormatInt(st.Size(), 10))
+	rq.w.WriteHeader(http.StatusOK)
+	_, _ = io.Copy(rq.w, f) // a cut copy is refused by the node (its length)
+	return nil
+}
+
+// syncExchange is one page each way. Named sections: other payloads
+// (number blocks, conflicts) travel beside "changes" as fields of their
+// own; a side that does not know a section ignores it.
+type syncExchange struct {
+	// Vector: what the sender holds of each origin (origin -> clock).
+	Vector map[int64]int64 `json:"vector"`
+	// Changes: entries the receiver lacks, in clock order (account
+	// snapshots first).
+	Changes []db.SyncEntry `json:"changes"`
+	// Limit (request): the largest page the node wants back.
+	Limit int `json:"limit,omitempty"`
+	// Pending: entries the sender still has for the other after this page.
+	Pending int64 `json:"pending"`
+	// More (answer): the hub has more for the node.
+	More bool `json:"more,omitempty"`
+	// Applied (answer): entries of the request the hub applied.
+	Applied int `json:"applied"`
+	// Time: the sender's wall clock, unix milliseconds (the node reports
+	// how far apart the two are).
+	Time int64 `json:"time"`
+}
+
+func (s *Server) syncExchangeHandler(rq *request) error {
+	node, orgs, body, err := s.syncVerify(rq)
+	if err != nil {
+		return err
+	}
+	var in syncExchange
+	if err := json.Unmarshal(body, &in); err != nil {
+		return badRequest("The exchange is not valid JSON: %v", err)
+	}
+	limit := in.Limit
+	if limit == 0 {
+		limit = syncDefaultPage
+	}
+	if limit < 1 || limit > syncMaxPage {
+		return fieldError("limit", fmt.Sprintf("must be 1-%d", syncMaxPage))
+	}
+	applied, err := s.store.ApplySyncChanges(rq.ctx, in.Changes, orgs)
+	if errors.Is(err, db.ErrSyncRefused) {
+		return errorf(http.StatusUnprocessableEntity, "The hub refused the changes: %v", err)
+	}
+	if err != nil {
+		return err
+	}
+	// Number blocks and conflicts (the other half of issue 30) join here
+	// as sections of their own.
+	page, err := s.store.SyncChangesFor(rq.ctx, in.Vector, orgs, limit)
+	if err != nil {
+		return err
+	}
+	entries := 0
+	for _, e := range page {
+		if e.Op != "s" {
+			entries++
+		}
+	}
+	pending, err := s.store.SyncPending(rq.ctx, in.Vector, orgs)
+	if err != nil {
+		return err
+	}
+	vector, err := s.store.SyncVector(rq.ctx)
+	if err != nil {
+		return err
+	}
+	vb, _ := json.Marshal(in.Vector)
+	if in.Vector == nil {
+		vb = []byte("{}")
+	}
+	if err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		return q.SyncNodeExchanged(rq.ctx, db.SyncNodeExchangedParams{Now: ptr(s.nowText()), Vector: string(vb), PendingFrom: in.Pending, Node: node})
+	}); err != nil {
+		return err
+	}
+	out := syncExchange{Vector: vector, Changes: page, Pending: pending - int64(entries), More: pending > int64(entries),
+		Applied: applied, Time: s.now().UnixMilli()}
+	if out.Changes == nil {
+		out.Changes = []db.SyncEntry{}
+	}
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(out); err != nil {
+		return err
+	}
+	rq.w.Header().Set("Content-Type", "application/json")
+	rq.w.WriteHeader(http.StatusOK)
+	_, _ = rq.w.Write(buf.Bytes())
+	return nil
+}

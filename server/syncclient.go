@@ -1,0 +1,331 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"workspace/db"
+)
+
+// The node's side of sync (docs/sync.md): `workspace sync clone`,
+// `workspace sync now` and `serve --sync-every`.
+
+// syncHTTP is the client of every sync request: a page is applied in one
+// transaction on each side, so a request cut by the timeout is retried
+// whole by the next exchange.
+var syncHTTP = &http.Client{Timeout: 10 * time.Minute}
+
+// syncNode is a node's signing identity.
+type syncNode struct {
+	url  string
+	node int64
+	key  ed25519.PrivateKey
+}
+
+func newNonce() string {
+	b := make([]byte, 18)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// do sends one signed request and returns the answer's body, or an error
+// carrying the hub's message.
+func (n *syncNode) do(ctx context.Context, method, uri string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(n.url, "/")+uri, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	ms := time.Now().UnixMilli()
+	nonce := newNonce()
+	req.Header.Set(hdrSyncNode, strconv.FormatInt(n.node, 10))
+	req.Header.Set(hdrSyncTime, strconv.FormatInt(ms, 10))
+	req.Header.Set(hdrSyncNonce, nonce)
+	req.Header.Set(hdrSyncSignature, base64.StdEncoding.EncodeToString(ed25519.Sign(n.key, syncSigned(method, uri, body, n.node, ms, nonce))))
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := syncHTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		return nil, hubError(resp)
+	}
+	return resp, nil
+}
+
+// hubError is the hub's refusal in its own words.
+func hubError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && e.Error != "" {
+		return fmt.Errorf("the hub answered %d: %s", resp.StatusCode, e.Error)
+	}
+	return fmt.Errorf("the hub answered %d", resp.StatusCode)
+}
+
+// SyncClone pairs with the hub at hubURL with a pairing code and makes
+// dbPath (which must not exist) a node of it: the clone of the paired
+// organisations, with the node id the hub assigned and a new key pair.
+func SyncClone(ctx context.Context, hubURL, code, name, dbPath string, progress io.Writer) (node int64, orgs []int64, err error) {
+	if _, err := os.Stat(dbPath); err == nil {
+		return 0, nil, fmt.Errorf("%s exists: a clone makes a new database file", dbPath)
+	}
+	pub, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return 0, nil, err
+	}
+	body, _ := json.Marshal(syncPairBody{Code: code, PublicKey: base64.StdEncoding.EncodeToString(pub), Name: name})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(hubURL, "/")+"/sync/pair", bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := syncHTTP.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	if resp.StatusCode != http.StatusCreated {
+		defer resp.Body.Close()
+		return 0, nil, hubError(resp)
+	}
+	var paired syncPairJSON
+	err = json.NewDecoder(resp.Body).Decode(&paired)
+	resp.Body.Close()
+	if err != nil {
+		return 0, nil, fmt.Errorf("pairing answer: %w", err)
+	}
+	fmt.Fprintf(progress, "paired as node %d for %d organisation(s); copying...\n", paired.Node, len(paired.Organisations))
+	n := &syncNode{url: hubURL, node: paired.Node, key: key}
+	resp, err = n.do(ctx, http.MethodGet, "/sync/clone", nil)
+	if err != nil {
+		return 0, nil, fmt.Errorf("clone (node %d is paired: revoke it and make a new code to try again): %w", paired.Node, err)
+	}
+	defer resp.Body.Close()
+	part := dbPath + ".part"
+	f, err := os.OpenFile(part, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer os.Remove(part)
+	got, err := io.Copy(f, resp.Body)
+	if err == nil && resp.ContentLength >= 0 && got != resp.ContentLength {
+		err = fmt.Errorf("the copy was cut at %d of %d bytes", got, resp.ContentLength)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("clone: %w", err)
+	}
+	if err := os.Rename(part, dbPath); err != nil {
+		return 0, nil, err
+	}
+	fmt.Fprintf(progress, "copied %d bytes\n", got)
+	store, err := db.Open(ctx, db.Options{Path: dbPath, NodeID: paired.Node})
+	if err != nil {
+		return 0, nil, err
+	}
+	defer store.Close()
+	if err := store.SyncFinishClone(ctx, paired.Organisations); err != nil {
+		return 0, nil, err
+	}
+	ob, _ := json.Marshal(paired.Organisations)
+	vector, err := store.SyncVector(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	vb, _ := json.Marshal(vector)
+	err = store.InTx(ctx, func(q *db.Queries) error {
+		if err := q.SyncHubSet(ctx, db.SyncHubSetParams{Url: hubURL, HubNode: paired.HubNode, PrivateKey: key, Organisations: string(ob)}); err != nil {
+			return err
+		}
+		// The hub holds at least what it copied.
+		return q.SyncHubExchanged(ctx, db.SyncHubExchangedParams{HubVector: string(vb), Now: ptr(db.FormatTime(time.Now()))})
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return paired.Node, paired.Organisations, nil
+}
+
+// SyncResult is what one exchange did.
+type SyncResult struct {
+	Sent, Received int
+	Rounds         int
+	// ClockOffset: the hub's clock minus this node's, as seen at the last
+	// answer (the network's delay included).
+	ClockOffset time.Duration
+	PendingIn   int64
+}
+
+// syncPushBytes bounds a pushed page's body, under the hub's default
+// largest JSON body (1 MiB).
+const syncPushBytes = 768 << 10
+
+// SyncNow runs one exchange with the hub: pages each way until neither
+// side has anything the other lacks. Each page is one transaction on each
+// side, so an exchange cut anywhere resumes at the next one.
+func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Writer) (res SyncResult, err error) {
+	var hub db.SyncHubGetRow
+	err = store.ReadTx(ctx, func(q *db.Queries) error {
+		hub, err = q.SyncHubGet(ctx)
+		return err
+	})
+	if db.IsNotFound(err) {
+		return res, errors.New("this database is not a sync node: make one with workspace sync clone")
+	}
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if err != nil {
+			msg := err.Error()
+			_ = store.InTx(context.WithoutCancel(ctx), func(q *db.Queries) error { return q.SyncHubFailed(ctx, &msg) })
+		}
+	}()
+	orgs, err := parseOrgs(hub.Organisations)
+	if err != nil {
+		return res, err
+	}
+	hubVector, err := parseVector(hub.HubVector)
+	if err != nil {
+		return res, err
+	}
+	var key ed25519.PrivateKey = hub.PrivateKey
+	n := &syncNode{url: hub.Url, node: store.NodeID(), key: key}
+	if pageSize <= 0 {
+		pageSize = syncDefaultPage
+	}
+	for {
+		res.Rounds++
+		vector, err := store.SyncVector(ctx)
+		if err != nil {
+			return res, err
+		}
+		// What the hub lacks, a page sized to fit the hub's body limit.
+		var push []db.SyncEntry
+		var body []byte
+		for size := pageSize; ; size /= 2 {
+			if push, err = store.SyncChangesFor(ctx, hubVector, orgs, size); err != nil {
+				return res, err
+			}
+			pending, err := store.SyncPending(ctx, hubVector, orgs)
+			if err != nil {
+				return res, err
+			}
+			body, _ = json.Marshal(syncExchange{Vector: vector, Changes: push, Limit: pageSize, Pending: pending - int64(countEntries(push)), Time: time.Now().UnixMilli()})
+			if len(body) <= syncPushBytes || size == 1 {
+				break
+			}
+		}
+		resp, err := n.do(ctx, http.MethodPost, "/sync/exchange", body)
+		if err != nil {
+			return res, err
+		}
+		var in syncExchange
+		err = json.NewDecoder(resp.Body).Decode(&in)
+		resp.Body.Close()
+		if err != nil {
+			return res, fmt.Errorf("exchange answer: %w", err)
+		}
+		res.ClockOffset = time.Until(time.UnixMilli(in.Time))
+		res.Sent += in.Applied
+		sentEntries := countEntries(push)
+		if _, err := store.ApplySyncChanges(ctx, in.Changes, orgs); err != nil {
+			return res, fmt.Errorf("applying the hub's page: %w", err)
+		}
+		got := countEntries(in.Changes)
+		res.Received += got
+		res.PendingIn = in.Pending
+		moved := false
+		for o, h := range in.Vector {
+			if h > hubVector[o] {
+				moved = true
+			}
+		}
+		hubVector = in.Vector
+		vb, _ := json.Marshal(hubVector)
+		if err := store.InTx(ctx, func(q *db.Queries) error {
+			return q.SyncHubExchanged(ctx, db.SyncHubExchangedParams{HubVector: string(vb), Now: ptr(db.FormatTime(time.Now())), PendingIn: in.Pending})
+		}); err != nil {
+			return res, err
+		}
+		if progress != nil {
+			fmt.Fprintf(progress, "\rsent %d, received %d, %d waiting at the hub ", res.Sent, res.Received, in.Pending)
+		}
+		if sentEntries == 0 && got == 0 && !in.More {
+			break
+		}
+		if sentEntries > 0 && !moved && got == 0 && !in.More {
+			return res, errors.New("the hub took none of the changes sent: the exchange stops here")
+		}
+	}
+	if progress != nil {
+		fmt.Fprintln(progress)
+	}
+	return res, nil
+}
+
+func countEntries(page []db.SyncEntry) int {
+	n := 0
+	for _, e := range page {
+		if e.Op != "s" {
+			n++
+		}
+	}
+	return n
+}
+
+// SyncEvery runs an exchange every interval until ctx ends, logging one
+// line per exchange (a node whose hub cannot be reached logs the failure
+// and tries again at the next tick).
+func SyncEvery(ctx context.Context, store *db.Store, every time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		LogSyncExchange(ctx, store, logger, nil)
+	}
+}
+
+// LogSyncExchange runs one exchange and logs its line.
+func LogSyncExchange(ctx context.Context, store *db.Store, logger *slog.Logger, progress io.Writer) (SyncResult, error) {
+	start := time.Now()
+	res, err := SyncNow(ctx, store, 0, progress)
+	attrs := []any{"sent", res.Sent, "received", res.Received, "rounds", res.Rounds, "duration", time.Since(start).Round(time.Millisecond)}
+	if err != nil {
+		logger.Error("sync exchange failed", append(attrs, "err", err)...)
+		return res, err
+	}
+	offset := res.ClockOffset.Round(time.Second)
+	if offset > 2*time.Minute || offset < -2*time.Minute {
+		logger.Warn("sync exchange: this node's clock is off from the hub's", append(attrs, "clock_offset", offset)...)
+	} else {
+		logger.Info("sync exchange", append(attrs, "clock_offset", offset)...)
+	}
+	return res, nil
+}
