@@ -149,7 +149,7 @@ func pruneClone(ctx context.Context, c *sql.DB, orgsJSON string, node int64) (in
 				err = exec(`DELETE FROM users WHERE id NOT IN ` + members + ` AND id NOT IN (` + strings.Join(append(refs, "SELECT NULL"), " UNION ") + `)`)
 			}
 			if err == nil {
-				err = exec(`UPDATE users SET password_hash = NULL WHERE id NOT IN ` + members)
+				err = exec(`UPDATE users SET password_hash = '' WHERE id NOT IN ` + members)
 			}
 		case "user_emails", "user_identities", "user_totp_secrets":
 			err = exec(`DELETE FROM ` + quoteIdent(name) + ` WHERE user_id NOT IN ` + members)

@@ -48,6 +48,11 @@ var bodyExceptions = map[string]string{
 	// the errors are RFC 6749's (invalid_request, invalid_grant), naming no
 	// field.
 	"POST /oauth/token": "each grant needs its own parameters (RFC 6749)",
+	// A site node's own requests (docs/sync.md): a real pairing code and
+	// Ed25519 key, then every request signed by it; sync_test.go and
+	// TestSyncTwoProcesses (package main) send them for real.
+	"POST /sync/pair":     "needs a pairing code an owner made and an Ed25519 public key",
+	"POST /sync/exchange": "signed by a paired node's key (Workspace-Sync-* headers)",
 }
 
 // paramSources says where each path parameter's value comes from, keyed by
@@ -62,6 +67,7 @@ var paramSources = map[string]string{
 	"/organisations/{id}/members/{user}":                  "member",
 	"/organisations/{id}/bans/{user}":                     "banned",
 	"/organisations/{id}/domains/{domain}":                "POST /organisations/{id}/domains",
+	"/organisations/{id}/sync/nodes/{node}":               "sync node",
 	"/organisations/{id}/permissions/{target}":            "role",
 	"/users/@me/emails/{id}":                              "POST /users/@me/emails",
 	"/users/@me/notifications/{id}":                       "notification",
@@ -539,6 +545,7 @@ func TestOpenAPIMinimalBodies(t *testing.T) {
 	f.ids["banned"] = fmt.Sprint(carol.id)
 	f.ids["me"] = fmt.Sprint(alice.id)
 	f.ids["role"] = e.rawRole(f.org, "Fixture role", 5)
+	f.ids["sync node"] = e.syncNode(f.org, 7)
 	dave := e.user("Dave")
 	f.ids["other org"] = e.org(dave, "Elsewhere")
 	f.outsider = dave

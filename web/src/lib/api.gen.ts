@@ -2118,6 +2118,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organisations/{id}/sync/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The site nodes paired for the organisation (MANAGE_ORGANISATION), revoked ones included, with what is waiting each way. */
+        get: operations["getOrganisationsIdSyncNodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organisations/{id}/sync/nodes/{node}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revokes a paired node (MANAGE_ORGANISATION); its next request is refused (401). The node keeps its own database. */
+        delete: operations["deleteOrganisationsIdSyncNodesNode"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organisations/{id}/sync/pairing-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Makes a one-time pairing code (MANAGE_ORGANISATION) for this organisation and any others named that the caller manages; a site laptop presents it with `workspace sync clone` within 15 minutes. The code is shown once; the hub keeps only its hash (docs/sync.md).
+         * @description 409 when this server is itself a site node (pair with head office instead). An organisation named that the caller does not manage, or that does not exist, is 400 on organisations.
+         */
+        post: operations["postOrganisationsIdSyncPairingCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organisations/{id}/sync/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Sync status for the organisation (MANAGE_ORGANISATION) - this node's id; on a site node its hub, last exchange and what waits each way; on a hub the paired nodes. */
+        get: operations["getOrganisationsIdSyncStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organisations/{id}/systems": {
         parameters: {
             query?: never;
@@ -2505,6 +2576,60 @@ export interface paths {
         post?: never;
         /** @description The invitees of a held talk's session no longer change (409). */
         delete: operations["deleteSchedulesIdInviteesUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sync/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The node's clone - an SQLite database of the organisations it was paired for, made for its node id. Signed by the node's key (Workspace-Sync-* headers, docs/sync.md). */
+        get: operations["getSyncClone"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sync/exchange": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One page each way - the node's changes the hub lacks are applied (one transaction, whole or nothing), and a page of what the node lacks comes back. Signed by the node's key.
+         * @description 401 for an unknown or revoked node, a bad signature, a time more than five minutes from the hub's or a nonce seen before (nothing changes); 422 for a page the hub refuses (an unknown table, another organisation's row, a broken constraint).
+         */
+        post: operations["postSyncExchange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sync/pair": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A site node presents a pairing code and its Ed25519 public key; the hub assigns it a node id (docs/sync.md). No sign-in; the code is the credential and is used up. */
+        post: operations["postSyncPair"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -4733,6 +4858,16 @@ export interface components {
             enabled?: boolean | null;
             name?: string | null;
         };
+        PairingCode: {
+            /** @description shown once, e.g. ABCDE-FGH23-JKMNP-QRSTV */
+            code: string;
+            expires_at: components["schemas"]["Time"];
+            organisations: components["schemas"]["Id"][];
+        };
+        PairingCodeWrite: {
+            /** @description organisations paired besides the path's; the caller must manage each */
+            organisations?: components["schemas"]["Id"][];
+        };
         PermissionAccess: {
             allowed: boolean;
             decided_by: null | components["schemas"]["DecidingGrant"];
@@ -5061,6 +5196,63 @@ export interface components {
             asset_capacity?: number | null;
             code?: string | null;
             name?: string | null;
+        };
+        /** @description A page each way, in named sections; a side ignores a section it does not know (number blocks and conflicts join this way). */
+        SyncExchange: {
+            applied?: number;
+            changes?: {
+                cols: string | null;
+                hlc: number;
+                key: string;
+                /** @enum {string} */
+                op: "i" | "u" | "d" | "s";
+                org: number | null;
+                origin: number;
+                table: string;
+            }[];
+            limit?: number;
+            more?: boolean;
+            pending?: number;
+            /** @description the sender's clock, unix milliseconds */
+            time?: number;
+            /** @description origin node -> highest clock held */
+            vector?: {
+                [key: string]: number;
+            };
+        };
+        SyncNode: {
+            last_exchange_at: components["schemas"]["NullableTime"];
+            name: string;
+            node: number;
+            paired_at: components["schemas"]["Time"];
+            /** @description changes the node said it still had to send, at its last exchange */
+            pending_from_node: number;
+            /** @description the organisation's changes the node has not received */
+            pending_to_node: number;
+            revoked_at: components["schemas"]["NullableTime"];
+        };
+        SyncPairWrite: {
+            code: string;
+            name: string;
+            /** @description base64 of the node's 32-byte Ed25519 public key */
+            public_key: string;
+        };
+        SyncPaired: {
+            hub_node: number;
+            node: number;
+            organisations: number[];
+        };
+        SyncStatus: {
+            hub: {
+                hub_node: number;
+                last_error: string | null;
+                last_exchange_at: components["schemas"]["NullableTime"];
+                pending_from_hub: number;
+                pending_to_hub: number;
+                url: string;
+            } | null;
+            node: number;
+            nodes: components["schemas"]["SyncNode"][];
         };
         System: {
             code?: string;
@@ -12823,6 +13015,125 @@ export interface operations {
             507: components["responses"]["507"];
         };
     };
+    getOrganisationsIdSyncNodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncNode"][];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            500: components["responses"]["500"];
+            507: components["responses"]["507"];
+        };
+    };
+    deleteOrganisationsIdSyncNodesNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            500: components["responses"]["500"];
+            507: components["responses"]["507"];
+        };
+    };
+    postOrganisationsIdSyncPairingCodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PairingCodeWrite"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PairingCode"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            409: components["responses"]["409"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            500: components["responses"]["500"];
+            503: components["responses"]["503"];
+            507: components["responses"]["507"];
+        };
+    };
+    getOrganisationsIdSyncStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncStatus"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            500: components["responses"]["500"];
+            507: components["responses"]["507"];
+        };
+    };
     getOrganisationsIdSystems: {
         parameters: {
             query?: {
@@ -14074,6 +14385,95 @@ export interface operations {
             404: components["responses"]["404"];
             409: components["responses"]["409"];
             500: components["responses"]["500"];
+            507: components["responses"]["507"];
+        };
+    };
+    getSyncClone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.sqlite3": string;
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            500: components["responses"]["500"];
+            507: components["responses"]["507"];
+        };
+    };
+    postSyncExchange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SyncExchange"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncExchange"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            422: components["responses"]["422"];
+            500: components["responses"]["500"];
+            503: components["responses"]["503"];
+            507: components["responses"]["507"];
+        };
+    };
+    postSyncPair: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SyncPairWrite"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncPaired"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            409: components["responses"]["409"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            429: components["responses"]["429"];
+            500: components["responses"]["500"];
+            503: components["responses"]["503"];
             507: components["responses"]["507"];
         };
     };

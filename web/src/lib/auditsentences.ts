@@ -70,6 +70,8 @@ export const auditSentences: Record<string, [Happened, string, string]> = {
   "DELETE /organisations/:id/members/:user": ["deleted", "People", "removed {user} from the organisation"],
   "PUT /organisations/:id/bans/:user": ["created", "People", "banned {user}"],
   "DELETE /organisations/:id/bans/:user": ["deleted", "People", "lifted the ban of {user}"],
+  "POST /organisations/:id/sync/pairing-codes": ["created", "Settings", "made a pairing code for a site laptop"],
+  "DELETE /organisations/:id/sync/nodes/:node": ["deleted", "Settings", "revoked a site laptop's pairing"],
   "POST /organisations/:id/domains": ["created", "Settings", "created an e-mail domain"],
   "PATCH /organisations/:id/domains/:domain": ["changed", "Settings", "changed an e-mail domain"],
   "DELETE /organisations/:id/domains/:domain": ["deleted", "Settings", "deleted an e-mail domain"],
