@@ -95,8 +95,8 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			if backupDir != "" && backupEvery < time.Minute {
 				return errors.New("--backup-every must be at least 1m")
 			}
-			if syncEvery < 0 || syncEvery > 0 && syncEvery < 10*time.Second {
-				return errors.New("--sync-every must be at least 10s (or 0: off)")
+			if syncEvery < 0 || syncEvery > 0 && syncEvery < time.Second {
+				return errors.New("--sync-every must be at least 1s (or 0: off)")
 			}
 			if backupKeep < 0 {
 				return errors.New("--backup-keep must be 0 (keep all) or more")

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -33,7 +34,7 @@ func buildBinary(t *testing.T) string {
 }
 
 // serveProcess starts `workspace serve` as a process and returns its base URL.
-func serveProcess(t *testing.T, bin string, args ...string) string {
+func serveProcess(t *testing.T, bin string, args ...string) (string, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--synchronous", "NORMAL"}, args...)...)
@@ -47,13 +48,17 @@ func serveProcess(t *testing.T, bin string, args ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("serve %v:\n%s", args, stderr.String())
-		}
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("serve %v:\n%s", args, stderr.String())
+			}
+		})
+	}
+	t.Cleanup(stop)
 	lines := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -66,11 +71,11 @@ func serveProcess(t *testing.T, bin string, args ...string) string {
 	}()
 	select {
 	case base := <-lines:
-		return base
+		return base, stop
 	case <-time.After(patience):
 		t.Fatalf("serve did not start: %s", stderr.String())
 	}
-	return ""
+	return "", stop
 }
 
 func runBin(t *testing.T, bin string, args ...string) (string, error) {
@@ -148,7 +153,7 @@ func TestSyncTwoProcesses(t *testing.T) {
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	hubDB := servedDB(t, filepath.Join(dir, "hub.db"))
-	hub := serveProcess(t, bin, "--db", hubDB)
+	hub, _ := serveProcess(t, bin, "--db", hubDB)
 
 	st, _, _ := call(t, "POST", hub+"/auth/register", "", "application/json", `{"email":"owner@example.com","password":"owner-password","first_name":"Olive"}`)
 	if st != http.StatusCreated {
@@ -196,7 +201,7 @@ func TestSyncTwoProcesses(t *testing.T) {
 	if st, _, _ := call(t, "POST", hub+"/organisations/"+orgID+"/projects", tok, "application/json", `{"name":"Made at head office"}`); st != http.StatusCreated {
 		t.Fatalf("project: %d", st)
 	}
-	siteURL := serveProcess(t, bin, "--db", siteDB, "--registration=false")
+	siteURL, stopSite := serveProcess(t, bin, "--db", siteDB, "--registration=false")
 	siteTok := signIn(t, siteURL, "owner@example.com", "owner-password") // the account travelled
 	if st, _, _ := call(t, "POST", siteURL+"/organisations/"+orgID+"/projects", siteTok, "application/json", `{"name":"Made on site"}`); st != http.StatusCreated {
 		t.Fatalf("site project: %d", st)
@@ -213,6 +218,31 @@ func TestSyncTwoProcesses(t *testing.T) {
 	if got := projectNames(t, siteURL, siteTok, orgID); len(got) != 3 {
 		t.Fatalf("site projects %v: want 3", got)
 	}
+
+	// serve --sync-every on the node: a write on the node reaches the hub,
+	// and one on the hub the node, with no command run.
+	stopSite()
+	siteURL2, _ := serveProcess(t, bin, "--db", siteDB, "--registration=false", "--sync-every", "1s")
+	siteTok2 := signIn(t, siteURL2, "owner@example.com", "owner-password")
+	if st, _, _ := call(t, "POST", siteURL2+"/organisations/"+orgID+"/projects", siteTok2, "application/json", `{"name":"Made on site, synced by serve"}`); st != http.StatusCreated {
+		t.Fatalf("site project: %d", st)
+	}
+	if st, _, _ := call(t, "POST", hub+"/organisations/"+orgID+"/projects", tok, "application/json", `{"name":"Made at head office, synced by serve"}`); st != http.StatusCreated {
+		t.Fatalf("project: %d", st)
+	}
+	waitFor(t, "serve --sync-every to exchange both ways", func() bool {
+		return projectNames(t, hub, tok, orgID)["Made on site, synced by serve"] && projectNames(t, siteURL2, siteTok2, orgID)["Made at head office, synced by serve"]
+	})
+
+	// The node's status names its hub and its last exchange.
+	waitFor(t, "the node's status to show nothing waiting", func() bool {
+		st, status, _ := call(t, "GET", siteURL2+"/organisations/"+orgID+"/sync/status", siteTok2, "", "")
+		h, _ := status["hub"].(map[string]any)
+		if st != http.StatusOK || h == nil || h["url"] != hub || h["last_exchange_at"] == nil {
+			t.Fatalf("node status: %d %v", st, status)
+		}
+		return h["pending_to_hub"] == float64(0) && h["last_error"] == nil
+	})
 
 	// The hub lists the node, exchanged.
 	nodeAt := func() any {

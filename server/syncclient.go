@@ -200,7 +200,8 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 	defer func() {
 		if err != nil {
 			msg := err.Error()
-			_ = store.InTx(context.WithoutCancel(ctx), func(q *db.Queries) error { return q.SyncHubFailed(ctx, &msg) })
+			wctx := context.WithoutCancel(ctx) // a cut exchange is recorded too
+			_ = store.InTx(wctx, func(q *db.Queries) error { return q.SyncHubFailed(wctx, &msg) })
 		}
 	}()
 	orgs, err := parseOrgs(hub.Organisations)

@@ -1,0 +1,109 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"workspace/db"
+)
+
+// cutAfter cancels an exchange once it reported n pages (a cut between
+// pages, as a link that drops).
+type cutAfter struct {
+	n      int32
+	seen   atomic.Int32
+	cancel context.CancelFunc
+}
+
+func (c *cutAfter) Write(p []byte) (int, error) {
+	if c.seen.Add(1) >= c.n {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// TestSyncExchangeResumesAfterCut: a node cloned over HTTP receives the
+// hub's changes in pages of two; an exchange cut after a few pages leaves
+// the node with part of them, and the next exchange finishes the rest
+// without duplicating any; a third finds nothing to do.
+func TestSyncExchangeResumesAfterCut(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.clock.Advance(time.Since(e.clock.Now())) // the node signs with the wall clock
+	alice := e.user("Alice")
+	acme := e.org(alice, "Acme")
+	other := e.org(e.user("Mallory"), "Other")
+	hub := httptest.NewServer(e.srv)
+	t.Cleanup(hub.Close)
+	code := e.must(201, alice, "POST", "/organisations/"+acme+"/sync/pairing-codes", nil).obj(t)["code"].(string)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "site.db")
+	if _, _, err := SyncClone(ctx, hub.URL, code, "Site", path, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := SyncClone(ctx, hub.URL, code, "Site", path, io.Discard); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("a clone over an existing file: %v", err)
+	}
+	const n = 12
+	for i := range n {
+		e.must(201, alice, "POST", "/organisations/"+acme+"/projects", map[string]any{"name": fmt.Sprintf("P%02d", i)})
+	}
+	e.must(201, e.user("Mallory2"), "POST", "/organisations", map[string]any{"name": "Unrelated"})
+	_ = other
+
+	node, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	count := func() (n int) {
+		if err := node.Reader.QueryRow(`SELECT count(*) FROM projects`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	cutCtx, cancel := context.WithCancel(ctx)
+	_, err = SyncNow(cutCtx, node, 2, &cutAfter{n: 3, cancel: cancel})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cut exchange: %v", err)
+	}
+	part := count()
+	if part == 0 || part >= n {
+		t.Fatalf("after the cut the node holds %d of %d projects: want some", part, n)
+	}
+	var lastErr *string
+	if err := node.Reader.QueryRow(`SELECT last_error FROM sync_hub`).Scan(&lastErr); err != nil || lastErr == nil {
+		t.Fatalf("the cut is not recorded: %v %v", lastErr, err)
+	}
+	res, err := SyncNow(ctx, node, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != n {
+		t.Fatalf("after resuming the node holds %d projects, want %d", got, n)
+	}
+	if res.Received == 0 || res.Rounds < 2 {
+		t.Fatalf("the resumed exchange: %+v", res)
+	}
+	res, err = SyncNow(ctx, node, 2, nil)
+	if err != nil || res.Received != 0 || res.Sent != 0 {
+		t.Fatalf("a quiet exchange: %+v %v", res, err)
+	}
+	var names int
+	if err := node.Reader.QueryRow(`SELECT count(*) FROM organisations`).Scan(&names); err != nil || names != 1 {
+		t.Fatalf("the node holds %d organisations, want its one: %v", names, err)
+	}
+	// The hub's status of the node: nothing waiting for it.
+	st := e.must(200, alice, "GET", "/organisations/"+acme+"/sync/nodes", nil).arr(t)
+	if len(st) != 1 || st[0]["pending_to_node"] != float64(0) || st[0]["last_exchange_at"] == nil {
+		t.Fatalf("nodes %v", st)
+	}
+}
