@@ -427,6 +427,9 @@ func validNonce(n string) bool {
 // syncVerify checks a node's signed request and returns the node, the
 // organisations it was paired for and the body.
 func (s *Server) syncVerify(rq *request) (node int64, orgs []int64, body []byte, err error) {
+	// The hub's time, as the window is judged by it: a node whose clock
+	// is off learns the offset from this header, refused or not.
+	rq.w.Header().Set("Date", s.now().UTC().Format(http.TimeFormat))
 	body, err = io.ReadAll(rq.r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError

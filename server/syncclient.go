@@ -30,9 +30,10 @@ var syncHTTP = &http.Client{Timeout: 10 * time.Minute}
 
 // syncNode is a node's signing identity.
 type syncNode struct {
-	url  string
-	node int64
-	key  ed25519.PrivateKey
+	url    string
+	node   int64
+	key    ed25519.PrivateKey
+	offset time.Duration // the hub's clock minus this node's, from its Date header
 }
 
 func newNonce() string {
@@ -41,31 +42,51 @@ func newNonce() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// do sends one signed request and returns the answer's body, or an error
-// carrying the hub's message.
+// do sends one signed request and returns the answer, or an error
+// carrying the hub's message. The time signed is the node's clock moved by
+// the offset learnt from the hub's Date header: a laptop whose clock is
+// hours off after weeks away is refused once (401: the time is outside
+// the window), learns the hub's time from that answer and signs again.
 func (n *syncNode) do(ctx context.Context, method, uri string, body []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(n.url, "/")+uri, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(n.url, "/")+uri, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		ms := time.Now().Add(n.offset).UnixMilli()
+		nonce := newNonce()
+		req.Header.Set(hdrSyncNode, strconv.FormatInt(n.node, 10))
+		req.Header.Set(hdrSyncTime, strconv.FormatInt(ms, 10))
+		req.Header.Set(hdrSyncNonce, nonce)
+		req.Header.Set(hdrSyncSignature, base64.StdEncoding.EncodeToString(ed25519.Sign(n.key, syncSigned(method, uri, body, n.node, ms, nonce))))
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		sent := time.Now()
+		resp, err := syncHTTP.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		before := n.offset
+		if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+			// The Date header has whole seconds: an offset under a few
+			// seconds is noise, well inside the window.
+			if off := d.Sub(sent); off > 5*time.Second || off < -5*time.Second {
+				n.offset = off
+			} else {
+				n.offset = 0
+			}
+		}
+		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 && (n.offset-before > syncWindow/2 || before-n.offset > syncWindow/2) {
+			resp.Body.Close()
+			continue
+		}
+		if resp.StatusCode/100 != 2 {
+			defer resp.Body.Close()
+			return nil, hubError(resp)
+		}
+		return resp, nil
 	}
-	ms := time.Now().UnixMilli()
-	nonce := newNonce()
-	req.Header.Set(hdrSyncNode, strconv.FormatInt(n.node, 10))
-	req.Header.Set(hdrSyncTime, strconv.FormatInt(ms, 10))
-	req.Header.Set(hdrSyncNonce, nonce)
-	req.Header.Set(hdrSyncSignature, base64.StdEncoding.EncodeToString(ed25519.Sign(n.key, syncSigned(method, uri, body, n.node, ms, nonce))))
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := syncHTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, hubError(resp)
-	}
-	return resp, nil
 }
 
 // hubError is the hub's refusal in its own words.

@@ -101,6 +101,15 @@ func TestSyncExchangeResumesAfterCut(t *testing.T) {
 	if err := node.Reader.QueryRow(`SELECT count(*) FROM organisations`).Scan(&names); err != nil || names != 1 {
 		t.Fatalf("the node holds %d organisations, want its one: %v", names, err)
 	}
+	// The node's clock is two hours behind the hub's: its first signed
+	// request is refused, it learns the hub's time and the exchange goes on;
+	// the offset is reported.
+	e.clock.Advance(2 * time.Hour)
+	e.must(201, alice, "POST", "/organisations/"+acme+"/projects", map[string]any{"name": "Late"})
+	res, err = SyncNow(ctx, node, 2, nil)
+	if err != nil || count() != n+1 || res.ClockOffset < time.Hour {
+		t.Fatalf("an exchange two hours apart: %+v %v", res, err)
+	}
 	// The hub's status of the node: nothing waiting for it.
 	st := e.must(200, alice, "GET", "/organisations/"+acme+"/sync/nodes", nil).arr(t)
 	if len(st) != 1 || st[0]["pending_to_node"] != float64(0) || st[0]["last_exchange_at"] == nil {
