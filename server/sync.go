@@ -557,6 +557,9 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 	if limit < 1 || limit > syncMaxPage {
 		return fieldError("limit", fmt.Sprintf("must be 1-%d", syncMaxPage))
 	}
+	if err := s.syncAccountsOfNode(rq, in.Changes, orgs); err != nil {
+		return err
+	}
 	applied, err := s.store.ApplySyncChanges(rq.ctx, in.Changes, orgs)
 	if errors.Is(err, db.ErrSyncRefused) {
 		return errorf(http.StatusUnprocessableEntity, "The hub refused the changes: %v", err)
@@ -606,4 +609,37 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 	rq.w.WriteHeader(http.StatusOK)
 	_, _ = rq.w.Write(buf.Bytes())
 	return nil
+}
+
+// syncAccountsOfNode refuses a page that changes an account of the hub
+// whose person is no member of the node's organisations: an account row
+// carries no organisation, so the node's pairing alone does not bound it,
+// and a node must not reach the accounts of people it was never given. A
+// new account (one the hub does not have) is the node's to make.
+func (s *Server) syncAccountsOfNode(rq *request, page []db.SyncEntry, orgs []int64) error {
+	ob, _ := json.Marshal(orgs)
+	return s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		for i, e := range page {
+			if e.Table != "users" {
+				continue
+			}
+			var key []int64
+			if err := json.Unmarshal([]byte(e.Key), &key); err != nil || len(key) != 1 {
+				return errorf(http.StatusUnprocessableEntity, "The hub refused the changes: entry %d: a malformed account key.", i)
+			}
+			if _, err := q.UserGet(rq.ctx, key[0]); db.IsNotFound(err) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			member, err := q.SyncIsMember(rq.ctx, db.SyncIsMemberParams{UserID: key[0], OrgsJson: string(ob)})
+			if err != nil {
+				return err
+			}
+			if !member {
+				return errorf(http.StatusUnprocessableEntity, "The hub refused the changes: entry %d changes the account of a person who is no member of this node's organisations.", i)
+			}
+		}
+		return nil
+	})
 }

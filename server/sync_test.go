@@ -305,6 +305,8 @@ func TestSyncSignedRequests(t *testing.T) {
 	evilID, _ := db.ParseID(f.evil)
 	foreign, _ := json.Marshal(syncExchange{Vector: map[int64]int64{}, Changes: []db.SyncEntry{{Origin: n.node, HLC: 1 << 40, Org: ptr(int64(evilID)), Table: "projects",
 		Key: "[1]", Op: "u", Cols: ptr(`{"name":"Taken over"}`)}}})
+	takeover, _ := json.Marshal(syncExchange{Changes: []db.SyncEntry{{Origin: n.node, HLC: 1 << 40, Table: "users", Key: "[" + f.mallory.ID + "]", Op: "s",
+		Cols: ptr(`{"id":` + f.mallory.ID + `,"password_hash":"taken"}`)}}})
 	unknownTable, _ := json.Marshal(syncExchange{Changes: []db.SyncEntry{{Origin: n.node, HLC: 1 << 40, Org: ptr(int64(acmeID)), Table: "refresh_tokens", Key: "[1]", Op: "d"}}})
 	for _, c := range []struct {
 		name  string
@@ -317,6 +319,7 @@ func TestSyncSignedRequests(t *testing.T) {
 		{"limit negative", []byte(`{"limit":-1}`), "nonce-neg-limit-000001", 400},
 		{"another organisation's row", foreign, "nonce-foreign-00000001", 422},
 		{"a table that does not travel", unknownTable, "nonce-table-0000000001", 422},
+		{"an account of no member of the node's organisations", takeover, "nonce-takeover-0000001", 422},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, _ := exchange(e.signed(n, n.key, "POST", "/sync/exchange", c.body, e.clock.Now(), c.nonce))
@@ -327,6 +330,10 @@ func TestSyncSignedRequests(t *testing.T) {
 	}
 	if got := before(); got != count {
 		t.Fatalf("refused pages changed the log: %d -> %d", count, got)
+	}
+	var hash string
+	if err := e.store.Reader.QueryRow(`SELECT password_hash FROM users WHERE id = ?`, f.mallory.id).Scan(&hash); err != nil || hash == "taken" {
+		t.Fatalf("a node changed another organisation's member's account: %q %v", hash, err)
 	}
 
 	// The clone: a database file, signed.
