@@ -627,10 +627,28 @@ func (s *Server) syncAccountsOfNode(rq *request, page []db.SyncEntry, orgs []int
 			if err := json.Unmarshal([]byte(e.Key), &key); err != nil || len(key) != 1 {
 				return errorf(http.StatusUnprocessableEntity, "The hub refused the changes: entry %d: a malformed account key.", i)
 			}
-			if _, err := q.UserGet(rq.ctx, key[0]); db.IsNotFound(err) {
-				continue
-			} else if err != nil {
+			// Staff is the hub's to give: no node makes or unmakes it.
+			var staffNow int64
+			u, err := q.UserGet(rq.ctx, key[0])
+			exists := err == nil
+			if exists {
+				staffNow = u.Badges & BadgeStaff
+			} else if !db.IsNotFound(err) {
 				return err
+			}
+			if e.Cols != nil {
+				var cols struct {
+					Badges *int64 `json:"badges"`
+				}
+				if err := json.Unmarshal([]byte(*e.Cols), &cols); err != nil {
+					return errorf(http.StatusUnprocessableEntity, "The hub refused the changes: entry %d: malformed columns.", i)
+				}
+				if cols.Badges != nil && *cols.Badges&BadgeStaff != staffNow {
+					return errorf(http.StatusUnprocessableEntity, "The hub refused the changes: entry %d gives or takes the Staff badge, which only the hub does.", i)
+				}
+			}
+			if !exists {
+				continue
 			}
 			member, err := q.SyncIsMember(rq.ctx, db.SyncIsMemberParams{UserID: key[0], OrgsJson: string(ob)})
 			if err != nil {

@@ -307,6 +307,8 @@ func TestSyncSignedRequests(t *testing.T) {
 		Key: "[1]", Op: "u", Cols: ptr(`{"name":"Taken over"}`)}}})
 	takeover, _ := json.Marshal(syncExchange{Changes: []db.SyncEntry{{Origin: n.node, HLC: 1 << 40, Table: "users", Key: "[" + f.mallory.ID + "]", Op: "s",
 		Cols: ptr(`{"id":` + f.mallory.ID + `,"password_hash":"taken"}`)}}})
+	newStaff, _ := json.Marshal(syncExchange{Changes: []db.SyncEntry{{Origin: n.node, HLC: 1 << 40, Table: "users", Key: "[77]", Op: "i",
+		Cols: ptr(`{"id":77,"email":"new@example.com","badges":2147483648}`)}}})
 	unknownTable, _ := json.Marshal(syncExchange{Changes: []db.SyncEntry{{Origin: n.node, HLC: 1 << 40, Org: ptr(int64(acmeID)), Table: "refresh_tokens", Key: "[1]", Op: "d"}}})
 	for _, c := range []struct {
 		name  string
@@ -320,6 +322,7 @@ func TestSyncSignedRequests(t *testing.T) {
 		{"another organisation's row", foreign, "nonce-foreign-00000001", 422},
 		{"a table that does not travel", unknownTable, "nonce-table-0000000001", 422},
 		{"an account of no member of the node's organisations", takeover, "nonce-takeover-0000001", 422},
+		{"a new account with the Staff badge", newStaff, "nonce-new-staff-000001", 422},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, _ := exchange(e.signed(n, n.key, "POST", "/sync/exchange", c.body, e.clock.Now(), c.nonce))
