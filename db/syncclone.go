@@ -121,7 +121,7 @@ func pruneClone(ctx context.Context, c *sql.DB, orgsJSON string, node int64) (in
 					err = exec(`INSERT INTO meta(key, value) VALUES ('node_id', ?)`, strconv.FormatInt(node, 10))
 				}
 			case name == "sync_changes":
-				err = exec(q + ` WHERE NOT (org IN ` + inOrgs + ` OR (org IS NULL AND tbl = 'users' AND json_extract(pk, '$[0]') IN ` + members + `))`)
+				err = exec(q + ` WHERE NOT (coalesce(org, -1) IN ` + inOrgs + ` OR (org IS NULL AND tbl = 'users' AND json_extract(pk, '$[0]') IN ` + members + `))`)
 			case p.Policy == Local || p.Policy == Derived:
 				err = exec(q) // derived tables are rebuilt by the node
 			case p.Org != "":
@@ -146,7 +146,7 @@ func pruneClone(ctx context.Context, c *sql.DB, orgsJSON string, node int64) (in
 			var refs []string
 			refs, err = referrers(ctx, tx, tables, "users")
 			if err == nil {
-				err = exec(`DELETE FROM users WHERE id NOT IN ` + members + ` AND id NOT IN (` + strings.Join(append(refs, "SELECT NULL"), " UNION ") + `)`)
+				err = exec(`DELETE FROM users WHERE id NOT IN ` + members + ` AND id NOT IN ` + refsIn(refs))
 			}
 			if err == nil {
 				err = exec(`UPDATE users SET password_hash = '' WHERE id NOT IN ` + members)
@@ -161,7 +161,7 @@ func pruneClone(ctx context.Context, c *sql.DB, orgsJSON string, node int64) (in
 				err = tx.QueryRowContext(ctx, `SELECT name FROM pragma_table_info(?) WHERE pk = 1`, name).Scan(&pk)
 			}
 			if err == nil {
-				err = exec(`DELETE FROM ` + quoteIdent(name) + ` WHERE ` + quoteIdent(pk) + ` NOT IN (` + strings.Join(append(refs, "SELECT NULL"), " UNION ") + `)`)
+				err = exec(`DELETE FROM ` + quoteIdent(name) + ` WHERE ` + quoteIdent(pk) + ` NOT IN ` + refsIn(refs))
 			}
 		}
 		if err != nil {
@@ -210,6 +210,15 @@ func pruneClone(ctx context.Context, c *sql.DB, orgsJSON string, node int64) (in
 	return dropped, tx.Commit()
 }
 
+// refsIn is the set of values the referrers' SELECTs give, without NULL
+// (a NULL in a NOT IN list makes it match nothing, keeping every row).
+func refsIn(refs []string) string {
+	if len(refs) == 0 {
+		return `(SELECT 0 WHERE 0)`
+	}
+	return `(SELECT v FROM (` + strings.Join(refs, " UNION ") + `) WHERE v IS NOT NULL)`
+}
+
 // referrers lists, for each foreign key of any table to target, the
 // SELECT of the values it refers to.
 func referrers(ctx context.Context, tx *sql.Tx, tables []string, target string) ([]string, error) {
@@ -226,7 +235,7 @@ func referrers(ctx context.Context, tx *sql.Tx, tables []string, target string) 
 				return nil, err
 			}
 			if name != target {
-				out = append(out, `SELECT `+quoteIdent(from)+` FROM `+quoteIdent(name))
+				out = append(out, `SELECT `+quoteIdent(from)+` AS v FROM `+quoteIdent(name))
 			}
 		}
 		rows.Close()
