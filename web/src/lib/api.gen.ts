@@ -14471,7 +14471,6 @@ export interface operations {
             409: components["responses"]["409"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
-            429: components["responses"]["429"];
             500: components["responses"]["500"];
             503: components["responses"]["503"];
             507: components["responses"]["507"];
