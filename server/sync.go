@@ -376,11 +376,21 @@ func (s *Server) syncPair(rq *request) error {
 			PairedBy: c.CreatedBy, PairedAt: s.nowText()}); err != nil {
 			return err
 		}
+		targets, _ := json.Marshal(map[string]string{"node": strconv.FormatInt(out.Node, 10)})
+		details, _ := json.Marshal(auditDetails{Values: map[string]string{"name": b.Name}})
 		for _, o := range out.Organisations {
 			if err := q.SyncNodeOrgAdd(rq.ctx, db.SyncNodeOrgAddParams{OrganisationID: o, Node: out.Node}); err != nil {
 				if db.IsConflict(err) || db.IsNotFound(err) {
 					return errorf(http.StatusConflict, "An organisation of the pairing code no longer exists.")
 				}
+				return err
+			}
+			// No person signs this request: the pairing is on the
+			// authority of the owner who made the code, in each
+			// organisation's trail.
+			if err := s.store.AppendAudit(rq.ctx, q, db.AuditLog{ID: s.store.IDs.Next(), Chain: o, OrganisationID: &o, ActorID: &c.CreatedBy,
+				Action: "POST /sync/pair", TargetIds: string(targets), ChangedFields: `["name"]`, RequestID: requestID(rq.ctx),
+				CreatedAt: s.nowText(), Details: string(details)}); err != nil {
 				return err
 			}
 		}

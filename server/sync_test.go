@@ -124,6 +124,11 @@ func TestSyncPairingCodes(t *testing.T) {
 	if n.node < 1 || n.node > 1023 || n.node == e.store.NodeID() || len(n.orgs) != 1 {
 		t.Fatalf("paired %+v", n)
 	}
+	// The pairing is in the organisation's trail, by the code's maker.
+	trail := e.must(200, f.alice, "GET", acme+"/audit-log?action=POST%20/sync/pair", nil).arr(t)
+	if len(trail) != 1 || trail[0]["actor_id"] != f.alice.ID || trail[0]["target_ids"].(map[string]any)["node"] != strconv.FormatInt(n.node, 10) {
+		t.Fatalf("audit trail of the pairing: %v", trail)
+	}
 	e.run(t, []scenario{
 		{"pair: the code again", nil, "POST", "/sync/pair", map[string]any{"code": code, "name": "Site", "public_key": pk}, 401, nil},
 	})

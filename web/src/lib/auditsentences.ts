@@ -72,6 +72,8 @@ export const auditSentences: Record<string, [Happened, string, string]> = {
   "DELETE /organisations/:id/bans/:user": ["deleted", "People", "lifted the ban of {user}"],
   "POST /organisations/:id/sync/pairing-codes": ["created", "Settings", "made a pairing code for a site laptop"],
   "DELETE /organisations/:id/sync/nodes/:node": ["deleted", "Settings", "revoked a site laptop's pairing"],
+  "POST /sync/pair": ["created", "Settings", "paired a site laptop with the code they made"],
+  "POST /sync/exchange": ["other", "Settings", "synced a site laptop"],
   "POST /organisations/:id/domains": ["created", "Settings", "created an e-mail domain"],
   "PATCH /organisations/:id/domains/:domain": ["changed", "Settings", "changed an e-mail domain"],
   "DELETE /organisations/:id/domains/:domain": ["deleted", "Settings", "deleted an e-mail domain"],
