@@ -43,7 +43,8 @@ func TestSyncExchangeResumesAfterCut(t *testing.T) {
 	other := e.org(e.user("Mallory"), "Other")
 	hub := httptest.NewServer(e.srv)
 	t.Cleanup(hub.Close)
-	code := e.must(201, alice, "POST", "/organisations/"+acme+"/sync/pairing-codes", nil).obj(t)["code"].(string)
+	north := e.org(alice, "Acme North") // paired too: a code for two organisations
+	code := e.must(201, alice, "POST", "/organisations/"+acme+"/sync/pairing-codes", map[string]any{"organisations": []string{north}}).obj(t)["code"].(string)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "site.db")
 	if _, _, err := SyncClone(ctx, hub.URL, code, "Site", path, io.Discard); err != nil {
@@ -57,6 +58,7 @@ func TestSyncExchangeResumesAfterCut(t *testing.T) {
 		e.must(201, alice, "POST", "/organisations/"+acme+"/projects", map[string]any{"name": fmt.Sprintf("P%02d", i)})
 	}
 	e.must(201, e.user("Mallory2"), "POST", "/organisations", map[string]any{"name": "Unrelated"})
+	e.must(201, alice, "POST", "/organisations/"+north+"/projects", map[string]any{"name": "North"})
 	_ = other
 
 	node, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
@@ -87,8 +89,8 @@ func TestSyncExchangeResumesAfterCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := count(); got != n {
-		t.Fatalf("after resuming the node holds %d projects, want %d", got, n)
+	if got := count(); got != n+1 {
+		t.Fatalf("after resuming the node holds %d projects, want %d", got, n+1)
 	}
 	if res.Received == 0 || res.Rounds < 2 {
 		t.Fatalf("the resumed exchange: %+v", res)
@@ -98,8 +100,8 @@ func TestSyncExchangeResumesAfterCut(t *testing.T) {
 		t.Fatalf("a quiet exchange: %+v %v", res, err)
 	}
 	var names int
-	if err := node.Reader.QueryRow(`SELECT count(*) FROM organisations`).Scan(&names); err != nil || names != 1 {
-		t.Fatalf("the node holds %d organisations, want its one: %v", names, err)
+	if err := node.Reader.QueryRow(`SELECT count(*) FROM organisations`).Scan(&names); err != nil || names != 2 {
+		t.Fatalf("the node holds %d organisations, want its two: %v", names, err)
 	}
 	// The node's clock is two hours behind the hub's: its first signed
 	// request is refused, it learns the hub's time and the exchange goes on;
@@ -107,7 +109,7 @@ func TestSyncExchangeResumesAfterCut(t *testing.T) {
 	e.clock.Advance(2 * time.Hour)
 	e.must(201, alice, "POST", "/organisations/"+acme+"/projects", map[string]any{"name": "Late"})
 	res, err = SyncNow(ctx, node, 2, nil)
-	if err != nil || count() != n+1 || res.ClockOffset < time.Hour {
+	if err != nil || count() != n+2 || res.ClockOffset < time.Hour {
 		t.Fatalf("an exchange two hours apart: %+v %v", res, err)
 	}
 	// The hub's status of the node: nothing waiting for it.
