@@ -4,70 +4,41 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
-	"sort"
-	"strconv"
-	"strings"
 
 	"workspace/db"
+	"workspace/server/perm"
 )
 
-// Permission is one bit of the permission catalogue. Bit positions are stored
-// in permission_grants masks: never reorder, only append.
-type Permission uint32
-
-// PermSet is a set of permissions.
-type PermSet = Permission
+// The permission catalogue and its resolver are server/perm's (no
+// database there); these names keep the server's code as it was.
+type (
+	// Permission is one bit of the permission catalogue.
+	Permission = perm.Permission
+	// PermSet is a set of permissions.
+	PermSet = perm.Set
+)
 
 const (
-	CreateInvite Permission = 1 << iota
-	RevokeInvite
-	CreateProjects
-	AdminProjects
-	ViewProjects
-	ShareProjects
-	ViewWorkitems
-	CreateWorkitems
-	ViewDocuments
-	EditDocuments
-	ManageOrganisation
-	ManageRoles
-	ManageTeams
-	ManageWorkgroups
-	ManageLocations
-	ManageSystems
-	ManageInductions
-	ManageFleets
-
-	permissionEnd
-	AllPermissions = permissionEnd - 1
+	CreateInvite       = perm.CreateInvite
+	RevokeInvite       = perm.RevokeInvite
+	CreateProjects     = perm.CreateProjects
+	AdminProjects      = perm.AdminProjects
+	ViewProjects       = perm.ViewProjects
+	ShareProjects      = perm.ShareProjects
+	ViewWorkitems      = perm.ViewWorkitems
+	CreateWorkitems    = perm.CreateWorkitems
+	ViewDocuments      = perm.ViewDocuments
+	EditDocuments      = perm.EditDocuments
+	ManageOrganisation = perm.ManageOrganisation
+	ManageRoles        = perm.ManageRoles
+	ManageTeams        = perm.ManageTeams
+	ManageWorkgroups   = perm.ManageWorkgroups
+	ManageLocations    = perm.ManageLocations
+	ManageSystems      = perm.ManageSystems
+	ManageInductions   = perm.ManageInductions
+	ManageFleets       = perm.ManageFleets
+	AllPermissions     = perm.All
 )
-
-// catalogue is the permission catalogue: each bit with its wire name, in
-// bit order. One table, so a name cannot drift from its bit;
-// TestCatalogueIsPinned pins every pair against the spec.
-var catalogue = []struct {
-	Bit  Permission
-	Name string
-}{
-	{CreateInvite, "CREATE_INVITE"}, {RevokeInvite, "REVOKE_INVITE"},
-	{CreateProjects, "CREATE_PROJECTS"}, {AdminProjects, "ADMIN_PROJECTS"},
-	{ViewProjects, "VIEW_PROJECTS"}, {ShareProjects, "SHARE_PROJECTS"},
-	{ViewWorkitems, "VIEW_WORKITEMS"}, {CreateWorkitems, "CREATE_WORKITEMS"},
-	{ViewDocuments, "VIEW_DOCUMENTS"}, {EditDocuments, "EDIT_DOCUMENTS"},
-	{ManageOrganisation, "MANAGE_ORGANISATION"}, {ManageRoles, "MANAGE_ROLES"},
-	{ManageTeams, "MANAGE_TEAMS"}, {ManageWorkgroups, "MANAGE_WORKGROUPS"},
-	{ManageLocations, "MANAGE_LOCATIONS"}, {ManageSystems, "MANAGE_SYSTEMS"},
-	{ManageInductions, "MANAGE_INDUCTIONS"}, {ManageFleets, "MANAGE_FLEETS"},
-}
-
-var permissionByName = func() map[string]Permission {
-	m := make(map[string]Permission, len(catalogue))
-	for _, c := range catalogue {
-		m[c.Name] = c.Bit
-	}
-	return m
-}()
 
 // ProjectPermissions are the keys a project's permissions object carries.
 const ProjectPermissions = ViewProjects | AdminProjects | ShareProjects | ViewWorkitems |
@@ -76,69 +47,18 @@ const ProjectPermissions = ViewProjects | AdminProjects | ShareProjects | ViewWo
 // DefaultEveryone is what @everyone may do in a new organisation.
 const DefaultEveryone = ViewProjects | ViewWorkitems | ViewDocuments
 
-func (p Permission) Name() string {
-	for _, c := range catalogue {
-		if p == c.Bit {
-			return c.Name
-		}
-	}
-	return ""
-}
+// PermBools is a permissions object (perm.Bools): each permission of a
+// set's keys, by name, true when the set holds it.
+type PermBools = perm.Bools
 
-// Each calls fn for every permission in the set, in catalogue order.
-func (p PermSet) Each(fn func(Permission)) {
-	for _, c := range catalogue {
-		if p&c.Bit != 0 {
-			fn(c.Bit)
-		}
-	}
-}
-
-// Bools returns {NAME: bool} for every permission in keys.
-func (p PermSet) Bools(keys PermSet) PermBools { return PermBools{set: p, keys: keys} }
-
-// PermBools is a permissions object: each permission of keys, by name, true
-// when set holds it. It encodes as the map would (names sorted) without
-// building and sorting one per response: every project and document read
-// carries one.
-type PermBools struct{ set, keys PermSet }
-
-// permNamesSorted is the catalogue's permissions in name order.
-var permNamesSorted = func() []Permission {
-	var ps []Permission
-	AllPermissions.Each(func(p Permission) { ps = append(ps, p) })
-	slices.SortFunc(ps, func(a, b Permission) int { return strings.Compare(a.Name(), b.Name()) })
-	return ps
-}()
-
-func (b PermBools) MarshalJSON() ([]byte, error) {
-	out := make([]byte, 0, 32*len(permNamesSorted))
-	out = append(out, '{')
-	for _, p := range permNamesSorted {
-		if p&b.keys == 0 {
-			continue
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, '"')
-		out = append(out, p.Name()...)
-		out = append(out, '"', ':')
-		out = strconv.AppendBool(out, p&b.set != 0)
-	}
-	return append(out, '}'), nil
-}
-
-// Scope is a layer of grants, most specific first.
-type Scope int
+// Scope is a layer of grants, most specific first (perm.Scope).
+type Scope = perm.Scope
 
 const (
-	ScopePackage Scope = iota
-	ScopeProject
-	// ScopeFleet: grants on one fleet (docs/assets.md); a request acts in a
-	// fleet or in a project, never both, so its place among them is moot.
-	ScopeFleet
-	ScopeOrganisation
+	ScopePackage      = perm.ScopePackage
+	ScopeProject      = perm.ScopeProject
+	ScopeFleet        = perm.ScopeFleet
+	ScopeOrganisation = perm.ScopeOrganisation
 )
 
 // scopeNames maps the stored scope_type to its layer. A layer stored in
@@ -148,13 +68,13 @@ var scopeNames = map[string]Scope{
 	"package": ScopePackage, "project": ScopeProject, "fleet": ScopeFleet, "organisation": ScopeOrganisation,
 }
 
-// Target is who a grant is for, in the order a layer consults them.
-type Target int
+// Target is who a grant is for (perm.Target).
+type Target = perm.Target
 
 const (
-	TargetUser Target = iota
-	TargetRole
-	TargetEveryone
+	TargetUser     = perm.TargetUser
+	TargetRole     = perm.TargetRole
+	TargetEveryone = perm.TargetEveryone
 )
 
 // targetNames maps the stored target_type to its target; "organisation" is
@@ -177,39 +97,12 @@ func grantOf(scopeType, targetType string, rank, allow, deny int64) (Grant, erro
 	return Grant{Scope: sc, Target: tg, Rank: rank, Allow: PermSet(allow), Deny: PermSet(deny)}, nil
 }
 
-// Grant is one explicit grant that applies to the caller.
-type Grant struct {
-	Scope  Scope
-	Target Target
-	Rank   int64 // role rank, 0 highest; only for TargetRole
-	Allow  PermSet
-	Deny   PermSet
-}
+// Grant is one explicit grant that applies to the caller (perm.Grant).
+type Grant = perm.Grant
 
-// Effective resolves the caller's permissions from the grants that apply to
-// them. For each permission: in each layer (package, project, organisation),
-// the user's own grant decides if it sets it; else the highest-ranked role
-// that sets it; else @everyone; else the next layer. Unset everywhere: denied.
-func Effective(grants []Grant) PermSet {
-	sorted := append([]Grant(nil), grants...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		a, b := sorted[i], sorted[j]
-		if a.Scope != b.Scope {
-			return a.Scope < b.Scope
-		}
-		if a.Target != b.Target {
-			return a.Target < b.Target
-		}
-		return a.Rank < b.Rank
-	})
-	var decided, allowed PermSet
-	for _, g := range sorted {
-		set := (g.Allow | g.Deny) &^ decided
-		allowed |= g.Allow & set
-		decided |= set
-	}
-	return allowed
-}
+// Effective is perm.Effective: the caller's permissions from the grants
+// that apply to it.
+func Effective(grants []Grant) PermSet { return perm.Effective(grants) }
 
 // noRoles is the rank of a caller who holds no role: below every real role.
 const noRoles = math.MaxInt64
@@ -277,18 +170,18 @@ type Access struct {
 
 // ProjectSharePermissions is what an accepted project share grants its
 // recipient on that project and its documents (operations-data.md).
-const ProjectSharePermissions = ViewProjects | ViewDocuments
+const ProjectSharePermissions = perm.ProjectShare
 
 // IsMember: a pending member counts as no member.
-func (a Access) IsMember() bool { return a.Owner || (a.Member && !a.Pending) }
+func (a Access) IsMember() bool { return a.standing().IsMember() }
+
+// standing is the caller's standing as the resolver (server/perm) takes it.
+func (a Access) standing() perm.Standing {
+	return perm.Standing{Owner: a.Owner, Member: a.Member, Pending: a.Pending, Perms: a.perms, Shared: a.viaShare}
+}
 
 // Can reports whether the caller holds p. The owner holds everything.
-func (a Access) Can(p Permission) bool {
-	if !a.IsMember() && !a.Owner {
-		return p != 0 && a.viaShare&p == p
-	}
-	return a.Owner || a.perms&p == p
-}
+func (a Access) Can(p Permission) bool { return a.standing().Holds(p) }
 
 // Require is Can as an answer: nil, or 403 saying what is missing. Every
 // refusal of the permission engine is worded here. Require(0) asks for
@@ -386,15 +279,7 @@ func (a Access) RequireDoc(s DocScope) error {
 func (a Access) CanDoc(s DocScope) bool { return a.RequireDoc(s) == nil }
 
 // Permissions is the caller's whole effective set.
-func (a Access) Permissions() PermSet {
-	if a.Owner {
-		return AllPermissions
-	}
-	if !a.IsMember() {
-		return a.viaShare
-	}
-	return a.perms
-}
+func (a Access) Permissions() PermSet { return a.standing().Permissions() }
 
 // Outranks reports whether the caller ranks strictly above a role of the
 // given rank, which it must to change or assign that role.
@@ -526,16 +411,10 @@ func resolveAccess(ctx context.Context, q *db.Queries, userID, orgID int64, sc S
 	return a, nil
 }
 
-// withProjectImplications: on a project or package, administering it
-// implies viewing it (an administrator who could not see what it
-// administers makes no sense). Only there: in the organisation and on a
-// fleet (whose layer grants MANAGE_FLEETS alone) ADMIN_PROJECTS gives
-// nothing more than it says.
+// withProjectImplications is perm.WithProjectImplications for a request
+// acting in sc.
 func withProjectImplications(sc Scopes, p PermSet) PermSet {
-	if (sc.Project != 0 || sc.Package != 0) && p&AdminProjects != 0 {
-		p |= ViewProjects
-	}
-	return p
+	return perm.WithProjectImplications(sc.Project != 0 || sc.Package != 0, p)
 }
 
 // accessAll resolves the caller's organisation-level access in every live

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"workspace/db"
+	"workspace/server/perm"
 )
 
 // Grant types on the wire.
@@ -38,7 +39,7 @@ func parseGrantChange(field string, m map[string]string, keys PermSet) (grantCha
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		p, ok := permissionByName[name]
+		p, ok := perm.ByName(name)
 		if !ok || keys&p == 0 {
 			return grantChange{}, fieldError(field+"."+name, "is not a permission that can be granted here")
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"workspace/db"
+	"workspace/server/perm"
 )
 
 // Helpers of the organisations area tests.
@@ -419,7 +420,7 @@ func TestPendingMemberAndAbsentOrganisation(t *testing.T) {
 	f := newOrgFixture(t)
 	e, acme := f.e, "/organisations/"+f.acme
 	all := map[string]string{}
-	for _, c := range catalogue {
+	for _, c := range perm.Catalogue {
 		all[c.Name] = "allow"
 	}
 	e.grant(f.alice, f.acme, f.pen.ID, all)

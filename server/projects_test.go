@@ -75,7 +75,7 @@ func wantValue(t *testing.T, m map[string]any, k string, want any) {
 	}
 }
 
-func perm(m map[string]any, name string) bool {
+func permIn(m map[string]any, name string) bool {
 	p, _ := m["permissions"].(map[string]any)
 	b, _ := p[name].(bool)
 	return b
@@ -119,7 +119,7 @@ func TestProjectCreate(t *testing.T) {
 			wantValue(t, p, "name", "Bridge")
 			wantValue(t, p, "code", "P-1")
 			wantValue(t, p, "readme", "# r")
-			if !perm(p, "ADMIN_PROJECTS") || !perm(p, "VIEW_PROJECTS") || perm(p, "CREATE_WORKITEMS") {
+			if !permIn(p, "ADMIN_PROJECTS") || !permIn(p, "VIEW_PROJECTS") || permIn(p, "CREATE_WORKITEMS") {
 				t.Errorf("creator's permissions: got %v, want ADMIN and VIEW but not CREATE_WORKITEMS", p["permissions"])
 			}
 		}},
@@ -180,7 +180,7 @@ func TestProjectGet(t *testing.T) {
 		}},
 		{"member viewing through @everyone", f.bob, "GET", path, nil, http.StatusOK, func(t *testing.T, r *testResponse) {
 			got := r.obj(t)
-			if !perm(got, "VIEW_PROJECTS") || perm(got, "ADMIN_PROJECTS") {
+			if !permIn(got, "VIEW_PROJECTS") || permIn(got, "ADMIN_PROJECTS") {
 				t.Errorf("bob's permissions: got %v, want VIEW only", got["permissions"])
 			}
 		}},
@@ -473,7 +473,7 @@ func TestPermissionLayers(t *testing.T) {
 	f.grant(t, "package", shut, "user", f.bob.ID, 0, AdminProjects)
 	f.e.run(t, []scenario{
 		{"organisation layer: plain project visible", f.bob, "GET", "/projects/" + plain, nil, http.StatusOK, func(t *testing.T, r *testResponse) {
-			if !perm(r.obj(t), "ADMIN_PROJECTS") {
+			if !permIn(r.obj(t), "ADMIN_PROJECTS") {
 				t.Errorf("project allow for the role must beat the organisation deny")
 			}
 		}},
@@ -622,7 +622,7 @@ func TestProjectCreatePermissions(t *testing.T) {
 		if fmt.Sprint(created["permissions"]) != fmt.Sprint(got["permissions"]) {
 			t.Errorf("%s: POST permissions %v, GET permissions %v", u.Email, created["permissions"], got["permissions"])
 		}
-		if !perm(created, "ADMIN_PROJECTS") || !perm(created, "VIEW_PROJECTS") {
+		if !permIn(created, "ADMIN_PROJECTS") || !permIn(created, "VIEW_PROJECTS") {
 			t.Errorf("%s: creator's permissions: got %v, want ADMIN and VIEW", u.Email, created["permissions"])
 		}
 	}
