@@ -1354,7 +1354,7 @@ func (s *Server) groupList(assets bool) handlerFunc {
 		var out any
 		var total int64
 		err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-			a, err := orgAccessOnly(rq, q, orgID)
+			a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, undecided)
 			if err != nil {
 				return err
 			}
@@ -1609,14 +1609,4 @@ func listScope(ctx context.Context, q *db.Queries, a Access) (string, []any, err
 		return "", nil, a.Require(0)
 	}
 	return "organisation_id = ? AND fleet_id IN (SELECT value FROM json_each(?))", []any{a.OrganisationID, idsJSON(fleets)}, nil
-}
-
-// orgAccessOnly is the caller's access in an organisation (400 when it is
-// absent) with no requirement yet.
-func orgAccessOnly(rq *request, q *db.Queries, orgID int64) (Access, error) {
-	a, err := authorize(rq.ctx, q, rq.user.ID, orgID, Scopes{})
-	if db.IsNotFound(err) {
-		return a, badRequest("The organisation was not found.")
-	}
-	return a, err
 }

@@ -218,7 +218,7 @@ func (s *Server) locationList(rq *request) error {
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
 		// Members, and holders of an accepted share of one of the
 		// organisation's fleets (spec: fleet-shared reads).
-		a, err := orgAccessOnly(rq, q, orgID)
+		a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, undecided)
 		if err != nil {
 			return err
 		}

@@ -123,19 +123,24 @@ func (s *Server) organisationCreate(rq *request) error {
 
 // orgAccess resolves the caller's access in an organisation and refuses a
 // caller who is not a member (a pending member is none) or lacks perm (0:
-// membership is enough). absent is the status an absent or deleted
-// organisation answers with: the rows that list "400 organisation absent"
-// pass 400, the others 404.
+// membership is enough); perm undecided refuses no one, for a handler whose
+// rule a permission cannot state (a member or a share's recipient). absent
+// is the status an absent or deleted organisation answers with: the rows
+// that list "400 organisation absent" pass 400, the others 404.
 func orgAccess(rq *request, q *db.Queries, orgID int64, absent int, perm Permission) (Access, error) {
 	a, err := authorize(rq.ctx, q, rq.user.ID, orgID, Scopes{})
 	if db.IsNotFound(err) {
 		return a, errorf(absent, "The organisation was not found.")
 	}
-	if err != nil {
+	if err != nil || perm == undecided {
 		return a, err
 	}
 	return a, a.Require(perm)
 }
+
+// undecided is no permission (outside the catalogue): orgAccess asks
+// nothing and the handler decides.
+const undecided Permission = 1 << 31
 
 func (s *Server) organisationGet(rq *request) error {
 	orgID, err := rq.pathID("id")

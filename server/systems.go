@@ -227,7 +227,7 @@ func (s *Server) systemList(rq *request) error {
 	var total int64
 	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
 		// Members, and holders of an accepted fleet share (spec).
-		a, err := orgAccessOnly(rq, q, orgID)
+		a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, undecided)
 		if err != nil {
 			return err
 		}

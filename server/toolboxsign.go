@@ -342,21 +342,12 @@ func (s *Server) toolboxCode(rq *request, q *db.Queries, t db.Toolbox, token str
 		return "", false, nil
 	}
 	if !invited {
-		if _, err := memberAccess(rq.ctx, q, rq.user.ID, t.OrganisationID); err != nil {
+		if _, err := orgAccess(rq, q, t.OrganisationID, http.StatusNotFound, 0); err != nil {
 			return "", false, nil
 		}
 	}
 	fresh, err := s.spendCode(rq.ctx, q, "u:"+db.ID(rq.user.ID).String(), step)
 	return methodApp, fresh, err
-}
-
-// memberAccess is the caller's access in an organisation, refusing a non-member.
-func memberAccess(ctx context.Context, q *db.Queries, userID, orgID int64) (Access, error) {
-	a, err := authorize(ctx, q, userID, orgID, Scopes{})
-	if err != nil {
-		return a, err
-	}
-	return a, a.Require(0)
 }
 
 // runsMeeting says whether the caller runs the toolbox's meeting, its
