@@ -290,6 +290,17 @@ func inviteByCode(rq *request, q *db.Queries) (db.Invite, error) {
 // e-mail invite, whose code is not shown, can be changed and revoked), with
 // the caller's access to its organisation checked for perm.
 func inviteForManager(rq *request, q *db.Queries, perm Permission) (db.Invite, db.Organisation, error) {
+	inv, err := inviteManaged(rq, q)
+	if err != nil {
+		return db.Invite{}, db.Organisation{}, err
+	}
+	a, err := orgAccess(rq, q, inv.OrganisationID, http.StatusNotFound, perm)
+	return inv, a.Org, err
+}
+
+// inviteManaged is the invite the manage rows' :code names, by code or by
+// id; 404 when absent.
+func inviteManaged(rq *request, q *db.Queries) (db.Invite, error) {
 	v := rq.params.ByName("code")
 	var inv db.Invite
 	var err error
@@ -299,13 +310,9 @@ func inviteForManager(rq *request, q *db.Queries, perm Permission) (db.Invite, d
 		inv, err = inviteByCode(rq, q)
 	}
 	if db.IsNotFound(err) {
-		return db.Invite{}, db.Organisation{}, notFound("The invite was not found.")
+		return db.Invite{}, notFound("The invite was not found.")
 	}
-	if err != nil {
-		return db.Invite{}, db.Organisation{}, err
-	}
-	a, err := orgAccess(rq, q, inv.OrganisationID, http.StatusNotFound, perm)
-	return inv, a.Org, err
+	return inv, err
 }
 
 // inviteGet shows an invite to anyone signed in who holds its code, while

@@ -32,6 +32,8 @@ type access struct {
 	// byHand: not on the table yet, the handler checks alone
 	// (routeaccess_test.go lists these routes, a list that only shrinks).
 	byHand bool
+	// wholeRule: rule is the whole requirement (whole), shown alone.
+	wholeRule bool
 }
 
 // loader resolves the caller's Access in the scope a route's path names.
@@ -147,6 +149,8 @@ func (a access) needs() string {
 		return "the caller's own"
 	case a.scope == "staff":
 		return "Staff"
+	case a.wholeRule:
+		return a.rule
 	case a.check != nil && a.load != nil && a.scope == "document":
 		s = "member"
 		if a.perm != 0 {
@@ -373,3 +377,73 @@ func doc(perm Permission) access {
 	}
 	return a
 }
+
+// whole makes rule the route's whole requirement, decided by check before
+// the body (the table shows rule alone): for rules a permission cannot
+// state, such as "a permission, or the row's author".
+func (a access) whole(rule string, check func(rq *request, q *db.Queries, x Access) error) access {
+	a.rule, a.check, a.wholeRule = rule, check, true
+	return a
+}
+
+// invite: the path's :code names an invite, by its code or its id (the
+// manage rows), in one organisation.
+func invite(perm Permission) access {
+	return scoped("invite", perm, func(rq *request, q *db.Queries) (Access, error) {
+		inv, err := inviteManaged(rq, q)
+		if err != nil {
+			return Access{}, err
+		}
+		return authorize(rq.ctx, q, rq.user.ID, inv.OrganisationID, Scopes{})
+	})
+}
+
+var (
+	inductionRecord = rowScope("induction record", inOrgOf(func(q *db.Queries) func(context.Context, int64) (db.InductionRecord, error) {
+		return q.InductionRecordGet
+	}, func(r db.InductionRecord) int64 { return r.OrganisationID }))
+	// assignedInduction: the caller's own assignment of the :id induction,
+	// while it is a member of the induction's organisation; to anyone else
+	// there is no such assignment.
+	assignedInduction = access{auth: true, scope: "induction assignment", wholeRule: true,
+		rule: "the induction's assignee, while a member (404 to anyone else)",
+		load: byID("id", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+			// No assignment of the caller's is the refusal, not an absent row.
+			ui, err := q.UserInductionGet(ctx, db.UserInductionGetParams{InductionID: id, UserID: userID})
+			if db.IsNotFound(err) {
+				return Access{}, nil
+			} else if err != nil {
+				return Access{}, err
+			}
+			a, err := authorize(ctx, q, userID, ui.OrganisationID, Scopes{})
+			if db.IsNotFound(err) {
+				return Access{}, nil
+			}
+			return a, err
+		}),
+		check: func(_ *request, _ *db.Queries, a Access) error {
+			if !a.IsMember() {
+				return notFound("No such induction assigned to you.")
+			}
+			return nil
+		}}
+	// witnessing: the :id work item or document revision, for a caller
+	// who may see it (witnessObject); to anyone else it does not exist.
+	// The handler adds the caller's code or signing token.
+	witnessing = access{auth: true, scope: "work item or revision", wholeRule: true,
+		rule: "who may see the work item (VIEW_WORKITEMS, an assignee or invitee) or the revision (VIEW_DOCUMENTS); 404 to anyone else",
+		load: func(*request, *db.Queries) (Access, error) { return Access{}, nil },
+		check: func(rq *request, q *db.Queries, _ Access) error {
+			id, err := rq.pathID("id")
+			if err != nil {
+				return nil // the handler answers a malformed id
+			}
+			_, err = witnessObject(rq.ctx, q, rq.user.ID, id)
+			return err
+		}}
+	// docSharing: managing a document's shares, for a member holding
+	// SHARE_PROJECTS or MANAGE_ORGANISATION.
+	docSharing = document(0).whole("SHARE_PROJECTS or MANAGE_ORGANISATION", func(_ *request, _ *db.Queries, a Access) error {
+		return a.RequireOr(a.Can(ManageOrganisation), ShareProjects)
+	})
+)
