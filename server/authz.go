@@ -306,6 +306,19 @@ func (a Access) needsGrants() bool { return !a.Owner && a.IsMember() }
 // status. Handlers then ask Require (or Can) of the result.
 func authorize(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scopes) (Access, error) {
 	noteAuditOrg(ctx, orgID)
+	if a, ok := reusedRouteAccess(ctx, q, userID, orgID, sc); ok {
+		return a, nil
+	}
+	a, err := resolveAuthorize(ctx, q, userID, orgID, sc)
+	if err == nil {
+		keepRouteAccess(ctx, q, userID, orgID, sc, a)
+	}
+	return a, err
+}
+
+// resolveAuthorize is authorize's answer resolved afresh (through the
+// access cache where it may serve).
+func resolveAuthorize(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scopes) (Access, error) {
 	var a Access
 	var err error
 	if c, gen := cachedAccess(ctx, q); c != nil {

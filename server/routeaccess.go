@@ -108,6 +108,10 @@ func (s *Server) checkAccess(rq *request, acc access) error {
 		return nil
 	}
 	var refused error
+	// The loader's authorize calls keep what they resolve for the
+	// handler's (routeResolved).
+	slot := &routeResolved{recording: true}
+	rq.ctx = context.WithValue(rq.ctx, routeAccessKey{}, slot)
 	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
 		a, err := acc.load(rq, q)
 		if err != nil {
@@ -123,6 +127,7 @@ func (s *Server) checkAccess(rq *request, acc access) error {
 		}
 		return nil
 	})
+	slot.recording = false
 	var e *Error
 	switch {
 	case err == nil:
@@ -131,6 +136,81 @@ func (s *Server) checkAccess(rq *request, acc access) error {
 		return nil
 	}
 	return err
+}
+
+// One resolution per request. The route's check resolves the caller's
+// Access in its own read transaction; the handler then asks authorize
+// again for the same caller, organisation and scopes, inside its own
+// transaction. authorize answers that second call with the route's Access
+// (reusedRouteAccess) when nothing can have changed in between:
+//
+//   - the handler's q is a read transaction at the same, even, write
+//     generation as the route's: no write batch began between the two
+//     reads of the generation, so every row the Access came from (the
+//     membership, roles and grants, and a non-member's shares, which the
+//     access cache never keeps) is as the route read it. This is the
+//     access cache's own rule (cache.go genCache), and the route's Access
+//     is exactly what a fresh resolution at that generation would give.
+//   - a write transaction always resolves again: a write must see the
+//     current state (a role taken or a share revoked between the route's
+//     read and the write is honoured). That check stays cheap: the
+//     organisation's access tag, memoised per writer stamp, decides
+//     whether the standing read at that tag still holds (writeStanding).
+//
+// So a read resolves access once, and a write twice only where it must.
+
+// routeResolved keeps, for one request, what authorize resolved during
+// the route's check (recording), each with the write generation of the
+// read transaction it was resolved in; the handler's calls then read it.
+type routeResolved struct {
+	recording bool
+	entries   []routeEntry
+}
+
+type routeEntry struct {
+	userID, orgID int64
+	sc            Scopes
+	a             Access
+	gen           uint64
+}
+
+// routeResolvedMax bounds what one check keeps (a loader asks one or two).
+const routeResolvedMax = 4
+
+type routeAccessKey struct{}
+
+// reusedRouteAccess is what the route's check resolved for the caller,
+// organisation and scopes asked, when q is a read transaction at the
+// generation it was resolved at; false otherwise.
+func reusedRouteAccess(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scopes) (Access, bool) {
+	r, _ := ctx.Value(routeAccessKey{}).(*routeResolved)
+	if r == nil || r.recording || len(r.entries) == 0 {
+		return Access{}, false
+	}
+	c, gen := cachedAccess(ctx, q)
+	if c == nil || gen%2 == 1 {
+		return Access{}, false
+	}
+	for _, e := range r.entries {
+		if e.gen == gen && e.userID == userID && e.orgID == orgID && e.sc == sc {
+			return e.a, true
+		}
+	}
+	return Access{}, false
+}
+
+// keepRouteAccess records what authorize resolved in q while the route's
+// check runs: only in a read transaction, at an even generation.
+func keepRouteAccess(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scopes, a Access) {
+	r, _ := ctx.Value(routeAccessKey{}).(*routeResolved)
+	if r == nil || !r.recording || len(r.entries) >= routeResolvedMax {
+		return
+	}
+	c, gen := cachedAccess(ctx, q)
+	if c == nil || gen%2 == 1 {
+		return
+	}
+	r.entries = append(r.entries, routeEntry{userID: userID, orgID: orgID, sc: sc, a: a, gen: gen})
 }
 
 // needs is the route's requirement in words, for the permission table.
