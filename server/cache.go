@@ -323,19 +323,33 @@ func loadStanding(ctx context.Context, q *db.Queries, userID, orgID int64) (stan
 
 type accessCacheKey struct{}
 
+// requestAccess is a request's tie to the access cache, and what its
+// route's check resolved (routeResolved): one context value per request.
+type requestAccess struct {
+	cache *accessCache
+	route routeResolved
+}
+
 // withAccessCache lets authorize, a plain function every loader calls, find
 // the server's cache without threading the server through every loader.
 func withAccessCache(ctx context.Context, c *accessCache) context.Context {
-	return context.WithValue(ctx, accessCacheKey{}, c)
+	return context.WithValue(ctx, accessCacheKey{}, &requestAccess{cache: c})
+}
+
+// requestAccessOf is ctx's requestAccess, nil without one.
+func requestAccessOf(ctx context.Context) *requestAccess {
+	r, _ := ctx.Value(accessCacheKey{}).(*requestAccess)
+	return r
 }
 
 // writeAccessCache returns the cache for a write transaction's q (one the
 // generation cannot serve: see cachedAccess), nil without one.
 func writeAccessCache(ctx context.Context, q *db.Queries) *accessCache {
-	c, _ := ctx.Value(accessCacheKey{}).(*accessCache)
-	if c == nil {
+	r := requestAccessOf(ctx)
+	if r == nil || r.cache == nil {
 		return nil
 	}
+	c := r.cache
 	if _, ok := c.store.ReadGeneration(q); ok {
 		return nil
 	}
@@ -346,10 +360,11 @@ func writeAccessCache(ctx context.Context, q *db.Queries) *accessCache {
 // generation to use it at; nil for a write transaction's q (see
 // db.Store.ReadGeneration).
 func cachedAccess(ctx context.Context, q *db.Queries) (*accessCache, uint64) {
-	c, _ := ctx.Value(accessCacheKey{}).(*accessCache)
-	if c == nil {
+	r := requestAccessOf(ctx)
+	if r == nil || r.cache == nil {
 		return nil, 0
 	}
+	c := r.cache
 	gen, ok := c.store.ReadGeneration(q)
 	if !ok {
 		return nil, 0

@@ -110,8 +110,11 @@ func (s *Server) checkAccess(rq *request, acc access) error {
 	var refused error
 	// The loader's authorize calls keep what they resolve for the
 	// handler's (routeResolved).
-	slot := &routeResolved{recording: true}
-	rq.ctx = context.WithValue(rq.ctx, routeAccessKey{}, slot)
+	var slot *routeResolved
+	if r := requestAccessOf(rq.ctx); r != nil {
+		slot = &r.route
+		slot.recording = true
+	}
 	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
 		a, err := acc.load(rq, q)
 		if err != nil {
@@ -127,7 +130,9 @@ func (s *Server) checkAccess(rq *request, acc access) error {
 		}
 		return nil
 	})
-	slot.recording = false
+	if slot != nil {
+		slot.recording = false
+	}
 	var e *Error
 	switch {
 	case err == nil:
@@ -164,7 +169,8 @@ func (s *Server) checkAccess(rq *request, acc access) error {
 // read transaction it was resolved in; the handler's calls then read it.
 type routeResolved struct {
 	recording bool
-	entries   []routeEntry
+	n         int
+	entries   [2]routeEntry // a loader asks one or two
 }
 
 type routeEntry struct {
@@ -174,24 +180,19 @@ type routeEntry struct {
 	gen           uint64
 }
 
-// routeResolvedMax bounds what one check keeps (a loader asks one or two).
-const routeResolvedMax = 4
-
-type routeAccessKey struct{}
-
 // reusedRouteAccess is what the route's check resolved for the caller,
 // organisation and scopes asked, when q is a read transaction at the
 // generation it was resolved at; false otherwise.
 func reusedRouteAccess(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scopes) (Access, bool) {
-	r, _ := ctx.Value(routeAccessKey{}).(*routeResolved)
-	if r == nil || r.recording || len(r.entries) == 0 {
+	ra := requestAccessOf(ctx)
+	if ra == nil || ra.cache == nil || ra.route.recording || ra.route.n == 0 {
 		return Access{}, false
 	}
-	c, gen := cachedAccess(ctx, q)
-	if c == nil || gen%2 == 1 {
+	gen, ok := ra.cache.store.ReadGeneration(q)
+	if !ok || gen%2 == 1 {
 		return Access{}, false
 	}
-	for _, e := range r.entries {
+	for _, e := range ra.route.entries[:ra.route.n] {
 		if e.gen == gen && e.userID == userID && e.orgID == orgID && e.sc == sc {
 			return e.a, true
 		}
@@ -202,15 +203,16 @@ func reusedRouteAccess(ctx context.Context, q *db.Queries, userID, orgID int64, 
 // keepRouteAccess records what authorize resolved in q while the route's
 // check runs: only in a read transaction, at an even generation.
 func keepRouteAccess(ctx context.Context, q *db.Queries, userID, orgID int64, sc Scopes, a Access) {
-	r, _ := ctx.Value(routeAccessKey{}).(*routeResolved)
-	if r == nil || !r.recording || len(r.entries) >= routeResolvedMax {
+	ra := requestAccessOf(ctx)
+	if ra == nil || ra.cache == nil || !ra.route.recording || ra.route.n == len(ra.route.entries) {
 		return
 	}
-	c, gen := cachedAccess(ctx, q)
-	if c == nil || gen%2 == 1 {
+	gen, ok := ra.cache.store.ReadGeneration(q)
+	if !ok || gen%2 == 1 {
 		return
 	}
-	r.entries = append(r.entries, routeEntry{userID: userID, orgID: orgID, sc: sc, a: a, gen: gen})
+	ra.route.entries[ra.route.n] = routeEntry{userID: userID, orgID: orgID, sc: sc, a: a, gen: gen}
+	ra.route.n++
 }
 
 // needs is the route's requirement in words, for the permission table.
@@ -526,4 +528,86 @@ var (
 	docSharing = document(0).whole("SHARE_PROJECTS or MANAGE_ORGANISATION", func(_ *request, _ *db.Queries, a Access) error {
 		return a.RequireOr(a.Can(ManageOrganisation), ShareProjects)
 	})
+)
+
+// The routes whose handler passes a permission or an alternative (a
+// team's leader, a log's author, the user themself): the route checks
+// both, so a member who holds neither is refused before its body. A row
+// the path names that is absent is the handler's to answer.
+
+// selfOr: the path's param names a user; that user, or a holder of p.
+func selfOr(param string, p Permission) func(rq *request, _ *db.Queries, a Access) error {
+	return func(rq *request, _ *db.Queries, a Access) error {
+		id, err := rq.pathID(param)
+		if err != nil {
+			return nil // the handler answers a malformed id
+		}
+		return a.RequireSelfOr(id, p)
+	}
+}
+
+var (
+	// teamManaging: MANAGE_TEAMS, or the leader of the path's :team.
+	teamManaging = workgroup(0).whole("MANAGE_TEAMS, or the team's leader", func(rq *request, q *db.Queries, a Access) error {
+		if err := a.Require(0); err != nil || a.Can(ManageTeams) {
+			return err
+		}
+		wgID, err1 := rq.pathID("id")
+		teamID, err2 := rq.pathID("team")
+		if err1 != nil || err2 != nil {
+			return nil
+		}
+		t, err := q.TeamGet(rq.ctx, teamID)
+		if db.IsNotFound(err) || (err == nil && t.WorkgroupID != wgID) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		m, err := q.TeamMemberGet(rq.ctx, db.TeamMemberGetParams{TeamID: t.ID, UserID: rq.user.ID})
+		if err != nil && !db.IsNotFound(err) {
+			return err
+		}
+		return a.RequireOr(err == nil && m.IsLeader, ManageTeams)
+	})
+	// assetLogAuthor: the log's author, or MANAGE_FLEETS.
+	assetLogAuthor = assetLog(0).whole("MANAGE_FLEETS, or the log's author", func(rq *request, q *db.Queries, a Access) error {
+		id, err := rq.pathID("id")
+		if err != nil {
+			return nil
+		}
+		l, err := q.AssetLogGet(rq.ctx, id)
+		if db.IsNotFound(err) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return a.RequireSelfOr(l.CreatedBy, ManageFleets)
+	})
+	// scheduleWriting: MANAGE_TEAMS, or CREATE_WORKITEMS for a work item's
+	// schedule (scheduleWriter).
+	scheduleWriting = schedule(0).whole("MANAGE_TEAMS (CREATE_WORKITEMS for a work item's schedule)", func(rq *request, q *db.Queries, a Access) error {
+		id, err := rq.pathID("id")
+		if err != nil {
+			return nil
+		}
+		sc, err := q.ScheduleGet(rq.ctx, id)
+		if db.IsNotFound(err) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return a.Require(scheduleWriter(sc))
+	})
+	// orgOwner: the organisation's owner.
+	orgOwner = org(0).whole("the owner", func(_ *request, _ *db.Queries, a Access) error {
+		if err := a.Require(0); err != nil {
+			return err
+		}
+		if !a.Owner {
+			return forbidden("Only the owner may delete the organisation.")
+		}
+		return nil
+	})
+	// inductionSelf: MANAGE_INDUCTIONS, or the path's :user themself.
+	inductionSelf = induction(0).whole("MANAGE_INDUCTIONS, or the user themself", selfOr("user", ManageInductions))
 )

@@ -22,8 +22,9 @@ func TestRouteAccessReuse(t *testing.T) {
 	// reuse shows.
 	const marker = -42
 	route := func() (context.Context, uint64) {
-		slot := &routeResolved{recording: true}
-		ctx := context.WithValue(withAccessCache(context.Background(), e.srv.access), routeAccessKey{}, slot)
+		ctx := withAccessCache(context.Background(), e.srv.access)
+		slot := &requestAccessOf(ctx).route
+		slot.recording = true
 		err := e.store.ReadTx(ctx, func(q *db.Queries) error {
 			a, err := authorize(ctx, q, f.bob.id, orgID, Scopes{})
 			if err == nil && !a.IsMember() {
@@ -35,8 +36,8 @@ func TestRouteAccessReuse(t *testing.T) {
 			t.Fatal(err)
 		}
 		slot.recording = false
-		if len(slot.entries) != 1 {
-			t.Fatalf("the check kept %d resolutions, want 1", len(slot.entries))
+		if slot.n != 1 {
+			t.Fatalf("the check kept %d resolutions, want 1", slot.n)
 		}
 		slot.entries[0].a.TopRank = marker
 		return ctx, slot.entries[0].gen
