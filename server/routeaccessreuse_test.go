@@ -3,6 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,5 +113,42 @@ func TestRouteAccessReuse(t *testing.T) {
 	e.must(200, f.alice, "PATCH", "/organisations/"+f.acme, map[string]any{"description": "moved"})
 	if a, _ := handlerRead(ctx); a.TopRank == marker {
 		t.Error("a read after a write was answered with the route's Access")
+	}
+}
+
+// TestRouteRefusesMemberBeforeBody: a member who holds neither the
+// permission nor the alternative a route allows (a team's leader, the user
+// themself) and sends a malformed body is refused (403/404), never told
+// about the body; the owner sending the same body is not refused.
+func TestRouteRefusesMemberBeforeBody(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	id := func(r *testResponse) string { return r.obj(t)["id"].(string) }
+	wg := id(e.must(201, f.alice, "POST", acme+"/workgroups", map[string]any{"name": "Yard"}))
+	team := id(e.must(201, f.alice, "POST", "/workgroups/"+wg+"/teams", map[string]any{"name": "Crane", "colour": "#336699"}))
+	ind := id(e.must(201, f.alice, "POST", acme+"/inductions", map[string]any{"name": "Site"}))
+	code := e.must(201, f.alice, "POST", acme+"/invites", nil).obj(t)["code"].(string)
+	doc := id(e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Plan"}))
+	alice := fmt.Sprint(f.alice.id)
+	for _, c := range []struct{ method, path string }{
+		{"PUT", "/workgroups/" + wg + "/teams/" + team + "/members/" + alice},
+		{"PATCH", "/workgroups/" + wg + "/teams/" + team + "/members/" + alice},
+		{"POST", "/inductions/" + ind + "/users/" + alice},
+		{"PATCH", "/invites/" + code},
+		{"POST", "/documents/" + doc + "/shares"},
+	} {
+		send := func(u *testUser) *testResponse {
+			req := httptest.NewRequest(c.method, c.path, strings.NewReader(`{"unterminated": `))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+e.bearer(u))
+			return e.serve(req)
+		}
+		if r := send(f.bob); r.Status != http.StatusForbidden && r.Status != http.StatusNotFound {
+			t.Errorf("%s %s: a member without the right sent a malformed body and got %d, want the refusal: %.200s", c.method, c.path, r.Status, r.Body)
+		}
+		if r := send(f.alice); r.Status == http.StatusForbidden || r.Status == http.StatusNotFound {
+			t.Errorf("%s %s: the owner was refused (%d): %.200s", c.method, c.path, r.Status, r.Body)
+		}
 	}
 }
