@@ -611,3 +611,22 @@ var (
 	// inductionSelf: MANAGE_INDUCTIONS, or the path's :user themself.
 	inductionSelf = induction(0).whole("MANAGE_INDUCTIONS, or the user themself", selfOr("user", ManageInductions))
 )
+
+// roleOutranking: MANAGE_ROLES, ranked above the :id role (the escalation
+// rule, requireOutranks).
+var roleOutranking = role(ManageRoles).whole("MANAGE_ROLES, ranked above the role", func(rq *request, q *db.Queries, a Access) error {
+	if err := a.Require(ManageRoles); err != nil {
+		return err
+	}
+	id, err := rq.pathID("id")
+	if err != nil {
+		return nil
+	}
+	r, err := q.RoleGet(rq.ctx, id)
+	if db.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return requireOutranks(a, r.SortOrder)
+})

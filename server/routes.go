@@ -248,7 +248,7 @@ func (s *Server) routes() []route {
 		{"GET", "/organisations/:id/permissions", org(ManageOrganisation), s.orgGrantList},
 		{"PUT", "/organisations/:id/permissions/:target", org(ManageRoles), s.grantPut},
 		{"GET", "/roles/:id", role(0), s.roleGet},
-		{"PATCH", "/roles/:id", role(ManageRoles).or("ranked above the role"), s.rolePatch},
+		{"PATCH", "/roles/:id", roleOutranking, s.rolePatch},
 		{"DELETE", "/roles/:id", role(ManageRoles).or("ranked above the role"), s.roleDelete},
 		{"GET", "/roles/:id/members", role(0), s.roleMembers},
 
@@ -274,7 +274,7 @@ func (s *Server) routes() []route {
 		{"POST", "/organisations/:id/asset-statuses", org(ManageFleets), s.assetStatusCreate},
 		{"GET", "/organisations/:id/asset-statuses", org(0), s.assetStatusList},
 		{"GET", "/api/assetstatuses/:id", assetStatus(0), s.assetStatusGet},
-		{"PATCH", "/api/assetstatuses/:id", assetStatus(0).or("MANAGE_FLEETS"), s.assetStatusPatch},
+		{"PATCH", "/api/assetstatuses/:id", assetStatus(0), s.assetStatusPatch},
 		{"DELETE", "/api/assetstatuses/:id", assetStatus(ManageFleets), s.assetStatusDelete},
 		{"POST", "/organisations/:id/asset-zones", org(ManageFleets), s.assetZoneCreate},
 		{"GET", "/organisations/:id/asset-zones", org(0), s.assetZoneList},
