@@ -170,7 +170,7 @@ func (s *Server) checkAccess(rq *request, acc access) error {
 type routeResolved struct {
 	recording bool
 	n         int
-	entries   [2]routeEntry // a loader asks one or two
+	entries   [1]routeEntry // a loader asks once; a second question resolves afresh
 }
 
 type routeEntry struct {
