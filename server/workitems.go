@@ -138,10 +138,7 @@ func (v workItemView) render(w db.WorkItem) workItemJSON {
 			UpdatedBy: userRef(v.users, &w.UpdatedBy), ClosedAt: w.ClosedAt, ClosedBy: userRef(v.users, w.ClosedBy),
 		},
 	}
-	if out.Schedules == nil {
-		out.Schedules = []scheduleJSON{}
-	}
-	if out.Schedules == nil {
+	if out.Schedules == nil { // an item without schedules answers [], not null
 		out.Schedules = []scheduleJSON{}
 	}
 	for _, id := range v.assignees[w.ID] {
