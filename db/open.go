@@ -29,6 +29,12 @@ type Options struct {
 	ReadConns int
 	// Now is the wall clock of the sync log's hybrid clock (tests set it).
 	Now func() time.Time
+	// Unprepared leaves the queries unprepared: each is parsed when it runs.
+	// For handler tests only: Open prepares every query (537) on the reader
+	// and the writer, about half the CPU of a short test that runs a few
+	// dozen of them. The service, the db tests and the test templates
+	// prepare them all, so a query SQLite cannot parse still fails there.
+	Unprepared bool
 }
 
 // Store is the database: one writer connection, fed by one write loop that
@@ -169,13 +175,17 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	rq, err := Prepare(ctx, r)
+	prepare := Prepare
+	if opts.Unprepared {
+		prepare = func(_ context.Context, d DBTX) (*Queries, error) { return New(d), nil }
+	}
+	rq, err := prepare(ctx, r)
 	if err != nil {
 		r.Close()
 		w.Close()
 		return nil, err
 	}
-	wq, err := Prepare(ctx, w)
+	wq, err := prepare(ctx, w)
 	if err != nil {
 		rq.Close()
 		r.Close()

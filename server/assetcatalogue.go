@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/http"
 	"strings"
@@ -58,43 +57,6 @@ func catalogueRow[T any](ctx context.Context, q *db.Queries, userID, id int64, w
 		return row, Access{}, notFound("The %s does not exist.", what)
 	}
 	return row, a, err
-}
-
-// orgPage is the list pattern of the catalogue: organisation access (400
-// when absent), a page of ids from table by queryPage, rows by render.
-func (s *Server) orgPage(rq *request, from, where string, args []any, fields db.FilterFields, perm Permission,
-	render func(q *db.Queries, ids []int64) (any, error), empty any) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, fields)
-	if err != nil {
-		return err
-	}
-	out := empty
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, perm); err != nil {
-			return err
-		}
-		w := "organisation_id = ?"
-		if where != "" {
-			w += " AND " + where
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: from, Where: w, Args: append([]any{orgID}, args...)}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		out, err = render(q, ids)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
 }
 
 var nameFilter = db.FilterField{Column: "name", Kind: db.FieldString, CaseInsensitive: true}
@@ -160,19 +122,10 @@ func (s *Server) assetStatusCreate(rq *request) error {
 }
 
 func (s *Server) assetStatusList(rq *request) error {
-	return s.orgPage(rq, "asset_statuses", "", nil,
-		db.FilterFields{"name": nameFilter, "active": {Column: "active", Kind: db.FieldBool}}, 0,
-		func(q *db.Queries, ids []int64) (any, error) {
-			rows, err := q.AssetStatusListByIDs(rq.ctx, idsJSON(ids))
-			if err != nil {
-				return nil, err
-			}
-			out := make([]assetStatusJSON, 0, len(rows))
-			for _, r := range rows {
-				out = append(out, toAssetStatus(r))
-			}
-			return out, nil
-		}, []assetStatusJSON{})
+	return listPage(s, rq, listSpec[assetStatusJSON]{Path: "id",
+		Fields: db.FilterFields{"name": nameFilter, "active": {Column: "active", Kind: db.FieldBool}},
+		Scope:  orgScope(rq, 0, "asset_statuses", ""),
+		Rows:   byIDs((*db.Queries).AssetStatusListByIDs, each(toAssetStatus))})
 }
 
 func (s *Server) assetStatusGet(rq *request) error {
@@ -307,19 +260,10 @@ func (s *Server) assetZoneList(rq *request) error {
 		where = append(where, "instr("+db.CaseFoldFunc+"(name), ?) > 0")
 		args = append(args, strings.ToLower(v))
 	}
-	return s.orgPage(rq, "asset_zones", strings.Join(where, " AND "), args,
-		db.FilterFields{"name": nameFilter, "code": {Column: "code", Kind: db.FieldString, CaseInsensitive: true}}, 0,
-		func(q *db.Queries, ids []int64) (any, error) {
-			rows, err := q.AssetZoneListByIDs(rq.ctx, idsJSON(ids))
-			if err != nil {
-				return nil, err
-			}
-			out := make([]assetZoneJSON, 0, len(rows))
-			for _, r := range rows {
-				out = append(out, toAssetZone(r))
-			}
-			return out, nil
-		}, []assetZoneJSON{})
+	return listPage(s, rq, listSpec[assetZoneJSON]{Path: "id",
+		Fields: db.FilterFields{"name": nameFilter, "code": {Column: "code", Kind: db.FieldString, CaseInsensitive: true}},
+		Scope:  orgScope(rq, 0, "asset_zones", strings.Join(where, " AND "), args...),
+		Rows:   byIDs((*db.Queries).AssetZoneListByIDs, each(toAssetZone))})
 }
 
 func (s *Server) assetZoneGet(rq *request) error {
@@ -547,23 +491,18 @@ func (s *Server) assetFieldCreate(rq *request) error {
 }
 
 func (s *Server) assetFieldList(rq *request) error {
-	return s.orgPage(rq, "asset_fields", "", nil,
-		db.FilterFields{"name": nameFilter, "type": {Column: "type", Kind: db.FieldNumber}}, 0,
-		func(q *db.Queries, ids []int64) (any, error) {
-			rows, err := q.AssetFieldListByIDs(rq.ctx, idsJSON(ids))
+	return listPage(s, rq, listSpec[assetFieldJSON]{Path: "id",
+		Fields: db.FilterFields{"name": nameFilter, "type": {Column: "type", Kind: db.FieldNumber}},
+		Scope:  orgScope(rq, 0, "asset_fields", ""),
+		Rows: func(ctx context.Context, q *db.Queries, ids []int64) ([]assetFieldJSON, error) {
+			vals, err := enumValuesOf(ctx, q, ids)
 			if err != nil {
 				return nil, err
 			}
-			vals, err := enumValuesOf(rq.ctx, q, ids)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]assetFieldJSON, 0, len(rows))
-			for _, r := range rows {
-				out = append(out, toAssetField(r, vals[r.ID]))
-			}
-			return out, nil
-		}, []assetFieldJSON{})
+			return byIDs((*db.Queries).AssetFieldListByIDs, each(func(r db.AssetField) assetFieldJSON {
+				return toAssetField(r, vals[r.ID])
+			}))(ctx, q, ids)
+		}})
 }
 
 func (s *Server) assetFieldGet(rq *request) error {
@@ -818,15 +757,10 @@ func (s *Server) assetTypeList(rq *request) error {
 			return fieldError("ephemerality", "must be 0, 1 or 2")
 		}
 	}
-	return s.orgPage(rq, "asset_types", where, args,
-		db.FilterFields{"name": nameFilter, "ephemerality": {Column: "ephemerality", Kind: db.FieldNumber}, "fleet_id": {Column: "fleet_id", Kind: db.FieldID}}, 0,
-		func(q *db.Queries, ids []int64) (any, error) {
-			rows, err := q.AssetTypeListByIDs(rq.ctx, idsJSON(ids))
-			if err != nil {
-				return nil, err
-			}
-			return renderTypes(rq.ctx, q, rows)
-		}, []assetTypeJSON{})
+	return listPage(s, rq, listSpec[assetTypeJSON]{Path: "id",
+		Fields: db.FilterFields{"name": nameFilter, "ephemerality": {Column: "ephemerality", Kind: db.FieldNumber}, "fleet_id": {Column: "fleet_id", Kind: db.FieldID}},
+		Scope:  orgScope(rq, 0, "asset_types", where, args...),
+		Rows:   byIDs((*db.Queries).AssetTypeListByIDs, renderTypes)})
 }
 
 func assetTypeAccess(ctx context.Context, q *db.Queries, userID, id int64) (db.AssetType, Access, error) {

@@ -180,43 +180,16 @@ func (s *Server) assetLogCreate(rq *request) error {
 // assetLogList: a group's logs, newest first; members only (a fleet share
 // opens assets and groups, not their logs).
 func (s *Server) assetLogList(rq *request) error {
-	id, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, db.FilterFields{"logged_at": {Column: "logged_at", Kind: db.FieldTime}, "type": {Column: "type", Kind: db.FieldString}})
-	if err != nil {
-		return err
-	}
-	out := []assetLogJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		g, a, err := assetGroupAccess(rq.ctx, q, rq.user.ID, id, false)
-		if err != nil {
-			return err
-		}
-		if err := a.Require(0); err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "asset_logs", Where: "asset_group_id = ?", Args: []any{g.ID}, OrderBy: "logged_at DESC, id DESC"}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.AssetLogListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, l := range rows {
-			out = append(out, toAssetLog(l))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, listSpec[assetLogJSON]{Path: "id",
+		Fields: db.FilterFields{"logged_at": {Column: "logged_at", Kind: db.FieldTime}, "type": {Column: "type", Kind: db.FieldString}},
+		Scope: func(_ *sql.Tx, q *db.Queries, id int64, _ listQuery) (listSQL, error) {
+			g, a, err := assetGroupAccess(rq.ctx, q, rq.user.ID, id, false)
+			if err != nil {
+				return listSQL{}, err
+			}
+			return listSQL{From: "asset_logs", Where: "asset_group_id = ?", Args: []any{g.ID}, OrderBy: "logged_at DESC, id DESC"}, a.Require(0)
+		},
+		Rows: byIDs((*db.Queries).AssetLogListByIDs, each(toAssetLog))})
 }
 
 func assetLogAccess(ctx context.Context, q *db.Queries, userID, id int64) (db.AssetLog, Access, error) {
@@ -513,18 +486,9 @@ func (s *Server) assetSubscriptionCreate(rq *request) error {
 }
 
 func (s *Server) assetSubscriptionList(rq *request) error {
-	return s.orgPage(rq, "asset_subscriptions", "", nil, db.FilterFields{"name": nameFilter}, ManageFleets,
-		func(q *db.Queries, ids []int64) (any, error) {
-			rows, err := q.AssetSubscriptionListByIDs(rq.ctx, idsJSON(ids))
-			if err != nil {
-				return nil, err
-			}
-			out := make([]assetSubscriptionJSON, 0, len(rows))
-			for _, r := range rows {
-				out = append(out, toAssetSubscription(r))
-			}
-			return out, nil
-		}, []assetSubscriptionJSON{})
+	return listPage(s, rq, listSpec[assetSubscriptionJSON]{Path: "id", Fields: db.FilterFields{"name": nameFilter},
+		Scope: orgScope(rq, ManageFleets, "asset_subscriptions", ""),
+		Rows:  byIDs((*db.Queries).AssetSubscriptionListByIDs, each(toAssetSubscription))})
 }
 
 func (s *Server) assetSubscriptionGet(rq *request) error {

@@ -1339,30 +1339,25 @@ var groupFilterFields = db.FilterFields{
 // fleets' only.
 func (s *Server) groupList(assets bool) handlerFunc {
 	return func(rq *request) error {
-		orgID, err := rq.pathID("id")
-		if err != nil {
-			return err
+		var filters string
+		var fargs []any
+		query := func(int64) (listQuery, error) {
+			lq, err := parseListQuery(rq.r, groupFilterFields)
+			if err != nil {
+				return lq, err
+			}
+			filters, fargs, err = groupFilters(rq, assets)
+			return lq, err
 		}
-		lq, err := parseListQuery(rq.r, groupFilterFields)
-		if err != nil {
-			return err
-		}
-		filters, fargs, err := groupFilters(rq, assets)
-		if err != nil {
-			return err
-		}
-		var out any
-		var total int64
-		err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
+		scope := func(_ *sql.Tx, q *db.Queries, orgID int64, _ listQuery) (listSQL, error) {
 			a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, undecided)
 			if err != nil {
-				return err
+				return listSQL{}, err
 			}
-			scope, sargs, err := listScope(rq.ctx, q, a)
+			where, args, err := listScope(rq.ctx, q, a)
 			if err != nil {
-				return err
+				return listSQL{}, err
 			}
-			where, args := scope, sargs
 			if assets {
 				where += " AND ephemerality = 0"
 			}
@@ -1370,27 +1365,14 @@ func (s *Server) groupList(assets bool) handlerFunc {
 				where += " AND " + filters
 				args = append(args, fargs...)
 			}
-			var ids []int64
-			ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "asset_groups", Where: where, Args: args}, lq)
-			if err != nil {
-				return err
-			}
-			rows, err := q.AssetGroupListByIDs(rq.ctx, idsJSON(ids))
-			if err != nil {
-				return err
-			}
-			if assets {
-				out, err = renderAssets(rq.ctx, q, rows)
-			} else {
-				out, err = renderGroups(rq.ctx, q, rows)
-			}
-			return err
-		})
-		if err != nil {
-			return err
+			return listSQL{From: "asset_groups", Where: where, Args: args}, nil
 		}
-		setTotalCount(rq.w, total)
-		return rq.json(http.StatusOK, out)
+		if assets {
+			return listPage(s, rq, listSpec[assetJSON]{Path: "id", Query: query, Scope: scope,
+				Rows: byIDs((*db.Queries).AssetGroupListByIDs, renderAssets)})
+		}
+		return listPage(s, rq, listSpec[assetGroupJSON]{Path: "id", Query: query, Scope: scope,
+			Rows: byIDs((*db.Queries).AssetGroupListByIDs, renderGroups)})
 	}
 }
 

@@ -203,43 +203,21 @@ func auditFilter(rq *request, orgID int64) (listSQL, error) {
 
 // auditLog: the organisation's entries, newest first (MANAGE_ORGANISATION).
 func (s *Server) auditLog(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, nil)
-	if err != nil {
-		return err
-	}
-	ls, err := auditFilter(rq, orgID)
-	if err != nil {
-		return err
-	}
-	out := []auditEntryJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, ls, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.AuditListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, e := range rows {
-			out = append(out, toAuditEntry(e))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	var ls listSQL
+	return listPage(s, rq, listSpec[auditEntryJSON]{Path: "id",
+		Query: func(orgID int64) (listQuery, error) {
+			lq, err := parseListQuery(rq.r, nil)
+			if err != nil {
+				return lq, err
+			}
+			ls, err = auditFilter(rq, orgID)
+			return lq, err
+		},
+		Scope: func(_ *sql.Tx, q *db.Queries, orgID int64, _ listQuery) (listSQL, error) {
+			_, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation)
+			return ls, err
+		},
+		Rows: byIDs((*db.Queries).AuditListByIDs, each(toAuditEntry))})
 }
 
 // auditExport: every matching entry as JSON Lines, oldest first, read in

@@ -434,41 +434,12 @@ var mergeRequestFilter = db.FilterFields{
 // mergeRequestList pages the document's requests by number (without the
 // merge state, which costs a merge each).
 func (s *Server) mergeRequestList(rq *request) error {
-	lq, err := parseListQuery(rq.r, mergeRequestFilter)
-	if err != nil {
-		return err
-	}
-	out := []mergeRequestJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		d, _, err := contentAccess(rq, q, ViewDocuments)
-		if err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "document_merge_requests", Where: "document_id = ?",
-			Args: []any{d.ID}, OrderBy: "number"}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.MergeRequestListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, m := range rows {
-			j, err := renderMergeRequest(rq.ctx, q, m)
-			if err != nil {
-				return err
-			}
-			out = append(out, j)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, listSpec[mergeRequestJSON]{Fields: mergeRequestFilter,
+		Scope: func(_ *sql.Tx, q *db.Queries, _ int64, _ listQuery) (listSQL, error) {
+			d, _, err := contentAccess(rq, q, ViewDocuments)
+			return listSQL{From: "document_merge_requests", Where: "document_id = ?", Args: []any{d.ID}, OrderBy: "number"}, err
+		},
+		Rows: byIDs((*db.Queries).MergeRequestListByIDs, eachQ(renderMergeRequest))})
 }
 
 func (s *Server) mergeRequestGet(rq *request) error {

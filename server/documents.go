@@ -668,68 +668,42 @@ var documentFilter = db.FilterFields{
 // (VIEW_DOCUMENTS on each document's layer), deleted ones only when the
 // filter names is_deleted.
 func (s *Server) documentList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, documentFilter)
-	if err != nil {
-		return err
-	}
-	out := []documentJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
-			return err
-		}
-		// the layers documents sit in are few (the organisation, projects,
-		// packages): each is authorised once
-		scopes, err := q.DocumentScopes(rq.ctx, orgID)
-		if err != nil {
-			return err
-		}
-		var visible []string
-		access := map[string]Access{}
-		for _, sc := range scopes {
-			a, err := authorize(rq.ctx, q, rq.user.ID, orgID, Scopes{Project: sc.ProjectID, Package: sc.PackageID})
+	// the caller's access per layer, for each row's permissions
+	access := map[string]Access{}
+	return listPage(s, rq, listSpec[documentJSON]{Path: "id", Fields: documentFilter,
+		Scope: func(_ *sql.Tx, q *db.Queries, orgID int64, lq listQuery) (listSQL, error) {
+			if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
+				return listSQL{}, err
+			}
+			// the layers documents sit in are few (the organisation, projects,
+			// packages): each is authorised once
+			scopes, err := q.DocumentScopes(rq.ctx, orgID)
 			if err != nil {
-				return err
+				return listSQL{}, err
 			}
-			key := fmt.Sprintf("%d:%d", sc.ProjectID, sc.PackageID)
-			access[key] = a
-			if a.Can(ViewDocuments) {
-				visible = append(visible, key)
+			var visible []string
+			for _, sc := range scopes {
+				a, err := authorize(rq.ctx, q, rq.user.ID, orgID, Scopes{Project: sc.ProjectID, Package: sc.PackageID})
+				if err != nil {
+					return listSQL{}, err
+				}
+				key := fmt.Sprintf("%d:%d", sc.ProjectID, sc.PackageID)
+				access[key] = a
+				if a.Can(ViewDocuments) {
+					visible = append(visible, key)
+				}
 			}
-		}
-		if len(visible) == 0 {
-			return nil
-		}
-		vis, _ := json.Marshal(visible)
-		where := "organisation_id = ? AND (coalesce(project_id, 0) || ':' || coalesce(package_id, 0)) IN (SELECT value FROM json_each(?))"
-		if !strings.Contains(lq.Where, "deleted_at IS NOT NULL") {
-			where += " AND deleted_at IS NULL"
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "documents", Where: where, Args: []any{orgID, string(vis)}, OrderBy: "number"}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.DocumentListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, d := range rows {
-			j, err := renderDocument(rq.ctx, q, d, access[fmt.Sprintf("%d:%d", deref(d.ProjectID), deref(d.PackageID))])
-			if err != nil {
-				return err
+			if len(visible) == 0 {
+				return listSQL{}, nil
 			}
-			out = append(out, j)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+			vis, _ := json.Marshal(visible)
+			where := "organisation_id = ? AND (coalesce(project_id, 0) || ':' || coalesce(package_id, 0)) IN (SELECT value FROM json_each(?))"
+			if !strings.Contains(lq.Where, "deleted_at IS NOT NULL") {
+				where += " AND deleted_at IS NULL"
+			}
+			return listSQL{From: "documents", Where: where, Args: []any{orgID, string(vis)}, OrderBy: "number"}, nil
+		},
+		Rows: byIDs((*db.Queries).DocumentListByIDs, eachQ(func(ctx context.Context, q *db.Queries, d db.Document) (documentJSON, error) {
+			return renderDocument(ctx, q, d, access[fmt.Sprintf("%d:%d", deref(d.ProjectID), deref(d.PackageID))])
+		}))})
 }

@@ -257,38 +257,10 @@ var tagFilter = db.FilterFields{
 
 // tagList pages the document's tags, oldest first.
 func (s *Server) tagList(rq *request) error {
-	lq, err := parseListQuery(rq.r, tagFilter)
-	if err != nil {
-		return err
-	}
-	out := []tagJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		d, _, err := contentAccess(rq, q, ViewDocuments)
-		if err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "document_tags", Where: "document_id = ?", Args: []any{d.ID}}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.TagListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, t := range rows {
-			tj, err := renderTag(rq.ctx, q, t)
-			if err != nil {
-				return err
-			}
-			out = append(out, tj)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, listSpec[tagJSON]{Fields: tagFilter,
+		Scope: func(_ *sql.Tx, q *db.Queries, _ int64, _ listQuery) (listSQL, error) {
+			d, _, err := contentAccess(rq, q, ViewDocuments)
+			return listSQL{From: "document_tags", Where: "document_id = ?", Args: []any{d.ID}}, err
+		},
+		Rows: byIDs((*db.Queries).TagListByIDs, eachQ(renderTag))})
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -130,39 +129,10 @@ func (s *Server) documentTypeCreate(rq *request) error {
 }
 
 func (s *Server) documentTypeList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, db.FilterFields{"name": {Column: "name", Kind: db.FieldString, CaseInsensitive: true}})
-	if err != nil {
-		return err
-	}
-	out := []documentTypeJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "document_types", Where: "organisation_id = ?", Args: []any{orgID}}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.DocumentTypeListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			out = append(out, toDocumentType(r))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, listSpec[documentTypeJSON]{Path: "id",
+		Fields: db.FilterFields{"name": {Column: "name", Kind: db.FieldString, CaseInsensitive: true}},
+		Scope:  orgScope(rq, 0, "document_types", ""),
+		Rows:   byIDs((*db.Queries).DocumentTypeListByIDs, each(toDocumentType))})
 }
 
 func (s *Server) documentTypeGet(rq *request) error {
@@ -484,44 +454,21 @@ func (s *Server) documentFieldCreate(rq *request) error {
 }
 
 func (s *Server) documentFieldList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, db.FilterFields{"enabled": {Column: "enabled", Kind: db.FieldBool},
-		"name": {Column: "name", Kind: db.FieldString, CaseInsensitive: true}})
-	if err != nil {
-		return err
-	}
-	out := []documentFieldJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "document_fields", Where: "organisation_id = ?", Args: []any{orgID}}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.DocumentFieldListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		vals, err := q.DocumentFieldValues(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			out = append(out, toDocumentField(r, vals))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, listSpec[documentFieldJSON]{Path: "id",
+		Fields: db.FilterFields{"enabled": {Column: "enabled", Kind: db.FieldBool},
+			"name": {Column: "name", Kind: db.FieldString, CaseInsensitive: true}},
+		Scope: orgScope(rq, 0, "document_fields", ""),
+		Rows: func(ctx context.Context, q *db.Queries, ids []int64) ([]documentFieldJSON, error) {
+			rows, err := q.DocumentFieldListByIDs(ctx, idsJSON(ids))
+			if err != nil {
+				return nil, err
+			}
+			vals, err := q.DocumentFieldValues(ctx, idsJSON(ids))
+			if err != nil {
+				return nil, err
+			}
+			return each(func(r db.DocumentField) documentFieldJSON { return toDocumentField(r, vals) })(ctx, q, rows)
+		}})
 }
 
 func (s *Server) documentFieldGet(rq *request) error {

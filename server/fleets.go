@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -167,39 +166,10 @@ func (s *Server) fleetCreate(rq *request) error {
 }
 
 func (s *Server) fleetList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, db.FilterFields{"name": {Column: "name", Kind: db.FieldString, CaseInsensitive: true}})
-	if err != nil {
-		return err
-	}
-	out := []fleetJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "fleets", Where: "organisation_id = ?", Args: []any{orgID}}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.FleetListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, f := range rows {
-			out = append(out, toFleet(f))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, listSpec[fleetJSON]{Path: "id",
+		Fields: db.FilterFields{"name": {Column: "name", Kind: db.FieldString, CaseInsensitive: true}},
+		Scope:  orgScope(rq, 0, "fleets", ""),
+		Rows:   byIDs((*db.Queries).FleetListByIDs, each(toFleet))})
 }
 
 func (s *Server) fleetGet(rq *request) error {

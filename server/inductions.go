@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -444,33 +443,9 @@ func (s *Server) inductionCreate(rq *request) error {
 
 // inductionList lists the organisation's inductions (members), paged.
 func (s *Server) inductionList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, nil)
-	if err != nil {
-		return err
-	}
-	out := []inductionJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "inductions", Where: "organisation_id = ?", Args: []any{orgID}}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		out, err = inductionsJSON(rq.ctx, q, ids)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, listSpec[inductionJSON]{Path: "id",
+		Scope: orgScope(rq, 0, "inductions", ""),
+		Rows:  inductionsJSON})
 }
 
 // inductionRows reads inductions by id, in the order given, with their

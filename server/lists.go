@@ -227,3 +227,152 @@ func queryPage(ctx context.Context, q *db.Queries, tx *sql.Tx, s listSQL, lq lis
 	}
 	return ids, total, nil
 }
+
+// listSpec is what one list endpoint says; listPage is the shell they all
+// share (decode, check, page, render, answer), so an endpoint cannot forget
+// X-Total-Count, the read transaction or the empty page's [].
+type listSpec[T any] struct {
+	// Path, when set, is the path parameter read first (a malformed one is
+	// a 400 before anything else); Scope gets its value.
+	Path string
+	// Fields is the $filter whitelist (nil: nothing is filterable).
+	Fields db.FilterFields
+	// Query, when set, decodes the request's list parameters in place of
+	// parseListQuery(Fields): an endpoint with parameters of its own reads
+	// them there, in the order its errors take precedence.
+	Query func(id int64) (listQuery, error)
+	// Scope runs first in the read transaction: it checks access and names
+	// the rows. A listSQL with no From means nothing is visible: an empty
+	// page, X-Total-Count 0.
+	Scope func(tx *sql.Tx, q *db.Queries, id int64, lq listQuery) (listSQL, error)
+	// Check, when set, may refuse a page by its total before its rows are
+	// read (an export larger than it can hold).
+	Check func(total int64) error
+	// Rows reads and renders a non-empty page's rows, in the order of ids.
+	Rows func(ctx context.Context, q *db.Queries, ids []int64) ([]T, error)
+	// Header, when set, adds the endpoint's own headers to a 200 answer.
+	Header func(h http.Header)
+}
+
+// listPage answers a list request as l says: 200 with the page as a JSON
+// array and X-Total-Count. A page of pre-encoded items (T is []byte, the
+// project list's row cache) is joined as it is.
+func listPage[T any](s *Server, rq *request, l listSpec[T]) error {
+	var id int64
+	var err error
+	if l.Path != "" {
+		if id, err = rq.pathID(l.Path); err != nil {
+			return err
+		}
+	}
+	var lq listQuery
+	if l.Query != nil {
+		lq, err = l.Query(id)
+	} else {
+		lq, err = parseListQuery(rq.r, l.Fields)
+	}
+	if err != nil {
+		return err
+	}
+	out, total, err := l.read(s, rq, id, lq)
+	if err != nil {
+		return err
+	}
+	setTotalCount(rq.w, total)
+	if l.Header != nil {
+		l.Header(rq.w.Header())
+	}
+	if items, ok := any(out).([][]byte); ok {
+		writeJSONArray(rq.w, http.StatusOK, items)
+		return nil
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// read is the page of lq and the total, in one read transaction so the
+// access check, the count and the rows see one snapshot. An empty page is
+// [] (never null).
+func (l listSpec[T]) read(s *Server, rq *request, id int64, lq listQuery) ([]T, int64, error) {
+	var out []T
+	var total int64
+	err := s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
+		ls, err := l.Scope(tx, q, id, lq)
+		if err != nil || ls.From == "" {
+			return err
+		}
+		var ids []int64
+		if ids, total, err = queryPage(rq.ctx, q, tx, ls, lq); err != nil {
+			return err
+		}
+		if l.Check != nil {
+			if err := l.Check(total); err != nil {
+				return err
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		out, err = l.Rows(rq.ctx, q, ids)
+		return err
+	})
+	if out == nil {
+		out = []T{}
+	}
+	return out, total, err
+}
+
+// orgScope is the scope of most lists: the organisation named by the path
+// id, checked by orgAccess for perm (an absent one is a 400), and the rows
+// of table from in it that also meet where (may be "").
+func orgScope(rq *request, perm Permission, from, where string, args ...any) func(*sql.Tx, *db.Queries, int64, listQuery) (listSQL, error) {
+	return func(_ *sql.Tx, q *db.Queries, orgID int64, _ listQuery) (listSQL, error) {
+		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, perm); err != nil {
+			return listSQL{}, err
+		}
+		w := "organisation_id = ?"
+		if where != "" {
+			w += " AND " + where
+		}
+		return listSQL{From: from, Where: w, Args: append([]any{orgID}, args...)}, nil
+	}
+}
+
+// byIDs is the Rows of a page read by an area's sqlc XListByIDs query
+// (given as a method expression, (*db.Queries).XListByIDs) and rendered
+// whole by render.
+func byIDs[R, T any](list func(*db.Queries, context.Context, any) ([]R, error),
+	render func(context.Context, *db.Queries, []R) ([]T, error)) func(context.Context, *db.Queries, []int64) ([]T, error) {
+	return func(ctx context.Context, q *db.Queries, ids []int64) ([]T, error) {
+		rows, err := list(q, ctx, idsJSON(ids))
+		if err != nil {
+			return nil, err
+		}
+		return render(ctx, q, rows)
+	}
+}
+
+// each renders rows one at a time by a plain conversion.
+func each[R, T any](to func(R) T) func(context.Context, *db.Queries, []R) ([]T, error) {
+	return func(_ context.Context, _ *db.Queries, rows []R) ([]T, error) {
+		out := make([]T, 0, len(rows))
+		for _, r := range rows {
+			out = append(out, to(r))
+		}
+		return out, nil
+	}
+}
+
+// eachQ renders rows one at a time by a conversion that reads more.
+func eachQ[R, T any](to func(context.Context, *db.Queries, R) (T, error)) func(context.Context, *db.Queries, []R) ([]T, error) {
+	return func(ctx context.Context, q *db.Queries, rows []R) ([]T, error) {
+		out := make([]T, 0, len(rows))
+		for _, r := range rows {
+			t, err := to(ctx, q, r)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+		return out, nil
+	}
+}

@@ -247,62 +247,43 @@ var milestoneFilter = db.FilterFields{
 
 // milestoneList: VIEW_PROJECTS on the project; full milestones in id order.
 func (s *Server) milestoneList(rq *request) error {
-	projectID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, milestoneFilter)
-	if err != nil {
-		return err
-	}
-	var total int64
-	out := []milestoneJSON{}
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		p, a, err := projectAccess(rq.ctx, q, rq.user.ID, projectID, projectAbsent(http.StatusBadRequest))
-		if err != nil {
-			return err
-		}
-		if err := a.Require(ViewProjects); err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{
-			From: "project_milestones", Where: "project_id = ? AND organisation_id = ?", Args: []any{p.ID, p.OrganisationID},
-		}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		ms, err := q.MilestoneListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		var userIDs []*int64
-		for i := range ms {
-			userIDs = append(userIDs, &ms[i].CreatedBy, ms[i].ClosedBy)
-		}
-		users, err := userObjects(rq.ctx, q, userIDs...)
-		if err != nil {
-			return err
-		}
-		counts, err := q.WorkItemTypeCountsOfMany(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, m := range ms {
-			out = append(out, toMilestone(m, users))
-		}
-		for _, c := range counts {
-			for i := range out {
-				if int64(out[i].ID) == c.ScopeID {
-					out[i].WorkItemTypesCount[db.ID(c.TypeID).String()] = workItemTypeCount{OpenCount: c.OpenCount, ClosedCount: c.ClosedCount}
+	return listPage(s, rq, listSpec[milestoneJSON]{Path: "id", Fields: milestoneFilter,
+		Scope: func(_ *sql.Tx, q *db.Queries, projectID int64, _ listQuery) (listSQL, error) {
+			p, a, err := projectAccess(rq.ctx, q, rq.user.ID, projectID, projectAbsent(http.StatusBadRequest))
+			if err != nil {
+				return listSQL{}, err
+			}
+			return listSQL{From: "project_milestones", Where: "project_id = ? AND organisation_id = ?", Args: []any{p.ID, p.OrganisationID}},
+				a.Require(ViewProjects)
+		},
+		Rows: func(ctx context.Context, q *db.Queries, ids []int64) ([]milestoneJSON, error) {
+			ms, err := q.MilestoneListByIDs(ctx, idsJSON(ids))
+			if err != nil {
+				return nil, err
+			}
+			var userIDs []*int64
+			for i := range ms {
+				userIDs = append(userIDs, &ms[i].CreatedBy, ms[i].ClosedBy)
+			}
+			users, err := userObjects(ctx, q, userIDs...)
+			if err != nil {
+				return nil, err
+			}
+			counts, err := q.WorkItemTypeCountsOfMany(ctx, idsJSON(ids))
+			if err != nil {
+				return nil, err
+			}
+			out := make([]milestoneJSON, 0, len(ms))
+			for _, m := range ms {
+				out = append(out, toMilestone(m, users))
+			}
+			for _, c := range counts {
+				for i := range out {
+					if int64(out[i].ID) == c.ScopeID {
+						out[i].WorkItemTypesCount[db.ID(c.TypeID).String()] = workItemTypeCount{OpenCount: c.OpenCount, ClosedCount: c.ClosedCount}
+					}
 				}
 			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+			return out, nil
+		}})
 }

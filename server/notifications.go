@@ -189,36 +189,15 @@ var notificationFilter = db.FilterFields{
 // X-Total-Count counts the filtered rows; X-Unread-Count the caller's
 // unread ones (whatever the filter), for the bell.
 func (s *Server) notificationList(rq *request) error {
-	lq, err := parseListQuery(rq.r, notificationFilter)
-	if err != nil {
-		return err
-	}
-	out := []notificationJSON{}
-	var total, unread int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		if unread, err = q.NotificationUnreadCount(rq.ctx, rq.user.ID); err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "notifications", Where: "user_id = ?", Args: []any{rq.user.ID}, OrderBy: "id DESC"}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.NotificationListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			out = append(out, toNotification(r))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	rq.w.Header().Set("X-Unread-Count", strconv.FormatInt(unread, 10))
-	return rq.json(http.StatusOK, out)
+	var unread int64
+	return listPage(s, rq, listSpec[notificationJSON]{Fields: notificationFilter,
+		Scope: func(_ *sql.Tx, q *db.Queries, _ int64, _ listQuery) (listSQL, error) {
+			var err error
+			unread, err = q.NotificationUnreadCount(rq.ctx, rq.user.ID)
+			return listSQL{From: "notifications", Where: "user_id = ?", Args: []any{rq.user.ID}, OrderBy: "id DESC"}, err
+		},
+		Rows:   byIDs((*db.Queries).NotificationListByIDs, each(toNotification)),
+		Header: func(h http.Header) { h.Set("X-Unread-Count", strconv.FormatInt(unread, 10)) }})
 }
 
 type notificationPatchBody struct {

@@ -177,51 +177,23 @@ var packageFilter = db.FilterFields{
 // packageList: VIEW_PROJECTS on the project; packages whose own grants hide
 // them from the caller are left out, as in the project list.
 func (s *Server) packageList(rq *request) error {
-	projectID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, packageFilter)
-	if err != nil {
-		return err
-	}
-	var total int64
-	out := []packageJSON{}
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		p, a, err := projectAccess(rq.ctx, q, rq.user.ID, projectID, projectAbsent(http.StatusBadRequest))
-		if err != nil {
-			return err
-		}
-		if err := a.Require(ViewProjects); err != nil {
-			return err
-		}
-		vis, err := visibleIn(rq.ctx, q, a, p.ID, "package")
-		if err != nil {
-			return err
-		}
-		if vis.none() {
-			return nil
-		}
-		where, args := vis.where("project_id = ? AND organisation_id = ?", p.ID, p.OrganisationID)
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "project_packages", Where: where, Args: args}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.PackageListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			out = append(out, toPackage(r))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, listSpec[packageJSON]{Path: "id", Fields: packageFilter,
+		Scope: func(_ *sql.Tx, q *db.Queries, projectID int64, _ listQuery) (listSQL, error) {
+			p, a, err := projectAccess(rq.ctx, q, rq.user.ID, projectID, projectAbsent(http.StatusBadRequest))
+			if err != nil {
+				return listSQL{}, err
+			}
+			if err := a.Require(ViewProjects); err != nil {
+				return listSQL{}, err
+			}
+			vis, err := visibleIn(rq.ctx, q, a, p.ID, "package")
+			if err != nil || vis.none() {
+				return listSQL{}, err
+			}
+			where, args := vis.where("project_id = ? AND organisation_id = ?", p.ID, p.OrganisationID)
+			return listSQL{From: "project_packages", Where: where, Args: args}, nil
+		},
+		Rows: byIDs((*db.Queries).PackageListByIDs, each(toPackage))})
 }
 
 // packageGrantPatch: 404 when the package is absent.

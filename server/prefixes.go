@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -121,39 +120,10 @@ func (s *Server) prefixCreate(rq *request) error {
 }
 
 func (s *Server) prefixList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, db.FilterFields{"enabled": {Column: "enabled", Kind: db.FieldBool}})
-	if err != nil {
-		return err
-	}
-	out := []prefixJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "prefixes", Where: "organisation_id = ?", Args: []any{orgID}}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.PrefixListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, p := range rows {
-			out = append(out, toPrefix(p))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, listSpec[prefixJSON]{Path: "id",
+		Fields: db.FilterFields{"enabled": {Column: "enabled", Kind: db.FieldBool}},
+		Scope:  orgScope(rq, 0, "prefixes", ""),
+		Rows:   byIDs((*db.Queries).PrefixListByIDs, each(toPrefix))})
 }
 
 // prefixAccess loads a prefix and the caller's access; the spec's prefix

@@ -435,47 +435,24 @@ var projectFilter = db.FilterFields{
 // grants that could change it for this caller are resolved in Go, and the
 // result becomes one id condition in SQL.
 func (s *Server) projectList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, projectFilter)
-	if err != nil {
-		return err
-	}
-	var total int64
-	var out [][]byte
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0)
-		if err != nil {
-			return err
-		}
-		vis, err := visibleIn(rq.ctx, q, a, 0, "project")
-		if err != nil {
-			return err
-		}
-		if vis.none() {
-			return nil
-		}
-		kept, err := projectTotal(rq.ctx, tx, q, orgID, vis, lq)
-		if err != nil {
-			return err
-		}
-		where, args := vis.where("organisation_id = ?", orgID)
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "projects", Where: where, Args: args, Total: &kept}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		out, err = s.projectPartials(rq.ctx, q, ids)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	writeJSONArray(rq.w, http.StatusOK, out)
-	return nil
+	return listPage(s, rq, listSpec[[]byte]{Path: "id", Fields: projectFilter,
+		Scope: func(tx *sql.Tx, q *db.Queries, orgID int64, lq listQuery) (listSQL, error) {
+			a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0)
+			if err != nil {
+				return listSQL{}, err
+			}
+			vis, err := visibleIn(rq.ctx, q, a, 0, "project")
+			if err != nil || vis.none() {
+				return listSQL{}, err
+			}
+			kept, err := projectTotal(rq.ctx, tx, q, orgID, vis, lq)
+			if err != nil {
+				return listSQL{}, err
+			}
+			where, args := vis.where("organisation_id = ?", orgID)
+			return listSQL{From: "projects", Where: where, Args: args, Total: &kept}, nil
+		},
+		Rows: s.projectPartials})
 }
 
 // projectTotal is X-Total-Count of a project list. With no $filter or a

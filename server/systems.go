@@ -207,54 +207,36 @@ func (s *Server) systemCreate(rq *request) error {
 // systemList: root (default true) lists root systems only; unused (default
 // false) lists the systems whose unused flag has that value.
 func (s *Server) systemList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	root, err := rq.queryBool("root", true)
-	if err != nil {
-		return err
-	}
-	unused, err := rq.queryBool("unused", false)
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, nil)
-	if err != nil {
-		return err
-	}
-	out := []systemJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		// Members, and holders of an accepted fleet share (spec).
-		a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, undecided)
-		if err != nil {
-			return err
-		}
-		if err := requireMemberOrShare(rq.ctx, q, a); err != nil {
-			return err
-		}
-		where := "organisation_id = ? AND unused = ?"
-		if root {
-			where += " AND parent_id IS NULL"
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "systems", Where: where, Args: []any{orgID, unused}, OrderBy: "number"}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.SystemListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		out, err = s.renderSystems(rq.ctx, q, rows)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	// root and unused are read before the list's own parameters (their
+	// errors come first)
+	var root, unused bool
+	return listPage(s, rq, listSpec[systemJSON]{Path: "id",
+		Query: func(int64) (listQuery, error) {
+			var err error
+			if root, err = rq.queryBool("root", true); err != nil {
+				return listQuery{}, err
+			}
+			if unused, err = rq.queryBool("unused", false); err != nil {
+				return listQuery{}, err
+			}
+			return parseListQuery(rq.r, nil)
+		},
+		Scope: func(_ *sql.Tx, q *db.Queries, orgID int64, _ listQuery) (listSQL, error) {
+			// Members, and holders of an accepted fleet share (spec).
+			a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, undecided)
+			if err != nil {
+				return listSQL{}, err
+			}
+			if err := requireMemberOrShare(rq.ctx, q, a); err != nil {
+				return listSQL{}, err
+			}
+			where := "organisation_id = ? AND unused = ?"
+			if root {
+				where += " AND parent_id IS NULL"
+			}
+			return listSQL{From: "systems", Where: where, Args: []any{orgID, unused}, OrderBy: "number"}, nil
+		},
+		Rows: byIDs((*db.Queries).SystemListByIDs, s.renderSystems)})
 }
 
 func (s *Server) systemGet(rq *request) error {
@@ -286,42 +268,16 @@ func (s *Server) systemGet(rq *request) error {
 
 // systemSubsystems lists the systems under a root, in number order.
 func (s *Server) systemSubsystems(rq *request) error {
-	id, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, nil)
-	if err != nil {
-		return err
-	}
-	out := []systemJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		sys, a, err := systemAccess(rq.ctx, q, rq.user.ID, id)
-		if err != nil {
-			return err
-		}
-		if err := a.Require(0); err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "systems", Where: "organisation_id = ? AND root_id = ?",
-			Args: []any{sys.OrganisationID, sys.ID}, OrderBy: "number"}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.SystemListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		out, err = s.renderSystems(rq.ctx, q, rows)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, listSpec[systemJSON]{Path: "id",
+		Scope: func(_ *sql.Tx, q *db.Queries, id int64, _ listQuery) (listSQL, error) {
+			sys, a, err := systemAccess(rq.ctx, q, rq.user.ID, id)
+			if err != nil {
+				return listSQL{}, err
+			}
+			return listSQL{From: "systems", Where: "organisation_id = ? AND root_id = ?", Args: []any{sys.OrganisationID, sys.ID}, OrderBy: "number"},
+				a.Require(0)
+		},
+		Rows: byIDs((*db.Queries).SystemListByIDs, s.renderSystems)})
 }
 
 // systemPatch: name, code, description, unused; root_prefix only on a root,

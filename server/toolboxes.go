@@ -531,84 +531,74 @@ func (s *Server) copyToolboxContent(rq *request, q *db.Queries, from, to db.Tool
 // location, workgroup, archived; paging start (default 0) and limit (default
 // 50); newest first; X-Total-Count before paging.
 func (s *Server) toolboxList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	qs := rq.r.URL.Query()
-	where, args := []string{"organisation_id = ?"}, []any{orgID}
-	p := problems{}
-	for _, f := range []struct{ param, cond string }{{"is_template", "is_template = ?"}, {"archived", "(archived_at IS NOT NULL) = ?"}} {
-		if v := qs.Get(f.param); v != "" {
-			b, err := strconv.ParseBool(v)
+	var where []string
+	var args []any
+	return listPage(s, rq, listSpec[toolboxJSON]{Path: "id",
+		// toolboxes page by start and limit, not $skip and $top
+		Query: func(orgID int64) (listQuery, error) {
+			qs := rq.r.URL.Query()
+			where, args = []string{"organisation_id = ?"}, []any{orgID}
+			p := problems{}
+			for _, f := range []struct{ param, cond string }{{"is_template", "is_template = ?"}, {"archived", "(archived_at IS NOT NULL) = ?"}} {
+				if v := qs.Get(f.param); v != "" {
+					b, err := strconv.ParseBool(v)
+					if err != nil {
+						p.add(f.param, "must be true or false")
+						continue
+					}
+					where, args = append(where, f.cond), append(args, b)
+				}
+			}
+			for _, f := range []struct{ param, cond string }{{"location", "location_id = ?"}, {"workgroup", "workgroup_id = ?"}} {
+				if v := qs.Get(f.param); v != "" {
+					id, ok := db.ParseID(v)
+					if !ok {
+						p.add(f.param, "must be a snowflake id")
+						continue
+					}
+					where, args = append(where, f.cond), append(args, int64(id))
+				}
+			}
+			if v := qs.Get("title"); v != "" {
+				p.length("title", v, 1, maxToolboxTitle)
+				where, args = append(where, `title LIKE ? ESCAPE '\'`), append(args, "%"+likeEscape(v)+"%")
+			}
+			lq := listQuery{Top: defaultTop}
+			if v := qs.Get("start"); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					p.add("start", "must be a non-negative integer")
+				}
+				lq.Skip = n
+			}
+			if v := qs.Get("limit"); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 || n > maxToolboxLimit {
+					p.add("limit", "must be an integer from 0 to 1000")
+				}
+				lq.Top = n
+			}
+			return lq, p.err()
+		},
+		Scope: func(_ *sql.Tx, q *db.Queries, orgID int64, _ listQuery) (listSQL, error) {
+			_, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0)
+			return listSQL{From: "toolboxes", Where: strings.Join(where, " AND "), Args: args, OrderBy: "id DESC"}, err
+		},
+		Rows: func(ctx context.Context, q *db.Queries, ids []int64) ([]toolboxJSON, error) {
+			rows, err := q.ToolboxListByIDs(ctx, idsJSON(ids))
 			if err != nil {
-				p.add(f.param, "must be true or false")
-				continue
+				return nil, err
 			}
-			where, args = append(where, f.cond), append(args, b)
-		}
-	}
-	for _, f := range []struct{ param, cond string }{{"location", "location_id = ?"}, {"workgroup", "workgroup_id = ?"}} {
-		if v := qs.Get(f.param); v != "" {
-			id, ok := db.ParseID(v)
-			if !ok {
-				p.add(f.param, "must be a snowflake id")
-				continue
+			parts, err := loadToolboxPartsMany(ctx, q, rows)
+			if err != nil {
+				return nil, err
 			}
-			where, args = append(where, f.cond), append(args, int64(id))
-		}
-	}
-	if v := qs.Get("title"); v != "" {
-		p.length("title", v, 1, maxToolboxTitle)
-		where, args = append(where, `title LIKE ? ESCAPE '\'`), append(args, "%"+likeEscape(v)+"%")
-	}
-	lq := listQuery{Top: defaultTop}
-	if v := qs.Get("start"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			p.add("start", "must be a non-negative integer")
-		}
-		lq.Skip = n
-	}
-	if v := qs.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > maxToolboxLimit {
-			p.add("limit", "must be an integer from 0 to 1000")
-		}
-		lq.Top = n
-	}
-	if err := p.err(); err != nil {
-		return err
-	}
-	out := []toolboxJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "toolboxes", Where: strings.Join(where, " AND "), Args: args, OrderBy: "id DESC"}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.ToolboxListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		parts, err := loadToolboxPartsMany(rq.ctx, q, rows)
-		if err != nil {
-			return err
-		}
-		for _, p := range parts {
-			out = append(out, p.json())
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+			out := make([]toolboxJSON, 0, len(parts))
+			for _, p := range parts {
+				out = append(out, p.json())
+			}
+			return out, nil
+		}})
 }
 
 // ToolboxPermissions are the keys a toolbox's permissions object carries:

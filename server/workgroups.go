@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"regexp"
 	"strings"
@@ -146,39 +145,9 @@ func (s *Server) workgroupCreate(rq *request) error {
 }
 
 func (s *Server) workgroupList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, workgroupFilter)
-	if err != nil {
-		return err
-	}
-	out := []workgroupJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "workgroups", Where: "organisation_id = ?", Args: []any{orgID}}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.WorkgroupListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, w := range rows {
-			out = append(out, toWorkgroup(w))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, listSpec[workgroupJSON]{Path: "id", Fields: workgroupFilter,
+		Scope: orgScope(rq, 0, "workgroups", ""),
+		Rows:  byIDs((*db.Queries).WorkgroupListByIDs, each(toWorkgroup))})
 }
 
 func (s *Server) workgroupGet(rq *request) error {

@@ -20,14 +20,21 @@ var workItemExportHeader = []string{"number", "title", "type", "status", "projec
 // workItemExport reads the rows of an export in the caller's time zone.
 func (s *Server) workItemExport(rq *request) (render.Table, error) {
 	t := render.Table{Header: workItemExportHeader}
-	lq, err := parseListQuery(rq.r, workItemFilter)
+	projects := map[int64]string{}
+	l := s.workItemPage(rq, projects)
+	lq, err := l.Query(0)
 	if err != nil {
 		return t, err
 	}
 	// the whole filtered list, not a page of it
 	lq.Skip, lq.Top = 0, maxWorkItemExport
-	projects := map[int64]string{}
-	items, _, err := s.workItemRows(rq, lq, projects)
+	l.Check = func(total int64) error {
+		if total > int64(lq.Top) {
+			return badRequest("The list holds %d work items, more than the %d an export can hold: narrow it with a filter.", total, lq.Top)
+		}
+		return nil
+	}
+	items, _, err := l.read(s, rq, 0, lq)
 	if err != nil {
 		return t, err
 	}

@@ -138,10 +138,7 @@ func (v workItemView) render(w db.WorkItem) workItemJSON {
 			UpdatedBy: userRef(v.users, &w.UpdatedBy), ClosedAt: w.ClosedAt, ClosedBy: userRef(v.users, w.ClosedBy),
 		},
 	}
-	if out.Schedules == nil {
-		out.Schedules = []scheduleJSON{}
-	}
-	if out.Schedules == nil {
+	if out.Schedules == nil { // an item without schedules answers [], not null
 		out.Schedules = []scheduleJSON{}
 	}
 	for _, id := range v.assignees[w.ID] {
@@ -768,75 +765,66 @@ var workItemFilter = db.FilterFields{
 // (VIEW_WORKITEMS in the organisation for those without a project, on the
 // project for the others), in id order.
 func (s *Server) workItemList(rq *request) error {
-	lq, err := parseListQuery(rq.r, workItemFilter)
-	if err != nil {
-		return err
-	}
-	out, total, err := s.workItemRows(rq, lq, nil)
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, s.workItemPage(rq, nil))
 }
 
-// workItemRows is one page of the organisation's work items the caller
-// may view, matching lq; with names, also the names of their projects.
-func (s *Server) workItemRows(rq *request, lq listQuery, projects map[int64]string) ([]workItemJSON, int64, error) {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return nil, 0, err
-	}
-	out := []workItemJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0)
-		if err != nil {
-			return err
-		}
-		vis, err := visibleFor(rq.ctx, q, a, 0, "project", ViewWorkitems)
-		if err != nil {
-			return err
-		}
-		where, args := "organisation_id = ?", []any{orgID}
-		switch {
-		case vis.except && len(vis.ids) == 0:
-		case vis.except:
-			where += " AND (project_id IS NULL OR project_id NOT IN (SELECT value FROM json_each(?)))"
-			args = append(args, idsJSON(vis.ids))
-		case len(vis.ids) == 0:
-			return nil
-		default:
-			where += " AND project_id IN (SELECT value FROM json_each(?))"
-			args = append(args, idsJSON(vis.ids))
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "work_items", Where: where, Args: args}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		if projects != nil && total > int64(lq.Top) {
-			return badRequest("The list holds %d work items, more than the %d an export can hold: narrow it with a filter.", total, lq.Top)
-		}
-		rows, err := q.WorkItemListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		out, err = renderWorkItems(rq.ctx, q, rows)
-		if err != nil || projects == nil {
-			return err
-		}
-		var pids []int64
-		for _, r := range rows {
-			if r.ProjectID != nil {
-				pids = append(pids, *r.ProjectID)
+// workItemPage is the list of the organisation's work items the caller may
+// view; with projects, the page's rows also fill in the names of their
+// projects (the export).
+func (s *Server) workItemPage(rq *request, projects map[int64]string) listSpec[workItemJSON] {
+	var orgID int64
+	return listSpec[workItemJSON]{
+		// the path id is read after the list parameters (their errors come first)
+		Query: func(int64) (listQuery, error) {
+			lq, err := parseListQuery(rq.r, workItemFilter)
+			if err != nil {
+				return lq, err
 			}
-		}
-		ps, err := q.ProjectListByIDs(rq.ctx, idsJSON(pids))
-		for _, p := range ps {
-			projects[p.ID] = p.Name
-		}
-		return err
-	})
-	return out, total, err
+			orgID, err = rq.pathID("id")
+			return lq, err
+		},
+		Scope: func(_ *sql.Tx, q *db.Queries, _ int64, _ listQuery) (listSQL, error) {
+			a, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0)
+			if err != nil {
+				return listSQL{}, err
+			}
+			vis, err := visibleFor(rq.ctx, q, a, 0, "project", ViewWorkitems)
+			if err != nil {
+				return listSQL{}, err
+			}
+			where, args := "organisation_id = ?", []any{orgID}
+			switch {
+			case vis.except && len(vis.ids) == 0:
+			case vis.except:
+				where += " AND (project_id IS NULL OR project_id NOT IN (SELECT value FROM json_each(?)))"
+				args = append(args, idsJSON(vis.ids))
+			case len(vis.ids) == 0:
+				return listSQL{}, nil
+			default:
+				where += " AND project_id IN (SELECT value FROM json_each(?))"
+				args = append(args, idsJSON(vis.ids))
+			}
+			return listSQL{From: "work_items", Where: where, Args: args}, nil
+		},
+		Rows: func(ctx context.Context, q *db.Queries, ids []int64) ([]workItemJSON, error) {
+			rows, err := q.WorkItemListByIDs(ctx, idsJSON(ids))
+			if err != nil {
+				return nil, err
+			}
+			out, err := renderWorkItems(ctx, q, rows)
+			if err != nil || projects == nil {
+				return out, err
+			}
+			var pids []int64
+			for _, r := range rows {
+				if r.ProjectID != nil {
+					pids = append(pids, *r.ProjectID)
+				}
+			}
+			ps, err := q.ProjectListByIDs(ctx, idsJSON(pids))
+			for _, p := range ps {
+				projects[p.ID] = p.Name
+			}
+			return out, err
+		}}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"strings"
 
@@ -151,39 +150,9 @@ var workItemTypeFilter = db.FilterFields{
 
 // workItemTypeList: members read their organisation's types in id order.
 func (s *Server) workItemTypeList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	lq, err := parseListQuery(rq.r, workItemTypeFilter)
-	if err != nil {
-		return err
-	}
-	out := []workItemTypeJSON{}
-	var total int64
-	err = s.store.ReadTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
-			return err
-		}
-		var ids []int64
-		ids, total, err = queryPage(rq.ctx, q, tx, listSQL{From: "work_item_types", Where: "organisation_id = ?", Args: []any{orgID}}, lq)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err := q.WorkItemTypeListByIDs(rq.ctx, idsJSON(ids))
-		if err != nil {
-			return err
-		}
-		for _, t := range rows {
-			out = append(out, toWorkItemType(t))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	setTotalCount(rq.w, total)
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, listSpec[workItemTypeJSON]{Path: "id", Fields: workItemTypeFilter,
+		Scope: orgScope(rq, 0, "work_item_types", ""),
+		Rows:  byIDs((*db.Queries).WorkItemTypeListByIDs, each(toWorkItemType))})
 }
 
 func (s *Server) workItemTypeGet(rq *request) error {
