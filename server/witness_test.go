@@ -37,6 +37,7 @@ func TestWitnessSigning(t *testing.T) {
 	e.run(t, []scenario{
 		{"jwt required", f.bob, "POST", "/users/@me/witness/" + id + "/sign", map[string]any{}, 400, wantField("jwt")},
 		{"malformed", f.bob, "POST", "/users/@me/witness/" + id + "/sign", `{"jwt":`, 400, nil},
+		{"jwt of a wrong type", f.bob, "POST", "/users/@me/witness/" + id + "/sign", map[string]any{"jwt": 1}, 400, nil},
 		{"another user's token", carol, "POST", "/users/@me/witness/" + id + "/sign", map[string]any{"jwt": jwt}, 404, nil},
 		{"a token for another object", f.bob, "POST", "/users/@me/witness/" + f.project + "/sign", map[string]any{"jwt": jwt}, 404, nil},
 		{"an access token", f.bob, "POST", "/users/@me/witness/" + id + "/sign", map[string]any{"jwt": f.bob.Token}, 404, nil},
