@@ -4188,7 +4188,11 @@ export interface components {
         } | {
             /** @constant */
             scope_export: true;
-        }) & (unknown | unknown);
+        }) & ({
+            organisation_id: components["schemas"]["NullableIdIn"];
+        } | {
+            user_id: components["schemas"]["NullableIdIn"];
+        });
         DocumentShareWrite: {
             organisation_id?: components["schemas"]["NullableIdIn"];
             scope_branch?: boolean | null;
@@ -4352,7 +4356,11 @@ export interface components {
             organisation_id?: components["schemas"]["NullableIdIn"];
             user_id?: components["schemas"]["NullableIdIn"];
             work_item_type_id?: components["schemas"]["NullableIdIn"];
-        } & (unknown | unknown);
+        } & ({
+            organisation_id: components["schemas"]["NullableIdIn"];
+        } | {
+            user_id: components["schemas"]["NullableIdIn"];
+        });
         FleetSubscription: {
             created_at: string;
             fleet_id: components["schemas"]["Id"];
@@ -4595,7 +4603,7 @@ export interface components {
             auto_add?: boolean | null;
             domain?: string | null;
             /** @description an e-mail address, or empty for a domain invite */
-            email?: string | unknown | unknown;
+            email?: string;
             /**
              * Format: date-time
              * @description in the future; not for a domain invite
@@ -5199,7 +5207,11 @@ export interface components {
         ShareRecipientWrite: {
             organisation_id?: components["schemas"]["NullableIdIn"];
             user_id?: components["schemas"]["NullableIdIn"];
-        } & (unknown | unknown);
+        } & ({
+            organisation_id: components["schemas"]["NullableIdIn"];
+        } | {
+            user_id: components["schemas"]["NullableIdIn"];
+        });
         Sheet: {
             name: string;
             order: number;
@@ -5346,7 +5358,9 @@ export interface components {
             release?: boolean | null;
             /** @description a revision hash */
             revision: string;
-        } | unknown | {
+        } | {
+            label: string | null;
+        } | {
             /** @constant */
             release: true;
         };
@@ -5360,12 +5374,20 @@ export interface components {
             workgroup_id: components["schemas"]["Id"];
         };
         /** @description TeamWrite with the colour a create cannot go without (as colour, or as its alias color). */
-        TeamCreate: components["schemas"]["TeamWrite"] | unknown | unknown;
+        TeamCreate: components["schemas"]["TeamWrite"] | {
+            colour: string;
+        } | {
+            color: string;
+        };
         /** @description is_leader, or IsLeader as the spec spells it (they must agree when both are given) */
         TeamLeaderWrite: {
             IsLeader?: boolean | null;
             is_leader?: boolean | null;
-        } | unknown | unknown;
+        } | {
+            is_leader: boolean | null;
+        } | {
+            IsLeader: boolean | null;
+        };
         TeamMember: {
             is_leader: boolean;
             joined_at: components["schemas"]["Time"];
@@ -5468,7 +5490,7 @@ export interface components {
         ToolboxSign: {
             company?: string | null;
             declaration?: boolean | null;
-            email?: ((string | unknown | unknown | null) | null) | unknown | unknown | null;
+            email?: ((string | null) | null) | string | null;
             first_name?: string | null;
             last_name?: string | null;
             phone_number?: string | null;
@@ -5486,12 +5508,20 @@ export interface components {
         } | {
             /** @constant */
             declaration: true;
-        } | unknown | unknown;
+        } | {
+            signature: string | null;
+        } | {
+            user_qr_code: string | null;
+        };
         /** @description SignerWrite with the sign token (jwt) or a schedule_id the caller is invited to, and optionally a signature drawn for this talk (SVG, sanitised; instead of the saved one). */
         ToolboxSignerWrite: ({
             /** @description SVG */
             signature?: string | null;
-        } & components["schemas"]["SignerWrite"]) | unknown | unknown;
+        } & components["schemas"]["SignerWrite"]) | {
+            jwt: string | null;
+        } | {
+            schedule_id: components["schemas"]["NullableIdIn"];
+        };
         ToolboxTopic: {
             body: string;
             comments?: string;
