@@ -4732,6 +4732,7 @@ export interface components {
             description?: string | null;
             /** Format: date-time */
             due_at?: string | null;
+            /** @description 1-200 characters after trimming */
             name?: string | null;
             /** @enum {string|null} */
             status?: "open" | "closed" | null;
