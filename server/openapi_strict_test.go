@@ -176,3 +176,69 @@ func TestOpenAPISchemaLintRefuses(t *testing.T) {
 		t.Errorf("a quoted comma refused: %v", p)
 	}
 }
+
+// TestOpenAPIWriteTextLimits: every free-text field a write schema takes (a
+// name, title, description, comment, message, body, text, address, units or
+// location) states the handler's length limit, so a client learns it from the
+// description rather than from a 400. textLimitReasons records the fields
+// whose limit JSON Schema cannot state.
+func TestOpenAPIWriteTextLimits(t *testing.T) {
+	t.Parallel()
+	textLimitReasons := map[string]string{
+		"ClauseWrite.text": "16 MiB in bytes (maxLength counts characters), the document body's own limit",
+	}
+	textFields := map[string]bool{"name": true, "title": true, "description": true, "comments": true, "message": true,
+		"body": true, "text": true, "address": true, "units": true, "location": true}
+	var src apiSource
+	if err := yaml.Unmarshal(openAPISource, &src); err != nil {
+		t.Fatal(err)
+	}
+	isWrite := func(n string) bool {
+		for _, s := range []string{"Write", "Create", "Form", "Sign"} {
+			if strings.HasSuffix(n, s) {
+				return true
+			}
+		}
+		return n == "Register"
+	}
+	var walk func(name string, s any)
+	walk = func(name string, s any) {
+		m, _ := s.(map[string]any)
+		props, _ := m["properties"].(map[string]any)
+		for k, v := range props {
+			p, _ := v.(map[string]any)
+			if !textFields[k] || p == nil || !typeHas(p["type"], "string") || p["maxLength"] != nil || p["enum"] != nil {
+				continue
+			}
+			if textLimitReasons[name+"."+k] == "" {
+				t.Errorf("%s.%s: a free-text field of a write schema states no maxLength (add the handler's limit, or a reason)", name, k)
+			}
+		}
+		for _, key := range []string{"allOf", "oneOf", "anyOf"} {
+			list, _ := m[key].([]any)
+			for _, b := range list {
+				walk(name, b)
+			}
+		}
+	}
+	for name, s := range src.Schemas {
+		if isWrite(name) {
+			walk(name, s)
+		}
+	}
+}
+
+// typeHas reports whether a schema's type (a name or a list of names) includes want.
+func typeHas(t any, want string) bool {
+	switch v := t.(type) {
+	case string:
+		return v == want
+	case []any:
+		for _, x := range v {
+			if x == want {
+				return true
+			}
+		}
+	}
+	return false
+}

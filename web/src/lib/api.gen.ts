@@ -3747,18 +3747,28 @@ export interface components {
         AssetItemCreate: WithRequired<components["schemas"]["AssetWrite"], "type_id">;
         AssetLog: {
             asset_group_id: components["schemas"]["Id"];
-            attachment?: Record<string, unknown> | null;
-            duration?: number | null;
-            embed?: string | null;
+            /** @description the log's attached file, or null */
+            attachment: {
+                asset_log_id: components["schemas"]["Id"];
+                file_name: string;
+                id: components["schemas"]["Id"];
+                organisation_id: components["schemas"]["Id"];
+            } | null;
+            created_at: components["schemas"]["Time"];
+            created_by: components["schemas"]["IdObject"];
+            duration: number | null;
+            embed: string | null;
             id: components["schemas"]["Id"];
-            latitude?: number | null;
+            latitude: number | null;
             log: string;
             log_hash: components["schemas"]["Hash"];
             logged_at: components["schemas"]["Time"];
-            longitude?: number | null;
+            longitude: number | null;
             organisation_id: components["schemas"]["Id"];
             /** @enum {string} */
             type: "comment";
+            updated_at: components["schemas"]["Time"];
+            updated_by: components["schemas"]["IdObject"];
         };
         /** @description AssetLogWrite with the fields a create cannot go without. */
         AssetLogCreate: WithRequired<components["schemas"]["AssetLogWrite"], "log">;
@@ -3860,11 +3870,11 @@ export interface components {
         AuditEntry: {
             /** @description route pattern, e.g. PATCH /locations/:id */
             action: string;
-            actor_id?: string | null;
+            actor_id: string | null;
             changed_fields: string[];
             created_at: components["schemas"]["Time"];
             /** @description what the change set, in words for a person, where the handler notes it */
-            details?: {
+            details: {
                 /** @description how many things one request changed, e.g. rows imported */
                 count?: number;
                 /** @description new values by field, in words (a status's name, not its id) */
@@ -3876,7 +3886,7 @@ export interface components {
             id: components["schemas"]["Id"];
             organisation_id: string;
             prev_hash: string;
-            request_id?: string;
+            request_id: string;
             seq: number;
             target_ids: {
                 [key: string]: string;
@@ -3905,7 +3915,8 @@ export interface components {
         Ban: {
             banned_at: components["schemas"]["Time"];
             reason: string;
-            user: components["schemas"]["UserRef"];
+            /** @description the banned user, as far as the caller may see them (at least the id) */
+            user: components["schemas"]["UserSeen"];
         };
         BanWrite: {
             reason?: string;
@@ -4099,7 +4110,8 @@ export interface components {
             description: string;
             enabled: boolean;
             id: components["schemas"]["Id"];
-            max_length?: number | null;
+            /** @description the text limit; absent when the field has none */
+            max_length?: number;
             multi_line: boolean;
             name: string;
             organisation_id: components["schemas"]["Id"];
@@ -4176,7 +4188,11 @@ export interface components {
         } | {
             /** @constant */
             scope_export: true;
-        }) & (unknown | unknown);
+        }) & ({
+            organisation_id: components["schemas"]["NullableIdIn"];
+        } | {
+            user_id: components["schemas"]["NullableIdIn"];
+        });
         DocumentShareWrite: {
             organisation_id?: components["schemas"]["NullableIdIn"];
             scope_branch?: boolean | null;
@@ -4340,7 +4356,11 @@ export interface components {
             organisation_id?: components["schemas"]["NullableIdIn"];
             user_id?: components["schemas"]["NullableIdIn"];
             work_item_type_id?: components["schemas"]["NullableIdIn"];
-        } & (unknown | unknown);
+        } & ({
+            organisation_id: components["schemas"]["NullableIdIn"];
+        } | {
+            user_id: components["schemas"]["NullableIdIn"];
+        });
         FleetSubscription: {
             created_at: string;
             fleet_id: components["schemas"]["Id"];
@@ -4435,21 +4455,23 @@ export interface components {
             row: number;
         };
         Induction: {
-            created_at?: components["schemas"]["Time"];
-            created_by?: components["schemas"]["UserRef"];
-            description?: string;
-            file_hash?: string | null;
-            file_name?: string | null;
+            created_at: components["schemas"]["Time"];
+            created_by: components["schemas"]["IdObject"];
+            description: string;
+            file_hash: string | null;
+            file_name: string | null;
             id: components["schemas"]["Id"];
-            name?: string;
+            name: string;
             organisation_id: components["schemas"]["Id"];
-            revision?: string;
+            /** @description the questions, on the answers that carry them (one induction, a user's own induction) */
+            questions?: components["schemas"]["InductionQuestion"][];
+            revision: string;
             revision_hash: components["schemas"]["Hash"];
             revision_id: components["schemas"]["Id"];
-            updated_at?: components["schemas"]["Time"];
-            updated_by?: components["schemas"]["UserRef"];
+            updated_at: components["schemas"]["Time"];
+            updated_by: components["schemas"]["IdObject"];
             /** @description seconds */
-            valid_for?: number;
+            valid_for: number;
         };
         /** @description InductionWrite with the fields a create cannot go without. */
         InductionCreate: WithRequired<components["schemas"]["InductionWrite"], "name">;
@@ -4481,13 +4503,24 @@ export interface components {
             updated_by: components["schemas"]["IdObject"];
         };
         InductionRecord: {
-            expires_at?: components["schemas"]["NullableTime"];
+            company: string;
+            /** @description the details the user gave when inducted */
+            email: string;
+            expires_at: components["schemas"]["NullableTime"];
+            first_name: string;
             id: components["schemas"]["Id"];
-            inducted_at?: components["schemas"]["Time"];
+            inducted_at: components["schemas"]["Time"];
             induction_hash: components["schemas"]["Hash"];
             induction_id: components["schemas"]["Id"];
-            questions?: unknown[];
-            user: components["schemas"]["UserRef"];
+            last_name: string;
+            position: string;
+            /** @description the revision's questions with the record's answers, on the one-record answer */
+            questions?: (components["schemas"]["InductionQuestion"] & {
+                /** @description the answer given (null for none) */
+                answer: unknown;
+            })[];
+            /** @description the inducted user, as far as the caller may see them (at least the id) */
+            user: components["schemas"]["UserSeen"];
         };
         InductionRevision: {
             content_type: string | null;
@@ -4541,15 +4574,15 @@ export interface components {
             provider?: unknown;
         };
         Invite: {
-            approval?: boolean;
-            auto_add?: boolean;
+            approval: boolean;
+            auto_add: boolean;
             code: string;
-            created_at?: components["schemas"]["Time"];
-            created_by?: components["schemas"]["UserRef"];
-            domain?: string;
+            created_at: components["schemas"]["Time"];
+            created_by: components["schemas"]["IdObject"];
+            domain: string;
             email: string;
-            expires_at?: components["schemas"]["NullableTime"];
-            id?: components["schemas"]["Id"];
+            expires_at: components["schemas"]["NullableTime"];
+            id: components["schemas"]["Id"];
             organisation: components["schemas"]["OrganisationPartial"];
             revoked: boolean;
             /** @enum {string} */
@@ -4570,7 +4603,7 @@ export interface components {
             auto_add?: boolean | null;
             domain?: string | null;
             /** @description an e-mail address, or empty for a domain invite */
-            email?: string | unknown | unknown;
+            email?: string;
             /**
              * Format: date-time
              * @description in the future; not for a domain invite
@@ -4657,7 +4690,8 @@ export interface components {
             number: number;
             organisation_id: components["schemas"]["Id"];
             reason?: string | null;
-            status: string;
+            /** @enum {string} */
+            status: "open" | "merged" | "closed";
             title: string;
             to_branch: components["schemas"]["BranchName"];
             to_branch_id: components["schemas"]["Id"];
@@ -4698,6 +4732,7 @@ export interface components {
             description?: string | null;
             /** Format: date-time */
             due_at?: string | null;
+            /** @description 1-200 characters after trimming */
             name?: string | null;
             /** @enum {string|null} */
             status?: "open" | "closed" | null;
@@ -4816,10 +4851,10 @@ export interface components {
             storage_usage?: number;
         };
         OrganisationPartial: {
-            description?: string;
-            icon_hash?: string | null;
+            description: string;
+            icon_hash: string | null;
             id: components["schemas"]["Id"];
-            name?: string;
+            name: string;
         };
         OrganisationWrite: {
             code?: string | null;
@@ -4887,11 +4922,11 @@ export interface components {
             };
         };
         Prefix: {
-            description?: string;
+            description: string;
             enabled: boolean;
             id: components["schemas"]["Id"];
             last_number: number;
-            number_digits?: number | null;
+            number_digits: number | null;
             number_format: string;
             organisation_id: components["schemas"]["Id"];
             unique_number: boolean;
@@ -4916,32 +4951,38 @@ export interface components {
             status: string;
             updated_at: string;
             /** @description the present user, as far as the caller may see them (at least the id) */
-            user: components["schemas"]["UserRef"];
+            user: components["schemas"]["UserSeen"];
             user_id: components["schemas"]["Id"];
             view_id: components["schemas"]["NullableId"];
         };
         Project: {
-            closed_at?: components["schemas"]["NullableTime"];
-            closed_by?: components["schemas"]["UserRef"];
-            closed_milestone_count?: number;
-            closed_work_item_count?: number;
+            closed_at: components["schemas"]["NullableTime"];
+            closed_by: components["schemas"]["UserRef"];
+            closed_milestone_count: number;
+            closed_work_item_count: number;
             code: string;
-            created_at?: components["schemas"]["Time"];
-            created_by?: components["schemas"]["UserRef"];
+            created_at: components["schemas"]["Time"];
+            created_by: components["schemas"]["UserRef"];
             description: string;
-            document_count?: number;
+            document_count: number;
             id: components["schemas"]["Id"];
             name: string;
-            open_milestone_count?: number;
-            open_work_item_count?: number;
+            open_milestone_count: number;
+            open_work_item_count: number;
             organisation_id: components["schemas"]["Id"];
-            permissions?: {
+            permissions: {
                 [key: string]: boolean;
             };
-            readme?: string;
+            readme: string;
             /** @enum {string} */
             status: "open" | "closed";
-            work_item_types_count?: Record<string, unknown>;
+            /** @description per work item type id, its open and closed work items in the project */
+            work_item_types_count: {
+                [key: string]: {
+                    closed_count: number;
+                    open_count: number;
+                };
+            };
         };
         ProjectPartial: {
             closed_milestone_count: number;
@@ -5091,12 +5132,15 @@ export interface components {
             token_type_hint?: string;
         };
         Role: {
-            description?: string;
+            description: string;
             id: components["schemas"]["Id"];
             name: string;
             order: number;
             organisation_id: components["schemas"]["Id"];
-            permissions: Record<string, unknown>;
+            /** @description the explicit organisation grants: permission name to allow or deny */
+            permissions: {
+                [key: string]: "allow" | "deny";
+            };
         };
         RoleCreateWrite: {
             alias?: string | null;
@@ -5147,15 +5191,28 @@ export interface components {
         Sent: {
             sent: boolean;
         };
+        /** @description a share addressed to the caller; type names the kind of share */
         ShareItem: {
-            /** @description a DocumentShare, ProjectShare or FleetShare, as type says */
-            share: unknown;
-            type: string;
+            share: components["schemas"]["DocumentShare"];
+            /** @enum {string} */
+            type: "document";
+        } | {
+            share: components["schemas"]["ProjectShare"];
+            /** @enum {string} */
+            type: "project";
+        } | {
+            share: components["schemas"]["FleetShare"];
+            /** @enum {string} */
+            type: "fleet";
         };
         ShareRecipientWrite: {
             organisation_id?: components["schemas"]["NullableIdIn"];
             user_id?: components["schemas"]["NullableIdIn"];
-        } & (unknown | unknown);
+        } & ({
+            organisation_id: components["schemas"]["NullableIdIn"];
+        } | {
+            user_id: components["schemas"]["NullableIdIn"];
+        });
         Sheet: {
             name: string;
             order: number;
@@ -5255,18 +5312,18 @@ export interface components {
             nodes: components["schemas"]["SyncNode"][];
         };
         System: {
-            code?: string;
-            description?: string;
+            code: string;
+            description: string;
             formatted_number: string;
             id: components["schemas"]["Id"];
             name: string;
             number: number;
             organisation_id: components["schemas"]["Id"];
-            parent?: Record<string, unknown> | null;
-            parent_id?: components["schemas"]["NullableId"];
-            root?: Record<string, unknown> | null;
-            root_id?: components["schemas"]["NullableId"];
-            root_prefix?: string;
+            parent: Record<string, unknown> | null;
+            parent_id: components["schemas"]["NullableId"];
+            root: Record<string, unknown> | null;
+            root_id: components["schemas"]["NullableId"];
+            root_prefix: string;
             unused: boolean;
         };
         SystemWrite: {
@@ -5302,7 +5359,9 @@ export interface components {
             release?: boolean | null;
             /** @description a revision hash */
             revision: string;
-        } | unknown | {
+        } | {
+            label: string | null;
+        } | {
             /** @constant */
             release: true;
         };
@@ -5316,12 +5375,20 @@ export interface components {
             workgroup_id: components["schemas"]["Id"];
         };
         /** @description TeamWrite with the colour a create cannot go without (as colour, or as its alias color). */
-        TeamCreate: components["schemas"]["TeamWrite"] | unknown | unknown;
+        TeamCreate: components["schemas"]["TeamWrite"] | {
+            colour: string;
+        } | {
+            color: string;
+        };
         /** @description is_leader, or IsLeader as the spec spells it (they must agree when both are given) */
         TeamLeaderWrite: {
             IsLeader?: boolean | null;
             is_leader?: boolean | null;
-        } | unknown | unknown;
+        } | {
+            is_leader: boolean | null;
+        } | {
+            IsLeader: boolean | null;
+        };
         TeamMember: {
             is_leader: boolean;
             joined_at: components["schemas"]["Time"];
@@ -5372,20 +5439,32 @@ export interface components {
         };
         Toolbox: {
             archived: boolean;
-            archived_at?: components["schemas"]["NullableTime"];
-            conducted_at?: components["schemas"]["NullableTime"];
+            archived_at: string | null;
+            archived_by: null | components["schemas"]["User"];
+            conducted_at: string | null;
+            conducted_by: null | components["schemas"]["User"];
+            created_at: string;
+            created_by: null | components["schemas"]["User"];
             id: components["schemas"]["Id"];
             is_template: boolean;
-            latitude?: number | null;
-            location_id?: components["schemas"]["NullableId"];
-            longitude?: number | null;
+            latitude: number | null;
+            location: null | components["schemas"]["Location"];
+            location_id: components["schemas"]["NullableId"];
+            longitude: number | null;
             organisation_id: components["schemas"]["Id"];
-            schedules?: unknown[] | null;
-            sections?: components["schemas"]["ToolboxSection"][];
+            /** @description the toolbox's sessions */
+            schedules: components["schemas"]["Schedule"][];
+            sections: components["schemas"]["ToolboxSection"][];
+            sign_token?: string;
             title: string;
-            topics?: components["schemas"]["ToolboxTopic"][];
-            users?: components["schemas"]["ToolboxUser"][];
-            workgroup_id?: components["schemas"]["NullableId"];
+            topics: components["schemas"]["ToolboxTopic"][];
+            totp_token?: string;
+            updated_at: string;
+            updated_by: null | components["schemas"]["User"];
+            users: components["schemas"]["ToolboxUser"][];
+            within_geofence: boolean | null;
+            workgroup: null | components["schemas"]["Workgroup"];
+            workgroup_id: components["schemas"]["NullableId"];
         };
         /** @description ToolboxWrite with the fields a create cannot go without. */
         ToolboxCreate: WithRequired<components["schemas"]["ToolboxWrite"], "title">;
@@ -5412,7 +5491,7 @@ export interface components {
         ToolboxSign: {
             company?: string | null;
             declaration?: boolean | null;
-            email?: ((string | unknown | unknown | null) | null) | unknown | unknown | null;
+            email?: ((string | null) | null) | string | null;
             first_name?: string | null;
             last_name?: string | null;
             phone_number?: string | null;
@@ -5430,12 +5509,20 @@ export interface components {
         } | {
             /** @constant */
             declaration: true;
-        } | unknown | unknown;
+        } | {
+            signature: string | null;
+        } | {
+            user_qr_code: string | null;
+        };
         /** @description SignerWrite with the sign token (jwt) or a schedule_id the caller is invited to, and optionally a signature drawn for this talk (SVG, sanitised; instead of the saved one). */
         ToolboxSignerWrite: ({
             /** @description SVG */
             signature?: string | null;
-        } & components["schemas"]["SignerWrite"]) | unknown | unknown;
+        } & components["schemas"]["SignerWrite"]) | {
+            jwt: string | null;
+        } | {
+            schedule_id: components["schemas"]["NullableIdIn"];
+        };
         ToolboxTopic: {
             body: string;
             comments?: string;
@@ -5474,13 +5561,26 @@ export interface components {
             user_id: components["schemas"]["NullableId"];
         };
         ToolboxUserResponse: {
+            company: string | null;
+            email: string | null;
+            /** @description with confirm_details: the missing details, field name to reason */
+            errors?: {
+                [key: string]: string;
+            };
+            first_name: string;
+            last_name: string;
             message: string;
+            phone_number: string | null;
+            position: string | null;
             /** @description Who recorded the signature when it is not the signer's own (docs/toolboxes.md); absent otherwise. */
             recorded_by?: components["schemas"]["User"];
             /** @enum {string} */
             response_code: "toolbox_signed" | "confirm_details" | "missing_declaration" | "user_not_invited" | "user_not_checked_in";
-            signed_at?: components["schemas"]["NullableTime"];
-            signed_method?: string | null;
+            schedule_id: components["schemas"]["NullableId"];
+            signed_at: components["schemas"]["NullableTime"];
+            signed_method: string | null;
+            toolbox_id: components["schemas"]["NullableId"];
+            user_id: components["schemas"]["NullableId"];
         };
         ToolboxWrite: {
             is_template?: boolean | null;
@@ -5560,7 +5660,7 @@ export interface components {
             /** @description the user's latest record of the induction, null before the first */
             record: null | components["schemas"]["InductionRecord"];
             /** @description the user, as far as the caller may see them (at least the id) */
-            user: components["schemas"]["UserRef"];
+            user: components["schemas"]["UserSeen"];
         };
         UserInfo: {
             email: string;
@@ -5658,6 +5758,13 @@ export interface components {
             id: components["schemas"]["Id"];
             last_name?: string;
         } | null;
+        /** @description a user as far as the caller may see them (at least the id; never null) */
+        UserSeen: {
+            email?: string;
+            first_name?: string;
+            id: components["schemas"]["Id"];
+            last_name?: string;
+        };
         UserToolboxView: {
             archived: boolean;
             archived_at: string | null;
@@ -5675,7 +5782,7 @@ export interface components {
             organisation_id: components["schemas"]["Id"];
             schedules: components["schemas"]["Schedule"][];
             sections: components["schemas"]["ToolboxSection"][];
-            sign_token?: string;
+            sign_token: string;
             signed: boolean;
             title: string;
             topics: components["schemas"]["ToolboxTopic"][];
@@ -12835,7 +12942,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Project"][];
+                    "application/json": components["schemas"]["ProjectPartial"][];
                 };
             };
             400: components["responses"]["400"];
@@ -15230,7 +15337,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["UserExtended"];
                 };
             };
             400: components["responses"]["400"];
@@ -15299,7 +15406,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["UserExtended"];
                 };
             };
             400: components["responses"]["400"];

@@ -13,10 +13,46 @@ export type Schema<N extends keyof components['schemas']> = components['schemas'
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type JSONOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
-/** The JSON answer of a route at 200 or 201, for answers the description writes inline. */
+/** The JSON answer of a route at 200 or 201 (undefined for a 204 answer). */
 export type Answer<P extends keyof paths, M extends Method = 'get'> = paths[P][M] extends { responses: infer R }
-  ? R extends { 200: infer A } ? JSONOf<A> : R extends { 201: infer A } ? JSONOf<A> : never
+  ? R extends { 200: infer A } ? JSONOf<A> : R extends { 201: infer A } ? JSONOf<A> : R extends { 204: unknown } ? undefined : never
   : never;
+
+/*
+ * Routes by the path a call builds. A call's path is a template string such as
+ * `/organisations/${id}/roles?$top=10`; TypeScript types it as the template
+ * `/organisations/${string}/roles?$top=10`, which is split into segments and
+ * matched to the description's routes ({id} takes any one segment). A route
+ * whose segment is the same word wins over one with a parameter there
+ * (/users/@me over /users/{id}). A path TypeScript cannot see (a whole
+ * variable) names no route: its answer is unknown and the caller must say.
+ */
+type Seg<S extends string> = S extends `${infer H}/${infer T}` ? [H, ...Seg<T>] : [S];
+type NoQuery<S extends string> = S extends `${infer P}?${string}` ? P : S;
+type IsParam<S> = S extends `{${string}}` ? true : false;
+// Loose: a parameter segment takes anything; strict: a literal word of the call only a route's same word.
+type SegMatch<R extends string[], P extends string[], Strict extends boolean> = R extends [infer RH, ...infer RT extends string[]]
+  ? P extends [infer PH, ...infer PT extends string[]]
+    ? IsParam<RH> extends true
+      ? Strict extends true
+        ? string extends PH ? SegMatch<RT, PT, Strict> : false
+        : SegMatch<RT, PT, Strict>
+      : [PH] extends [RH] ? SegMatch<RT, PT, Strict> : false
+    : false
+  : P extends [] ? true : false;
+type RoutesFor<P extends string, Strict extends boolean> = {
+  [R in keyof paths & string]: SegMatch<Seg<R>, Seg<NoQuery<P>>, Strict> extends true ? R : never;
+}[keyof paths & string];
+/** The described route a call's path names (never when it names none). */
+export type RouteOf<P extends string> = [RoutesFor<P, true>] extends [never] ? RoutesFor<P, false> : RoutesFor<P, true>;
+type Upper = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/** The answer the description gives for a call (unknown when the path names no route). */
+export type AnswerAt<P extends string, M extends Upper = 'GET'> = P extends string // one path of a union at a time
+  ? [RouteOf<P>] extends [never]
+    ? unknown
+    : RouteOf<P> extends infer R extends keyof paths ? Answer<R, Lowercase<M>> : never
+  : never;
+type Item<A> = A extends (infer I)[] ? I : unknown;
 
 export class ApiError extends Error {
   status: number;
@@ -86,11 +122,16 @@ async function call(method: string, path: string, body?: unknown, opts: CallOpti
   return r;
 }
 
-export async function api<T = unknown>(method: string, path: string, body?: unknown, opts?: CallOptions): Promise<T> {
+/**
+ * Calls the API. The answer's type is the description's for the route the path
+ * names (AnswerAt), so a screen that reads a field the answer lacks fails
+ * `npm run check`.
+ */
+export async function api<M extends Upper, P extends string>(method: M, path: P, body?: unknown, opts?: CallOptions): Promise<AnswerAt<P, M>> {
   const r = await call(method, path, body, opts);
-  if (r.status === 204) return undefined as T;
+  if (r.status === 204) return undefined as AnswerAt<P, M>;
   const text = await r.text();
-  return (text ? JSON.parse(text) : undefined) as T;
+  return (text ? JSON.parse(text) : undefined) as AnswerAt<P, M>;
 }
 
 export interface Page<T> {
@@ -99,7 +140,7 @@ export interface Page<T> {
 }
 
 /** One page of a list endpoint ($skip/$top, X-Total-Count: docs/lists.md). */
-export async function apiPage<T>(path: string, skip: number, top: number, filter = ''): Promise<Page<T>> {
+export async function apiPage<P extends string, T = Item<AnswerAt<P>>>(path: P, skip: number, top: number, filter = ''): Promise<Page<T>> {
   const q = new URLSearchParams({ $skip: String(skip), $top: String(top) });
   if (filter) q.set('$filter', filter);
   const r = await call('GET', path + (path.includes('?') ? '&' : '?') + q.toString());
@@ -108,7 +149,7 @@ export async function apiPage<T>(path: string, skip: number, top: number, filter
 }
 
 /** A list whose page the path already names, with its X-Total-Count. */
-export async function apiCounted<T>(path: string): Promise<Page<T>> {
+export async function apiCounted<P extends string, T = Item<AnswerAt<P>>>(path: P): Promise<Page<T>> {
   const r = await call('GET', path);
   const items = (await r.json()) as T[];
   return { items, total: Number(r.headers.get('X-Total-Count') ?? items.length) };
@@ -140,7 +181,7 @@ export async function download(path: string, fallbackName: string): Promise<void
 }
 
 /** A GET answer with its headers (for counts a list sends beside X-Total-Count). */
-export async function apiWithHeaders<T>(path: string, opts?: CallOptions): Promise<{ body: T; headers: Headers }> {
+export async function apiWithHeaders<P extends string, T = AnswerAt<P>>(path: P, opts?: CallOptions): Promise<{ body: T; headers: Headers }> {
   const r = await call('GET', path, undefined, opts);
   return { body: (await r.json()) as T, headers: r.headers };
 }

@@ -70,7 +70,7 @@ export function valueOf(f: AssetField, text: string): unknown {
  * the fleet (docs/web.md). The API decides every write anyway.
  */
 export async function mayManageFleet(orgId: string, fleetId: string | null): Promise<boolean> {
-  const mine = await api<{ id: string; permissions?: Record<string, boolean> }[]>('GET', '/users/@me/organisations');
+  const mine = await api('GET', '/users/@me/organisations');
   if (mine.find((o) => o.id === orgId)?.permissions?.MANAGE_FLEETS) return true;
   if (!fleetId) return false;
   try {

@@ -8,13 +8,7 @@ export type AssetType = Schema<'AssetType'>;
 export type SubLocation = Schema<'SubLocation'>;
 export type Location = Schema<'Location'>;
 export type Asset = Schema<'Asset'>;
-export interface AssetLog {
-  id: string;
-  log: string;
-  logged_at: string;
-  created_by: { id: string };
-  attachment: { id: string; file_name: string } | null;
-}
+export type AssetLog = Schema<'AssetLog'>;
 export type ImportReport = Schema<'ImportReport'>;
 
 /** The ephemeralities of asset types (0 assets, 1 and 2 groups). */

@@ -10,7 +10,8 @@ export type Revision = Schema<'Revision'>;
 export type Branch = Schema<'Branch'>;
 export type Doc = Schema<'Document'>;
 export type Conflict = Schema<'Conflict'>;
-export interface Change { kind: string; sheet_id?: string; clause_id?: string; column_id?: string; attribute?: string; from: unknown; to: unknown }
+/** One change between two revisions (GET .../diff/{other}). */
+export type Change = Schema<'RevisionDiff'>['changes'][number];
 
 /** How a conflict's or a change's value reads. */
 export function shown(v: unknown): string {
@@ -20,7 +21,7 @@ export function shown(v: unknown): string {
 }
 
 /** A change sent on a base revision: its answer names the new revision. */
-export interface ChangeResult { id: string; hash: string }
+export type ChangeResult = Schema<'Change'> | Schema<'RevisionChange'> | Schema<'FieldUpdate'>;
 /**
  * One change of the content, run by the editor's change flow (on the
  * revision shown, merged or its conflicts shown). Errors go to form when
@@ -31,7 +32,7 @@ export interface Pending { run: (base: string) => Promise<ChangeResult>; describ
 export type RunChange = (p: Pending) => Promise<boolean>;
 
 /** An item field of the organisation (docs/documents.md); type 4 is enum. */
-export interface ItemField { id: string; name: string; type: number; enabled: boolean; values: { id: string; value: string }[] }
+export type ItemField = Schema<'DocumentField'>;
 export const ENUM_FIELD = 4;
 
 /** A prefix of the organisation (its template numbers clauses without a format of their own). */
@@ -61,4 +62,13 @@ export function clauseNumberer(rev: Revision, documentNumber: string, prefix: Pr
   if (!format) format = '{number}';
   format = format.replaceAll('{document}', documentNumber);
   return (n) => format.replaceAll('{number}', String(n).padStart(digits, '0'));
+}
+
+/**
+ * The path of a change on a revision: typed as the route it names, so the
+ * change's answer is the description's (the query the editor adds names no
+ * other route).
+ */
+export function revisionPath<R extends string>(id: string, base: string, rest: R, query = ''): `/documents/${string}/revisions/${string}${R}` {
+  return `/documents/${id}/revisions/${base}${rest}${query}` as `/documents/${string}/revisions/${string}${R}`;
 }

@@ -23,7 +23,7 @@ export async function refreshUnread(): Promise<void> {
     do {
       again = false;
       try {
-        const r = await apiWithHeaders<Notification[]>('/users/@me/notifications?$top=0', { background: true });
+        const r = await apiWithHeaders('/users/@me/notifications?$top=0', { background: true });
         bell.unread = Number(r.headers.get('X-Unread-Count') ?? 0);
       } catch {
         /* the bell keeps its last number; the page itself reports problems */

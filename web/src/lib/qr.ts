@@ -27,7 +27,7 @@ export async function mySecret(userId: string): Promise<string> {
   const saved = JSON.parse(sessionStorage.getItem(KEY) ?? 'null');
   if (saved && saved.user === userId && Date.parse(saved.expires_at) > Date.now() + 60_000) return saved.secret;
   const s = newSecret();
-  const r = await api<{ expires_at: string }>('PUT', '/users/@me/qr/token', { token: s });
+  const r = await api('PUT', '/users/@me/qr/token', { token: s });
   sessionStorage.setItem(KEY, JSON.stringify({ user: userId, secret: s, expires_at: r.expires_at }));
   return s;
 }

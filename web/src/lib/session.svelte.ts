@@ -16,13 +16,13 @@ export type OrgObject = Schema<'Organisation'>;
 export const session = $state({ me: null as User | null, orgs: [] as Organisation[], currentOrg: '' });
 
 export async function loadSession() {
-  const [me, orgs] = await Promise.all([api<User>('GET', '/users/@me'), api<Organisation[]>('GET', '/users/@me/organisations')]);
+  const [me, orgs] = await Promise.all([api('GET', '/users/@me'), api('GET', '/users/@me/organisations')]);
   session.me = me;
   session.orgs = orgs;
 }
 
 export async function reloadOrgs() {
-  session.orgs = await api<Organisation[]>('GET', '/users/@me/organisations');
+  session.orgs = await api('GET', '/users/@me/organisations');
 }
 
 export function displayName(u: { first_name?: string; last_name?: string; email?: string }): string {

@@ -11,10 +11,7 @@ export type WorkItemTypeRef = Schema<'WorkItemTypeRef'>;
 export type FleetShare = Schema<'FleetShare'>;
 export type ProjectShare = Schema<'ProjectShare'>;
 export type DocumentShare = Schema<'DocumentShare'>;
-export type ShareItem =
-  | { type: 'fleet'; share: FleetShare }
-  | { type: 'project'; share: ProjectShare }
-  | { type: 'document'; share: DocumentShare };
+export type ShareItem = Schema<'ShareItem'>;
 
 export type FleetSubscription = Schema<'FleetSubscription'>;
 
