@@ -1260,6 +1260,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncReceivedSetStmt, err = db.PrepareContext(ctx, syncReceivedSet); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncReceivedSet: %w", err)
 	}
+	if q.syncRowKnownStmt, err = db.PrepareContext(ctx, syncRowKnown); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncRowKnown: %w", err)
+	}
 	if q.syncRowLaterStmt, err = db.PrepareContext(ctx, syncRowLater); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncRowLater: %w", err)
 	}
@@ -3754,6 +3757,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncReceivedSetStmt: %w", cerr)
 		}
 	}
+	if q.syncRowKnownStmt != nil {
+		if cerr := q.syncRowKnownStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncRowKnownStmt: %w", cerr)
+		}
+	}
 	if q.syncRowLaterStmt != nil {
 		if cerr := q.syncRowLaterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncRowLaterStmt: %w", cerr)
@@ -4920,6 +4928,7 @@ type Queries struct {
 	syncReceivedStmt                          *sql.Stmt
 	syncReceivedRecordLogStmt                 *sql.Stmt
 	syncReceivedSetStmt                       *sql.Stmt
+	syncRowKnownStmt                          *sql.Stmt
 	syncRowLaterStmt                          *sql.Stmt
 	syncRowLatestStmt                         *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
@@ -5481,6 +5490,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncReceivedStmt:                          q.syncReceivedStmt,
 		syncReceivedRecordLogStmt:                 q.syncReceivedRecordLogStmt,
 		syncReceivedSetStmt:                       q.syncReceivedSetStmt,
+		syncRowKnownStmt:                          q.syncRowKnownStmt,
 		syncRowLaterStmt:                          q.syncRowLaterStmt,
 		syncRowLatestStmt:                         q.syncRowLatestStmt,
 		systemCreateStmt:                          q.systemCreateStmt,

@@ -61,6 +61,7 @@ type Store struct {
 	seenDataVersion atomic.Int64
 	changes         *changes
 	clock           *hlcClock // the sync log's hybrid logical clock
+	fks             *fkGraph  // foreign keys, for the sync's orphan rule
 	clockStale      atomic.Bool
 	// auditNode is the node of this database's audit chains: 0 where the
 	// organisations' chains began, the node id on a clone (SyncRecordClonedLog).

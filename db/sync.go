@@ -311,6 +311,7 @@ func (s *Store) initSync(ctx context.Context, now func() time.Time) error {
 		now = time.Now
 	}
 	tables := map[string]*capTable{}
+	var err error
 	for name, p := range SyncCatalogue {
 		if p.Policy != Replicated {
 			continue
@@ -324,6 +325,9 @@ func (s *Store) initSync(ctx context.Context, now func() time.Time) error {
 		}
 	}
 	s.changes.cap.tables.Store(&tables)
+	if s.fks, err = readFKGraph(ctx, s.Writer); err != nil {
+		return err
+	}
 	own, err := s.w.SyncLastHLC(ctx)
 	if err != nil {
 		return err

@@ -192,6 +192,24 @@ func (q *Queries) SyncReceivedSet(ctx context.Context, arg SyncReceivedSetParams
 	return err
 }
 
+const syncRowKnown = `-- name: SyncRowKnown :one
+SELECT EXISTS (SELECT 1 FROM sync_changes WHERE tbl = ?1 AND pk = ?2)
+`
+
+type SyncRowKnownParams struct {
+	Tbl string
+	Pk  string
+}
+
+// Whether the log knows a row (any entry of it): a row the log knows that
+// is not here was deleted here, or dropped with its deleted parent.
+func (q *Queries) SyncRowKnown(ctx context.Context, arg SyncRowKnownParams) (bool, error) {
+	row := q.queryRow(ctx, q.syncRowKnownStmt, syncRowKnown, arg.Tbl, arg.Pk)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const syncRowLater = `-- name: SyncRowLater :many
 SELECT hlc, origin, op, cols FROM sync_changes
 WHERE tbl = ?1 AND pk = ?2 AND hlc >= ?3

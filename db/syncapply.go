@@ -250,6 +250,9 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 			} else if e.Org == nil || !allowed[*e.Org] {
 				return refuse("entry %d: a %s row of an organisation this exchange is not for", i, e.Table)
 			}
+			// The rules may log this node's own changes while applying the
+			// entry (a cascade, a rename): they must come after it.
+			s.clock.observe(e.HLC)
 			if err := s.applyEntry(ctx, tx, t, e, allowed); err != nil {
 				var se *sqlite.Error
 				if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT {
@@ -267,7 +270,6 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 				return err
 			}
 			vector[e.Origin] = e.HLC
-			s.clock.observe(e.HLC)
 			applied++
 			if e.Org != nil {
 				if touched[e.Table] == nil {
@@ -408,10 +410,17 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 	// its own, so an entry never meets another one at its place.
 	evidence := SyncCatalogue[t.name].Rule == RuleEvidence || SyncCatalogue[t.name].Rule == RuleAudit
 
+	q := s.w.WithTx(tx)
 	switch e.Op {
 	case "d":
 		if !exists || laterCreate {
 			return nil
+		}
+		if len(t.pk) == 1 && t.cols[t.pk[0]] == "id" {
+			// Rows added here (or received) that still name it go with it.
+			if err := s.releaseChildren(ctx, tx, q, t.name, key[0], e.Org); err != nil {
+				return err
+			}
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM `+quoteIdent(t.name)+where, whereArgs...)
 		return err
@@ -423,6 +432,14 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 		if !exists {
 			if laterDelete {
 				return nil
+			}
+			// A child of a parent deleted here: the delete wins.
+			dropped, cleared, err := s.orphanRule(ctx, tx, q, t, e, key, false, cols)
+			if err != nil || dropped {
+				return err
+			}
+			if err := s.logCleared(ctx, q, t, e.Key, e.Org, cleared); err != nil {
+				return err
 			}
 			names := make([]string, 0, len(cols))
 			marks := make([]string, 0, len(cols))
@@ -439,11 +456,22 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 			return nil // evidence is never overwritten
 		}
 	}
-	sets := make([]string, 0, len(cols))
-	args := make([]any, 0, len(cols)+len(whereArgs))
+	write := make(map[string]any, len(cols))
+	for c, v := range cols {
+		if !kept[c] {
+			write[c] = v
+		}
+	}
+	// Moved under a parent deleted here: the delete wins.
+	dropped, cleared, err := s.orphanRule(ctx, tx, q, t, e, key, true, write)
+	if err != nil || dropped {
+		return err
+	}
+	sets := make([]string, 0, len(write))
+	args := make([]any, 0, len(write)+len(whereArgs))
 	for _, c := range t.cols {
-		v, ok := cols[c]
-		if !ok || kept[c] {
+		v, ok := write[c]
+		if !ok {
 			continue
 		}
 		sets, args = append(sets, quoteIdent(c)+" = ?"), append(args, v)
@@ -451,8 +479,10 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 	if len(sets) == 0 {
 		return nil
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE `+quoteIdent(t.name)+` SET `+strings.Join(sets, ", ")+where, append(args, whereArgs...)...)
-	return err
+	if _, err = tx.ExecContext(ctx, `UPDATE `+quoteIdent(t.name)+` SET `+strings.Join(sets, ", ")+where, append(args, whereArgs...)...); err != nil {
+		return err
+	}
+	return s.logCleared(ctx, q, t, e.Key, e.Org, cleared)
 }
 
 func (t *capTable) colIndex(name string) int {

@@ -53,3 +53,8 @@ SELECT origin, hlc FROM sync_changes WHERE tbl = @tbl AND pk = @pk ORDER BY hlc 
 -- name: SyncIsMember :one
 SELECT EXISTS (SELECT 1 FROM organisation_members WHERE user_id = @user_id
     AND organisation_id IN (SELECT value FROM json_each(@orgs_json)));
+
+-- Whether the log knows a row (any entry of it): a row the log knows that
+-- is not here was deleted here, or dropped with its deleted parent.
+-- name: SyncRowKnown :one
+SELECT EXISTS (SELECT 1 FROM sync_changes WHERE tbl = @tbl AND pk = @pk);

@@ -1,0 +1,230 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+)
+
+// The merge rules beyond the plain per-column one (docs/sync.md "Merge
+// rules"): a parent deleted on one node while another added a child, and
+// the node's own changes the rules make while applying a page.
+
+// fkRef is one foreign key of a table to another table's primary key.
+type fkRef struct {
+	table, col, parent string
+	notNull            bool
+	onDelete           string // NO ACTION, RESTRICT, CASCADE, SET NULL, SET DEFAULT
+}
+
+// fkGraph: each table's references to parents, and each parent's
+// referencing children.
+type fkGraph struct {
+	parents  map[string][]fkRef
+	children map[string][]fkRef
+}
+
+// readFKGraph reads every table's single-column foreign keys to a primary key.
+func readFKGraph(ctx context.Context, w *sql.DB) (*fkGraph, error) {
+	g := &fkGraph{parents: map[string][]fkRef{}, children: map[string][]fkRef{}}
+	rows, err := w.QueryContext(ctx, `SELECT m.name, f."from", f."table", coalesce(f."to", ''), f.on_delete,
+		(SELECT c."notnull" FROM pragma_table_info(m.name) c WHERE c.name = f."from"),
+		(SELECT count(*) FROM pragma_foreign_key_list(m.name) f2 WHERE f2.id = f.id)
+	FROM sqlite_schema m, pragma_foreign_key_list(m.name) f
+	WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r fkRef
+		var to string
+		var notNull, parts int
+		if err := rows.Scan(&r.table, &r.col, &r.parent, &to, &r.onDelete, &notNull, &parts); err != nil {
+			return nil, err
+		}
+		if parts != 1 || (to != "" && to != "id") {
+			continue // a composite key or a key other than the id: none of the replicated tables' references
+		}
+		r.notNull = notNull == 1
+		r.onDelete = strings.ToUpper(r.onDelete)
+		g.parents[r.table] = append(g.parents[r.table], r)
+		g.children[r.parent] = append(g.children[r.parent], r)
+	}
+	return g, rows.Err()
+}
+
+// logOwn appends a change this node's rules made while applying a page
+// (a cascade, a rename, a conflict record): it is this node's own entry,
+// with its next clock, shipped to the others like any change made here.
+func (s *Store) logOwn(ctx context.Context, q *Queries, table, pk, op string, cols *string, org *int64) error {
+	return q.SyncChangeAppend(ctx, SyncChangeAppendParams{Origin: s.NodeID(), Hlc: s.clock.next(), Org: org,
+		Tbl: table, Pk: pk, Op: op, Cols: cols})
+}
+
+// parentGone tells whether a row's reference names a row that was here
+// (or was sent here) and is gone: deleted here, or dropped with its own
+// deleted parent. A reference to a row the log never knew is left to the
+// foreign key, which refuses the page.
+func (s *Store) parentGone(ctx context.Context, tx *sql.Tx, q *Queries, parent string, id any) (bool, error) {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+quoteIdent(parent)+` WHERE id = ?`, id).Scan(&one)
+	if err == nil {
+		return false, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return false, err
+	}
+	known, err := q.SyncRowKnown(ctx, SyncRowKnownParams{Tbl: parent, Pk: string(appendValue([]byte{'['}, id)) + "]"})
+	return known, err
+}
+
+// orphanRule applies the rule for a row whose change names a parent that
+// is gone here (docs/sync.md): the delete wins. A required reference takes
+// the row with its parent (dropped = true: the caller writes nothing); an
+// optional one is cleared (the column is set to null in cols, and the
+// clearing is logged as this node's change so every node ends the same).
+func (s *Store) orphanRule(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable, e SyncEntry, key []any, exists bool, cols map[string]any) (dropped bool, cleared []string, err error) {
+	for _, fk := range s.fks.parents[t.name] {
+		v, ok := cols[fk.col]
+		if !ok || v == nil {
+			continue
+		}
+		gone, err := s.parentGone(ctx, tx, q, fk.parent, v)
+		if err != nil || !gone {
+			if err != nil {
+				return false, nil, err
+			}
+			continue
+		}
+		if fk.notNull {
+			if exists {
+				if err := s.removeRow(ctx, tx, q, t, key, e.Org); err != nil {
+					return false, nil, err
+				}
+			} else if err := s.logOwn(ctx, q, t.name, e.Key, "d", nil, e.Org); err != nil {
+				return false, nil, err
+			}
+			return true, nil, nil
+		}
+		cols[fk.col] = nil
+		cleared = append(cleared, fk.col)
+	}
+	return false, cleared, nil
+}
+
+// logCleared logs the references orphanRule cleared in a row.
+func (s *Store) logCleared(ctx context.Context, q *Queries, t *capTable, pk string, org *int64, cleared []string) error {
+	if len(cleared) == 0 {
+		return nil
+	}
+	b := []byte{'{'}
+	for i, c := range cleared {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, c)
+		b = append(b, ":null"...)
+	}
+	cols := string(append(b, '}'))
+	return s.logOwn(ctx, q, t.name, pk, "u", &cols, org)
+}
+
+// releaseChildren makes way for a parent's delete: rows here that still
+// name it (added on this node, or received, while another node deleted
+// it) go with it when the reference is required, and are detached when it
+// is optional. Each is logged as this node's change. Cascading and
+// nulling foreign keys do their own work on every node.
+func (s *Store) releaseChildren(ctx context.Context, tx *sql.Tx, q *Queries, parent string, id any, org *int64) error {
+	tp := s.changes.cap.tables.Load()
+	for _, fk := range s.fks.children[parent] {
+		if fk.onDelete != "NO ACTION" && fk.onDelete != "RESTRICT" {
+			continue
+		}
+		ct := (*tp)[fk.table]
+		if ct == nil {
+			// A node-local table: its rows follow without a log entry.
+			stmt := `DELETE FROM ` + quoteIdent(fk.table) + ` WHERE ` + quoteIdent(fk.col) + ` = ?`
+			if !fk.notNull {
+				stmt = `UPDATE ` + quoteIdent(fk.table) + ` SET ` + quoteIdent(fk.col) + ` = NULL WHERE ` + quoteIdent(fk.col) + ` = ?`
+			}
+			if _, err := tx.ExecContext(ctx, stmt, id); err != nil {
+				return err
+			}
+			continue
+		}
+		keys, err := s.rowKeys(ctx, tx, ct, quoteIdent(fk.col)+` = ?`, id)
+		if err != nil {
+			return err
+		}
+		for _, key := range keys {
+			if fk.notNull {
+				if err := s.removeRow(ctx, tx, q, ct, key, org); err != nil {
+					return err
+				}
+				continue
+			}
+			where, args := ct.whereKey(key)
+			if _, err := tx.ExecContext(ctx, `UPDATE `+quoteIdent(ct.name)+` SET `+quoteIdent(fk.col)+` = NULL`+where, args...); err != nil {
+				return err
+			}
+			if err := s.logCleared(ctx, q, ct, ct.keyOfKey(key), org, []string{fk.col}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// removeRow deletes a row (after its own children) and logs the delete.
+func (s *Store) removeRow(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable, key []any, org *int64) error {
+	if len(t.pk) == 1 && t.cols[t.pk[0]] == "id" {
+		if err := s.releaseChildren(ctx, tx, q, t.name, key[0], org); err != nil {
+			return err
+		}
+	}
+	where, args := t.whereKey(key)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM `+quoteIdent(t.name)+where, args...); err != nil {
+		return err
+	}
+	return s.logOwn(ctx, q, t.name, t.keyOfKey(key), "d", nil, org)
+}
+
+// rowKeys reads the primary keys of a table's rows matching a condition.
+func (s *Store) rowKeys(ctx context.Context, tx *sql.Tx, t *capTable, cond string, args ...any) ([][]any, error) {
+	names := make([]string, len(t.pk))
+	for i, k := range t.pk {
+		names[i] = quoteIdent(t.cols[k])
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+strings.Join(names, ", ")+` FROM `+quoteIdent(t.name)+` WHERE `+cond, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		key := make([]any, len(t.pk))
+		ptrs := make([]any, len(key))
+		for i := range key {
+			ptrs[i] = &key[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		out = append(out, key)
+	}
+	return out, rows.Err()
+}
+
+// keyOfKey is keyOf for the key's values alone.
+func (t *capTable) keyOfKey(key []any) string {
+	b := []byte{'['}
+	for i, v := range key {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendValue(b, v)
+	}
+	return string(append(b, ']'))
+}
