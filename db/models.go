@@ -767,6 +767,21 @@ type SyncChange struct {
 	Cols   *string
 }
 
+type SyncConflict struct {
+	ID             int64
+	OrganisationID int64
+	Kind           string
+	Tbl            string
+	Col            string
+	RowID          int64
+	OtherID        int64
+	Value          string
+	RenamedTo      string
+	CreatedAt      string
+	SettledAt      *string
+	SettledBy      *int64
+}
+
 type SyncHub struct {
 	ID             int64
 	Url            string
@@ -916,6 +931,7 @@ type ToolboxUser struct {
 	SignedAt       string
 	SignedMethod   string
 	SignedBy       *int64
+	DuplicateOf    *int64
 }
 
 type User struct {
@@ -1021,6 +1037,7 @@ type WitnessRecord struct {
 	Position       string
 	Signature      *string
 	SignedAt       string
+	DuplicateOf    *int64
 }
 
 type WorkItem struct {

@@ -441,6 +441,9 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 			if err := s.logCleared(ctx, q, t, e.Key, e.Org, cleared); err != nil {
 				return err
 			}
+			if err := s.markDuplicate(ctx, tx, t, cols); err != nil {
+				return err
+			}
 			names := make([]string, 0, len(cols))
 			marks := make([]string, 0, len(cols))
 			args := make([]any, 0, len(cols))

@@ -66,6 +66,10 @@ type TablePolicy struct {
 	// Rebuild (Derived only) recomputes the whole table from replicated
 	// rows, run after changes were applied.
 	Rebuild []string
+	// DuplicateKey (evidence): columns naming one person's record of one
+	// thing. Two nodes' records with one key are both kept; all but the
+	// first (by id) carry duplicate_of, a derived column.
+	DuplicateKey []string
 }
 
 // OrgVia: the organisation is Table.organisation_id of the row whose id is
@@ -88,6 +92,12 @@ func (p TablePolicy) via(table, column string) TablePolicy {
 }
 
 func (p TablePolicy) derivedCols(cols ...string) TablePolicy { p.DerivedColumns = cols; return p }
+
+func (p TablePolicy) duplicates(key ...string) TablePolicy {
+	p.DuplicateKey = key
+	p.DerivedColumns = append(p.DerivedColumns, "duplicate_of")
+	return p
+}
 
 func derived(rebuild ...string) TablePolicy { return TablePolicy{Policy: Derived, Rebuild: rebuild} }
 
@@ -216,13 +226,15 @@ var SyncCatalogue = map[string]TablePolicy{
 	"document_fields":         repl(RulePlain),
 	"document_field_values":   repl(RulePlain).via("document_fields", "field_id"),
 	"notifications":           repl(RulePlain),
+	// Conflicts sync found (made on the hub), settled on any node.
+	"sync_conflicts": repl(RulePlain),
 
 	// Evidence: append-only union.
 	"induction_revisions": repl(RuleEvidence),
 	"induction_records":   repl(RuleEvidence),
 	"asset_logs":          repl(RuleEvidence),
-	"toolbox_users":       repl(RuleEvidence),
-	"witness_records":     repl(RuleEvidence),
+	"toolbox_users":       repl(RuleEvidence).duplicates("toolbox_id", "user_id"),
+	"witness_records":     repl(RuleEvidence).duplicates("object_type", "object_id", "user_id"),
 	"audit_log":           repl(RuleAudit),
 
 	// Numbers drawn from leased blocks.
@@ -251,6 +263,13 @@ type OrgRebuild struct {
 }
 
 var syncOrgRebuilds = []OrgRebuild{
+	// Duplicate evidence: all but the first (by id) of one key flagged
+	// with the first's id. Flagging goes first (a unique index admits one
+	// unflagged row per key), unflagging after.
+	dupRebuild("toolbox_users", "o.toolbox_id = x.toolbox_id AND o.user_id = x.user_id", "x.user_id IS NOT NULL", true),
+	dupRebuild("toolbox_users", "o.toolbox_id = x.toolbox_id AND o.user_id = x.user_id", "x.user_id IS NOT NULL", false),
+	dupRebuild("witness_records", "o.object_type = x.object_type AND o.object_id = x.object_id AND o.user_id = x.user_id", "true", true),
+	dupRebuild("witness_records", "o.object_type = x.object_type AND o.object_id = x.object_id AND o.user_id = x.user_id", "true", false),
 	{After: []string{"project_milestones", "projects"},
 		Columns: []string{"projects.open_milestone_count", "projects.closed_milestone_count"},
 		SQL: `UPDATE projects SET
@@ -267,6 +286,16 @@ var syncOrgRebuilds = []OrgRebuild{
 			open_work_item_count = (SELECT count(*) FROM work_items w WHERE w.asset_group_id = asset_groups.id AND w.status = 'open'),
 			closed_work_item_count = (SELECT count(*) FROM work_items w WHERE w.asset_group_id = asset_groups.id AND w.status <> 'open')
 		WHERE organisation_id = ?1`},
+}
+
+func dupRebuild(table, same, cond string, flag bool) OrgRebuild {
+	first := `(SELECT min(o.id) FROM ` + table + ` o WHERE ` + same + `)`
+	sql := `UPDATE ` + table + ` AS x SET duplicate_of = ` + first + ` WHERE x.organisation_id = ?1 AND ` + cond +
+		` AND x.duplicate_of IS NOT ` + first + ` AND x.id <> ` + first
+	if !flag {
+		sql = `UPDATE ` + table + ` AS x SET duplicate_of = NULL WHERE x.organisation_id = ?1 AND x.duplicate_of IS NOT NULL AND x.id = ` + first
+	}
+	return OrgRebuild{After: []string{table}, Columns: []string{table + ".duplicate_of"}, SQL: sql}
 }
 
 // triggerKeptColumns are derived columns the work item triggers keep on

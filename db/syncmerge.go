@@ -228,3 +228,34 @@ func (t *capTable) keyOfKey(key []any) string {
 	}
 	return string(append(b, ']'))
 }
+
+// markDuplicate: an evidence row received while this node holds one of the
+// same person and thing (signed on two nodes apart) is kept too, flagged
+// for now as a duplicate of the one here; the page's recount
+// (syncOrgRebuilds) then flags all but the first by id on every node alike.
+func (s *Store) markDuplicate(ctx context.Context, tx *sql.Tx, t *capTable, cols map[string]any) error {
+	key := SyncCatalogue[t.name].DuplicateKey
+	if len(key) == 0 {
+		return nil
+	}
+	conds := make([]string, len(key))
+	args := make([]any, len(key))
+	for i, c := range key {
+		v := cols[c]
+		if v == nil {
+			return nil // a visitor, not a person with an account: no key
+		}
+		conds[i], args[i] = quoteIdent(c)+" = ?", v
+	}
+	var first int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM `+quoteIdent(t.name)+` WHERE `+strings.Join(conds, " AND ")+
+		` AND duplicate_of IS NULL`, args...).Scan(&first)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cols["duplicate_of"] = first
+	return nil
+}

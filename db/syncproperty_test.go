@@ -41,6 +41,7 @@ INSERT INTO work_item_types (id, organisation_id, name, colour, created_at) VALU
 INSERT INTO work_item_types (id, organisation_id, name, colour, created_at) VALUES (301, 10, 'Task', '', ` + ts + `);
 INSERT INTO users (id, email, created_at, updated_at) VALUES (2, 'b@example.com', ` + ts + `, ` + ts + `), (3, 'c@example.com', ` + ts + `, ` + ts + `);
 INSERT INTO organisation_members (organisation_id, user_id, joined_at) VALUES (10, 1, ` + ts + `), (10, 2, ` + ts + `), (10, 3, ` + ts + `);
+INSERT INTO toolboxes (id, organisation_id, title, totp_secret, created_at, created_by, updated_at, updated_by) VALUES (400, 10, 'Talk', 'x', ` + ts + `, 1, ` + ts + `, 1);
 INSERT INTO project_milestones (id, organisation_id, project_id, name, status, created_at, created_by) VALUES (200, 10, 100, 'M1', 'open', ` + ts + `, 1);
 INSERT INTO work_items (id, organisation_id, type_id, number, formatted_number, title, status, project_id, created_at, created_by, updated_at, updated_by)
 VALUES (50, 10, 300, 50, 'W-50', 'Kept', 'open', 100, ` + ts + `, 1, ` + ts + `, 1), (51, 10, 301, 51, 'W-51', 'Kept', 'closed', 101, ` + ts + `, 1, ` + ts + `, 1);`)
@@ -115,6 +116,13 @@ func runSyncCase(t *testing.T, dir string, seedBytes []byte, seedN uint64) {
 					return err
 				}
 			}
+			// The counts a handler keeps (a project's milestones), kept as
+			// its handler would.
+			for _, r := range syncOrgRebuilds {
+				if _, err := tx.Exec(r.SQL, org); err != nil {
+					return err
+				}
+			}
 			return s.AppendAudit(ctx, q, AuditLog{ID: s.IDs.Next(), Chain: org, OrganisationID: &org, Action: "POST /op",
 				TargetIds: "{}", ChangedFields: "[]", CreatedAt: "2026-11-26T00:00:00.000Z"})
 		})
@@ -129,6 +137,7 @@ func runSyncCase(t *testing.T, dir string, seedBytes []byte, seedN uint64) {
 		return out
 	}
 	words := []string{"alpha", "beta", "gamma", "delta"}
+	evidence := map[int64]bool{} // acknowledged signatures and witness records
 	// One exchange, possibly cut after a few pages.
 	step := func(from, to *Store, pageSize, maxPages int) int {
 		n := 0
@@ -232,13 +241,23 @@ DELETE FROM project_milestones WHERE id = ?`, id)
 				err = exec(s, `DELETE FROM work_item_assignees WHERE work_item_id = ? AND user_id = ?`, wi, user)
 			}
 		case op == 12:
-			// Evidence: a witness record of a kept item by this node's own
-			// person (one node never records another's, the unique rule
-			// for that is not built); a second one here is refused.
-			node := int(s.NodeID())
-			werr := exec(s, `INSERT INTO witness_records (id, organisation_id, object_type, object_id, user_id, first_name, last_name, email, signed_at)
-VALUES (?, 10, 'work_item', ?, ?, 'A', 'B', 'a@example.com', '2026-11-26T00:00:00.000Z')`, s.IDs.Next(), 50+rng.IntN(2), node)
-			if werr != nil && !IsConflict(werr) {
+			// Evidence: a witness record of a kept item, or a signature on
+			// the talk, by any member: the same person signs on two nodes
+			// apart (both kept, the later flagged); a second one on one
+			// node is refused.
+			id := s.IDs.Next()
+			var werr error
+			if rng.IntN(2) == 0 {
+				werr = exec(s, `INSERT INTO witness_records (id, organisation_id, object_type, object_id, user_id, first_name, last_name, email, signed_at)
+VALUES (?, 10, 'work_item', ?, ?, 'A', 'B', 'a@example.com', '2026-11-26T00:00:00.000Z')`, id, 50+rng.IntN(2), 1+rng.IntN(3))
+			} else {
+				werr = exec(s, `INSERT INTO toolbox_users (id, organisation_id, toolbox_id, user_id, first_name, last_name, signed_at, signed_method)
+VALUES (?, 10, 400, ?, 'A', 'B', '2026-11-26T00:00:00.000Z', 'app')`, id, 1+rng.IntN(3))
+			}
+			switch {
+			case werr == nil:
+				evidence[id] = true
+			case !IsConflict(werr):
 				err = werr
 			}
 		case op == 13:
@@ -274,6 +293,7 @@ VALUES (?, 10, 'work_item', ?, ?, 'A', 'B', 'a@example.com', '2026-11-26T00:00:0
 		`SELECT * FROM work_item_assignees ORDER BY 1, 2`,
 		`SELECT * FROM user_work_items ORDER BY 1, 2`,
 		`SELECT * FROM witness_records ORDER BY id`,
+		`SELECT * FROM toolbox_users ORDER BY id`,
 		`SELECT id, first_name FROM users ORDER BY id`,
 		`SELECT id, chain, node, seq, hash FROM audit_log ORDER BY id`,
 		`SELECT * FROM project_status_counts WHERE n <> 0 ORDER BY 1, 2`,
@@ -292,6 +312,25 @@ VALUES (?, 10, 'work_item', ?, ?, 'A', 'B', 'a@example.com', '2026-11-26T00:00:0
 		OR p.closed_work_item_count <> (SELECT count(*) FROM work_items w WHERE w.project_id = p.id AND w.status = 'closed')`); len(bad) != 0 {
 		t.Errorf("seed %d: projects with wrong counts: %v", seedN, bad)
 	}
+	// Evidence counted exactly: every acknowledged record, nothing else;
+	// of one person's records of one thing the first by id unflagged, the
+	// others flagged with its id.
+	got := ids(hub, `SELECT id FROM witness_records UNION ALL SELECT id FROM toolbox_users WHERE id <> 0`)
+	if len(got) != len(evidence) {
+		t.Errorf("seed %d: %d evidence rows, %d acknowledged", seedN, len(got), len(evidence))
+	}
+	for _, id := range got {
+		if !evidence[id] {
+			t.Errorf("seed %d: evidence row %d was never acknowledged", seedN, id)
+		}
+	}
+	if bad := dump(t, hub, `SELECT x.id, x.duplicate_of FROM witness_records x WHERE x.duplicate_of IS NOT (SELECT nullif(min(o.id), x.id) FROM witness_records o
+		WHERE o.object_type = x.object_type AND o.object_id = x.object_id AND o.user_id = x.user_id)
+		UNION ALL SELECT x.id, x.duplicate_of FROM toolbox_users x WHERE x.duplicate_of IS NOT (SELECT nullif(min(o.id), x.id) FROM toolbox_users o
+		WHERE o.toolbox_id = x.toolbox_id AND o.user_id = x.user_id)`); len(bad) != 0 {
+		t.Errorf("seed %d: duplicate evidence flagged wrong: %v", seedN, bad)
+	}
+
 	// Every row is what the rules make of the whole log.
 	checkOracle(t, hub, "projects", seedN)
 	checkOracle(t, hub, "work_items", seedN)

@@ -5457,6 +5457,8 @@ export interface components {
         };
         ToolboxUser: {
             company: string;
+            /** @description Set when the same person signed this talk twice on two offices' copies while they were apart (offline sync): both signatures are kept, and every one but the first names the first. Null for a signature that is no duplicate. */
+            duplicate_of: components["schemas"]["NullableId"];
             email: string;
             first_name: string;
             id: components["schemas"]["Id"];
@@ -5694,6 +5696,8 @@ export interface components {
         };
         WitnessRecord: {
             company: string;
+            /** @description Set when the same person witnessed this object twice on two offices' copies while they were apart (offline sync): both records are kept, every one but the first names the first. */
+            duplicate_of: components["schemas"]["NullableId"];
             email: string;
             first_name: string;
             id: components["schemas"]["Id"];
