@@ -1191,6 +1191,21 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncChangesPendingStmt, err = db.PrepareContext(ctx, syncChangesPending); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncChangesPending: %w", err)
 	}
+	if q.syncColumnStampStmt, err = db.PrepareContext(ctx, syncColumnStamp); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncColumnStamp: %w", err)
+	}
+	if q.syncConflictCreateStmt, err = db.PrepareContext(ctx, syncConflictCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncConflictCreate: %w", err)
+	}
+	if q.syncConflictGetStmt, err = db.PrepareContext(ctx, syncConflictGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncConflictGet: %w", err)
+	}
+	if q.syncConflictListStmt, err = db.PrepareContext(ctx, syncConflictList); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncConflictList: %w", err)
+	}
+	if q.syncConflictSettleStmt, err = db.PrepareContext(ctx, syncConflictSettle); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncConflictSettle: %w", err)
+	}
 	if q.syncHubExchangedStmt, err = db.PrepareContext(ctx, syncHubExchanged); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncHubExchanged: %w", err)
 	}
@@ -3642,6 +3657,31 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncChangesPendingStmt: %w", cerr)
 		}
 	}
+	if q.syncColumnStampStmt != nil {
+		if cerr := q.syncColumnStampStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncColumnStampStmt: %w", cerr)
+		}
+	}
+	if q.syncConflictCreateStmt != nil {
+		if cerr := q.syncConflictCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncConflictCreateStmt: %w", cerr)
+		}
+	}
+	if q.syncConflictGetStmt != nil {
+		if cerr := q.syncConflictGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncConflictGetStmt: %w", cerr)
+		}
+	}
+	if q.syncConflictListStmt != nil {
+		if cerr := q.syncConflictListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncConflictListStmt: %w", cerr)
+		}
+	}
+	if q.syncConflictSettleStmt != nil {
+		if cerr := q.syncConflictSettleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncConflictSettleStmt: %w", cerr)
+		}
+	}
 	if q.syncHubExchangedStmt != nil {
 		if cerr := q.syncHubExchangedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncHubExchangedStmt: %w", cerr)
@@ -4905,6 +4945,11 @@ type Queries struct {
 	syncChangeAppendStmt                      *sql.Stmt
 	syncChangesAfterStmt                      *sql.Stmt
 	syncChangesPendingStmt                    *sql.Stmt
+	syncColumnStampStmt                       *sql.Stmt
+	syncConflictCreateStmt                    *sql.Stmt
+	syncConflictGetStmt                       *sql.Stmt
+	syncConflictListStmt                      *sql.Stmt
+	syncConflictSettleStmt                    *sql.Stmt
 	syncHubExchangedStmt                      *sql.Stmt
 	syncHubFailedStmt                         *sql.Stmt
 	syncHubGetStmt                            *sql.Stmt
@@ -5467,6 +5512,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncChangeAppendStmt:                      q.syncChangeAppendStmt,
 		syncChangesAfterStmt:                      q.syncChangesAfterStmt,
 		syncChangesPendingStmt:                    q.syncChangesPendingStmt,
+		syncColumnStampStmt:                       q.syncColumnStampStmt,
+		syncConflictCreateStmt:                    q.syncConflictCreateStmt,
+		syncConflictGetStmt:                       q.syncConflictGetStmt,
+		syncConflictListStmt:                      q.syncConflictListStmt,
+		syncConflictSettleStmt:                    q.syncConflictSettleStmt,
 		syncHubExchangedStmt:                      q.syncHubExchangedStmt,
 		syncHubFailedStmt:                         q.syncHubFailedStmt,
 		syncHubGetStmt:                            q.syncHubGetStmt,

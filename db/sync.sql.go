@@ -96,6 +96,32 @@ func (q *Queries) SyncChangesAfter(ctx context.Context, arg SyncChangesAfterPara
 	return items, nil
 }
 
+const syncColumnStamp = `-- name: SyncColumnStamp :one
+SELECT hlc, origin FROM sync_changes
+WHERE tbl = ?1 AND pk = ?2 AND json_type(cols, '$.' || CAST(?3 AS TEXT)) IS NOT NULL
+ORDER BY hlc DESC, origin DESC LIMIT 1
+`
+
+type SyncColumnStampParams struct {
+	Tbl string
+	Pk  string
+	Col string
+}
+
+type SyncColumnStampRow struct {
+	Hlc    int64
+	Origin int64
+}
+
+// The latest entry of a row that set a column: when a unique key was
+// given, and by which node (the later of two colliding rows is renamed).
+func (q *Queries) SyncColumnStamp(ctx context.Context, arg SyncColumnStampParams) (SyncColumnStampRow, error) {
+	row := q.queryRow(ctx, q.syncColumnStampStmt, syncColumnStamp, arg.Tbl, arg.Pk, arg.Col)
+	var i SyncColumnStampRow
+	err := row.Scan(&i.Hlc, &i.Origin)
+	return i, err
+}
+
 const syncIsMember = `-- name: SyncIsMember :one
 SELECT EXISTS (SELECT 1 FROM organisation_members WHERE user_id = ?1
     AND organisation_id IN (SELECT value FROM json_each(?2)))

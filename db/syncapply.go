@@ -270,6 +270,11 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 				return err
 			}
 			vector[e.Origin] = e.HLC
+			if e.Op == "i" || e.Op == "u" {
+				if err := s.resolveUnique(ctx, tx, q, t, e); err != nil {
+					return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
+				}
+			}
 			applied++
 			if e.Org != nil {
 				if touched[e.Table] == nil {

@@ -70,7 +70,14 @@ type TablePolicy struct {
 	// thing. Two nodes' records with one key are both kept; all but the
 	// first (by id) carry duplicate_of, a derived column.
 	DuplicateKey []string
+	// UniqueKey (RuleUnique): the columns a row's key is unique within,
+	// the last one the key itself (a code: empty means none). Rows two
+	// nodes gave one key are both kept, the later renamed, with a conflict
+	// record (docs/sync.md).
+	UniqueKey []string
 }
+
+func (p TablePolicy) unique(cols ...string) TablePolicy { p.UniqueKey = cols; return p }
 
 // OrgVia: the organisation is Table.organisation_id of the row whose id is
 // this row's Column.
@@ -184,18 +191,18 @@ var SyncCatalogue = map[string]TablePolicy{
 	"organisation_domains": repl(RuleUnique),
 
 	// Plain records.
-	"projects": repl(RuleUnique).derivedCols("open_milestone_count", "closed_milestone_count",
+	"projects": repl(RuleUnique).unique("organisation_id", "code").derivedCols("open_milestone_count", "closed_milestone_count",
 		"open_work_item_count", "closed_work_item_count", "document_count"),
 	"project_milestones":      repl(RulePlain).derivedCols("open_work_item_count", "closed_work_item_count"),
-	"project_packages":        repl(RuleUnique),
+	"project_packages":        repl(RuleUnique).unique("project_id", "code"),
 	"workgroups":              repl(RulePlain),
 	"teams":                   repl(RulePlain),
 	"team_members":            repl(RulePlain),
 	"systems":                 repl(RulePlain),
 	"prefixes":                repl(RulePlain),
-	"locations":               repl(RuleUnique),
-	"sub_locations":           repl(RuleUnique),
-	"disciplines":             repl(RuleUnique),
+	"locations":               repl(RuleUnique).unique("organisation_id", "code"),
+	"sub_locations":           repl(RuleUnique).unique("location_id", "code"),
+	"disciplines":             repl(RuleUnique).unique("organisation_id", "code"),
 	"integrations":            repl(RulePlain),
 	"inductions":              repl(RulePlain),
 	"user_inductions":         repl(RulePlain),

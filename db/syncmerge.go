@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The merge rules beyond the plain per-column one (docs/sync.md "Merge
@@ -258,4 +260,166 @@ func (s *Store) markDuplicate(ctx context.Context, tx *sql.Tx, t *capTable, cols
 	}
 	cols["duplicate_of"] = first
 	return nil
+}
+
+// IsSyncHub: this database is no one's clone (the hub, or a database that
+// never synced). The hub settles what needs one judge: unique keys.
+func (s *Store) IsSyncHub() bool { return s.auditNode.Load() == 0 }
+
+// maxCodeLen is the longest code the API takes (projects, locations...):
+// a renamed code keeps to it.
+const maxCodeLen = 12
+
+// resolveUnique (on the hub, after an entry was applied): when the row's
+// unique key (a code) is now also another row's, and the two were given
+// on different nodes, both rows stay and the later (by the clock of the
+// change that gave the key, ties by node) is renamed with a visible
+// suffix ("B7-2"), and a conflict record asks a person to settle it.
+// Both are this node's own changes, shipped to every node. Only the hub
+// judges: every laptop's changes pass through it, and two judges could
+// rename one row twice. Rows one node gave one key are that node's
+// person's choice, not a collision.
+func (s *Store) resolveUnique(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable, e SyncEntry) error {
+	uk := SyncCatalogue[t.name].UniqueKey
+	if len(uk) == 0 || !s.IsSyncHub() || len(t.pk) != 1 {
+		return nil
+	}
+	key, err := decodeKey(e.Key, 1)
+	if err != nil {
+		return err
+	}
+	id, ok := key[0].(int64)
+	if !ok {
+		return nil
+	}
+	col := uk[len(uk)-1]
+	sel := make([]string, len(uk))
+	for i, c := range uk {
+		sel[i] = quoteIdent(c)
+	}
+	vals := make([]any, len(uk))
+	ptrs := make([]any, len(uk))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	err = tx.QueryRowContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+quoteIdent(t.name)+` WHERE id = ?`, id).Scan(ptrs...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // dropped or deleted here
+	}
+	if err != nil {
+		return err
+	}
+	value, _ := vals[len(vals)-1].(string)
+	if value == "" {
+		return nil
+	}
+	conds := make([]string, len(uk))
+	for i := range uk {
+		conds[i] = sel[i] + " = ?"
+	}
+	scope := strings.Join(conds, " AND ")
+	others, err := s.rowKeys(ctx, tx, t, scope+` AND id <> ?`, append(append([]any{}, vals...), id)...)
+	if err != nil {
+		return err
+	}
+	stamp := func(id any) (SyncColumnStampRow, error) {
+		st, err := q.SyncColumnStamp(ctx, SyncColumnStampParams{Tbl: t.name, Pk: t.keyOfKey([]any{id}), Col: col})
+		if errors.Is(err, sql.ErrNoRows) {
+			return st, nil // given before the log began
+		}
+		return st, err
+	}
+	mine, err := stamp(id)
+	if err != nil {
+		return err
+	}
+	for _, o := range others {
+		theirs, err := stamp(o[0])
+		if err != nil {
+			return err
+		}
+		if theirs.Origin == mine.Origin {
+			continue
+		}
+		later, kept := id, o[0].(int64)
+		if theirs.Hlc > mine.Hlc || theirs.Hlc == mine.Hlc && theirs.Origin > mine.Origin {
+			later, kept = kept, later
+		}
+		renamed, err := s.freeCode(ctx, tx, t, scope, vals, value)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE `+quoteIdent(t.name)+` SET `+quoteIdent(col)+` = ? WHERE id = ?`, renamed, later); err != nil {
+			return err
+		}
+		cols := string(appendValue(append(appendJSONString([]byte{'{'}, col), ':'), renamed)) + "}"
+		if err := s.logOwn(ctx, q, t.name, t.keyOfKey([]any{later}), "u", &cols, e.Org); err != nil {
+			return err
+		}
+		if e.Org == nil {
+			return nil
+		}
+		cid := s.IDs.Next()
+		if err := q.SyncConflictCreate(ctx, SyncConflictCreateParams{ID: cid, OrganisationID: *e.Org, Kind: "unique", Tbl: t.name,
+			Col: col, RowID: later, OtherID: kept, Value: value, RenamedTo: renamed, CreatedAt: FormatTime(s.clock.now())}); err != nil {
+			return err
+		}
+		if err := s.logOwnRow(ctx, tx, q, "sync_conflicts", cid, e.Org); err != nil {
+			return err
+		}
+		if later == id {
+			return nil // this row has a key of its own now
+		}
+	}
+	return nil
+}
+
+// freeCode is value with the first suffix "-2", "-3"... no row in the
+// scope has, cut to the longest code the API takes.
+func (s *Store) freeCode(ctx context.Context, tx *sql.Tx, t *capTable, scope string, vals []any, value string) (string, error) {
+	for n := 2; ; n++ {
+		suffix := "-" + strconv.Itoa(n)
+		base := value
+		for utf8.RuneCountInString(base)+len(suffix) > maxCodeLen && base != "" {
+			_, size := utf8.DecodeLastRuneInString(base)
+			base = base[:len(base)-size]
+		}
+		cand := base + suffix
+		args := append(append([]any{}, vals[:len(vals)-1]...), cand)
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+quoteIdent(t.name)+` WHERE `+scope+` LIMIT 1`, args...).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return cand, nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+}
+
+// logOwnRow logs a row this node's rules made, whole, as an insert.
+func (s *Store) logOwnRow(ctx context.Context, tx *sql.Tx, q *Queries, table string, id int64, org *int64) error {
+	t := (*s.changes.cap.tables.Load())[table]
+	vals := make([]any, len(t.cols))
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT * FROM `+quoteIdent(table)+` WHERE id = ?`, id).Scan(ptrs...); err != nil {
+		return err
+	}
+	b := []byte{'{'}
+	for i, c := range t.cols {
+		if !t.ship[i] {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, c)
+		b = append(b, ':')
+		b = appendValue(b, vals[i])
+	}
+	cols := string(append(b, '}'))
+	return s.logOwn(ctx, q, table, t.keyOf(vals), "i", &cols, org)
 }

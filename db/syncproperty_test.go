@@ -138,6 +138,7 @@ func runSyncCase(t *testing.T, dir string, seedBytes []byte, seedN uint64) {
 	}
 	words := []string{"alpha", "beta", "gamma", "delta"}
 	evidence := map[int64]bool{} // acknowledged signatures and witness records
+	codes := []string{"", "A", "B", "P1"}
 	// One exchange, possibly cut after a few pages.
 	step := func(from, to *Store, pageSize, maxPages int) int {
 		n := 0
@@ -173,15 +174,26 @@ func runSyncCase(t *testing.T, dir string, seedBytes []byte, seedN uint64) {
 		var err error
 		switch op := rng.IntN(16); {
 		case op == 0:
+			// Project codes given on two laptops apart collide (on the hub
+			// a code is given knowing the rows there: a person's choice).
 			id := s.IDs.Next()
-			err = exec(s, `INSERT INTO projects (id, organisation_id, name, status, created_at, created_by) VALUES (?, 10, ?, 'open', `+`'2026-11-26T00:00:00.000Z'`+`, 1)`, id, words[rng.IntN(4)])
+			code := ""
+			if s != hub {
+				code = codes[rng.IntN(len(codes))]
+			}
+			err = exec(s, `INSERT INTO projects (id, organisation_id, code, name, status, created_at, created_by) VALUES (?, 10, ?, ?, 'open', `+`'2026-11-26T00:00:00.000Z'`+`, 1)`, id, code, words[rng.IntN(4)])
 		case op <= 3:
 			all := append([]int64{100, 101}, leaves...)
 			id := all[rng.IntN(len(all))]
-			col := []string{"name", "description", "readme", "status"}[rng.IntN(4)]
+			col := []string{"name", "description", "readme", "status", "code"}[rng.IntN(5)]
 			v := words[rng.IntN(4)]
-			if col == "status" {
+			switch {
+			case col == "status":
 				v = []string{"open", "closed"}[rng.IntN(2)]
+			case col == "code" && s == hub:
+				col = "name"
+			case col == "code":
+				v = codes[rng.IntN(len(codes))]
 			}
 			err = exec(s, `UPDATE projects SET `+col+` = ? WHERE id = ?`, v, id)
 		case op == 4 && len(leaves) > 0:
@@ -294,6 +306,7 @@ VALUES (?, 10, 400, ?, 'A', 'B', '2026-11-26T00:00:00.000Z', 'app')`, id, 1+rng.
 		`SELECT * FROM user_work_items ORDER BY 1, 2`,
 		`SELECT * FROM witness_records ORDER BY id`,
 		`SELECT * FROM toolbox_users ORDER BY id`,
+		`SELECT * FROM sync_conflicts ORDER BY id`,
 		`SELECT id, first_name FROM users ORDER BY id`,
 		`SELECT id, chain, node, seq, hash FROM audit_log ORDER BY id`,
 		`SELECT * FROM project_status_counts WHERE n <> 0 ORDER BY 1, 2`,
@@ -329,6 +342,25 @@ VALUES (?, 10, 400, ?, 'A', 'B', '2026-11-26T00:00:00.000Z', 'app')`, id, 1+rng.
 		UNION ALL SELECT x.id, x.duplicate_of FROM toolbox_users x WHERE x.duplicate_of IS NOT (SELECT nullif(min(o.id), x.id) FROM toolbox_users o
 		WHERE o.toolbox_id = x.toolbox_id AND o.user_id = x.user_id)`); len(bad) != 0 {
 		t.Errorf("seed %d: duplicate evidence flagged wrong: %v", seedN, bad)
+	}
+
+	// Unique keys: no two projects hold one code given on two nodes; each
+	// rename the hub made is a conflict listed for a person.
+	for _, r := range dump(t, hub, `SELECT a.id, b.id FROM projects a JOIN projects b ON b.organisation_id = a.organisation_id
+		AND b.code = a.code AND b.id > a.id WHERE a.code <> ''`) {
+		var a, b int64
+		fmt.Sscanf(r, "[%d %d]", &a, &b)
+		sa, err1 := hub.R.SyncColumnStamp(ctx, SyncColumnStampParams{Tbl: "projects", Pk: fmt.Sprintf("[%d]", a), Col: "code"})
+		sb, err2 := hub.R.SyncColumnStamp(ctx, SyncColumnStampParams{Tbl: "projects", Pk: fmt.Sprintf("[%d]", b), Col: "code"})
+		if err1 != nil || err2 != nil || sa.Origin != sb.Origin {
+			t.Errorf("seed %d: projects %d and %d share a code given on nodes %d and %d (%v %v)", seedN, a, b, sa.Origin, sb.Origin, err1, err2)
+		}
+	}
+	renames := dump(t, hub, `SELECT json_extract(pk, '$[0]'), json_extract(cols, '$.code') FROM sync_changes
+		WHERE tbl = 'projects' AND origin = 1 AND op = 'u' AND json_extract(cols, '$.code') LIKE '%-%' ORDER BY 1, 2`)
+	listed := dump(t, hub, `SELECT row_id, renamed_to FROM sync_conflicts WHERE tbl = 'projects' AND col = 'code' ORDER BY 1, 2`)
+	if !reflect.DeepEqual(renames, listed) {
+		t.Errorf("seed %d: renames %v, conflicts %v", seedN, renames, listed)
 	}
 
 	// Every row is what the rules make of the whole log.

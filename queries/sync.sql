@@ -58,3 +58,10 @@ SELECT EXISTS (SELECT 1 FROM organisation_members WHERE user_id = @user_id
 -- is not here was deleted here, or dropped with its deleted parent.
 -- name: SyncRowKnown :one
 SELECT EXISTS (SELECT 1 FROM sync_changes WHERE tbl = @tbl AND pk = @pk);
+
+-- The latest entry of a row that set a column: when a unique key was
+-- given, and by which node (the later of two colliding rows is renamed).
+-- name: SyncColumnStamp :one
+SELECT hlc, origin FROM sync_changes
+WHERE tbl = @tbl AND pk = @pk AND json_type(cols, '$.' || CAST(@col AS TEXT)) IS NOT NULL
+ORDER BY hlc DESC, origin DESC LIMIT 1;
