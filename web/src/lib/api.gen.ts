@@ -2118,6 +2118,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organisations/{id}/sync-conflicts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What exchanges between offices found for a person to settle, newest first (MANAGE_ORGANISATION). */
+        get: operations["getOrganisationsIdSyncConflicts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organisations/{id}/sync-conflicts/{conflict}/settle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Marks a conflict settled by the caller (MANAGE_ORGANISATION); one already settled keeps who settled it. */
+        post: operations["postOrganisationsIdSyncConflictsConflictSettle"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organisations/{id}/sync/nodes": {
         parameters: {
             query?: never;
@@ -5196,6 +5230,23 @@ export interface components {
             asset_capacity?: number | null;
             code?: string | null;
             name?: string | null;
+        };
+        /** @description A code two offices gave two records while apart (offline sync). Both records are kept; record_id, the later, was renamed from value to renamed_to; other_id kept value. */
+        SyncConflict: {
+            created_at: components["schemas"]["Time"];
+            field: string;
+            id: components["schemas"]["Id"];
+            /** @enum {string} */
+            kind: "unique";
+            organisation_id: components["schemas"]["Id"];
+            other_id: components["schemas"]["Id"];
+            record_id: components["schemas"]["Id"];
+            /** @enum {string} */
+            record_type: "project" | "package" | "location" | "sub_location" | "discipline";
+            renamed_to: string;
+            settled_at: components["schemas"]["NullableTime"];
+            settled_by: components["schemas"]["NullableId"];
+            value: string;
         };
         /** @description A page each way, in named sections; a side ignores a section it does not know (number blocks and conflicts join this way). */
         SyncExchange: {
@@ -13006,6 +13057,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            500: components["responses"]["500"];
+            503: components["responses"]["503"];
+            507: components["responses"]["507"];
+        };
+    };
+    getOrganisationsIdSyncConflicts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncConflict"][];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            500: components["responses"]["500"];
+            507: components["responses"]["507"];
+        };
+    };
+    postOrganisationsIdSyncConflictsConflictSettle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                conflict: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncConflict"];
                 };
             };
             400: components["responses"]["400"];

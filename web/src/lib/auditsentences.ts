@@ -78,6 +78,7 @@ export const auditSentences: Record<string, [Happened, string, string]> = {
   "PATCH /organisations/:id/domains/:domain": ["changed", "Settings", "changed an e-mail domain"],
   "DELETE /organisations/:id/domains/:domain": ["deleted", "Settings", "deleted an e-mail domain"],
   "POST /organisations/:id/domains/:domain/verify": ["changed", "Settings", "checked the record of an e-mail domain"],
+  "POST /organisations/:id/sync-conflicts/:conflict/settle": ["changed", "Settings", "settled a code two offices gave while apart"],
   "PUT /organisations/:id/icon": ["changed", "Settings", "changed the icon of {org}"],
   "DELETE /organisations/:id/icon": ["deleted", "Settings", "removed the icon of {org}"],
   "PUT /organisations/:id/banner": ["changed", "Settings", "changed the banner of {org}"],

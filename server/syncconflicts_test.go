@@ -1,0 +1,74 @@
+package server
+
+import (
+	"database/sql"
+	"fmt"
+	"testing"
+
+	"workspace/db"
+)
+
+// TestSyncConflicts: an organisation's conflicts (as the hub records them
+// when two offices gave one code apart: db.TestSyncConvergesProperty) are
+// listed and settled by a MANAGE_ORGANISATION member only, never through
+// another organisation; settling is audited and keeps the first settler.
+func TestSyncConflicts(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	conflict := func(orgID string) string {
+		id := e.store.IDs.Next()
+		org, _ := db.ParseID(orgID)
+		if err := e.store.InTxSQL(t.Context(), func(tx *sql.Tx, q *db.Queries) error {
+			_, err := tx.Exec(`INSERT INTO sync_conflicts (id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at)
+				VALUES (?, ?, 'unique', 'projects', 'code', 11, 12, 'B7', 'B7-2', '2026-11-28T00:00:00.000Z')`, id, int64(org))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(id)
+	}
+	mine, theirs := conflict(f.acme), conflict(f.evil)
+	list, settle := acme+"/sync-conflicts", acme+"/sync-conflicts/"+mine+"/settle"
+	e.run(t, []scenario{
+		{"owner lists", f.alice, "GET", list, nil, 200, func(t *testing.T, r *testResponse) {
+			l := r.arr(t)
+			if len(l) != 1 || l[0]["id"] != mine || l[0]["record_type"] != "project" || l[0]["record_id"] != "11" ||
+				l[0]["value"] != "B7" || l[0]["renamed_to"] != "B7-2" || l[0]["settled_at"] != nil {
+				t.Errorf("got %v", l)
+			}
+		}},
+		{"member without MANAGE_ORGANISATION", f.bob, "GET", list, nil, 403, nil},
+		{"other organisation cannot list", f.mallory, "GET", list, nil, 403, nil},
+		{"member cannot settle", f.bob, "POST", settle, nil, 403, nil},
+		{"another organisation's conflict through this one", f.alice, "POST", acme + "/sync-conflicts/" + theirs + "/settle", nil, 404, nil},
+		{"other organisation cannot settle", f.mallory, "POST", settle, nil, 403, nil},
+		{"absent conflict", f.alice, "POST", acme + "/sync-conflicts/123456789/settle", nil, 404, nil},
+		{"not a snowflake", f.alice, "POST", acme + "/sync-conflicts/abc/settle", nil, 400, nil},
+		{"owner settles", f.alice, "POST", settle, map[string]any{}, 200, func(t *testing.T, r *testResponse) {
+			o := r.obj(t)
+			if o["settled_at"] == nil || o["settled_by"] != f.alice.ID {
+				t.Errorf("got %v", o)
+			}
+		}},
+	})
+	// Bob, given MANAGE_ORGANISATION, settles again: the first settler stays.
+	e.grantUser(f.acme, f.bob, ManageOrganisation)
+	e.run(t, []scenario{
+		{"settled again keeps the first", f.bob, "POST", settle, nil, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["settled_by"] != f.alice.ID {
+				t.Errorf("got %v", o)
+			}
+		}},
+		{"the settlement is in the audit trail", f.alice, "GET", acme + "/audit-log?action=POST%20/organisations/:id/sync-conflicts/:conflict/settle", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 2 || l[1]["actor_id"] != f.alice.ID {
+				t.Errorf("got %v", l)
+			}
+		}},
+		{"the other organisation's conflict is untouched", f.mallory, "GET", "/organisations/" + f.evil + "/sync-conflicts", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 1 || l[0]["settled_at"] != nil {
+				t.Errorf("got %v", l)
+			}
+		}},
+	})
+}
