@@ -1284,6 +1284,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncRowLatestStmt, err = db.PrepareContext(ctx, syncRowLatest); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncRowLatest: %w", err)
 	}
+	if q.syncRowPresenceStmt, err = db.PrepareContext(ctx, syncRowPresence); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncRowPresence: %w", err)
+	}
 	if q.systemCreateStmt, err = db.PrepareContext(ctx, systemCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemCreate: %w", err)
 	}
@@ -3812,6 +3815,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncRowLatestStmt: %w", cerr)
 		}
 	}
+	if q.syncRowPresenceStmt != nil {
+		if cerr := q.syncRowPresenceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncRowPresenceStmt: %w", cerr)
+		}
+	}
 	if q.systemCreateStmt != nil {
 		if cerr := q.systemCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing systemCreateStmt: %w", cerr)
@@ -4976,6 +4984,7 @@ type Queries struct {
 	syncRowKnownStmt                          *sql.Stmt
 	syncRowLaterStmt                          *sql.Stmt
 	syncRowLatestStmt                         *sql.Stmt
+	syncRowPresenceStmt                       *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
 	systemGetStmt                             *sql.Stmt
 	systemListByIDsStmt                       *sql.Stmt
@@ -5543,6 +5552,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncRowKnownStmt:                          q.syncRowKnownStmt,
 		syncRowLaterStmt:                          q.syncRowLaterStmt,
 		syncRowLatestStmt:                         q.syncRowLatestStmt,
+		syncRowPresenceStmt:                       q.syncRowPresenceStmt,
 		systemCreateStmt:                          q.systemCreateStmt,
 		systemGetStmt:                             q.systemGetStmt,
 		systemListByIDsStmt:                       q.systemListByIDsStmt,

@@ -765,6 +765,7 @@ type SyncChange struct {
 	Pk     string
 	Op     string
 	Cols   *string
+	Seen   *string
 }
 
 type SyncConflict struct {

@@ -432,6 +432,17 @@ func (s *Store) flushChanges(ctx context.Context, tx *sql.Tx, q *Queries) error 
 		s.clock.observe(last)
 	}
 	origin := s.NodeID()
+	var seen *string
+	for i := range c.buf {
+		if SyncCatalogue[c.buf[i].t.name].Rule == RuleSecurity {
+			v, err := q.SyncReceived(ctx)
+			if err != nil {
+				return err
+			}
+			seen = seenJSON(v)
+			break
+		}
+	}
 	for i := range c.buf {
 		ch := &c.buf[i]
 		org := ch.org
@@ -448,8 +459,12 @@ func (s *Store) flushChanges(ctx context.Context, tx *sql.Tx, q *Queries) error 
 		if ch.op != 'd' {
 			cols = &ch.cols
 		}
+		var sn *string
+		if SyncCatalogue[ch.t.name].Rule == RuleSecurity {
+			sn = seen
+		}
 		if err := q.SyncChangeAppend(ctx, SyncChangeAppendParams{Origin: origin, Hlc: s.clock.next(), Org: org,
-			Tbl: ch.t.name, Pk: ch.pk, Op: string(ch.op), Cols: cols}); err != nil {
+			Tbl: ch.t.name, Pk: ch.pk, Op: string(ch.op), Cols: cols, Seen: sn}); err != nil {
 			return err
 		}
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 const syncChangeAppend = `-- name: SyncChangeAppend :exec
-INSERT INTO sync_changes(origin, hlc, org, tbl, pk, op, cols)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+INSERT INTO sync_changes(origin, hlc, org, tbl, pk, op, cols, seen)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
 `
 
 type SyncChangeAppendParams struct {
@@ -22,6 +22,7 @@ type SyncChangeAppendParams struct {
 	Pk     string
 	Op     string
 	Cols   *string
+	Seen   *string
 }
 
 func (q *Queries) SyncChangeAppend(ctx context.Context, arg SyncChangeAppendParams) error {
@@ -33,12 +34,13 @@ func (q *Queries) SyncChangeAppend(ctx context.Context, arg SyncChangeAppendPara
 		arg.Pk,
 		arg.Op,
 		arg.Cols,
+		arg.Seen,
 	)
 	return err
 }
 
 const syncChangesAfter = `-- name: SyncChangesAfter :many
-SELECT c.seq, c.origin, c.hlc, c.org, c.tbl, c.pk, c.op, c.cols
+SELECT c.seq, c.origin, c.hlc, c.org, c.tbl, c.pk, c.op, c.cols, c.seen
 FROM sync_changes c
 WHERE c.hlc > ?1
   AND c.hlc > coalesce((SELECT v.value FROM json_each(?2) v WHERE v.key = CAST(c.origin AS TEXT)), 0)
@@ -82,6 +84,7 @@ func (q *Queries) SyncChangesAfter(ctx context.Context, arg SyncChangesAfterPara
 			&i.Pk,
 			&i.Op,
 			&i.Cols,
+			&i.Seen,
 		); err != nil {
 			return nil, err
 		}
@@ -305,4 +308,54 @@ func (q *Queries) SyncRowLatest(ctx context.Context, arg SyncRowLatestParams) (S
 	var i SyncRowLatestRow
 	err := row.Scan(&i.Origin, &i.Hlc)
 	return i, err
+}
+
+const syncRowPresence = `-- name: SyncRowPresence :many
+SELECT hlc, origin, op, seen, cols FROM sync_changes
+WHERE tbl = ?1 AND pk = ?2 AND (op = 'i' OR op = 'd')
+ORDER BY hlc, origin
+`
+
+type SyncRowPresenceParams struct {
+	Tbl string
+	Pk  string
+}
+
+type SyncRowPresenceRow struct {
+	Hlc    int64
+	Origin int64
+	Op     string
+	Seen   *string
+	Cols   *string
+}
+
+// Every insert and delete of a row, with what its maker had seen: the
+// security rule's judgement of whether the row is there.
+func (q *Queries) SyncRowPresence(ctx context.Context, arg SyncRowPresenceParams) ([]SyncRowPresenceRow, error) {
+	rows, err := q.query(ctx, q.syncRowPresenceStmt, syncRowPresence, arg.Tbl, arg.Pk)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SyncRowPresenceRow
+	for rows.Next() {
+		var i SyncRowPresenceRow
+		if err := rows.Scan(
+			&i.Hlc,
+			&i.Origin,
+			&i.Op,
+			&i.Seen,
+			&i.Cols,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -26,6 +26,9 @@ type SyncEntry struct {
 	Key    string  `json:"key"`
 	Op     string  `json:"op"`
 	Cols   *string `json:"cols"`
+	// Seen (security state only): what the maker held of each node's
+	// changes, a JSON object of origin -> clock.
+	Seen *string `json:"seen,omitempty"`
 }
 
 // ErrSyncRefused: a page broke a rule (an unknown table, a row of an
@@ -103,7 +106,7 @@ func (s *Store) SyncChangesFor(ctx context.Context, vector map[int64]int64, orgs
 		}
 		page := make([]SyncEntry, len(rows))
 		for i, r := range rows {
-			page[i] = SyncEntry{Origin: r.Origin, HLC: r.Hlc, Org: r.Org, Table: r.Tbl, Key: r.Pk, Op: r.Op, Cols: r.Cols}
+			page[i] = SyncEntry{Origin: r.Origin, HLC: r.Hlc, Org: r.Org, Table: r.Tbl, Key: r.Pk, Op: r.Op, Cols: r.Cols, Seen: r.Seen}
 		}
 		snaps, err := s.accountSnapshots(ctx, tx, q, page, string(ob))
 		if err != nil {
@@ -253,7 +256,11 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 			// The rules may log this node's own changes while applying the
 			// entry (a cascade, a rename): they must come after it.
 			s.clock.observe(e.HLC)
-			if err := s.applyEntry(ctx, tx, t, e, allowed); err != nil {
+			applyAs, err := s.ownershipOnline(ctx, tx, q, e)
+			if err != nil {
+				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
+			}
+			if err := s.applyEntry(ctx, tx, t, applyAs, allowed); err != nil {
 				var se *sqlite.Error
 				if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT {
 					// The page breaks a rule of the schema here: refused
@@ -263,8 +270,11 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
 			}
 			if err := q.SyncChangeAppend(ctx, SyncChangeAppendParams{Origin: e.Origin, Hlc: e.HLC, Org: e.Org,
-				Tbl: e.Table, Pk: e.Key, Op: e.Op, Cols: e.Cols}); err != nil {
+				Tbl: e.Table, Pk: e.Key, Op: e.Op, Cols: e.Cols, Seen: e.Seen}); err != nil {
 				return err
+			}
+			if err := s.securityRule(ctx, tx, q, t, e); err != nil {
+				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
 			}
 			if err := q.SyncReceivedSet(ctx, SyncReceivedSetParams{Origin: e.Origin, Hlc: e.HLC}); err != nil {
 				return err

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -61,8 +62,32 @@ func readFKGraph(ctx context.Context, w *sql.DB) (*fkGraph, error) {
 // (a cascade, a rename, a conflict record): it is this node's own entry,
 // with its next clock, shipped to the others like any change made here.
 func (s *Store) logOwn(ctx context.Context, q *Queries, table, pk, op string, cols *string, org *int64) error {
+	var seen *string
+	if SyncCatalogue[table].Rule == RuleSecurity {
+		v, err := q.SyncReceived(ctx)
+		if err != nil {
+			return err
+		}
+		seen = seenJSON(v)
+	}
 	return q.SyncChangeAppend(ctx, SyncChangeAppendParams{Origin: s.NodeID(), Hlc: s.clock.next(), Org: org,
-		Tbl: table, Pk: pk, Op: op, Cols: cols})
+		Tbl: table, Pk: pk, Op: op, Cols: cols, Seen: seen})
+}
+
+// seenJSON is a security change's context: the clock this node holds of
+// every other node's changes as it makes the change.
+func seenJSON(v []SyncReceived) *string {
+	b := []byte{'{'}
+	for i, r := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, strconv.FormatInt(r.Origin, 10))
+		b = append(b, ':')
+		b = strconv.AppendInt(b, r.Hlc, 10)
+	}
+	out := string(append(b, '}'))
+	return &out
 }
 
 // parentGone tells whether a row's reference names a row that was here
@@ -422,4 +447,244 @@ func (s *Store) logOwnRow(ctx context.Context, tx *sql.Tx, q *Queries, table str
 	}
 	cols := string(append(b, '}'))
 	return s.logOwn(ctx, q, table, t.keyOf(vals), "i", &cols, org)
+}
+
+// presenceEntry is an insert or delete of a row, with its maker's context.
+type presenceEntry struct {
+	hlc, origin int64
+	op          string
+	seen        map[string]int64
+	cols        *string
+}
+
+// saw: whether x's maker held y when making x.
+func saw(x, y presenceEntry) bool {
+	if x.origin == y.origin {
+		return y.hlc < x.hlc
+	}
+	return x.seen[strconv.FormatInt(y.origin, 10)] >= y.hlc
+}
+
+// securityPresent judges from the whole log whether a row of security
+// state is there, failing closed (docs/sync.md): a removal (a member
+// removed, a grant revoked, a share ended) wins over an add its maker had
+// not seen: the row is there only when some add saw every removal. For a
+// ban the add is the closing side: the ban is gone only when some unban
+// saw every ban.
+func securityPresent(entries []presenceEntry, addCloses bool) bool {
+	adds, removes := []presenceEntry{}, []presenceEntry{}
+	for _, e := range entries {
+		if e.op == "i" {
+			adds = append(adds, e)
+		} else {
+			removes = append(removes, e)
+		}
+	}
+	if addCloses {
+		for _, r := range removes {
+			all := true
+			for _, a := range adds {
+				all = all && saw(r, a)
+			}
+			if all {
+				return false
+			}
+		}
+		return len(adds) > 0
+	}
+	for _, a := range adds {
+		all := true
+		for _, r := range removes {
+			all = all && saw(a, r)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// securityRule, after an insert or delete of security state was applied
+// by the plain rules, makes the row what the fail-closed judgement says:
+// a row an unseen removal took is removed again, a ban an unseen unban
+// lifted comes back. On the hub each such resolution is logged as its own
+// change (so every node follows) and written to the organisation's audit
+// trail; a laptop follows quietly until the hub's change arrives.
+func (s *Store) securityRule(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable, e SyncEntry) error {
+	if SyncCatalogue[t.name].Rule != RuleSecurity || (e.Op != "i" && e.Op != "d") || t.name == "organisations" {
+		return nil
+	}
+	rows, err := q.SyncRowPresence(ctx, SyncRowPresenceParams{Tbl: t.name, Pk: e.Key})
+	if err != nil {
+		return err
+	}
+	entries := make([]presenceEntry, len(rows))
+	for i, r := range rows {
+		entries[i] = presenceEntry{hlc: r.Hlc, origin: r.Origin, op: r.Op, cols: r.Cols}
+		if r.Seen != nil {
+			if err := json.Unmarshal([]byte(*r.Seen), &entries[i].seen); err != nil {
+				return refuse("%s: bad seen: %v", t.name, err)
+			}
+		}
+	}
+	bans := t.name == "organisation_bans"
+	want := securityPresent(entries, bans)
+	key, err := decodeKey(e.Key, len(t.pk))
+	if err != nil {
+		return err
+	}
+	where, args := t.whereKey(key)
+	var one int
+	err = tx.QueryRowContext(ctx, `SELECT 1 FROM `+quoteIdent(t.name)+where, args...).Scan(&one)
+	exists := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	hub := s.IsSyncHub()
+	switch {
+	case exists && !want:
+		if hub {
+			if err := s.removeRow(ctx, tx, q, t, key, e.Org); err != nil {
+				return err
+			}
+		} else if _, err := tx.ExecContext(ctx, `DELETE FROM `+quoteIdent(t.name)+where, args...); err != nil {
+			return err
+		}
+		if bans {
+			return nil
+		}
+		return s.auditResolution(ctx, tx, q, e, "a removal made at the same time won over an addition")
+	case !exists && want && bans:
+		// The latest ban, back.
+		var cols *string
+		for _, en := range entries {
+			if en.op == "i" {
+				cols = en.cols
+			}
+		}
+		if cols == nil {
+			return nil
+		}
+		c, err := decodeCols(*cols)
+		if err != nil {
+			return err
+		}
+		names, marks, vals := []string{}, []string{}, []any{}
+		for _, n := range t.cols {
+			if v, ok := c[n]; ok {
+				names, marks, vals = append(names, quoteIdent(n)), append(marks, "?"), append(vals, v)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+quoteIdent(t.name)+` (`+strings.Join(names, ", ")+`) VALUES (`+strings.Join(marks, ", ")+`)`, vals...); err != nil {
+			return err
+		}
+		if hub {
+			if err := s.logOwn(ctx, q, t.name, e.Key, "i", cols, e.Org); err != nil {
+				return err
+			}
+		}
+		return s.auditResolution(ctx, tx, q, e, "a ban made at the same time won over lifting it")
+	}
+	if bans && e.Op == "i" {
+		return s.banWins(ctx, tx, q, t, key, e)
+	}
+	return nil
+}
+
+// banWins: a person banned on one node while another let them in (an
+// invite accepted, a member added) is not a member: the membership and
+// what came with it go, as a ban removes them.
+func (s *Store) banWins(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable, key []any, e SyncEntry) error {
+	if !s.IsSyncHub() {
+		return nil // the hub judges; its removals follow
+	}
+	org, user := key[0], key[1]
+	tp := s.changes.cap.tables.Load()
+	removed := false
+	for _, c := range []struct{ table, cond string }{
+		{"member_roles", "organisation_id = ? AND user_id = ?"},
+		{"permission_grants", "organisation_id = ? AND target_type = 'user' AND target_id = ?"},
+		{"organisation_members", "organisation_id = ? AND user_id = ?"},
+	} {
+		ct := (*tp)[c.table]
+		keys, err := s.rowKeys(ctx, tx, ct, c.cond, org, user)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := s.removeRow(ctx, tx, q, ct, k, e.Org); err != nil {
+				return err
+			}
+			removed = true
+		}
+	}
+	if !removed {
+		return nil
+	}
+	return s.auditResolution(ctx, tx, q, e, "a ban made at the same time won over a membership")
+}
+
+// auditResolution writes a resolution of the security rule to the
+// organisation's audit trail (on the hub, which judges).
+func (s *Store) auditResolution(ctx context.Context, tx *sql.Tx, q *Queries, e SyncEntry, what string) error {
+	if !s.IsSyncHub() || e.Org == nil {
+		return nil
+	}
+	targets, _ := json.Marshal(map[string]string{"table": e.Table, "key": e.Key})
+	details, _ := json.Marshal(map[string]any{"values": map[string]string{"resolution": what}})
+	id := s.IDs.Next()
+	if err := s.AppendAudit(ctx, q, AuditLog{ID: id, Chain: *e.Org, OrganisationID: e.Org, Action: "SYNC security",
+		TargetIds: string(targets), ChangedFields: "[]", CreatedAt: FormatTime(s.clock.now()), Details: string(details)}); err != nil {
+		return err
+	}
+	// Written while the sync applies (no capture): logged here, so it
+	// reaches every node like any audit entry.
+	return s.logOwnRow(ctx, tx, q, "audit_log", id, e.Org)
+}
+
+// ownershipOnline: an organisation's owner changes only online, on the hub
+// (docs/sync.md). A change of owned_by made on another node is not applied
+// here: the hub applies the rest of the entry and logs the owner it keeps,
+// so the node that changed it follows back, and audits the refusal.
+// Elsewhere the entry applies as it is (only the hub's changes of owner
+// reach a laptop, and a laptop's own are undone by the hub's answer).
+func (s *Store) ownershipOnline(ctx context.Context, tx *sql.Tx, q *Queries, e SyncEntry) (SyncEntry, error) {
+	if e.Table != "organisations" || e.Op != "u" || e.Cols == nil || !s.IsSyncHub() || e.Origin == s.NodeID() {
+		return e, nil
+	}
+	cols, err := decodeCols(*e.Cols)
+	if err != nil {
+		return e, refuse("organisations: bad columns: %v", err)
+	}
+	if _, ok := cols["owned_by"]; !ok {
+		return e, nil
+	}
+	key, err := decodeKey(e.Key, 1)
+	if err != nil {
+		return e, refuse("organisations: bad key: %v", err)
+	}
+	var owner int64
+	if err := tx.QueryRowContext(ctx, `SELECT owned_by FROM organisations WHERE id = ?`, key[0]).Scan(&owner); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return e, nil
+		}
+		return e, err
+	}
+	delete(cols, "owned_by")
+	b := []byte{'{'}
+	for c, v := range cols {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, c)
+		b = append(b, ':')
+		b = appendValue(b, v)
+	}
+	rest := string(append(b, '}'))
+	e.Cols = &rest
+	kept := `{"owned_by":` + strconv.FormatInt(owner, 10) + `}`
+	if err := s.logOwn(ctx, q, "organisations", e.Key, "u", &kept, e.Org); err != nil {
+		return e, err
+	}
+	return e, s.auditResolution(ctx, tx, q, e, "an owner change made offline was refused: owners change only online")
 }
