@@ -392,6 +392,9 @@ var scanAllowed = map[string]string{
 	"syncReceived":                "the version vector: a row per node",
 	"syncReceivedRecordLog":       "once, when a clone starts: the whole copied log",
 	"syncNodeIDsUsed":             "at pairing: every node id in use (at most 1024 rows each)",
+	"numberBlocksHeld":            "a clone's leased blocks: a few rows per counter",
+	"workItemsProvisional":        "a partial index of provisional numbers only (none outside a clone offline)",
+	"systemsProvisional":          "a partial index of provisional numbers only (none outside a clone offline)",
 }
 
 // TestQueryPlansSeek: no sqlc query reads a whole table to find a few rows

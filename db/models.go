@@ -818,6 +818,23 @@ type SyncNonce struct {
 	SeenAt int64
 }
 
+type SyncNumberBlock struct {
+	OrganisationID int64
+	Counter        string
+	First          int64
+	Last           int64
+	Next           int64
+}
+
+type SyncNumberGrant struct {
+	Node           int64
+	OrganisationID int64
+	Counter        string
+	First          int64
+	Last           int64
+	GrantedAt      string
+}
+
 type SyncPairingCode struct {
 	ID            int64
 	CodeHash      string

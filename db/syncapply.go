@@ -61,8 +61,8 @@ func (s *Store) SyncVector(ctx context.Context) (map[int64]int64, error) {
 // once, with its new node id.
 func (s *Store) SyncRecordClonedLog(ctx context.Context) error {
 	err := s.InTxSQL(context.WithValue(ctx, noCaptureKey{}, true), func(tx *sql.Tx, q *Queries) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('sync_clone', '1')
-			ON CONFLICT(key) DO UPDATE SET value = excluded.value`); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('sync_clone', '1'), ('sync_node', ?)
+			ON CONFLICT(key) DO UPDATE SET value = excluded.value`, s.NodeID()); err != nil {
 			return err
 		}
 		return q.SyncReceivedRecordLog(ctx, s.NodeID())

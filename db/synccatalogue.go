@@ -146,6 +146,8 @@ var SyncCatalogue = map[string]TablePolicy{
 	"sync_node_orgs":         local(),
 	"sync_nonces":            local(),
 	"sync_hub":               local(),
+	"sync_number_blocks":     local(), // a clone's leased blocks
+	"sync_number_grants":     local(), // the hub's book of blocks leased
 	// Storage accounting of document chunks this node stored first: the
 	// chunks travel with issue II, which must revisit this.
 	"organisation_document_storage": local(),

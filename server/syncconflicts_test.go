@@ -72,3 +72,41 @@ func TestSyncConflicts(t *testing.T) {
 		}},
 	})
 }
+
+// TestSyncProvisionalNumbers: on an office's copy (a clone) with no number
+// block left, a work item gets a provisional number, shown as such (a
+// negative number, formatted PROV-<office>-<n>), with or without a prefix;
+// the same on head office numbers as ever.
+func TestSyncProvisionalNumbers(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	id := func(r *testResponse) string { return r.obj(t)["id"].(string) }
+	prefix := id(e.must(201, f.alice, "POST", acme+"/prefixes", map[string]any{"number_format": "D-{number}"}))
+	task := id(e.must(201, f.alice, "POST", acme+"/work-item-types", map[string]any{"name": "Task"}))
+	defect := id(e.must(201, f.alice, "POST", acme+"/work-item-types", map[string]any{"name": "Defect", "prefix_id": prefix}))
+	hubItem := e.must(201, f.alice, "POST", acme+"/workitems", map[string]any{"type_id": task, "title": "At head office"}).obj(t)
+	if hubItem["number"] != float64(1) || hubItem["formatted_number"] != "1" {
+		t.Fatalf("hub numbered %v %v", hubItem["number"], hubItem["formatted_number"])
+	}
+	// This database becomes node 7's clone (as SyncRecordClonedLog marks it).
+	if err := e.store.InTxSQL(t.Context(), func(tx *sql.Tx, q *db.Queries) error {
+		_, err := tx.Exec(`INSERT INTO meta(key, value) VALUES ('sync_clone', '1'), ('sync_node', '7')`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.run(t, []scenario{
+		{"counter, no block left", f.alice, "POST", acme + "/workitems", map[string]any{"type_id": task, "title": "On site"}, 201, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["formatted_number"] != "PROV-7-1" || o["number"].(float64) >= 0 {
+				t.Errorf("got %v %v", o["number"], o["formatted_number"])
+			}
+		}},
+		{"prefix, no block left", f.alice, "POST", acme + "/workitems", map[string]any{"type_id": defect, "title": "On site"}, 201, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["formatted_number"] != "D-PROV-7-1" || o["number"].(float64) >= 0 {
+				t.Errorf("got %v %v", o["number"], o["formatted_number"])
+			}
+		}},
+		{"another organisation's prefix still refused", f.mallory, "POST", "/organisations/" + f.evil + "/workitems", map[string]any{"type_id": defect, "title": "x"}, 400, nil},
+	})
+}

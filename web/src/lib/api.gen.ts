@@ -5311,6 +5311,7 @@ export interface components {
             formatted_number: string;
             id: components["schemas"]["Id"];
             name: string;
+            /** @description Negative while provisional: drawn on an office's copy offline with no number block left (formatted_number reads PROV-<office>-<n>); the next sync with head office replaces it. */
             number: number;
             organisation_id: components["schemas"]["Id"];
             parent?: Record<string, unknown> | null;
@@ -5783,6 +5784,7 @@ export interface components {
             id: components["schemas"]["Id"];
             location_id: components["schemas"]["NullableId"];
             milestone_id: components["schemas"]["NullableId"];
+            /** @description Negative while provisional: drawn on an office's copy offline with no number block left (formatted_number reads PROV-<office>-<n>); the next sync with head office replaces it. */
             number: number;
             organisation_id: components["schemas"]["Id"];
             package_id: components["schemas"]["NullableId"];
