@@ -588,6 +588,18 @@ func (s *Store) securityRule(ctx context.Context, tx *sql.Tx, q *Queries, t *cap
 	if bans && e.Op == "i" {
 		return s.banWins(ctx, tx, q, t, key, e)
 	}
+	if t.name == "organisation_members" && e.Op == "i" {
+		// A membership arriving after a ban made at the same time.
+		var banned int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM organisation_bans WHERE organisation_id = ? AND user_id = ?`, key[0], key[1]).Scan(&banned)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return s.banWins(ctx, tx, q, t, key, e)
+	}
 	return nil
 }
 
