@@ -583,7 +583,10 @@ func (s *Store) securityRule(ctx context.Context, tx *sql.Tx, q *Queries, t *cap
 				return err
 			}
 		}
-		return s.auditResolution(ctx, tx, q, e, "a ban made at the same time won over lifting it")
+		if err := s.auditResolution(ctx, tx, q, e, "a ban made at the same time won over lifting it"); err != nil {
+			return err
+		}
+		return s.banWins(ctx, tx, q, t, key, e)
 	}
 	if bans && e.Op == "i" {
 		return s.banWins(ctx, tx, q, t, key, e)

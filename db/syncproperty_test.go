@@ -86,8 +86,16 @@ VALUES (50, 10, 300, 50, 'W-50', 'Kept', 'open', 100, ` + ts + `, 1, ` + ts + `,
 	if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v > 0 {
 		cases = v
 	}
+	// WORKSPACE_SYNC_SEED=N replays one failing case.
+	replay, _ := strconv.ParseUint(os.Getenv("WORKSPACE_SYNC_SEED"), 10, 64)
+	if replay != 0 {
+		cases = 1
+	}
 	for c := range cases {
 		seedN := uint64(time.Now().UnixNano()) + uint64(c)
+		if replay != 0 {
+			seedN = replay
+		}
 		t.Run(fmt.Sprint(seedN), func(t *testing.T) {
 			runSyncCase(t, filepath.Join(dir, fmt.Sprint(c)), seedBytes, seedN)
 		})
@@ -489,6 +497,9 @@ VALUES (?, 10, 300, ?, ?, 'numbered', 'open', '2026-11-26T00:00:00.000Z', 1, '20
 	// unless an unban saw every ban; the owner is the hub's.
 	if bad := dump(t, hub, `SELECT m.user_id FROM organisation_members m JOIN organisation_bans b USING (organisation_id, user_id)`); len(bad) != 0 {
 		t.Errorf("seed %d: banned members: %v", seedN, bad)
+		for _, r := range dump(t, hub, `SELECT seq, origin, hlc, tbl, pk, op, seen FROM sync_changes WHERE tbl IN ('organisation_members', 'organisation_bans') AND json_extract(pk, '$[1]') = 3 ORDER BY hlc`) {
+			t.Log(r)
+		}
 	}
 	for _, table := range []string{"permission_grants", "organisation_members", "organisation_bans"} {
 		present := map[string]bool{}

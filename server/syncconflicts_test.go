@@ -110,3 +110,38 @@ func TestSyncProvisionalNumbers(t *testing.T) {
 		{"another organisation's prefix still refused", f.mallory, "POST", "/organisations/" + f.evil + "/workitems", map[string]any{"type_id": defect, "title": "x"}, 400, nil},
 	})
 }
+
+// TestSyncDuplicateSignaturesShown: two signatures of one person on one
+// talk, as an exchange keeps them when two offices recorded them apart
+// (db.TestSyncConvergesProperty), are both in the talk's answer, the
+// second naming the first; another organisation's talk is not reachable.
+func TestSyncDuplicateSignaturesShown(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	talk := e.must(201, f.alice, "POST", acme+"/toolboxes", map[string]any{"title": "Working at height"}).obj(t)["id"].(string)
+	tid, _ := db.ParseID(talk)
+	org, _ := db.ParseID(f.acme)
+	first, second := e.store.IDs.Next(), e.store.IDs.Next()
+	if err := e.store.InTxSQL(t.Context(), func(tx *sql.Tx, q *db.Queries) error {
+		_, err := tx.Exec(`INSERT INTO toolbox_users (id, organisation_id, toolbox_id, user_id, first_name, last_name, signed_at, signed_method, duplicate_of)
+			VALUES (?, ?, ?, ?, 'Alice', 'A', '2026-11-28T08:00:00.000Z', 'app', NULL), (?, ?, ?, ?, 'Alice', 'A', '2026-11-28T09:00:00.000Z', 'app', ?)`,
+			first, int64(org), int64(tid), f.alice.id, second, int64(org), int64(tid), f.alice.id, first)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.run(t, []scenario{
+		{"both signatures, the second flagged", f.alice, "GET", "/toolboxes/" + talk, nil, 200, func(t *testing.T, r *testResponse) {
+			users, _ := r.obj(t)["users"].([]any)
+			if len(users) != 2 {
+				t.Fatalf("got %v", users)
+			}
+			a, b := users[0].(map[string]any), users[1].(map[string]any)
+			if a["duplicate_of"] != nil || b["duplicate_of"] != fmt.Sprint(first) {
+				t.Errorf("duplicate_of %v, %v", a["duplicate_of"], b["duplicate_of"])
+			}
+		}},
+		{"another organisation", f.mallory, "GET", "/toolboxes/" + talk, nil, 403, nil},
+	})
+}
