@@ -431,13 +431,18 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 		if !exists || laterCreate {
 			return nil
 		}
-		if len(t.pk) == 1 && t.cols[t.pk[0]] == "id" {
+		del := func() error {
+			_, err := tx.ExecContext(ctx, `DELETE FROM `+quoteIdent(t.name)+where, whereArgs...)
+			return err
+		}
+		err = del()
+		if isForeignKeyError(err) && len(t.pk) == 1 && t.cols[t.pk[0]] == "id" {
 			// Rows added here (or received) that still name it go with it.
 			if err := s.releaseChildren(ctx, tx, q, t.name, key[0], e.Org); err != nil {
 				return err
 			}
+			err = del()
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM `+quoteIdent(t.name)+where, whereArgs...)
 		return err
 	case "u":
 		if !exists {
@@ -448,27 +453,37 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 			if laterDelete {
 				return nil
 			}
-			// A child of a parent deleted here: the delete wins.
-			dropped, cleared, err := s.orphanRule(ctx, tx, q, t, e, key, false, cols)
-			if err != nil || dropped {
-				return err
-			}
-			if err := s.logCleared(ctx, q, t, e.Key, e.Org, cleared); err != nil {
-				return err
-			}
 			if err := s.markDuplicate(ctx, tx, t, cols); err != nil {
 				return err
 			}
-			names := make([]string, 0, len(cols))
-			marks := make([]string, 0, len(cols))
-			args := make([]any, 0, len(cols))
-			for _, c := range t.cols {
-				if v, ok := cols[c]; ok {
-					names, marks, args = append(names, quoteIdent(c)), append(marks, "?"), append(args, v)
+			ins := func() error {
+				names := make([]string, 0, len(cols))
+				marks := make([]string, 0, len(cols))
+				args := make([]any, 0, len(cols))
+				for _, c := range t.cols {
+					if v, ok := cols[c]; ok {
+						names, marks, args = append(names, quoteIdent(c)), append(marks, "?"), append(args, v)
+					}
 				}
+				_, err := tx.ExecContext(ctx, `INSERT INTO `+quoteIdent(t.name)+` (`+strings.Join(names, ", ")+`) VALUES (`+strings.Join(marks, ", ")+`)`, args...)
+				return err
 			}
-			_, err = tx.ExecContext(ctx, `INSERT INTO `+quoteIdent(t.name)+` (`+strings.Join(names, ", ")+`) VALUES (`+strings.Join(marks, ", ")+`)`, args...)
-			return err
+			err := ins()
+			if !isForeignKeyError(err) {
+				return err
+			}
+			// A child of a parent deleted here: the delete wins.
+			dropped, cleared, oerr := s.orphanRule(ctx, tx, q, t, e, key, false, cols)
+			if oerr != nil || dropped {
+				return oerr
+			}
+			if len(cleared) == 0 {
+				return err // not a deleted parent: the page breaks the key
+			}
+			if err := ins(); err != nil {
+				return err
+			}
+			return s.logCleared(ctx, q, t, e.Key, e.Org, cleared)
 		}
 		if evidence {
 			return nil // evidence is never overwritten
@@ -480,27 +495,44 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 			write[c] = v
 		}
 	}
-	// Moved under a parent deleted here: the delete wins.
-	dropped, cleared, err := s.orphanRule(ctx, tx, q, t, e, key, true, write)
-	if err != nil || dropped {
+	upd := func() error {
+		sets := make([]string, 0, len(write))
+		args := make([]any, 0, len(write)+len(whereArgs))
+		for _, c := range t.cols {
+			v, ok := write[c]
+			if !ok {
+				continue
+			}
+			sets, args = append(sets, quoteIdent(c)+" = ?"), append(args, v)
+		}
+		if len(sets) == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE `+quoteIdent(t.name)+` SET `+strings.Join(sets, ", ")+where, append(args, whereArgs...)...)
 		return err
 	}
-	sets := make([]string, 0, len(write))
-	args := make([]any, 0, len(write)+len(whereArgs))
-	for _, c := range t.cols {
-		v, ok := write[c]
-		if !ok {
-			continue
-		}
-		sets, args = append(sets, quoteIdent(c)+" = ?"), append(args, v)
+	err = upd()
+	if !isForeignKeyError(err) {
+		return err
 	}
-	if len(sets) == 0 {
-		return nil
+	// Moved under a parent deleted here: the delete wins.
+	dropped, cleared, oerr := s.orphanRule(ctx, tx, q, t, e, key, true, write)
+	if oerr != nil || dropped {
+		return oerr
 	}
-	if _, err = tx.ExecContext(ctx, `UPDATE `+quoteIdent(t.name)+` SET `+strings.Join(sets, ", ")+where, append(args, whereArgs...)...); err != nil {
+	if len(cleared) == 0 {
+		return err
+	}
+	if err := upd(); err != nil {
 		return err
 	}
 	return s.logCleared(ctx, q, t, e.Key, e.Org, cleared)
+}
+
+// isForeignKeyError: a statement broke a foreign key (and was undone).
+func isForeignKeyError(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 }
 
 func (t *capTable) colIndex(name string) int {

@@ -306,7 +306,15 @@ const maxCodeLen = 12
 // person's choice, not a collision.
 func (s *Store) resolveUnique(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable, e SyncEntry) error {
 	uk := SyncCatalogue[t.name].UniqueKey
-	if len(uk) == 0 || !s.IsSyncHub() || len(t.pk) != 1 {
+	if len(uk) == 0 || !s.IsSyncHub() || len(t.pk) != 1 || e.Cols == nil {
+		return nil
+	}
+	// Only a change that gives a key can make a collision.
+	touched := false
+	for _, c := range uk {
+		touched = touched || strings.Contains(*e.Cols, `"`+c+`":`)
+	}
+	if !touched {
 		return nil
 	}
 	key, err := decodeKey(e.Key, 1)
