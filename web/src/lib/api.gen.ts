@@ -5251,6 +5251,8 @@ export interface components {
         /** @description A page each way, in named sections; a side ignores a section it does not know (number blocks and conflicts join this way). */
         SyncExchange: {
             applied?: number;
+            /** @description answer: the number blocks the hub leased the node */
+            blocks?: components["schemas"]["SyncNumberBlock"][];
             changes?: {
                 cols: string | null;
                 hlc: number;
@@ -5259,8 +5261,12 @@ export interface components {
                 op: "i" | "u" | "d" | "s";
                 org: number | null;
                 origin: number;
+                /** @description security state only: what the maker held of each node (origin -> clock, JSON) */
+                seen?: string;
                 table: string;
             }[];
+            /** @description request: the numbers the node has left of each counter; the hub leases a new block of each below half (absent: none) */
+            held?: components["schemas"]["SyncNumberBlock"][] | null;
             limit?: number;
             more?: boolean;
             pending?: number;
@@ -5281,6 +5287,14 @@ export interface components {
             /** @description the organisation's changes the node has not received */
             pending_to_node: number;
             revoked_at: components["schemas"]["NullableTime"];
+        };
+        SyncNumberBlock: {
+            /** @description prefix:<id>, or an organisation counter's name */
+            counter: string;
+            first: number;
+            last: number;
+            left?: number;
+            organisation_id: number;
         };
         SyncPairWrite: {
             code: string;
