@@ -1664,3 +1664,70 @@ CREATE TABLE sync_hub (
     last_error TEXT,
     pending_in INTEGER NOT NULL DEFAULT 0 -- changes the hub said it still had for this node
 );
+-- == 0160_sync_merge (issue 30) ==
+-- Evidence two nodes recorded of one person apart (two signatures of one
+-- person on one toolbox talk, two witness records of one person on one
+-- object): both are kept, never dropped. duplicate_of flags all but the
+-- first (by id) with the id of the first; sync keeps it on each node
+-- (docs/sync.md), and a second signature made on one node is still refused.
+ALTER TABLE toolbox_users ADD COLUMN duplicate_of INTEGER;
+DROP INDEX toolbox_users_once;
+CREATE UNIQUE INDEX toolbox_users_once ON toolbox_users(toolbox_id, user_id) WHERE user_id IS NOT NULL AND duplicate_of IS NULL;
+ALTER TABLE witness_records ADD COLUMN duplicate_of INTEGER;
+DROP INDEX witness_records_once;
+CREATE UNIQUE INDEX witness_records_once ON witness_records(object_type, object_id, user_id) WHERE duplicate_of IS NULL;
+
+-- What sync found for a person to settle (docs/sync.md): a unique key (a
+-- project, location or discipline code) two nodes gave two rows apart.
+-- Both rows are kept; row_id, the later, was renamed to renamed_to; other_id
+-- kept value. Replicated: made on the hub, listed and settled on any node.
+CREATE TABLE sync_conflicts (
+    id INTEGER PRIMARY KEY,
+    organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+    kind TEXT NOT NULL CHECK (kind = 'unique'),
+    tbl TEXT NOT NULL,
+    col TEXT NOT NULL,
+    row_id INTEGER NOT NULL,
+    other_id INTEGER NOT NULL,
+    value TEXT NOT NULL,
+    renamed_to TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    settled_at TEXT,
+    settled_by INTEGER REFERENCES users(id)
+);
+CREATE INDEX sync_conflicts_organisation ON sync_conflicts(organisation_id, id);
+-- == 0161_sync_seen (issue 30) ==
+-- What the node that made a change of security state (a membership, ban,
+-- role, grant, invite, share) held of every other node's changes when it
+-- made it: a version vector as a JSON object (origin -> clock), NULL for
+-- other changes. A removal the change had not seen was concurrent with it,
+-- and wins (docs/sync.md, "Security state").
+ALTER TABLE sync_changes ADD COLUMN seen TEXT;
+-- == 0162_sync_number_blocks (issue 30) ==
+-- Numbers on a clone come from blocks leased from the hub (docs/sync.md,
+-- "Number blocks"): a clone's own blocks of each organisation's counters
+-- ("prefix:<id>" or a counter's name), next the number it draws next; rows
+-- "provisional:<counter>" count the provisional numbers it handed out with
+-- no block left. Node-local.
+CREATE TABLE sync_number_blocks (
+    organisation_id INTEGER NOT NULL,
+    counter TEXT NOT NULL,
+    first INTEGER NOT NULL,
+    last INTEGER NOT NULL,
+    next INTEGER NOT NULL,
+    PRIMARY KEY (organisation_id, counter, first)
+) WITHOUT ROWID;
+
+-- The blocks the hub granted each node. Node-local (the hub's book).
+CREATE TABLE sync_number_grants (
+    node INTEGER NOT NULL,
+    organisation_id INTEGER NOT NULL,
+    counter TEXT NOT NULL,
+    first INTEGER NOT NULL,
+    last INTEGER NOT NULL,
+    granted_at TEXT NOT NULL,
+    PRIMARY KEY (node, organisation_id, counter, first)
+) WITHOUT ROWID;
+-- Provisional numbers a clone handed out offline, found when blocks arrive.
+CREATE INDEX work_items_provisional ON work_items(id) WHERE number < 0;
+CREATE INDEX systems_provisional ON systems(id) WHERE number < 0;

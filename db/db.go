@@ -366,6 +366,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.chunkPutStmt, err = db.PrepareContext(ctx, chunkPut); err != nil {
 		return nil, fmt.Errorf("error preparing query ChunkPut: %w", err)
 	}
+	if q.counterLeaseStmt, err = db.PrepareContext(ctx, counterLease); err != nil {
+		return nil, fmt.Errorf("error preparing query CounterLease: %w", err)
+	}
 	if q.counterNextStmt, err = db.PrepareContext(ctx, counterNext); err != nil {
 		return nil, fmt.Errorf("error preparing query CounterNext: %w", err)
 	}
@@ -852,6 +855,21 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.notificationUnreadCountStmt, err = db.PrepareContext(ctx, notificationUnreadCount); err != nil {
 		return nil, fmt.Errorf("error preparing query NotificationUnreadCount: %w", err)
 	}
+	if q.numberBlockAcceptStmt, err = db.PrepareContext(ctx, numberBlockAccept); err != nil {
+		return nil, fmt.Errorf("error preparing query NumberBlockAccept: %w", err)
+	}
+	if q.numberBlockDrawStmt, err = db.PrepareContext(ctx, numberBlockDraw); err != nil {
+		return nil, fmt.Errorf("error preparing query NumberBlockDraw: %w", err)
+	}
+	if q.numberBlocksHeldStmt, err = db.PrepareContext(ctx, numberBlocksHeld); err != nil {
+		return nil, fmt.Errorf("error preparing query NumberBlocksHeld: %w", err)
+	}
+	if q.numberGrantRecordStmt, err = db.PrepareContext(ctx, numberGrantRecord); err != nil {
+		return nil, fmt.Errorf("error preparing query NumberGrantRecord: %w", err)
+	}
+	if q.numberProvisionalNextStmt, err = db.PrepareContext(ctx, numberProvisionalNext); err != nil {
+		return nil, fmt.Errorf("error preparing query NumberProvisionalNext: %w", err)
+	}
 	if q.oAuthCodeCreateStmt, err = db.PrepareContext(ctx, oAuthCodeCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query OAuthCodeCreate: %w", err)
 	}
@@ -960,6 +978,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.prefixGetInOrgStmt, err = db.PrepareContext(ctx, prefixGetInOrg); err != nil {
 		return nil, fmt.Errorf("error preparing query PrefixGetInOrg: %w", err)
 	}
+	if q.prefixLeaseStmt, err = db.PrepareContext(ctx, prefixLease); err != nil {
+		return nil, fmt.Errorf("error preparing query PrefixLease: %w", err)
+	}
 	if q.prefixListByIDsStmt, err = db.PrepareContext(ctx, prefixListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query PrefixListByIDs: %w", err)
 	}
@@ -968,6 +989,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.prefixUpdateStmt, err = db.PrepareContext(ctx, prefixUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query PrefixUpdate: %w", err)
+	}
+	if q.prefixesOfOrganisationStmt, err = db.PrepareContext(ctx, prefixesOfOrganisation); err != nil {
+		return nil, fmt.Errorf("error preparing query PrefixesOfOrganisation: %w", err)
 	}
 	if q.projectCreateStmt, err = db.PrepareContext(ctx, projectCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query ProjectCreate: %w", err)
@@ -1191,6 +1215,24 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncChangesPendingStmt, err = db.PrepareContext(ctx, syncChangesPending); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncChangesPending: %w", err)
 	}
+	if q.syncCloneNodeStmt, err = db.PrepareContext(ctx, syncCloneNode); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncCloneNode: %w", err)
+	}
+	if q.syncColumnStampStmt, err = db.PrepareContext(ctx, syncColumnStamp); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncColumnStamp: %w", err)
+	}
+	if q.syncConflictCreateStmt, err = db.PrepareContext(ctx, syncConflictCreate); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncConflictCreate: %w", err)
+	}
+	if q.syncConflictGetStmt, err = db.PrepareContext(ctx, syncConflictGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncConflictGet: %w", err)
+	}
+	if q.syncConflictListStmt, err = db.PrepareContext(ctx, syncConflictList); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncConflictList: %w", err)
+	}
+	if q.syncConflictSettleStmt, err = db.PrepareContext(ctx, syncConflictSettle); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncConflictSettle: %w", err)
+	}
 	if q.syncHubExchangedStmt, err = db.PrepareContext(ctx, syncHubExchanged); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncHubExchanged: %w", err)
 	}
@@ -1202,6 +1244,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncHubSetStmt, err = db.PrepareContext(ctx, syncHubSet); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncHubSet: %w", err)
+	}
+	if q.syncIsCloneStmt, err = db.PrepareContext(ctx, syncIsClone); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncIsClone: %w", err)
 	}
 	if q.syncIsMemberStmt, err = db.PrepareContext(ctx, syncIsMember); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncIsMember: %w", err)
@@ -1260,11 +1305,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncReceivedSetStmt, err = db.PrepareContext(ctx, syncReceivedSet); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncReceivedSet: %w", err)
 	}
+	if q.syncRowKnownStmt, err = db.PrepareContext(ctx, syncRowKnown); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncRowKnown: %w", err)
+	}
 	if q.syncRowLaterStmt, err = db.PrepareContext(ctx, syncRowLater); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncRowLater: %w", err)
 	}
 	if q.syncRowLatestStmt, err = db.PrepareContext(ctx, syncRowLatest); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncRowLatest: %w", err)
+	}
+	if q.syncRowPresenceStmt, err = db.PrepareContext(ctx, syncRowPresence); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncRowPresence: %w", err)
 	}
 	if q.systemCreateStmt, err = db.PrepareContext(ctx, systemCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemCreate: %w", err)
@@ -1275,11 +1326,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.systemListByIDsStmt, err = db.PrepareContext(ctx, systemListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemListByIDs: %w", err)
 	}
+	if q.systemRenumberStmt, err = db.PrepareContext(ctx, systemRenumber); err != nil {
+		return nil, fmt.Errorf("error preparing query SystemRenumber: %w", err)
+	}
 	if q.systemRootPrefixSetStmt, err = db.PrepareContext(ctx, systemRootPrefixSet); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemRootPrefixSet: %w", err)
 	}
 	if q.systemUpdateStmt, err = db.PrepareContext(ctx, systemUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemUpdate: %w", err)
+	}
+	if q.systemsProvisionalStmt, err = db.PrepareContext(ctx, systemsProvisional); err != nil {
+		return nil, fmt.Errorf("error preparing query SystemsProvisional: %w", err)
 	}
 	if q.tagByLabelStmt, err = db.PrepareContext(ctx, tagByLabel); err != nil {
 		return nil, fmt.Errorf("error preparing query TagByLabel: %w", err)
@@ -1629,6 +1686,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.workItemRefSubLocationStmt, err = db.PrepareContext(ctx, workItemRefSubLocation); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemRefSubLocation: %w", err)
 	}
+	if q.workItemRenumberStmt, err = db.PrepareContext(ctx, workItemRenumber); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemRenumber: %w", err)
+	}
 	if q.workItemSchedulesOfStmt, err = db.PrepareContext(ctx, workItemSchedulesOf); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemSchedulesOf: %w", err)
 	}
@@ -1664,6 +1724,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.workItemUpdateStmt, err = db.PrepareContext(ctx, workItemUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkItemUpdate: %w", err)
+	}
+	if q.workItemsProvisionalStmt, err = db.PrepareContext(ctx, workItemsProvisional); err != nil {
+		return nil, fmt.Errorf("error preparing query WorkItemsProvisional: %w", err)
 	}
 	if q.workgroupCreateStmt, err = db.PrepareContext(ctx, workgroupCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query WorkgroupCreate: %w", err)
@@ -2262,6 +2325,11 @@ func (q *Queries) Close() error {
 	if q.chunkPutStmt != nil {
 		if cerr := q.chunkPutStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing chunkPutStmt: %w", cerr)
+		}
+	}
+	if q.counterLeaseStmt != nil {
+		if cerr := q.counterLeaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing counterLeaseStmt: %w", cerr)
 		}
 	}
 	if q.counterNextStmt != nil {
@@ -3074,6 +3142,31 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing notificationUnreadCountStmt: %w", cerr)
 		}
 	}
+	if q.numberBlockAcceptStmt != nil {
+		if cerr := q.numberBlockAcceptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing numberBlockAcceptStmt: %w", cerr)
+		}
+	}
+	if q.numberBlockDrawStmt != nil {
+		if cerr := q.numberBlockDrawStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing numberBlockDrawStmt: %w", cerr)
+		}
+	}
+	if q.numberBlocksHeldStmt != nil {
+		if cerr := q.numberBlocksHeldStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing numberBlocksHeldStmt: %w", cerr)
+		}
+	}
+	if q.numberGrantRecordStmt != nil {
+		if cerr := q.numberGrantRecordStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing numberGrantRecordStmt: %w", cerr)
+		}
+	}
+	if q.numberProvisionalNextStmt != nil {
+		if cerr := q.numberProvisionalNextStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing numberProvisionalNextStmt: %w", cerr)
+		}
+	}
 	if q.oAuthCodeCreateStmt != nil {
 		if cerr := q.oAuthCodeCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing oAuthCodeCreateStmt: %w", cerr)
@@ -3254,6 +3347,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing prefixGetInOrgStmt: %w", cerr)
 		}
 	}
+	if q.prefixLeaseStmt != nil {
+		if cerr := q.prefixLeaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing prefixLeaseStmt: %w", cerr)
+		}
+	}
 	if q.prefixListByIDsStmt != nil {
 		if cerr := q.prefixListByIDsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing prefixListByIDsStmt: %w", cerr)
@@ -3267,6 +3365,11 @@ func (q *Queries) Close() error {
 	if q.prefixUpdateStmt != nil {
 		if cerr := q.prefixUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing prefixUpdateStmt: %w", cerr)
+		}
+	}
+	if q.prefixesOfOrganisationStmt != nil {
+		if cerr := q.prefixesOfOrganisationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing prefixesOfOrganisationStmt: %w", cerr)
 		}
 	}
 	if q.projectCreateStmt != nil {
@@ -3639,6 +3742,36 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncChangesPendingStmt: %w", cerr)
 		}
 	}
+	if q.syncCloneNodeStmt != nil {
+		if cerr := q.syncCloneNodeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncCloneNodeStmt: %w", cerr)
+		}
+	}
+	if q.syncColumnStampStmt != nil {
+		if cerr := q.syncColumnStampStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncColumnStampStmt: %w", cerr)
+		}
+	}
+	if q.syncConflictCreateStmt != nil {
+		if cerr := q.syncConflictCreateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncConflictCreateStmt: %w", cerr)
+		}
+	}
+	if q.syncConflictGetStmt != nil {
+		if cerr := q.syncConflictGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncConflictGetStmt: %w", cerr)
+		}
+	}
+	if q.syncConflictListStmt != nil {
+		if cerr := q.syncConflictListStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncConflictListStmt: %w", cerr)
+		}
+	}
+	if q.syncConflictSettleStmt != nil {
+		if cerr := q.syncConflictSettleStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncConflictSettleStmt: %w", cerr)
+		}
+	}
 	if q.syncHubExchangedStmt != nil {
 		if cerr := q.syncHubExchangedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncHubExchangedStmt: %w", cerr)
@@ -3657,6 +3790,11 @@ func (q *Queries) Close() error {
 	if q.syncHubSetStmt != nil {
 		if cerr := q.syncHubSetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncHubSetStmt: %w", cerr)
+		}
+	}
+	if q.syncIsCloneStmt != nil {
+		if cerr := q.syncIsCloneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncIsCloneStmt: %w", cerr)
 		}
 	}
 	if q.syncIsMemberStmt != nil {
@@ -3754,6 +3892,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncReceivedSetStmt: %w", cerr)
 		}
 	}
+	if q.syncRowKnownStmt != nil {
+		if cerr := q.syncRowKnownStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncRowKnownStmt: %w", cerr)
+		}
+	}
 	if q.syncRowLaterStmt != nil {
 		if cerr := q.syncRowLaterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncRowLaterStmt: %w", cerr)
@@ -3762,6 +3905,11 @@ func (q *Queries) Close() error {
 	if q.syncRowLatestStmt != nil {
 		if cerr := q.syncRowLatestStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncRowLatestStmt: %w", cerr)
+		}
+	}
+	if q.syncRowPresenceStmt != nil {
+		if cerr := q.syncRowPresenceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncRowPresenceStmt: %w", cerr)
 		}
 	}
 	if q.systemCreateStmt != nil {
@@ -3779,6 +3927,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing systemListByIDsStmt: %w", cerr)
 		}
 	}
+	if q.systemRenumberStmt != nil {
+		if cerr := q.systemRenumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing systemRenumberStmt: %w", cerr)
+		}
+	}
 	if q.systemRootPrefixSetStmt != nil {
 		if cerr := q.systemRootPrefixSetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing systemRootPrefixSetStmt: %w", cerr)
@@ -3787,6 +3940,11 @@ func (q *Queries) Close() error {
 	if q.systemUpdateStmt != nil {
 		if cerr := q.systemUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing systemUpdateStmt: %w", cerr)
+		}
+	}
+	if q.systemsProvisionalStmt != nil {
+		if cerr := q.systemsProvisionalStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing systemsProvisionalStmt: %w", cerr)
 		}
 	}
 	if q.tagByLabelStmt != nil {
@@ -4369,6 +4527,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing workItemRefSubLocationStmt: %w", cerr)
 		}
 	}
+	if q.workItemRenumberStmt != nil {
+		if cerr := q.workItemRenumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemRenumberStmt: %w", cerr)
+		}
+	}
 	if q.workItemSchedulesOfStmt != nil {
 		if cerr := q.workItemSchedulesOfStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workItemSchedulesOfStmt: %w", cerr)
@@ -4427,6 +4590,11 @@ func (q *Queries) Close() error {
 	if q.workItemUpdateStmt != nil {
 		if cerr := q.workItemUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing workItemUpdateStmt: %w", cerr)
+		}
+	}
+	if q.workItemsProvisionalStmt != nil {
+		if cerr := q.workItemsProvisionalStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing workItemsProvisionalStmt: %w", cerr)
 		}
 	}
 	if q.workgroupCreateStmt != nil {
@@ -4622,6 +4790,7 @@ type Queries struct {
 	branchUpdateStmt                          *sql.Stmt
 	chunkGetStmt                              *sql.Stmt
 	chunkPutStmt                              *sql.Stmt
+	counterLeaseStmt                          *sql.Stmt
 	counterNextStmt                           *sql.Stmt
 	deliveriesDueStmt                         *sql.Stmt
 	deliveryCreateStmt                        *sql.Stmt
@@ -4784,6 +4953,11 @@ type Queries struct {
 	notificationRecipientStmt                 *sql.Stmt
 	notificationSetReadStmt                   *sql.Stmt
 	notificationUnreadCountStmt               *sql.Stmt
+	numberBlockAcceptStmt                     *sql.Stmt
+	numberBlockDrawStmt                       *sql.Stmt
+	numberBlocksHeldStmt                      *sql.Stmt
+	numberGrantRecordStmt                     *sql.Stmt
+	numberProvisionalNextStmt                 *sql.Stmt
 	oAuthCodeCreateStmt                       *sql.Stmt
 	oAuthCodeDeleteExpiredStmt                *sql.Stmt
 	oAuthCodeGetStmt                          *sql.Stmt
@@ -4820,9 +4994,11 @@ type Queries struct {
 	prefixDrawStmt                            *sql.Stmt
 	prefixGetStmt                             *sql.Stmt
 	prefixGetInOrgStmt                        *sql.Stmt
+	prefixLeaseStmt                           *sql.Stmt
 	prefixListByIDsStmt                       *sql.Stmt
 	prefixRaiseStmt                           *sql.Stmt
 	prefixUpdateStmt                          *sql.Stmt
+	prefixesOfOrganisationStmt                *sql.Stmt
 	projectCreateStmt                         *sql.Stmt
 	projectDocumentCountAddStmt               *sql.Stmt
 	projectGetStmt                            *sql.Stmt
@@ -4897,10 +5073,17 @@ type Queries struct {
 	syncChangeAppendStmt                      *sql.Stmt
 	syncChangesAfterStmt                      *sql.Stmt
 	syncChangesPendingStmt                    *sql.Stmt
+	syncCloneNodeStmt                         *sql.Stmt
+	syncColumnStampStmt                       *sql.Stmt
+	syncConflictCreateStmt                    *sql.Stmt
+	syncConflictGetStmt                       *sql.Stmt
+	syncConflictListStmt                      *sql.Stmt
+	syncConflictSettleStmt                    *sql.Stmt
 	syncHubExchangedStmt                      *sql.Stmt
 	syncHubFailedStmt                         *sql.Stmt
 	syncHubGetStmt                            *sql.Stmt
 	syncHubSetStmt                            *sql.Stmt
+	syncIsCloneStmt                           *sql.Stmt
 	syncIsMemberStmt                          *sql.Stmt
 	syncLastHLCStmt                           *sql.Stmt
 	syncLastReceivedStmt                      *sql.Stmt
@@ -4920,13 +5103,17 @@ type Queries struct {
 	syncReceivedStmt                          *sql.Stmt
 	syncReceivedRecordLogStmt                 *sql.Stmt
 	syncReceivedSetStmt                       *sql.Stmt
+	syncRowKnownStmt                          *sql.Stmt
 	syncRowLaterStmt                          *sql.Stmt
 	syncRowLatestStmt                         *sql.Stmt
+	syncRowPresenceStmt                       *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
 	systemGetStmt                             *sql.Stmt
 	systemListByIDsStmt                       *sql.Stmt
+	systemRenumberStmt                        *sql.Stmt
 	systemRootPrefixSetStmt                   *sql.Stmt
 	systemUpdateStmt                          *sql.Stmt
+	systemsProvisionalStmt                    *sql.Stmt
 	tagByLabelStmt                            *sql.Stmt
 	tagCreateStmt                             *sql.Stmt
 	tagLatestReleaseStmt                      *sql.Stmt
@@ -5043,6 +5230,7 @@ type Queries struct {
 	workItemRefDocumentStmt                   *sql.Stmt
 	workItemRefFleetStmt                      *sql.Stmt
 	workItemRefSubLocationStmt                *sql.Stmt
+	workItemRenumberStmt                      *sql.Stmt
 	workItemSchedulesOfStmt                   *sql.Stmt
 	workItemSubscribeStmt                     *sql.Stmt
 	workItemSubscriptionsOfStmt               *sql.Stmt
@@ -5055,6 +5243,7 @@ type Queries struct {
 	workItemTypeUpdateStmt                    *sql.Stmt
 	workItemUnsubscribeStmt                   *sql.Stmt
 	workItemUpdateStmt                        *sql.Stmt
+	workItemsProvisionalStmt                  *sql.Stmt
 	workgroupCreateStmt                       *sql.Stmt
 	workgroupDeleteStmt                       *sql.Stmt
 	workgroupGetStmt                          *sql.Stmt
@@ -5183,6 +5372,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		branchUpdateStmt:                          q.branchUpdateStmt,
 		chunkGetStmt:                              q.chunkGetStmt,
 		chunkPutStmt:                              q.chunkPutStmt,
+		counterLeaseStmt:                          q.counterLeaseStmt,
 		counterNextStmt:                           q.counterNextStmt,
 		deliveriesDueStmt:                         q.deliveriesDueStmt,
 		deliveryCreateStmt:                        q.deliveryCreateStmt,
@@ -5345,6 +5535,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		notificationRecipientStmt:                 q.notificationRecipientStmt,
 		notificationSetReadStmt:                   q.notificationSetReadStmt,
 		notificationUnreadCountStmt:               q.notificationUnreadCountStmt,
+		numberBlockAcceptStmt:                     q.numberBlockAcceptStmt,
+		numberBlockDrawStmt:                       q.numberBlockDrawStmt,
+		numberBlocksHeldStmt:                      q.numberBlocksHeldStmt,
+		numberGrantRecordStmt:                     q.numberGrantRecordStmt,
+		numberProvisionalNextStmt:                 q.numberProvisionalNextStmt,
 		oAuthCodeCreateStmt:                       q.oAuthCodeCreateStmt,
 		oAuthCodeDeleteExpiredStmt:                q.oAuthCodeDeleteExpiredStmt,
 		oAuthCodeGetStmt:                          q.oAuthCodeGetStmt,
@@ -5381,9 +5576,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		prefixDrawStmt:                            q.prefixDrawStmt,
 		prefixGetStmt:                             q.prefixGetStmt,
 		prefixGetInOrgStmt:                        q.prefixGetInOrgStmt,
+		prefixLeaseStmt:                           q.prefixLeaseStmt,
 		prefixListByIDsStmt:                       q.prefixListByIDsStmt,
 		prefixRaiseStmt:                           q.prefixRaiseStmt,
 		prefixUpdateStmt:                          q.prefixUpdateStmt,
+		prefixesOfOrganisationStmt:                q.prefixesOfOrganisationStmt,
 		projectCreateStmt:                         q.projectCreateStmt,
 		projectDocumentCountAddStmt:               q.projectDocumentCountAddStmt,
 		projectGetStmt:                            q.projectGetStmt,
@@ -5458,10 +5655,17 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncChangeAppendStmt:                      q.syncChangeAppendStmt,
 		syncChangesAfterStmt:                      q.syncChangesAfterStmt,
 		syncChangesPendingStmt:                    q.syncChangesPendingStmt,
+		syncCloneNodeStmt:                         q.syncCloneNodeStmt,
+		syncColumnStampStmt:                       q.syncColumnStampStmt,
+		syncConflictCreateStmt:                    q.syncConflictCreateStmt,
+		syncConflictGetStmt:                       q.syncConflictGetStmt,
+		syncConflictListStmt:                      q.syncConflictListStmt,
+		syncConflictSettleStmt:                    q.syncConflictSettleStmt,
 		syncHubExchangedStmt:                      q.syncHubExchangedStmt,
 		syncHubFailedStmt:                         q.syncHubFailedStmt,
 		syncHubGetStmt:                            q.syncHubGetStmt,
 		syncHubSetStmt:                            q.syncHubSetStmt,
+		syncIsCloneStmt:                           q.syncIsCloneStmt,
 		syncIsMemberStmt:                          q.syncIsMemberStmt,
 		syncLastHLCStmt:                           q.syncLastHLCStmt,
 		syncLastReceivedStmt:                      q.syncLastReceivedStmt,
@@ -5481,13 +5685,17 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncReceivedStmt:                          q.syncReceivedStmt,
 		syncReceivedRecordLogStmt:                 q.syncReceivedRecordLogStmt,
 		syncReceivedSetStmt:                       q.syncReceivedSetStmt,
+		syncRowKnownStmt:                          q.syncRowKnownStmt,
 		syncRowLaterStmt:                          q.syncRowLaterStmt,
 		syncRowLatestStmt:                         q.syncRowLatestStmt,
+		syncRowPresenceStmt:                       q.syncRowPresenceStmt,
 		systemCreateStmt:                          q.systemCreateStmt,
 		systemGetStmt:                             q.systemGetStmt,
 		systemListByIDsStmt:                       q.systemListByIDsStmt,
+		systemRenumberStmt:                        q.systemRenumberStmt,
 		systemRootPrefixSetStmt:                   q.systemRootPrefixSetStmt,
 		systemUpdateStmt:                          q.systemUpdateStmt,
+		systemsProvisionalStmt:                    q.systemsProvisionalStmt,
 		tagByLabelStmt:                            q.tagByLabelStmt,
 		tagCreateStmt:                             q.tagCreateStmt,
 		tagLatestReleaseStmt:                      q.tagLatestReleaseStmt,
@@ -5604,6 +5812,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		workItemRefDocumentStmt:                   q.workItemRefDocumentStmt,
 		workItemRefFleetStmt:                      q.workItemRefFleetStmt,
 		workItemRefSubLocationStmt:                q.workItemRefSubLocationStmt,
+		workItemRenumberStmt:                      q.workItemRenumberStmt,
 		workItemSchedulesOfStmt:                   q.workItemSchedulesOfStmt,
 		workItemSubscribeStmt:                     q.workItemSubscribeStmt,
 		workItemSubscriptionsOfStmt:               q.workItemSubscriptionsOfStmt,
@@ -5616,6 +5825,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		workItemTypeUpdateStmt:                    q.workItemTypeUpdateStmt,
 		workItemUnsubscribeStmt:                   q.workItemUnsubscribeStmt,
 		workItemUpdateStmt:                        q.workItemUpdateStmt,
+		workItemsProvisionalStmt:                  q.workItemsProvisionalStmt,
 		workgroupCreateStmt:                       q.workgroupCreateStmt,
 		workgroupDeleteStmt:                       q.workgroupDeleteStmt,
 		workgroupGetStmt:                          q.workgroupGetStmt,

@@ -267,7 +267,12 @@ func TestCheckRebuildKeepsRowsAndChecks(t *testing.T) {
 				return err
 			}
 		}
-		_, err := tx.Exec(string(rebuild))
+		if _, err := tx.Exec(string(rebuild)); err != nil {
+			return err
+		}
+		// Columns later migrations add to these tables, as they do (the
+		// rebuild runs, in order, before them): 0160's duplicate_of.
+		_, err := tx.Exec(`ALTER TABLE toolbox_users ADD COLUMN duplicate_of INTEGER`)
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -392,6 +397,9 @@ var scanAllowed = map[string]string{
 	"syncReceived":                "the version vector: a row per node",
 	"syncReceivedRecordLog":       "once, when a clone starts: the whole copied log",
 	"syncNodeIDsUsed":             "at pairing: every node id in use (at most 1024 rows each)",
+	"numberBlocksHeld":            "a clone's leased blocks: a few rows per counter",
+	"workItemsProvisional":        "a partial index of provisional numbers only (none outside a clone offline)",
+	"systemsProvisional":          "a partial index of provisional numbers only (none outside a clone offline)",
 }
 
 // TestQueryPlansSeek: no sqlc query reads a whole table to find a few rows

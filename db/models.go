@@ -765,6 +765,22 @@ type SyncChange struct {
 	Pk     string
 	Op     string
 	Cols   *string
+	Seen   *string
+}
+
+type SyncConflict struct {
+	ID             int64
+	OrganisationID int64
+	Kind           string
+	Tbl            string
+	Col            string
+	RowID          int64
+	OtherID        int64
+	Value          string
+	RenamedTo      string
+	CreatedAt      string
+	SettledAt      *string
+	SettledBy      *int64
 }
 
 type SyncHub struct {
@@ -800,6 +816,23 @@ type SyncNonce struct {
 	Node   int64
 	Nonce  string
 	SeenAt int64
+}
+
+type SyncNumberBlock struct {
+	OrganisationID int64
+	Counter        string
+	First          int64
+	Last           int64
+	Next           int64
+}
+
+type SyncNumberGrant struct {
+	Node           int64
+	OrganisationID int64
+	Counter        string
+	First          int64
+	Last           int64
+	GrantedAt      string
 }
 
 type SyncPairingCode struct {
@@ -916,6 +949,7 @@ type ToolboxUser struct {
 	SignedAt       string
 	SignedMethod   string
 	SignedBy       *int64
+	DuplicateOf    *int64
 }
 
 type User struct {
@@ -1021,6 +1055,7 @@ type WitnessRecord struct {
 	Position       string
 	Signature      *string
 	SignedAt       string
+	DuplicateOf    *int64
 }
 
 type WorkItem struct {

@@ -60,7 +60,9 @@ type Store struct {
 	dataVersionStmt *sql.Stmt
 	seenDataVersion atomic.Int64
 	changes         *changes
-	clock           *hlcClock // the sync log's hybrid logical clock
+	clock           *hlcClock    // the sync log's hybrid logical clock
+	fks             *fkGraph     // foreign keys, for the sync's orphan rule
+	numberBlock     atomic.Int64 // size of a leased number block; 0: DefaultNumberBlock
 	clockStale      atomic.Bool
 	// auditNode is the node of this database's audit chains: 0 where the
 	// organisations' chains began, the node id on a clone (SyncRecordClonedLog).

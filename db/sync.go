@@ -311,6 +311,7 @@ func (s *Store) initSync(ctx context.Context, now func() time.Time) error {
 		now = time.Now
 	}
 	tables := map[string]*capTable{}
+	var err error
 	for name, p := range SyncCatalogue {
 		if p.Policy != Replicated {
 			continue
@@ -324,6 +325,9 @@ func (s *Store) initSync(ctx context.Context, now func() time.Time) error {
 		}
 	}
 	s.changes.cap.tables.Store(&tables)
+	if s.fks, err = readFKGraph(ctx, s.Writer); err != nil {
+		return err
+	}
 	own, err := s.w.SyncLastHLC(ctx)
 	if err != nil {
 		return err
@@ -428,6 +432,17 @@ func (s *Store) flushChanges(ctx context.Context, tx *sql.Tx, q *Queries) error 
 		s.clock.observe(last)
 	}
 	origin := s.NodeID()
+	var seen *string
+	for i := range c.buf {
+		if SyncCatalogue[c.buf[i].t.name].Rule == RuleSecurity {
+			v, err := q.SyncReceived(ctx)
+			if err != nil {
+				return err
+			}
+			seen = seenJSON(v)
+			break
+		}
+	}
 	for i := range c.buf {
 		ch := &c.buf[i]
 		org := ch.org
@@ -444,8 +459,12 @@ func (s *Store) flushChanges(ctx context.Context, tx *sql.Tx, q *Queries) error 
 		if ch.op != 'd' {
 			cols = &ch.cols
 		}
+		var sn *string
+		if SyncCatalogue[ch.t.name].Rule == RuleSecurity {
+			sn = seen
+		}
 		if err := q.SyncChangeAppend(ctx, SyncChangeAppendParams{Origin: origin, Hlc: s.clock.next(), Org: org,
-			Tbl: ch.t.name, Pk: ch.pk, Op: string(ch.op), Cols: cols}); err != nil {
+			Tbl: ch.t.name, Pk: ch.pk, Op: string(ch.op), Cols: cols, Seen: sn}); err != nil {
 			return err
 		}
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 const syncChangeAppend = `-- name: SyncChangeAppend :exec
-INSERT INTO sync_changes(origin, hlc, org, tbl, pk, op, cols)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+INSERT INTO sync_changes(origin, hlc, org, tbl, pk, op, cols, seen)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
 `
 
 type SyncChangeAppendParams struct {
@@ -22,6 +22,7 @@ type SyncChangeAppendParams struct {
 	Pk     string
 	Op     string
 	Cols   *string
+	Seen   *string
 }
 
 func (q *Queries) SyncChangeAppend(ctx context.Context, arg SyncChangeAppendParams) error {
@@ -33,12 +34,13 @@ func (q *Queries) SyncChangeAppend(ctx context.Context, arg SyncChangeAppendPara
 		arg.Pk,
 		arg.Op,
 		arg.Cols,
+		arg.Seen,
 	)
 	return err
 }
 
 const syncChangesAfter = `-- name: SyncChangesAfter :many
-SELECT c.seq, c.origin, c.hlc, c.org, c.tbl, c.pk, c.op, c.cols
+SELECT c.seq, c.origin, c.hlc, c.org, c.tbl, c.pk, c.op, c.cols, c.seen
 FROM sync_changes c
 WHERE c.hlc > ?1
   AND c.hlc > coalesce((SELECT v.value FROM json_each(?2) v WHERE v.key = CAST(c.origin AS TEXT)), 0)
@@ -82,6 +84,7 @@ func (q *Queries) SyncChangesAfter(ctx context.Context, arg SyncChangesAfterPara
 			&i.Pk,
 			&i.Op,
 			&i.Cols,
+			&i.Seen,
 		); err != nil {
 			return nil, err
 		}
@@ -94,6 +97,32 @@ func (q *Queries) SyncChangesAfter(ctx context.Context, arg SyncChangesAfterPara
 		return nil, err
 	}
 	return items, nil
+}
+
+const syncColumnStamp = `-- name: SyncColumnStamp :one
+SELECT hlc, origin FROM sync_changes
+WHERE tbl = ?1 AND pk = ?2 AND json_type(cols, '$.' || CAST(?3 AS TEXT)) IS NOT NULL
+ORDER BY hlc DESC, origin DESC LIMIT 1
+`
+
+type SyncColumnStampParams struct {
+	Tbl string
+	Pk  string
+	Col string
+}
+
+type SyncColumnStampRow struct {
+	Hlc    int64
+	Origin int64
+}
+
+// The latest entry of a row that set a column: when a unique key was
+// given, and by which node (the later of two colliding rows is renamed).
+func (q *Queries) SyncColumnStamp(ctx context.Context, arg SyncColumnStampParams) (SyncColumnStampRow, error) {
+	row := q.queryRow(ctx, q.syncColumnStampStmt, syncColumnStamp, arg.Tbl, arg.Pk, arg.Col)
+	var i SyncColumnStampRow
+	err := row.Scan(&i.Hlc, &i.Origin)
+	return i, err
 }
 
 const syncIsMember = `-- name: SyncIsMember :one
@@ -192,6 +221,24 @@ func (q *Queries) SyncReceivedSet(ctx context.Context, arg SyncReceivedSetParams
 	return err
 }
 
+const syncRowKnown = `-- name: SyncRowKnown :one
+SELECT EXISTS (SELECT 1 FROM sync_changes WHERE tbl = ?1 AND pk = ?2)
+`
+
+type SyncRowKnownParams struct {
+	Tbl string
+	Pk  string
+}
+
+// Whether the log knows a row (any entry of it): a row the log knows that
+// is not here was deleted here, or dropped with its deleted parent.
+func (q *Queries) SyncRowKnown(ctx context.Context, arg SyncRowKnownParams) (bool, error) {
+	row := q.queryRow(ctx, q.syncRowKnownStmt, syncRowKnown, arg.Tbl, arg.Pk)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const syncRowLater = `-- name: SyncRowLater :many
 SELECT hlc, origin, op, cols FROM sync_changes
 WHERE tbl = ?1 AND pk = ?2 AND hlc >= ?3
@@ -261,4 +308,54 @@ func (q *Queries) SyncRowLatest(ctx context.Context, arg SyncRowLatestParams) (S
 	var i SyncRowLatestRow
 	err := row.Scan(&i.Origin, &i.Hlc)
 	return i, err
+}
+
+const syncRowPresence = `-- name: SyncRowPresence :many
+SELECT hlc, origin, op, seen, cols FROM sync_changes
+WHERE tbl = ?1 AND pk = ?2 AND (op = 'i' OR op = 'd')
+ORDER BY hlc, origin
+`
+
+type SyncRowPresenceParams struct {
+	Tbl string
+	Pk  string
+}
+
+type SyncRowPresenceRow struct {
+	Hlc    int64
+	Origin int64
+	Op     string
+	Seen   *string
+	Cols   *string
+}
+
+// Every insert and delete of a row, with what its maker had seen: the
+// security rule's judgement of whether the row is there.
+func (q *Queries) SyncRowPresence(ctx context.Context, arg SyncRowPresenceParams) ([]SyncRowPresenceRow, error) {
+	rows, err := q.query(ctx, q.syncRowPresenceStmt, syncRowPresence, arg.Tbl, arg.Pk)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SyncRowPresenceRow
+	for rows.Next() {
+		var i SyncRowPresenceRow
+		if err := rows.Scan(
+			&i.Hlc,
+			&i.Origin,
+			&i.Op,
+			&i.Seen,
+			&i.Cols,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

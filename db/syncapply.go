@@ -26,6 +26,9 @@ type SyncEntry struct {
 	Key    string  `json:"key"`
 	Op     string  `json:"op"`
 	Cols   *string `json:"cols"`
+	// Seen (security state only): what the maker held of each node's
+	// changes, a JSON object of origin -> clock.
+	Seen *string `json:"seen,omitempty"`
 }
 
 // ErrSyncRefused: a page broke a rule (an unknown table, a row of an
@@ -58,8 +61,8 @@ func (s *Store) SyncVector(ctx context.Context) (map[int64]int64, error) {
 // once, with its new node id.
 func (s *Store) SyncRecordClonedLog(ctx context.Context) error {
 	err := s.InTxSQL(context.WithValue(ctx, noCaptureKey{}, true), func(tx *sql.Tx, q *Queries) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('sync_clone', '1')
-			ON CONFLICT(key) DO UPDATE SET value = excluded.value`); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('sync_clone', '1'), ('sync_node', ?)
+			ON CONFLICT(key) DO UPDATE SET value = excluded.value`, s.NodeID()); err != nil {
 			return err
 		}
 		return q.SyncReceivedRecordLog(ctx, s.NodeID())
@@ -103,7 +106,7 @@ func (s *Store) SyncChangesFor(ctx context.Context, vector map[int64]int64, orgs
 		}
 		page := make([]SyncEntry, len(rows))
 		for i, r := range rows {
-			page[i] = SyncEntry{Origin: r.Origin, HLC: r.Hlc, Org: r.Org, Table: r.Tbl, Key: r.Pk, Op: r.Op, Cols: r.Cols}
+			page[i] = SyncEntry{Origin: r.Origin, HLC: r.Hlc, Org: r.Org, Table: r.Tbl, Key: r.Pk, Op: r.Op, Cols: r.Cols, Seen: r.Seen}
 		}
 		snaps, err := s.accountSnapshots(ctx, tx, q, page, string(ob))
 		if err != nil {
@@ -250,7 +253,14 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 			} else if e.Org == nil || !allowed[*e.Org] {
 				return refuse("entry %d: a %s row of an organisation this exchange is not for", i, e.Table)
 			}
-			if err := s.applyEntry(ctx, tx, t, e, allowed); err != nil {
+			// The rules may log this node's own changes while applying the
+			// entry (a cascade, a rename): they must come after it.
+			s.clock.observe(e.HLC)
+			applyAs, err := s.ownershipOnline(ctx, tx, q, e)
+			if err != nil {
+				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
+			}
+			if err := s.applyEntry(ctx, tx, t, applyAs, allowed); err != nil {
 				var se *sqlite.Error
 				if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT {
 					// The page breaks a rule of the schema here: refused
@@ -260,14 +270,21 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
 			}
 			if err := q.SyncChangeAppend(ctx, SyncChangeAppendParams{Origin: e.Origin, Hlc: e.HLC, Org: e.Org,
-				Tbl: e.Table, Pk: e.Key, Op: e.Op, Cols: e.Cols}); err != nil {
+				Tbl: e.Table, Pk: e.Key, Op: e.Op, Cols: e.Cols, Seen: e.Seen}); err != nil {
 				return err
+			}
+			if err := s.securityRule(ctx, tx, q, t, e); err != nil {
+				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
 			}
 			if err := q.SyncReceivedSet(ctx, SyncReceivedSetParams{Origin: e.Origin, Hlc: e.HLC}); err != nil {
 				return err
 			}
 			vector[e.Origin] = e.HLC
-			s.clock.observe(e.HLC)
+			if e.Op == "i" || e.Op == "u" {
+				if err := s.resolveUnique(ctx, tx, q, t, e); err != nil {
+					return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
+				}
+			}
 			applied++
 			if e.Org != nil {
 				if touched[e.Table] == nil {
@@ -408,12 +425,24 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 	// its own, so an entry never meets another one at its place.
 	evidence := SyncCatalogue[t.name].Rule == RuleEvidence || SyncCatalogue[t.name].Rule == RuleAudit
 
+	q := s.w.WithTx(tx)
 	switch e.Op {
 	case "d":
 		if !exists || laterCreate {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM `+quoteIdent(t.name)+where, whereArgs...)
+		del := func() error {
+			_, err := tx.ExecContext(ctx, `DELETE FROM `+quoteIdent(t.name)+where, whereArgs...)
+			return err
+		}
+		err = del()
+		if isForeignKeyError(err) && len(t.pk) == 1 && t.cols[t.pk[0]] == "id" {
+			// Rows added here (or received) that still name it go with it.
+			if err := s.releaseChildren(ctx, tx, q, t.name, key[0], e.Org); err != nil {
+				return err
+			}
+			err = del()
+		}
 		return err
 	case "u":
 		if !exists {
@@ -424,35 +453,86 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 			if laterDelete {
 				return nil
 			}
-			names := make([]string, 0, len(cols))
-			marks := make([]string, 0, len(cols))
-			args := make([]any, 0, len(cols))
-			for _, c := range t.cols {
-				if v, ok := cols[c]; ok {
-					names, marks, args = append(names, quoteIdent(c)), append(marks, "?"), append(args, v)
-				}
+			if err := s.markDuplicate(ctx, tx, t, cols); err != nil {
+				return err
 			}
-			_, err = tx.ExecContext(ctx, `INSERT INTO `+quoteIdent(t.name)+` (`+strings.Join(names, ", ")+`) VALUES (`+strings.Join(marks, ", ")+`)`, args...)
-			return err
+			ins := func() error {
+				names := make([]string, 0, len(cols))
+				marks := make([]string, 0, len(cols))
+				args := make([]any, 0, len(cols))
+				for _, c := range t.cols {
+					if v, ok := cols[c]; ok {
+						names, marks, args = append(names, quoteIdent(c)), append(marks, "?"), append(args, v)
+					}
+				}
+				_, err := tx.ExecContext(ctx, `INSERT INTO `+quoteIdent(t.name)+` (`+strings.Join(names, ", ")+`) VALUES (`+strings.Join(marks, ", ")+`)`, args...)
+				return err
+			}
+			err := ins()
+			if !isForeignKeyError(err) {
+				return err
+			}
+			// A child of a parent deleted here: the delete wins.
+			dropped, cleared, oerr := s.orphanRule(ctx, tx, q, t, e, key, false, cols)
+			if oerr != nil || dropped {
+				return oerr
+			}
+			if len(cleared) == 0 {
+				return err // not a deleted parent: the page breaks the key
+			}
+			if err := ins(); err != nil {
+				return err
+			}
+			return s.logCleared(ctx, q, t, e.Key, e.Org, cleared)
 		}
 		if evidence {
 			return nil // evidence is never overwritten
 		}
 	}
-	sets := make([]string, 0, len(cols))
-	args := make([]any, 0, len(cols)+len(whereArgs))
-	for _, c := range t.cols {
-		v, ok := cols[c]
-		if !ok || kept[c] {
-			continue
+	write := make(map[string]any, len(cols))
+	for c, v := range cols {
+		if !kept[c] {
+			write[c] = v
 		}
-		sets, args = append(sets, quoteIdent(c)+" = ?"), append(args, v)
 	}
-	if len(sets) == 0 {
-		return nil
+	upd := func() error {
+		sets := make([]string, 0, len(write))
+		args := make([]any, 0, len(write)+len(whereArgs))
+		for _, c := range t.cols {
+			v, ok := write[c]
+			if !ok {
+				continue
+			}
+			sets, args = append(sets, quoteIdent(c)+" = ?"), append(args, v)
+		}
+		if len(sets) == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE `+quoteIdent(t.name)+` SET `+strings.Join(sets, ", ")+where, append(args, whereArgs...)...)
+		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE `+quoteIdent(t.name)+` SET `+strings.Join(sets, ", ")+where, append(args, whereArgs...)...)
-	return err
+	err = upd()
+	if !isForeignKeyError(err) {
+		return err
+	}
+	// Moved under a parent deleted here: the delete wins.
+	dropped, cleared, oerr := s.orphanRule(ctx, tx, q, t, e, key, true, write)
+	if oerr != nil || dropped {
+		return oerr
+	}
+	if len(cleared) == 0 {
+		return err
+	}
+	if err := upd(); err != nil {
+		return err
+	}
+	return s.logCleared(ctx, q, t, e.Key, e.Org, cleared)
+}
+
+// isForeignKeyError: a statement broke a foreign key (and was undone).
+func isForeignKeyError(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 }
 
 func (t *capTable) colIndex(name string) int {

@@ -66,7 +66,18 @@ type TablePolicy struct {
 	// Rebuild (Derived only) recomputes the whole table from replicated
 	// rows, run after changes were applied.
 	Rebuild []string
+	// DuplicateKey (evidence): columns naming one person's record of one
+	// thing. Two nodes' records with one key are both kept; all but the
+	// first (by id) carry duplicate_of, a derived column.
+	DuplicateKey []string
+	// UniqueKey (RuleUnique): the columns a row's key is unique within,
+	// the last one the key itself (a code: empty means none). Rows two
+	// nodes gave one key are both kept, the later renamed, with a conflict
+	// record (docs/sync.md).
+	UniqueKey []string
 }
+
+func (p TablePolicy) unique(cols ...string) TablePolicy { p.UniqueKey = cols; return p }
 
 // OrgVia: the organisation is Table.organisation_id of the row whose id is
 // this row's Column.
@@ -88,6 +99,12 @@ func (p TablePolicy) via(table, column string) TablePolicy {
 }
 
 func (p TablePolicy) derivedCols(cols ...string) TablePolicy { p.DerivedColumns = cols; return p }
+
+func (p TablePolicy) duplicates(key ...string) TablePolicy {
+	p.DuplicateKey = key
+	p.DerivedColumns = append(p.DerivedColumns, "duplicate_of")
+	return p
+}
 
 func derived(rebuild ...string) TablePolicy { return TablePolicy{Policy: Derived, Rebuild: rebuild} }
 
@@ -129,6 +146,8 @@ var SyncCatalogue = map[string]TablePolicy{
 	"sync_node_orgs":         local(),
 	"sync_nonces":            local(),
 	"sync_hub":               local(),
+	"sync_number_blocks":     local(), // a clone's leased blocks
+	"sync_number_grants":     local(), // the hub's book of blocks leased
 	// Storage accounting of document chunks this node stored first: the
 	// chunks travel with issue II, which must revisit this.
 	"organisation_document_storage": local(),
@@ -174,18 +193,18 @@ var SyncCatalogue = map[string]TablePolicy{
 	"organisation_domains": repl(RuleUnique),
 
 	// Plain records.
-	"projects": repl(RuleUnique).derivedCols("open_milestone_count", "closed_milestone_count",
+	"projects": repl(RuleUnique).unique("organisation_id", "code").derivedCols("open_milestone_count", "closed_milestone_count",
 		"open_work_item_count", "closed_work_item_count", "document_count"),
 	"project_milestones":      repl(RulePlain).derivedCols("open_work_item_count", "closed_work_item_count"),
-	"project_packages":        repl(RuleUnique),
+	"project_packages":        repl(RuleUnique).unique("project_id", "code"),
 	"workgroups":              repl(RulePlain),
 	"teams":                   repl(RulePlain),
 	"team_members":            repl(RulePlain),
 	"systems":                 repl(RulePlain),
 	"prefixes":                repl(RulePlain),
-	"locations":               repl(RuleUnique),
-	"sub_locations":           repl(RuleUnique),
-	"disciplines":             repl(RuleUnique),
+	"locations":               repl(RuleUnique).unique("organisation_id", "code"),
+	"sub_locations":           repl(RuleUnique).unique("location_id", "code"),
+	"disciplines":             repl(RuleUnique).unique("organisation_id", "code"),
 	"integrations":            repl(RulePlain),
 	"inductions":              repl(RulePlain),
 	"user_inductions":         repl(RulePlain),
@@ -216,13 +235,15 @@ var SyncCatalogue = map[string]TablePolicy{
 	"document_fields":         repl(RulePlain),
 	"document_field_values":   repl(RulePlain).via("document_fields", "field_id"),
 	"notifications":           repl(RulePlain),
+	// Conflicts sync found (made on the hub), settled on any node.
+	"sync_conflicts": repl(RulePlain),
 
 	// Evidence: append-only union.
 	"induction_revisions": repl(RuleEvidence),
 	"induction_records":   repl(RuleEvidence),
 	"asset_logs":          repl(RuleEvidence),
-	"toolbox_users":       repl(RuleEvidence),
-	"witness_records":     repl(RuleEvidence),
+	"toolbox_users":       repl(RuleEvidence).duplicates("toolbox_id", "user_id"),
+	"witness_records":     repl(RuleEvidence).duplicates("object_type", "object_id", "user_id"),
 	"audit_log":           repl(RuleAudit),
 
 	// Numbers drawn from leased blocks.
@@ -251,6 +272,13 @@ type OrgRebuild struct {
 }
 
 var syncOrgRebuilds = []OrgRebuild{
+	// Duplicate evidence: all but the first (by id) of one key flagged
+	// with the first's id. Flagging goes first (a unique index admits one
+	// unflagged row per key), unflagging after.
+	dupRebuild("toolbox_users", "o.toolbox_id = x.toolbox_id AND o.user_id = x.user_id", "x.user_id IS NOT NULL", true),
+	dupRebuild("toolbox_users", "o.toolbox_id = x.toolbox_id AND o.user_id = x.user_id", "x.user_id IS NOT NULL", false),
+	dupRebuild("witness_records", "o.object_type = x.object_type AND o.object_id = x.object_id AND o.user_id = x.user_id", "true", true),
+	dupRebuild("witness_records", "o.object_type = x.object_type AND o.object_id = x.object_id AND o.user_id = x.user_id", "true", false),
 	{After: []string{"project_milestones", "projects"},
 		Columns: []string{"projects.open_milestone_count", "projects.closed_milestone_count"},
 		SQL: `UPDATE projects SET
@@ -267,6 +295,16 @@ var syncOrgRebuilds = []OrgRebuild{
 			open_work_item_count = (SELECT count(*) FROM work_items w WHERE w.asset_group_id = asset_groups.id AND w.status = 'open'),
 			closed_work_item_count = (SELECT count(*) FROM work_items w WHERE w.asset_group_id = asset_groups.id AND w.status <> 'open')
 		WHERE organisation_id = ?1`},
+}
+
+func dupRebuild(table, same, cond string, flag bool) OrgRebuild {
+	first := `(SELECT min(o.id) FROM ` + table + ` o WHERE ` + same + `)`
+	sql := `UPDATE ` + table + ` AS x SET duplicate_of = ` + first + ` WHERE x.organisation_id = ?1 AND ` + cond +
+		` AND x.duplicate_of IS NOT ` + first + ` AND x.id <> ` + first
+	if !flag {
+		sql = `UPDATE ` + table + ` AS x SET duplicate_of = NULL WHERE x.organisation_id = ?1 AND x.duplicate_of IS NOT NULL AND x.id = ` + first
+	}
+	return OrgRebuild{After: []string{table}, Columns: []string{table + ".duplicate_of"}, SQL: sql}
 }
 
 // triggerKeptColumns are derived columns the work item triggers keep on

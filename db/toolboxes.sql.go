@@ -878,7 +878,7 @@ func (q *Queries) ToolboxUpdate(ctx context.Context, arg ToolboxUpdateParams) (T
 }
 
 const toolboxUserByUser = `-- name: ToolboxUserByUser :one
-SELECT id, organisation_id, toolbox_id, schedule_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at, signed_method, signed_by FROM toolbox_users WHERE toolbox_id = ?1 AND user_id = ?2
+SELECT id, organisation_id, toolbox_id, schedule_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at, signed_method, signed_by, duplicate_of FROM toolbox_users WHERE toolbox_id = ?1 AND user_id = ?2 AND duplicate_of IS NULL
 `
 
 type ToolboxUserByUserParams struct {
@@ -905,6 +905,7 @@ func (q *Queries) ToolboxUserByUser(ctx context.Context, arg ToolboxUserByUserPa
 		&i.SignedAt,
 		&i.SignedMethod,
 		&i.SignedBy,
+		&i.DuplicateOf,
 	)
 	return i, err
 }
@@ -914,7 +915,7 @@ INSERT INTO toolbox_users(id, organisation_id, toolbox_id, schedule_id, user_id,
     phone_number, company, position, signature, signed_at, signed_method, signed_by)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,
     ?9, ?10, ?11, ?12, ?13, ?14, ?15)
-RETURNING id, organisation_id, toolbox_id, schedule_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at, signed_method, signed_by
+RETURNING id, organisation_id, toolbox_id, schedule_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at, signed_method, signed_by, duplicate_of
 `
 
 type ToolboxUserCreateParams struct {
@@ -970,12 +971,13 @@ func (q *Queries) ToolboxUserCreate(ctx context.Context, arg ToolboxUserCreatePa
 		&i.SignedAt,
 		&i.SignedMethod,
 		&i.SignedBy,
+		&i.DuplicateOf,
 	)
 	return i, err
 }
 
 const toolboxUserListFor = `-- name: ToolboxUserListFor :many
-SELECT id, organisation_id, toolbox_id, schedule_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at, signed_method, signed_by FROM toolbox_users WHERE toolbox_id IN (SELECT value FROM json_each(?1)) ORDER BY toolbox_id, id
+SELECT id, organisation_id, toolbox_id, schedule_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at, signed_method, signed_by, duplicate_of FROM toolbox_users WHERE toolbox_id IN (SELECT value FROM json_each(?1)) ORDER BY toolbox_id, id
 `
 
 func (q *Queries) ToolboxUserListFor(ctx context.Context, idsJson interface{}) ([]ToolboxUser, error) {
@@ -1003,6 +1005,7 @@ func (q *Queries) ToolboxUserListFor(ctx context.Context, idsJson interface{}) (
 			&i.SignedAt,
 			&i.SignedMethod,
 			&i.SignedBy,
+			&i.DuplicateOf,
 		); err != nil {
 			return nil, err
 		}

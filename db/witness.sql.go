@@ -10,7 +10,7 @@ import (
 )
 
 const witnessRecordByUser = `-- name: WitnessRecordByUser :one
-SELECT id, organisation_id, object_type, object_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at FROM witness_records WHERE object_type = ?1 AND object_id = ?2 AND user_id = ?3
+SELECT id, organisation_id, object_type, object_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at, duplicate_of FROM witness_records WHERE object_type = ?1 AND object_id = ?2 AND user_id = ?3 AND duplicate_of IS NULL
 `
 
 type WitnessRecordByUserParams struct {
@@ -36,6 +36,7 @@ func (q *Queries) WitnessRecordByUser(ctx context.Context, arg WitnessRecordByUs
 		&i.Position,
 		&i.Signature,
 		&i.SignedAt,
+		&i.DuplicateOf,
 	)
 	return i, err
 }
@@ -45,7 +46,7 @@ INSERT INTO witness_records(id, organisation_id, object_type, object_id, user_id
     phone_number, company, position, signature, signed_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,
     ?9, ?10, ?11, ?12, ?13)
-RETURNING id, organisation_id, object_type, object_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at
+RETURNING id, organisation_id, object_type, object_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at, duplicate_of
 `
 
 type WitnessRecordCreateParams struct {
@@ -95,12 +96,13 @@ func (q *Queries) WitnessRecordCreate(ctx context.Context, arg WitnessRecordCrea
 		&i.Position,
 		&i.Signature,
 		&i.SignedAt,
+		&i.DuplicateOf,
 	)
 	return i, err
 }
 
 const witnessRecordList = `-- name: WitnessRecordList :many
-SELECT id, organisation_id, object_type, object_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at FROM witness_records WHERE object_type = ?1 AND object_id = ?2 ORDER BY id
+SELECT id, organisation_id, object_type, object_id, user_id, first_name, last_name, email, phone_number, company, position, signature, signed_at, duplicate_of FROM witness_records WHERE object_type = ?1 AND object_id = ?2 ORDER BY id
 `
 
 type WitnessRecordListParams struct {
@@ -131,6 +133,7 @@ func (q *Queries) WitnessRecordList(ctx context.Context, arg WitnessRecordListPa
 			&i.Position,
 			&i.Signature,
 			&i.SignedAt,
+			&i.DuplicateOf,
 		); err != nil {
 			return nil, err
 		}

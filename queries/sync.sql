@@ -1,6 +1,6 @@
 -- name: SyncChangeAppend :exec
-INSERT INTO sync_changes(origin, hlc, org, tbl, pk, op, cols)
-VALUES (@origin, @hlc, @org, @tbl, @pk, @op, @cols);
+INSERT INTO sync_changes(origin, hlc, org, tbl, pk, op, cols, seen)
+VALUES (@origin, @hlc, @org, @tbl, @pk, @op, @cols, @seen);
 
 -- The highest clock in the log: the node's clock restarts above it.
 -- name: SyncLastHLC :one
@@ -22,7 +22,7 @@ ON CONFLICT(origin) DO UPDATE SET hlc = max(hlc, excluded.hlc);
 -- vector as a JSON object of origin -> hlc), of the organisations named
 -- and of the accounts of their members, in clock order.
 -- name: SyncChangesAfter :many
-SELECT c.seq, c.origin, c.hlc, c.org, c.tbl, c.pk, c.op, c.cols
+SELECT c.seq, c.origin, c.hlc, c.org, c.tbl, c.pk, c.op, c.cols, c.seen
 FROM sync_changes c
 WHERE c.hlc > @min_hlc
   AND c.hlc > coalesce((SELECT v.value FROM json_each(@vector_json) v WHERE v.key = CAST(c.origin AS TEXT)), 0)
@@ -53,3 +53,22 @@ SELECT origin, hlc FROM sync_changes WHERE tbl = @tbl AND pk = @pk ORDER BY hlc 
 -- name: SyncIsMember :one
 SELECT EXISTS (SELECT 1 FROM organisation_members WHERE user_id = @user_id
     AND organisation_id IN (SELECT value FROM json_each(@orgs_json)));
+
+-- Whether the log knows a row (any entry of it): a row the log knows that
+-- is not here was deleted here, or dropped with its deleted parent.
+-- name: SyncRowKnown :one
+SELECT EXISTS (SELECT 1 FROM sync_changes WHERE tbl = @tbl AND pk = @pk);
+
+-- The latest entry of a row that set a column: when a unique key was
+-- given, and by which node (the later of two colliding rows is renamed).
+-- name: SyncColumnStamp :one
+SELECT hlc, origin FROM sync_changes
+WHERE tbl = @tbl AND pk = @pk AND json_type(cols, '$.' || CAST(@col AS TEXT)) IS NOT NULL
+ORDER BY hlc DESC, origin DESC LIMIT 1;
+
+-- Every insert and delete of a row, with what its maker had seen: the
+-- security rule's judgement of whether the row is there.
+-- name: SyncRowPresence :many
+SELECT hlc, origin, op, seen, cols FROM sync_changes
+WHERE tbl = @tbl AND pk = @pk AND (op = 'i' OR op = 'd')
+ORDER BY hlc, origin;

@@ -101,7 +101,7 @@ VALUES (@id, @organisation_id, @toolbox_id, @schedule_id, @user_id, @first_name,
 RETURNING *;
 
 -- name: ToolboxUserByUser :one
-SELECT * FROM toolbox_users WHERE toolbox_id = @toolbox_id AND user_id = @user_id;
+SELECT * FROM toolbox_users WHERE toolbox_id = @toolbox_id AND user_id = @user_id AND duplicate_of IS NULL;
 
 -- name: SigningCodeUse :execrows
 -- Records a TOTP code as used; 0 rows means it was used before.

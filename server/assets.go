@@ -875,11 +875,11 @@ func (s *Server) numberAsset(ctx context.Context, q *db.Queries, g *db.AssetGrou
 			n = explicit.Value
 		} else {
 			var err error
-			if n, err = q.CounterNext(ctx, db.CounterNextParams{OrganisationID: g.OrganisationID, Name: "asset"}); err != nil {
+			if n, err = counterNext(ctx, q, g.OrganisationID, "asset"); err != nil {
 				return err
 			}
 		}
-		f := strconv.FormatInt(n, 10)
+		f := plainNumber(n)
 		g.Number, g.FormattedNumber = &n, &f
 		return nil
 	}

@@ -381,7 +381,7 @@ func (s *Server) mergeRequestCreate(rq *request) error {
 		} else if !db.IsNotFound(err) {
 			return err
 		}
-		n, err := q.CounterNext(rq.ctx, db.CounterNextParams{OrganisationID: d.OrganisationID, Name: mergeRequestCounter})
+		n, err := counterNext(rq.ctx, q, d.OrganisationID, mergeRequestCounter)
 		if err != nil {
 			return err
 		}

@@ -446,11 +446,11 @@ func (s *Server) documentCreate(rq *request) error {
 // organisation's next, formatted by the type's number_format, or by the
 // prefix when one is named (its own sequence).
 func (s *Server) insertDocument(ctx context.Context, q *db.Queries, d db.Document, prefixID *db.ID, userID int64) (db.Document, error) {
-	n, err := q.CounterNext(ctx, db.CounterNextParams{OrganisationID: d.OrganisationID, Name: documentCounter})
+	n, err := counterNext(ctx, q, d.OrganisationID, documentCounter)
 	if err != nil {
 		return d, err
 	}
-	formatted := strconv.FormatInt(n, 10)
+	formatted := plainNumber(n)
 	if d.TypeID != nil {
 		t, err := q.DocumentTypeGet(ctx, *d.TypeID)
 		if err != nil {

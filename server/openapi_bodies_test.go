@@ -1,6 +1,7 @@
 package server
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -68,6 +69,7 @@ var paramSources = map[string]string{
 	"/organisations/{id}/bans/{user}":                     "banned",
 	"/organisations/{id}/domains/{domain}":                "POST /organisations/{id}/domains",
 	"/organisations/{id}/sync/nodes/{node}":               "sync node",
+	"/organisations/{id}/sync-conflicts/{conflict}":       "sync conflict",
 	"/organisations/{id}/permissions/{target}":            "role",
 	"/users/@me/emails/{id}":                              "POST /users/@me/emails",
 	"/users/@me/notifications/{id}":                       "notification",
@@ -610,6 +612,19 @@ func TestOpenAPIMinimalBodies(t *testing.T) {
 	f.lazy = map[string]func() string{
 		"toolbox sign token": signToken("toolbox", "POST /organisations/{id}/toolboxes"),
 		"witness sign token": signToken("witness", "POST /organisations/{id}/workitems"),
+		// A conflict as an exchange between offices records it.
+		"sync conflict": func() string {
+			id := e.store.IDs.Next()
+			org, _ := db.ParseID(f.org)
+			if err := e.store.InTxSQL(t.Context(), func(tx *sql.Tx, q *db.Queries) error {
+				_, err := tx.Exec(`INSERT INTO sync_conflicts (id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at)
+					VALUES (?, ?, 'unique', 'projects', 'code', 1, 2, 'B7', 'B7-2', '2026-11-28T00:00:00.000Z')`, id, int64(org))
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return fmt.Sprint(id)
+		},
 		// One of the caller's notifications, as an event writes it.
 		"notification": func() string {
 			err := e.store.InTx(t.Context(), func(q *db.Queries) error {

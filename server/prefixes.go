@@ -39,18 +39,52 @@ func toPrefix(p db.Prefix) prefixJSON {
 
 // formatNumber fills the template: {number} zero-padded to digits when set
 // (decisions.md: PX-{number} with 4 digits gives PX-0007).
+// A provisional number (drawn offline with no block left: docs/sync.md)
+// reads PROV-<node>-<n>.
 func formatNumber(format string, digits *int64, n int64) string {
-	num := strconv.FormatInt(n, 10)
-	if digits != nil && int64(len(num)) < *digits {
-		num = strings.Repeat("0", int(*digits)-len(num)) + num
+	return db.FormatNumber(format, digits, n)
+}
+
+// plainNumber is a counter's number as text (provisional ones as such).
+func plainNumber(n int64) string {
+	if n < 0 {
+		return db.ProvisionalText(n)
 	}
-	return strings.ReplaceAll(format, numberToken, num)
+	return strconv.FormatInt(n, 10)
+}
+
+// counterNext draws the next number of an organisation counter: on a
+// clone from the blocks it leased from the hub (docs/sync.md), elsewhere
+// from the counter itself.
+func counterNext(ctx context.Context, q *db.Queries, orgID int64, name string) (int64, error) {
+	if n, _, leased, err := db.DrawLeased(ctx, q, orgID, name); leased || err != nil {
+		return n, err
+	}
+	return q.CounterNext(ctx, db.CounterNextParams{OrganisationID: orgID, Name: name})
 }
 
 // drawNumber takes the next number of an enabled prefix of the organisation
 // inside the caller's write transaction, which the single writer
 // serialises: concurrent draws get distinct, gap-free numbers.
 func drawNumber(ctx context.Context, q *db.Queries, orgID, prefixID int64) (int64, string, error) {
+	if clone, err := q.SyncIsClone(ctx); err != nil || clone {
+		if err != nil {
+			return 0, "", err
+		}
+		// A clone draws from its leased block, never the counter itself.
+		p, err := q.PrefixGet(ctx, prefixID)
+		if db.IsNotFound(err) || err == nil && (p.OrganisationID != orgID || !p.Enabled) {
+			return 0, "", fieldError("prefix_id", "names no enabled prefix of this organisation")
+		}
+		if err != nil {
+			return 0, "", err
+		}
+		n, _, _, err := db.DrawLeased(ctx, q, orgID, db.PrefixCounter(prefixID))
+		if err != nil {
+			return 0, "", err
+		}
+		return n, formatNumber(p.NumberFormat, p.NumberDigits, n), nil
+	}
 	p, err := q.PrefixDraw(ctx, db.PrefixDrawParams{ID: prefixID, OrganisationID: orgID})
 	if db.IsNotFound(err) {
 		return 0, "", fieldError("prefix_id", "names no enabled prefix of this organisation")

@@ -549,6 +549,11 @@ type syncExchange struct {
 	// Time: the sender's wall clock, unix milliseconds (the node reports
 	// how far apart the two are).
 	Time int64 `json:"time"`
+	// Held (request): the numbers the node has left of each counter
+	// (docs/sync.md "Number blocks"); absent, the hub leases nothing.
+	Held []db.NumberBlock `json:"held"`
+	// Blocks (answer): number blocks the hub leased the node.
+	Blocks []db.NumberBlock `json:"blocks,omitempty"`
 }
 
 func (s *Server) syncExchangeHandler(rq *request) error {
@@ -577,8 +582,14 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 	if err != nil {
 		return err
 	}
-	// Number blocks and conflicts (the other half of issue 30) join here
-	// as sections of their own.
+	// Number blocks: a node running low gets new ones (conflicts travel
+	// as rows of sync_conflicts, in the changes).
+	var blocks []db.NumberBlock
+	if in.Held != nil {
+		if blocks, err = s.store.GrantNumberBlocks(rq.ctx, node, orgs, in.Held); err != nil {
+			return err
+		}
+	}
 	page, err := s.store.SyncChangesFor(rq.ctx, in.Vector, orgs, limit)
 	if err != nil {
 		return err
@@ -607,7 +618,7 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 		return err
 	}
 	out := syncExchange{Vector: vector, Changes: page, Pending: pending - int64(entries), More: pending > int64(entries),
-		Applied: applied, Time: s.now().UnixMilli()}
+		Applied: applied, Time: s.now().UnixMilli(), Blocks: blocks}
 	if out.Changes == nil {
 		out.Changes = []db.SyncEntry{}
 	}

@@ -244,6 +244,14 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 		if err != nil {
 			return res, err
 		}
+		// The numbers left of each counter: the hub leases more when low.
+		held, err := store.HeldNumberBlocks(ctx)
+		if err != nil {
+			return res, err
+		}
+		if held == nil {
+			held = []db.NumberBlock{}
+		}
 		// What the hub lacks, a page sized to fit the hub's body limit.
 		var push []db.SyncEntry
 		var body []byte
@@ -255,7 +263,7 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 			if err != nil {
 				return res, err
 			}
-			body, _ = json.Marshal(syncExchange{Vector: vector, Changes: push, Limit: pageSize, Pending: pending - int64(countEntries(push)), Time: time.Now().UnixMilli()})
+			body, _ = json.Marshal(syncExchange{Vector: vector, Changes: push, Limit: pageSize, Pending: pending - int64(countEntries(push)), Time: time.Now().UnixMilli(), Held: held})
 			if len(body) <= syncPushBytes || size == 1 {
 				break
 			}
@@ -278,6 +286,14 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 		}
 		got := countEntries(in.Changes)
 		res.Received += got
+		if len(in.Blocks) > 0 {
+			// Kept, and provisional numbers replaced: those changes go
+			// to the hub in the next round.
+			if err := store.AcceptNumberBlocks(ctx, in.Blocks); err != nil {
+				return res, fmt.Errorf("number blocks: %w", err)
+			}
+			got++
+		}
 		res.PendingIn = in.Pending
 		moved := false
 		for o, h := range in.Vector {

@@ -99,6 +99,10 @@ func TestSyncExchangeResumesAfterCut(t *testing.T) {
 	if err != nil || res.Received != 0 || res.Sent != 0 {
 		t.Fatalf("a quiet exchange: %+v %v", res, err)
 	}
+	// The exchanges leased the node number blocks (docs/sync.md).
+	if held, err := node.HeldNumberBlocks(ctx); err != nil || len(held) == 0 || held[0].Left != db.DefaultNumberBlock {
+		t.Fatalf("number blocks held after exchanging: %+v %v", held, err)
+	}
 	var names int
 	if err := node.Reader.QueryRow(`SELECT count(*) FROM organisations`).Scan(&names); err != nil || names != 2 {
 		t.Fatalf("the node holds %d organisations, want its two: %v", names, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"net/http"
-	"strconv"
 
 	"workspace/db"
 )
@@ -48,7 +47,8 @@ type systemJSON struct {
 }
 
 // formattedNumber is the root prefix followed by the number (decisions.md).
-func formattedNumber(s db.System) string { return s.RootPrefix + strconv.FormatInt(s.Number, 10) }
+// A provisional number (offline, no block left: docs/sync.md) reads PROV-<node>-<n>.
+func formattedNumber(s db.System) string { return s.RootPrefix + plainNumber(s.Number) }
 
 func systemRef(s db.System) *systemRefJSON {
 	return &systemRefJSON{ID: db.ID(s.ID), Number: s.Number, FormattedNumber: formattedNumber(s), Code: s.Code, Name: s.Name}
@@ -184,7 +184,7 @@ func (s *Server) systemCreate(rq *request) error {
 			}
 			params.ParentID, params.RootID, params.RootPrefix = &parent.ID, &root, parent.RootPrefix
 		}
-		if params.Number, err = q.CounterNext(rq.ctx, db.CounterNextParams{OrganisationID: orgID, Name: systemCounter}); err != nil {
+		if params.Number, err = counterNext(rq.ctx, q, orgID, systemCounter); err != nil {
 			return err
 		}
 		sys, err := q.SystemCreate(rq.ctx, params)

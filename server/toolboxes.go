@@ -73,6 +73,9 @@ type toolboxUserJSON struct {
 	SignedAt     string    `json:"signed_at"`
 	SignedMethod string    `json:"signed_method"`
 	RecordedBy   *userJSON `json:"recorded_by"`
+	// DuplicateOf: the person's first signature on this talk when two
+	// offices recorded one apart (docs/sync.md); both are kept.
+	DuplicateOf *db.ID `json:"duplicate_of"`
 }
 
 type toolboxJSON struct {
@@ -244,7 +247,8 @@ func (p toolboxParts) section(s db.ToolboxSection) toolboxSectionJSON {
 func (p toolboxParts) signer(u db.ToolboxUser) toolboxUserJSON {
 	out := toolboxUserJSON{ID: db.ID(u.ID), ToolboxID: db.ID(u.ToolboxID), ScheduleID: optID(u.ScheduleID), UserID: optID(u.UserID),
 		FirstName: u.FirstName, LastName: u.LastName, Email: u.Email, PhoneNumber: u.PhoneNumber, Company: u.Company,
-		Position: u.Position, Signature: u.Signature, SignedAt: u.SignedAt, SignedMethod: u.SignedMethod}
+		Position: u.Position, Signature: u.Signature, SignedAt: u.SignedAt, SignedMethod: u.SignedMethod,
+		DuplicateOf: optID(u.DuplicateOf)}
 	if u.UserID != nil {
 		out.User = userRef(p.people, u.UserID)
 	}

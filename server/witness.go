@@ -42,13 +42,16 @@ type witnessRecordJSON struct {
 	Position    string  `json:"position"`
 	Signature   *string `json:"signature"`
 	SignedAt    string  `json:"signed_at"`
-	Message     string  `json:"message,omitempty"`
+	// DuplicateOf: the person's first record of this object when two
+	// offices recorded one apart (docs/sync.md); both are kept.
+	DuplicateOf *db.ID `json:"duplicate_of"`
+	Message     string `json:"message,omitempty"`
 }
 
 func toWitnessRecord(r db.WitnessRecord) witnessRecordJSON {
 	return witnessRecordJSON{ID: db.ID(r.ID), ObjectType: r.ObjectType, ObjectID: db.ID(r.ObjectID), UserID: db.ID(r.UserID),
 		FirstName: r.FirstName, LastName: r.LastName, Email: r.Email, PhoneNumber: r.PhoneNumber, Company: r.Company,
-		Position: r.Position, Signature: r.Signature, SignedAt: r.SignedAt}
+		Position: r.Position, Signature: r.Signature, SignedAt: r.SignedAt, DuplicateOf: optID(r.DuplicateOf)}
 }
 
 // witnessed is an object the caller may witness.

@@ -417,11 +417,11 @@ func drawWorkItemNumber(ctx context.Context, q *db.Queries, w *db.WorkItem) erro
 		w.PrefixID, w.Number, w.FormattedNumber = t.PrefixID, n, formatted
 		return nil
 	}
-	n, err := q.CounterNext(ctx, db.CounterNextParams{OrganisationID: w.OrganisationID, Name: workItemCounter})
+	n, err := counterNext(ctx, q, w.OrganisationID, workItemCounter)
 	if err != nil {
 		return err
 	}
-	w.PrefixID, w.Number, w.FormattedNumber = nil, n, strconv.FormatInt(n, 10)
+	w.PrefixID, w.Number, w.FormattedNumber = nil, n, plainNumber(n)
 	return nil
 }
 

@@ -2118,6 +2118,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organisations/{id}/sync-conflicts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What exchanges between offices found for a person to settle, newest first (MANAGE_ORGANISATION). */
+        get: operations["getOrganisationsIdSyncConflicts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organisations/{id}/sync-conflicts/{conflict}/settle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Marks a conflict settled by the caller (MANAGE_ORGANISATION); one already settled keeps who settled it. */
+        post: operations["postOrganisationsIdSyncConflictsConflictSettle"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organisations/{id}/sync/nodes": {
         parameters: {
             query?: never;
@@ -5254,9 +5288,28 @@ export interface components {
             code?: string | null;
             name?: string | null;
         };
+        /** @description A code two offices gave two records while apart (offline sync). Both records are kept; record_id, the later, was renamed from value to renamed_to; other_id kept value. */
+        SyncConflict: {
+            created_at: components["schemas"]["Time"];
+            field: string;
+            id: components["schemas"]["Id"];
+            /** @enum {string} */
+            kind: "unique";
+            organisation_id: components["schemas"]["Id"];
+            other_id: components["schemas"]["Id"];
+            record_id: components["schemas"]["Id"];
+            /** @enum {string} */
+            record_type: "project" | "package" | "location" | "sub_location" | "discipline";
+            renamed_to: string;
+            settled_at: components["schemas"]["NullableTime"];
+            settled_by: components["schemas"]["NullableId"];
+            value: string;
+        };
         /** @description A page each way, in named sections; a side ignores a section it does not know (number blocks and conflicts join this way). */
         SyncExchange: {
             applied?: number;
+            /** @description answer: the number blocks the hub leased the node */
+            blocks?: components["schemas"]["SyncNumberBlock"][];
             changes?: {
                 cols: string | null;
                 hlc: number;
@@ -5265,8 +5318,12 @@ export interface components {
                 op: "i" | "u" | "d" | "s";
                 org: number | null;
                 origin: number;
+                /** @description security state only: what the maker held of each node (origin -> clock, JSON) */
+                seen?: string;
                 table: string;
             }[];
+            /** @description request: the numbers the node has left of each counter; the hub leases a new block of each below half (absent: none) */
+            held?: components["schemas"]["SyncNumberBlock"][] | null;
             limit?: number;
             more?: boolean;
             pending?: number;
@@ -5287,6 +5344,14 @@ export interface components {
             /** @description the organisation's changes the node has not received */
             pending_to_node: number;
             revoked_at: components["schemas"]["NullableTime"];
+        };
+        SyncNumberBlock: {
+            /** @description prefix:<id>, or an organisation counter's name */
+            counter: string;
+            first: number;
+            last: number;
+            left?: number;
+            organisation_id: number;
         };
         SyncPairWrite: {
             code: string;
@@ -5317,6 +5382,7 @@ export interface components {
             formatted_number: string;
             id: components["schemas"]["Id"];
             name: string;
+            /** @description Negative while provisional: drawn on an office's copy offline with no number block left (formatted_number reads PROV-<office>-<n>); the next sync with head office replaces it. */
             number: number;
             organisation_id: components["schemas"]["Id"];
             parent: Record<string, unknown> | null;
@@ -5544,6 +5610,8 @@ export interface components {
         };
         ToolboxUser: {
             company: string;
+            /** @description Set when the same person signed this talk twice on two offices' copies while they were apart (offline sync): both signatures are kept, and every one but the first names the first. Null for a signature that is no duplicate. */
+            duplicate_of: components["schemas"]["NullableId"];
             email: string;
             first_name: string;
             id: components["schemas"]["Id"];
@@ -5801,6 +5869,8 @@ export interface components {
         };
         WitnessRecord: {
             company: string;
+            /** @description Set when the same person witnessed this object twice on two offices' copies while they were apart (offline sync): both records are kept, every one but the first names the first. */
+            duplicate_of: components["schemas"]["NullableId"];
             email: string;
             first_name: string;
             id: components["schemas"]["Id"];
@@ -5835,6 +5905,7 @@ export interface components {
             id: components["schemas"]["Id"];
             location_id: components["schemas"]["NullableId"];
             milestone_id: components["schemas"]["NullableId"];
+            /** @description Negative while provisional: drawn on an office's copy offline with no number block left (formatted_number reads PROV-<office>-<n>); the next sync with head office replaces it. */
             number: number;
             organisation_id: components["schemas"]["Id"];
             package_id: components["schemas"]["NullableId"];
@@ -13109,6 +13180,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            500: components["responses"]["500"];
+            503: components["responses"]["503"];
+            507: components["responses"]["507"];
+        };
+    };
+    getOrganisationsIdSyncConflicts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncConflict"][];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            500: components["responses"]["500"];
+            507: components["responses"]["507"];
+        };
+    };
+    postOrganisationsIdSyncConflictsConflictSettle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                conflict: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncConflict"];
                 };
             };
             400: components["responses"]["400"];

@@ -1,0 +1,14 @@
+-- name: SyncConflictCreate :exec
+INSERT INTO sync_conflicts(id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at)
+VALUES (@id, @organisation_id, @kind, @tbl, @col, @row_id, @other_id, @value, @renamed_to, @created_at);
+
+-- name: SyncConflictList :many
+SELECT * FROM sync_conflicts WHERE organisation_id = @organisation_id ORDER BY id DESC;
+
+-- name: SyncConflictGet :one
+SELECT * FROM sync_conflicts WHERE id = @id AND organisation_id = @organisation_id;
+
+-- name: SyncConflictSettle :one
+UPDATE sync_conflicts SET settled_at = @settled_at, settled_by = @settled_by
+WHERE id = @id AND organisation_id = @organisation_id AND settled_at IS NULL
+RETURNING *;

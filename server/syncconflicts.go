@@ -1,0 +1,109 @@
+package server
+
+import (
+	"net/http"
+
+	"workspace/db"
+)
+
+// Sync conflicts (docs/sync.md): what an exchange between offices found for
+// a person to settle. Today one kind: a code (of a project, package,
+// location, sub-location or discipline) two offices gave two records while
+// apart; both records were kept and the later renamed. Settling says a
+// person has looked (renamed either record, or kept the new code).
+
+type syncConflictJSON struct {
+	ID             db.ID   `json:"id"`
+	OrganisationID db.ID   `json:"organisation_id"`
+	Kind           string  `json:"kind"`
+	RecordType     string  `json:"record_type"`
+	RecordID       db.ID   `json:"record_id"`
+	OtherID        db.ID   `json:"other_id"`
+	Field          string  `json:"field"`
+	Value          string  `json:"value"`
+	RenamedTo      string  `json:"renamed_to"`
+	CreatedAt      string  `json:"created_at"`
+	SettledAt      *string `json:"settled_at"`
+	SettledBy      *db.ID  `json:"settled_by"`
+}
+
+// syncRecordTypes names a conflict's table as the API's record type.
+var syncRecordTypes = map[string]string{
+	"projects": "project", "project_packages": "package", "locations": "location",
+	"sub_locations": "sub_location", "disciplines": "discipline",
+}
+
+func toSyncConflict(c db.SyncConflict) syncConflictJSON {
+	rt := syncRecordTypes[c.Tbl]
+	if rt == "" {
+		rt = c.Tbl
+	}
+	return syncConflictJSON{ID: db.ID(c.ID), OrganisationID: db.ID(c.OrganisationID), Kind: c.Kind, RecordType: rt,
+		RecordID: db.ID(c.RowID), OtherID: db.ID(c.OtherID), Field: c.Col, Value: c.Value, RenamedTo: c.RenamedTo,
+		CreatedAt: c.CreatedAt, SettledAt: c.SettledAt, SettledBy: optID(c.SettledBy)}
+}
+
+func (s *Server) syncConflictList(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	var out []syncConflictJSON
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+			return err
+		}
+		rows, err := q.SyncConflictList(rq.ctx, orgID)
+		if err != nil {
+			return err
+		}
+		out = make([]syncConflictJSON, len(rows))
+		for i, c := range rows {
+			out[i] = toSyncConflict(c)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// syncConflictSettle marks a conflict settled by the caller; settling one
+// already settled keeps who settled it first.
+func (s *Server) syncConflictSettle(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	id, err := rq.pathID("conflict")
+	if err != nil {
+		return err
+	}
+	var out syncConflictJSON
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+			return err
+		}
+		c, err := q.SyncConflictGet(rq.ctx, db.SyncConflictGetParams{ID: id, OrganisationID: orgID})
+		if db.IsNotFound(err) {
+			return notFound("The conflict was not found.")
+		}
+		if err != nil {
+			return err
+		}
+		if c.SettledAt == nil {
+			by := rq.user.ID
+			if c, err = q.SyncConflictSettle(rq.ctx, db.SyncConflictSettleParams{ID: id, OrganisationID: orgID,
+				SettledAt: ptr(s.nowText()), SettledBy: &by}); err != nil {
+				return err
+			}
+		}
+		out = toSyncConflict(c)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}

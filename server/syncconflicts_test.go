@@ -1,0 +1,147 @@
+package server
+
+import (
+	"database/sql"
+	"fmt"
+	"testing"
+
+	"workspace/db"
+)
+
+// TestSyncConflicts: an organisation's conflicts (as the hub records them
+// when two offices gave one code apart: db.TestSyncConvergesProperty) are
+// listed and settled by a MANAGE_ORGANISATION member only, never through
+// another organisation; settling is audited and keeps the first settler.
+func TestSyncConflicts(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	conflict := func(orgID string) string {
+		id := e.store.IDs.Next()
+		org, _ := db.ParseID(orgID)
+		if err := e.store.InTxSQL(t.Context(), func(tx *sql.Tx, q *db.Queries) error {
+			_, err := tx.Exec(`INSERT INTO sync_conflicts (id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at)
+				VALUES (?, ?, 'unique', 'projects', 'code', 11, 12, 'B7', 'B7-2', '2026-11-28T00:00:00.000Z')`, id, int64(org))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(id)
+	}
+	mine, theirs := conflict(f.acme), conflict(f.evil)
+	list, settle := acme+"/sync-conflicts", acme+"/sync-conflicts/"+mine+"/settle"
+	e.run(t, []scenario{
+		{"owner lists", f.alice, "GET", list, nil, 200, func(t *testing.T, r *testResponse) {
+			l := r.arr(t)
+			if len(l) != 1 || l[0]["id"] != mine || l[0]["record_type"] != "project" || l[0]["record_id"] != "11" ||
+				l[0]["value"] != "B7" || l[0]["renamed_to"] != "B7-2" || l[0]["settled_at"] != nil {
+				t.Errorf("got %v", l)
+			}
+		}},
+		{"member without MANAGE_ORGANISATION", f.bob, "GET", list, nil, 403, nil},
+		{"other organisation cannot list", f.mallory, "GET", list, nil, 403, nil},
+		{"member cannot settle", f.bob, "POST", settle, nil, 403, nil},
+		{"another organisation's conflict through this one", f.alice, "POST", acme + "/sync-conflicts/" + theirs + "/settle", nil, 404, nil},
+		{"other organisation cannot settle", f.mallory, "POST", settle, nil, 403, nil},
+		{"absent conflict", f.alice, "POST", acme + "/sync-conflicts/123456789/settle", nil, 404, nil},
+		{"not a snowflake", f.alice, "POST", acme + "/sync-conflicts/abc/settle", nil, 400, nil},
+		{"owner settles", f.alice, "POST", settle, map[string]any{}, 200, func(t *testing.T, r *testResponse) {
+			o := r.obj(t)
+			if o["settled_at"] == nil || o["settled_by"] != f.alice.ID {
+				t.Errorf("got %v", o)
+			}
+		}},
+	})
+	// Bob, given MANAGE_ORGANISATION, settles again: the first settler stays.
+	e.grantUser(f.acme, f.bob, ManageOrganisation)
+	e.run(t, []scenario{
+		{"settled again keeps the first", f.bob, "POST", settle, nil, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["settled_by"] != f.alice.ID {
+				t.Errorf("got %v", o)
+			}
+		}},
+		{"the settlement is in the audit trail", f.alice, "GET", acme + "/audit-log?action=POST%20/organisations/:id/sync-conflicts/:conflict/settle", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 2 || l[1]["actor_id"] != f.alice.ID {
+				t.Errorf("got %v", l)
+			}
+		}},
+		{"the other organisation's conflict is untouched", f.mallory, "GET", "/organisations/" + f.evil + "/sync-conflicts", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 1 || l[0]["settled_at"] != nil {
+				t.Errorf("got %v", l)
+			}
+		}},
+	})
+}
+
+// TestSyncProvisionalNumbers: on an office's copy (a clone) with no number
+// block left, a work item gets a provisional number, shown as such (a
+// negative number, formatted PROV-<office>-<n>), with or without a prefix;
+// the same on head office numbers as ever.
+func TestSyncProvisionalNumbers(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	id := func(r *testResponse) string { return r.obj(t)["id"].(string) }
+	prefix := id(e.must(201, f.alice, "POST", acme+"/prefixes", map[string]any{"number_format": "D-{number}"}))
+	task := id(e.must(201, f.alice, "POST", acme+"/work-item-types", map[string]any{"name": "Task"}))
+	defect := id(e.must(201, f.alice, "POST", acme+"/work-item-types", map[string]any{"name": "Defect", "prefix_id": prefix}))
+	hubItem := e.must(201, f.alice, "POST", acme+"/workitems", map[string]any{"type_id": task, "title": "At head office"}).obj(t)
+	if hubItem["number"] != float64(1) || hubItem["formatted_number"] != "1" {
+		t.Fatalf("hub numbered %v %v", hubItem["number"], hubItem["formatted_number"])
+	}
+	// This database becomes node 7's clone (as SyncRecordClonedLog marks it).
+	if err := e.store.InTxSQL(t.Context(), func(tx *sql.Tx, q *db.Queries) error {
+		_, err := tx.Exec(`INSERT INTO meta(key, value) VALUES ('sync_clone', '1'), ('sync_node', '7')`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.run(t, []scenario{
+		{"counter, no block left", f.alice, "POST", acme + "/workitems", map[string]any{"type_id": task, "title": "On site"}, 201, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["formatted_number"] != "PROV-7-1" || o["number"].(float64) >= 0 {
+				t.Errorf("got %v %v", o["number"], o["formatted_number"])
+			}
+		}},
+		{"prefix, no block left", f.alice, "POST", acme + "/workitems", map[string]any{"type_id": defect, "title": "On site"}, 201, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["formatted_number"] != "D-PROV-7-1" || o["number"].(float64) >= 0 {
+				t.Errorf("got %v %v", o["number"], o["formatted_number"])
+			}
+		}},
+		{"another organisation's prefix still refused", f.mallory, "POST", "/organisations/" + f.evil + "/workitems", map[string]any{"type_id": defect, "title": "x"}, 400, nil},
+	})
+}
+
+// TestSyncDuplicateSignaturesShown: two signatures of one person on one
+// talk, as an exchange keeps them when two offices recorded them apart
+// (db.TestSyncConvergesProperty), are both in the talk's answer, the
+// second naming the first; another organisation's talk is not reachable.
+func TestSyncDuplicateSignaturesShown(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	talk := e.must(201, f.alice, "POST", acme+"/toolboxes", map[string]any{"title": "Working at height"}).obj(t)["id"].(string)
+	tid, _ := db.ParseID(talk)
+	org, _ := db.ParseID(f.acme)
+	first, second := e.store.IDs.Next(), e.store.IDs.Next()
+	if err := e.store.InTxSQL(t.Context(), func(tx *sql.Tx, q *db.Queries) error {
+		_, err := tx.Exec(`INSERT INTO toolbox_users (id, organisation_id, toolbox_id, user_id, first_name, last_name, signed_at, signed_method, duplicate_of)
+			VALUES (?, ?, ?, ?, 'Alice', 'A', '2026-11-28T08:00:00.000Z', 'app', NULL), (?, ?, ?, ?, 'Alice', 'A', '2026-11-28T09:00:00.000Z', 'app', ?)`,
+			first, int64(org), int64(tid), f.alice.id, second, int64(org), int64(tid), f.alice.id, first)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.run(t, []scenario{
+		{"both signatures, the second flagged", f.alice, "GET", "/toolboxes/" + talk, nil, 200, func(t *testing.T, r *testResponse) {
+			users, _ := r.obj(t)["users"].([]any)
+			if len(users) != 2 {
+				t.Fatalf("got %v", users)
+			}
+			a, b := users[0].(map[string]any), users[1].(map[string]any)
+			if a["duplicate_of"] != nil || b["duplicate_of"] != fmt.Sprint(first) {
+				t.Errorf("duplicate_of %v, %v", a["duplicate_of"], b["duplicate_of"])
+			}
+		}},
+		{"another organisation", f.mallory, "GET", "/toolboxes/" + talk, nil, 403, nil},
+	})
+}
