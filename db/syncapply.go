@@ -83,24 +83,10 @@ func (s *Store) SyncChangesFor(ctx context.Context, vector map[int64]int64, orgs
 	if err != nil {
 		return nil, err
 	}
-	// Entries at or below the lowest clock the node holds of every origin
-	// this node knows are all there: start the index after it.
-	minHLC := int64(math.MaxInt64)
-	for origin := range own {
-		minHLC = min(minHLC, vector[origin])
-	}
-	vj := make(map[string]int64, len(vector))
-	for o, h := range vector {
-		vj[strconv.FormatInt(o, 10)] = h
-	}
-	vb, _ := json.Marshal(vj)
-	if orgs == nil {
-		orgs = []int64{}
-	}
-	ob, _ := json.Marshal(orgs)
+	minHLC, vb, ob := vectorArgs(own, vector, orgs)
 	var out []SyncEntry
 	err = s.ReadTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
-		rows, err := q.SyncChangesAfter(ctx, SyncChangesAfterParams{MinHlc: minHLC, VectorJson: string(vb), OrgsJson: string(ob), PageSize: int64(limit)})
+		rows, err := q.SyncChangesAfter(ctx, SyncChangesAfterParams{MinHlc: minHLC, VectorJson: vb, OrgsJson: ob, PageSize: int64(limit)})
 		if err != nil {
 			return err
 		}
@@ -108,7 +94,7 @@ func (s *Store) SyncChangesFor(ctx context.Context, vector map[int64]int64, orgs
 		for i, r := range rows {
 			page[i] = SyncEntry{Origin: r.Origin, HLC: r.Hlc, Org: r.Org, Table: r.Tbl, Key: r.Pk, Op: r.Op, Cols: r.Cols, Seen: r.Seen}
 		}
-		snaps, err := s.accountSnapshots(ctx, tx, q, page, string(ob))
+		snaps, err := s.accountSnapshots(ctx, tx, q, page, ob)
 		if err != nil {
 			return err
 		}
@@ -630,4 +616,25 @@ func decodeValue(r json.RawMessage) (any, error) {
 	default:
 		return strconv.ParseInt(string(r), 10, 64)
 	}
+}
+
+// vectorArgs gives a version vector query its arguments: the lowest clock the
+// peer holds of every origin this node knows (entries at or below it are all
+// there, so the index starts after it), the vector and the organisations as
+// JSON.
+func vectorArgs(own, vector map[int64]int64, orgs []int64) (minHLC int64, vectorJSON, orgsJSON string) {
+	minHLC = int64(math.MaxInt64)
+	for origin := range own {
+		minHLC = min(minHLC, vector[origin])
+	}
+	vj := make(map[string]int64, len(vector))
+	for o, h := range vector {
+		vj[strconv.FormatInt(o, 10)] = h
+	}
+	vb, _ := json.Marshal(vj)
+	if orgs == nil {
+		orgs = []int64{}
+	}
+	ob, _ := json.Marshal(orgs)
+	return minHLC, string(vb), string(ob)
 }

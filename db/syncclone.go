@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -271,18 +270,6 @@ func (s *Store) SyncPending(ctx context.Context, vector map[int64]int64, orgs []
 	if err != nil {
 		return 0, err
 	}
-	minHLC := int64(math.MaxInt64)
-	for origin := range own {
-		minHLC = min(minHLC, vector[origin])
-	}
-	vj := make(map[string]int64, len(vector))
-	for o, h := range vector {
-		vj[strconv.FormatInt(o, 10)] = h
-	}
-	vb, _ := json.Marshal(vj)
-	if orgs == nil {
-		orgs = []int64{}
-	}
-	ob, _ := json.Marshal(orgs)
-	return s.R.SyncChangesPending(ctx, SyncChangesPendingParams{MinHlc: minHLC, VectorJson: string(vb), OrgsJson: string(ob)})
+	minHLC, vb, ob := vectorArgs(own, vector, orgs)
+	return s.R.SyncChangesPending(ctx, SyncChangesPendingParams{MinHlc: minHLC, VectorJson: vb, OrgsJson: ob})
 }

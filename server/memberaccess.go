@@ -57,16 +57,7 @@ type explainedGrant struct {
 // grant sets, the grant that decided it.
 func explain(grants []explainedGrant) map[Permission]explainedGrant {
 	sorted := append([]explainedGrant(nil), grants...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		a, b := sorted[i], sorted[j]
-		if a.Scope != b.Scope {
-			return a.Scope < b.Scope
-		}
-		if a.Target != b.Target {
-			return a.Target < b.Target
-		}
-		return a.Rank < b.Rank
-	})
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Before(sorted[j].Grant) })
 	out := map[Permission]explainedGrant{}
 	var decided PermSet
 	for _, g := range sorted {

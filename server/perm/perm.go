@@ -176,22 +176,25 @@ type Grant struct {
 	Deny   Set
 }
 
+// Before orders grants as the resolver reads them: narrowest scope first,
+// then the user's own grant, then roles by rank, then @everyone.
+func (a Grant) Before(b Grant) bool {
+	if a.Scope != b.Scope {
+		return a.Scope < b.Scope
+	}
+	if a.Target != b.Target {
+		return a.Target < b.Target
+	}
+	return a.Rank < b.Rank
+}
+
 // Effective resolves the caller's permissions from the grants that apply to
 // them. For each permission: in each layer (package, project, organisation),
 // the user's own grant decides if it sets it; else the highest-ranked role
 // that sets it; else @everyone; else the next layer. Unset everywhere: denied.
 func Effective(grants []Grant) Set {
 	sorted := append([]Grant(nil), grants...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		a, b := sorted[i], sorted[j]
-		if a.Scope != b.Scope {
-			return a.Scope < b.Scope
-		}
-		if a.Target != b.Target {
-			return a.Target < b.Target
-		}
-		return a.Rank < b.Rank
-	})
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Before(sorted[j]) })
 	var decided, allowed Set
 	for _, g := range sorted {
 		set := (g.Allow | g.Deny) &^ decided
