@@ -179,8 +179,12 @@ func (s *Store) AcceptNumberBlocks(ctx context.Context, blocks []NumberBlock) er
 				return err
 			}
 		}
+		node, err := q.SyncCloneNode(ctx)
+		if err != nil {
+			return err
+		}
 		formats := map[int64]PrefixesOfOrganisationRow{}
-		items, err := q.WorkItemsProvisional(ctx)
+		items, err := q.WorkItemsProvisional(ctx, node)
 		if err != nil {
 			return err
 		}
@@ -215,7 +219,7 @@ func (s *Store) AcceptNumberBlocks(ctx context.Context, blocks []NumberBlock) er
 				return err
 			}
 		}
-		systems, err := q.SystemsProvisional(ctx)
+		systems, err := q.SystemsProvisional(ctx, node)
 		if err != nil {
 			return err
 		}

@@ -246,7 +246,7 @@ func (q *Queries) SystemRenumber(ctx context.Context, arg SystemRenumberParams) 
 }
 
 const systemsProvisional = `-- name: SystemsProvisional :many
-SELECT id, organisation_id FROM systems WHERE number < 0 ORDER BY id
+SELECT id, organisation_id FROM systems WHERE number < 0 AND (-number) >> 32 = ?1 ORDER BY id
 `
 
 type SystemsProvisionalRow struct {
@@ -254,8 +254,8 @@ type SystemsProvisionalRow struct {
 	OrganisationID int64
 }
 
-func (q *Queries) SystemsProvisional(ctx context.Context) ([]SystemsProvisionalRow, error) {
-	rows, err := q.query(ctx, q.systemsProvisionalStmt, systemsProvisional)
+func (q *Queries) SystemsProvisional(ctx context.Context, node int64) ([]SystemsProvisionalRow, error) {
+	rows, err := q.query(ctx, q.systemsProvisionalStmt, systemsProvisional, node)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +293,7 @@ func (q *Queries) WorkItemRenumber(ctx context.Context, arg WorkItemRenumberPara
 }
 
 const workItemsProvisional = `-- name: WorkItemsProvisional :many
-SELECT id, organisation_id, prefix_id FROM work_items WHERE number < 0 ORDER BY id
+SELECT id, organisation_id, prefix_id FROM work_items WHERE number < 0 AND (-number) >> 32 = ?1 ORDER BY id
 `
 
 type WorkItemsProvisionalRow struct {
@@ -303,8 +303,10 @@ type WorkItemsProvisionalRow struct {
 }
 
 // Work items and systems numbered provisionally, oldest first.
-func (q *Queries) WorkItemsProvisional(ctx context.Context) ([]WorkItemsProvisionalRow, error) {
-	rows, err := q.query(ctx, q.workItemsProvisionalStmt, workItemsProvisional)
+// Only the node that drew a provisional number replaces it (its node id is
+// the number's high half): a copy on another laptop waits for that one.
+func (q *Queries) WorkItemsProvisional(ctx context.Context, node int64) ([]WorkItemsProvisionalRow, error) {
+	rows, err := q.query(ctx, q.workItemsProvisionalStmt, workItemsProvisional, node)
 	if err != nil {
 		return nil, err
 	}

@@ -52,13 +52,15 @@ SELECT id, number_format, number_digits FROM prefixes WHERE organisation_id = @o
 
 -- Work items and systems numbered provisionally, oldest first.
 -- name: WorkItemsProvisional :many
-SELECT id, organisation_id, prefix_id FROM work_items WHERE number < 0 ORDER BY id;
+-- Only the node that drew a provisional number replaces it (its node id is
+-- the number's high half): a copy on another laptop waits for that one.
+SELECT id, organisation_id, prefix_id FROM work_items WHERE number < 0 AND (-number) >> 32 = @node ORDER BY id;
 
 -- name: WorkItemRenumber :exec
 UPDATE work_items SET number = @number, formatted_number = @formatted_number WHERE id = @id;
 
 -- name: SystemsProvisional :many
-SELECT id, organisation_id FROM systems WHERE number < 0 ORDER BY id;
+SELECT id, organisation_id FROM systems WHERE number < 0 AND (-number) >> 32 = @node ORDER BY id;
 
 -- name: SystemRenumber :exec
 UPDATE systems SET number = @number WHERE id = @id;
