@@ -1227,8 +1227,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncConflictGetStmt, err = db.PrepareContext(ctx, syncConflictGet); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncConflictGet: %w", err)
 	}
-	if q.syncConflictListStmt, err = db.PrepareContext(ctx, syncConflictList); err != nil {
-		return nil, fmt.Errorf("error preparing query SyncConflictList: %w", err)
+	if q.syncConflictListByIDsStmt, err = db.PrepareContext(ctx, syncConflictListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncConflictListByIDs: %w", err)
 	}
 	if q.syncConflictSettleStmt, err = db.PrepareContext(ctx, syncConflictSettle); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncConflictSettle: %w", err)
@@ -3762,9 +3762,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncConflictGetStmt: %w", cerr)
 		}
 	}
-	if q.syncConflictListStmt != nil {
-		if cerr := q.syncConflictListStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing syncConflictListStmt: %w", cerr)
+	if q.syncConflictListByIDsStmt != nil {
+		if cerr := q.syncConflictListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncConflictListByIDsStmt: %w", cerr)
 		}
 	}
 	if q.syncConflictSettleStmt != nil {
@@ -5077,7 +5077,7 @@ type Queries struct {
 	syncColumnStampStmt                       *sql.Stmt
 	syncConflictCreateStmt                    *sql.Stmt
 	syncConflictGetStmt                       *sql.Stmt
-	syncConflictListStmt                      *sql.Stmt
+	syncConflictListByIDsStmt                 *sql.Stmt
 	syncConflictSettleStmt                    *sql.Stmt
 	syncHubExchangedStmt                      *sql.Stmt
 	syncHubFailedStmt                         *sql.Stmt
@@ -5659,7 +5659,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncColumnStampStmt:                       q.syncColumnStampStmt,
 		syncConflictCreateStmt:                    q.syncConflictCreateStmt,
 		syncConflictGetStmt:                       q.syncConflictGetStmt,
-		syncConflictListStmt:                      q.syncConflictListStmt,
+		syncConflictListByIDsStmt:                 q.syncConflictListByIDsStmt,
 		syncConflictSettleStmt:                    q.syncConflictSettleStmt,
 		syncHubExchangedStmt:                      q.syncHubExchangedStmt,
 		syncHubFailedStmt:                         q.syncHubFailedStmt,

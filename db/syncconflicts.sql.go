@@ -72,12 +72,13 @@ func (q *Queries) SyncConflictGet(ctx context.Context, arg SyncConflictGetParams
 	return i, err
 }
 
-const syncConflictList = `-- name: SyncConflictList :many
-SELECT id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at, settled_at, settled_by FROM sync_conflicts WHERE organisation_id = ?1 ORDER BY id DESC
+const syncConflictListByIDs = `-- name: SyncConflictListByIDs :many
+SELECT c.id, c.organisation_id, c.kind, c.tbl, c.col, c.row_id, c.other_id, c.value, c.renamed_to, c.created_at, c.settled_at, c.settled_by FROM json_each(?1) j JOIN sync_conflicts c ON c.id = j.value
+ORDER BY j.key
 `
 
-func (q *Queries) SyncConflictList(ctx context.Context, organisationID int64) ([]SyncConflict, error) {
-	rows, err := q.query(ctx, q.syncConflictListStmt, syncConflictList, organisationID)
+func (q *Queries) SyncConflictListByIDs(ctx context.Context, idsJson interface{}) ([]SyncConflict, error) {
+	rows, err := q.query(ctx, q.syncConflictListByIDsStmt, syncConflictListByIDs, idsJson)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,9 @@
 INSERT INTO sync_conflicts(id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at)
 VALUES (@id, @organisation_id, @kind, @tbl, @col, @row_id, @other_id, @value, @renamed_to, @created_at);
 
--- name: SyncConflictList :many
-SELECT * FROM sync_conflicts WHERE organisation_id = @organisation_id ORDER BY id DESC;
+-- name: SyncConflictListByIDs :many
+SELECT c.* FROM json_each(@ids_json) j JOIN sync_conflicts c ON c.id = j.value
+ORDER BY j.key;
 
 -- name: SyncConflictGet :one
 SELECT * FROM sync_conflicts WHERE id = @id AND organisation_id = @organisation_id;

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"database/sql"
 	"net/http"
 
 	"workspace/db"
@@ -43,30 +44,17 @@ func toSyncConflict(c db.SyncConflict) syncConflictJSON {
 		CreatedAt: c.CreatedAt, SettledAt: c.SettledAt, SettledBy: optID(c.SettledBy)}
 }
 
+// syncConflictList pages an organisation's conflicts, newest first, through
+// the list shell (an absent organisation is 404, as for the settle route).
 func (s *Server) syncConflictList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	var out []syncConflictJSON
-	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
-			return err
-		}
-		rows, err := q.SyncConflictList(rq.ctx, orgID)
-		if err != nil {
-			return err
-		}
-		out = make([]syncConflictJSON, len(rows))
-		for i, c := range rows {
-			out[i] = toSyncConflict(c)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return rq.json(http.StatusOK, out)
+	return listPage(s, rq, listSpec[syncConflictJSON]{Path: "id",
+		Scope: func(_ *sql.Tx, q *db.Queries, orgID int64, _ listQuery) (listSQL, error) {
+			if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+				return listSQL{}, err
+			}
+			return listSQL{From: "sync_conflicts", Where: "organisation_id = ?", Args: []any{orgID}, OrderBy: "id DESC"}, nil
+		},
+		Rows: byIDs((*db.Queries).SyncConflictListByIDs, each(toSyncConflict))})
 }
 
 // syncConflictSettle marks a conflict settled by the caller; settling one

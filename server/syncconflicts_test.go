@@ -28,16 +28,28 @@ func TestSyncConflicts(t *testing.T) {
 		}
 		return fmt.Sprint(id)
 	}
-	mine, theirs := conflict(f.acme), conflict(f.evil)
+	older, mine, theirs := conflict(f.acme), conflict(f.acme), conflict(f.evil)
 	list, settle := acme+"/sync-conflicts", acme+"/sync-conflicts/"+mine+"/settle"
 	e.run(t, []scenario{
 		{"owner lists", f.alice, "GET", list, nil, 200, func(t *testing.T, r *testResponse) {
 			l := r.arr(t)
-			if len(l) != 1 || l[0]["id"] != mine || l[0]["record_type"] != "project" || l[0]["record_id"] != "11" ||
+			if len(l) != 2 || l[1]["id"] != older || l[0]["id"] != mine || l[0]["record_type"] != "project" || l[0]["record_id"] != "11" ||
 				l[0]["value"] != "B7" || l[0]["renamed_to"] != "B7-2" || l[0]["settled_at"] != nil {
 				t.Errorf("got %v", l)
 			}
 		}},
+		{"a page of one, newest first, with the total", f.alice, "GET", list + "?$top=1", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 1 || l[0]["id"] != mine || r.Header.Get("X-Total-Count") != "2" {
+				t.Errorf("got %v, total %q", l, r.Header.Get("X-Total-Count"))
+			}
+		}},
+		{"the second page", f.alice, "GET", list + "?$top=1&$skip=1", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 1 || l[0]["id"] != older {
+				t.Errorf("got %v", l)
+			}
+		}},
+		{"a page size that is not a number", f.alice, "GET", list + "?$top=many", nil, 400, nil},
+		{"absent organisation", f.alice, "GET", "/organisations/123456789/sync-conflicts", nil, 404, nil},
 		{"member without MANAGE_ORGANISATION", f.bob, "GET", list, nil, 403, nil},
 		{"other organisation cannot list", f.mallory, "GET", list, nil, 403, nil},
 		{"member cannot settle", f.bob, "POST", settle, nil, 403, nil},

@@ -13195,7 +13195,12 @@ export interface operations {
     };
     getOrganisationsIdSyncConflicts: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description How many items to skip. */
+                $skip?: components["parameters"]["odata_skip"];
+                /** @description Page size. */
+                $top?: components["parameters"]["odata_top"];
+            };
             header?: never;
             path: {
                 id: string;
