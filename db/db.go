@@ -1242,8 +1242,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncHubGetStmt, err = db.PrepareContext(ctx, syncHubGet); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncHubGet: %w", err)
 	}
+	if q.syncHubScreenStmt, err = db.PrepareContext(ctx, syncHubScreen); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncHubScreen: %w", err)
+	}
 	if q.syncHubSetStmt, err = db.PrepareContext(ctx, syncHubSet); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncHubSet: %w", err)
+	}
+	if q.syncHubTallyStmt, err = db.PrepareContext(ctx, syncHubTally); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncHubTally: %w", err)
 	}
 	if q.syncIsCloneStmt, err = db.PrepareContext(ctx, syncIsClone); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncIsClone: %w", err)
@@ -1275,6 +1281,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncNodeListStmt, err = db.PrepareContext(ctx, syncNodeList); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeList: %w", err)
 	}
+	if q.syncNodeListByIDsStmt, err = db.PrepareContext(ctx, syncNodeListByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeListByIDs: %w", err)
+	}
 	if q.syncNodeOrgAddStmt, err = db.PrepareContext(ctx, syncNodeOrgAdd); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeOrgAdd: %w", err)
 	}
@@ -1283,6 +1292,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncNodeRevokeStmt, err = db.PrepareContext(ctx, syncNodeRevoke); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeRevoke: %w", err)
+	}
+	if q.syncNodeTallyStmt, err = db.PrepareContext(ctx, syncNodeTally); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeTally: %w", err)
 	}
 	if q.syncNoncePruneStmt, err = db.PrepareContext(ctx, syncNoncePrune); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNoncePrune: %w", err)
@@ -3787,9 +3799,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncHubGetStmt: %w", cerr)
 		}
 	}
+	if q.syncHubScreenStmt != nil {
+		if cerr := q.syncHubScreenStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncHubScreenStmt: %w", cerr)
+		}
+	}
 	if q.syncHubSetStmt != nil {
 		if cerr := q.syncHubSetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncHubSetStmt: %w", cerr)
+		}
+	}
+	if q.syncHubTallyStmt != nil {
+		if cerr := q.syncHubTallyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncHubTallyStmt: %w", cerr)
 		}
 	}
 	if q.syncIsCloneStmt != nil {
@@ -3842,6 +3864,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncNodeListStmt: %w", cerr)
 		}
 	}
+	if q.syncNodeListByIDsStmt != nil {
+		if cerr := q.syncNodeListByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeListByIDsStmt: %w", cerr)
+		}
+	}
 	if q.syncNodeOrgAddStmt != nil {
 		if cerr := q.syncNodeOrgAddStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncNodeOrgAddStmt: %w", cerr)
@@ -3855,6 +3882,11 @@ func (q *Queries) Close() error {
 	if q.syncNodeRevokeStmt != nil {
 		if cerr := q.syncNodeRevokeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncNodeRevokeStmt: %w", cerr)
+		}
+	}
+	if q.syncNodeTallyStmt != nil {
+		if cerr := q.syncNodeTallyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeTallyStmt: %w", cerr)
 		}
 	}
 	if q.syncNoncePruneStmt != nil {
@@ -5082,7 +5114,9 @@ type Queries struct {
 	syncHubExchangedStmt                      *sql.Stmt
 	syncHubFailedStmt                         *sql.Stmt
 	syncHubGetStmt                            *sql.Stmt
+	syncHubScreenStmt                         *sql.Stmt
 	syncHubSetStmt                            *sql.Stmt
+	syncHubTallyStmt                          *sql.Stmt
 	syncIsCloneStmt                           *sql.Stmt
 	syncIsMemberStmt                          *sql.Stmt
 	syncLastHLCStmt                           *sql.Stmt
@@ -5093,9 +5127,11 @@ type Queries struct {
 	syncNodeGetInOrgStmt                      *sql.Stmt
 	syncNodeIDsUsedStmt                       *sql.Stmt
 	syncNodeListStmt                          *sql.Stmt
+	syncNodeListByIDsStmt                     *sql.Stmt
 	syncNodeOrgAddStmt                        *sql.Stmt
 	syncNodeOrgsStmt                          *sql.Stmt
 	syncNodeRevokeStmt                        *sql.Stmt
+	syncNodeTallyStmt                         *sql.Stmt
 	syncNoncePruneStmt                        *sql.Stmt
 	syncNonceTakeStmt                         *sql.Stmt
 	syncPairingCodeCreateStmt                 *sql.Stmt
@@ -5664,7 +5700,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncHubExchangedStmt:                      q.syncHubExchangedStmt,
 		syncHubFailedStmt:                         q.syncHubFailedStmt,
 		syncHubGetStmt:                            q.syncHubGetStmt,
+		syncHubScreenStmt:                         q.syncHubScreenStmt,
 		syncHubSetStmt:                            q.syncHubSetStmt,
+		syncHubTallyStmt:                          q.syncHubTallyStmt,
 		syncIsCloneStmt:                           q.syncIsCloneStmt,
 		syncIsMemberStmt:                          q.syncIsMemberStmt,
 		syncLastHLCStmt:                           q.syncLastHLCStmt,
@@ -5675,9 +5713,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncNodeGetInOrgStmt:                      q.syncNodeGetInOrgStmt,
 		syncNodeIDsUsedStmt:                       q.syncNodeIDsUsedStmt,
 		syncNodeListStmt:                          q.syncNodeListStmt,
+		syncNodeListByIDsStmt:                     q.syncNodeListByIDsStmt,
 		syncNodeOrgAddStmt:                        q.syncNodeOrgAddStmt,
 		syncNodeOrgsStmt:                          q.syncNodeOrgsStmt,
 		syncNodeRevokeStmt:                        q.syncNodeRevokeStmt,
+		syncNodeTallyStmt:                         q.syncNodeTallyStmt,
 		syncNoncePruneStmt:                        q.syncNoncePruneStmt,
 		syncNonceTakeStmt:                         q.syncNonceTakeStmt,
 		syncPairingCodeCreateStmt:                 q.syncPairingCodeCreateStmt,

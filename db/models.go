@@ -793,6 +793,8 @@ type SyncHub struct {
 	LastExchangeAt *string
 	LastError      *string
 	PendingIn      int64
+	LastSent       int64
+	LastReceived   int64
 }
 
 type SyncNode struct {
@@ -805,6 +807,10 @@ type SyncNode struct {
 	LastExchangeAt *string
 	Vector         string
 	PendingFrom    int64
+	ExchangeID     *string
+	LastReceived   int64
+	LastSent       int64
+	NumbersHeld    string
 }
 
 type SyncNodeOrg struct {

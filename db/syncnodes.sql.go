@@ -236,39 +236,35 @@ func (q *Queries) SyncNodeIDsUsed(ctx context.Context) ([]int64, error) {
 }
 
 const syncNodeList = `-- name: SyncNodeList :many
-SELECT n.node, n.name, n.paired_at, n.revoked_at, n.last_exchange_at, n.vector, n.pending_from
+SELECT n.node, n.public_key, n.name, n.paired_by, n.paired_at, n.revoked_at, n.last_exchange_at, n.vector, n.pending_from, n.exchange_id, n.last_received, n.last_sent, n.numbers_held
 FROM sync_node_orgs o JOIN sync_nodes n ON n.node = o.node
 WHERE o.organisation_id = ?1
 ORDER BY n.node
 `
 
-type SyncNodeListRow struct {
-	Node           int64
-	Name           string
-	PairedAt       string
-	RevokedAt      *string
-	LastExchangeAt *string
-	Vector         string
-	PendingFrom    int64
-}
-
-func (q *Queries) SyncNodeList(ctx context.Context, organisationID int64) ([]SyncNodeListRow, error) {
+func (q *Queries) SyncNodeList(ctx context.Context, organisationID int64) ([]SyncNode, error) {
 	rows, err := q.query(ctx, q.syncNodeListStmt, syncNodeList, organisationID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []SyncNodeListRow
+	var items []SyncNode
 	for rows.Next() {
-		var i SyncNodeListRow
+		var i SyncNode
 		if err := rows.Scan(
 			&i.Node,
+			&i.PublicKey,
 			&i.Name,
+			&i.PairedBy,
 			&i.PairedAt,
 			&i.RevokedAt,
 			&i.LastExchangeAt,
 			&i.Vector,
 			&i.PendingFrom,
+			&i.ExchangeID,
+			&i.LastReceived,
+			&i.LastSent,
+			&i.NumbersHeld,
 		); err != nil {
 			return nil, err
 		}

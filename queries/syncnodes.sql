@@ -29,7 +29,7 @@ SELECT node, public_key FROM sync_nodes WHERE node = @node AND revoked_at IS NUL
 SELECT organisation_id FROM sync_node_orgs WHERE node = @node ORDER BY organisation_id;
 
 -- name: SyncNodeList :many
-SELECT n.node, n.name, n.paired_at, n.revoked_at, n.last_exchange_at, n.vector, n.pending_from
+SELECT n.*
 FROM sync_node_orgs o JOIN sync_nodes n ON n.node = o.node
 WHERE o.organisation_id = @organisation_id
 ORDER BY n.node;

@@ -153,6 +153,9 @@ func (s *Server) routes() []route {
 		{"GET", "/organisations/:id/sync/nodes", org(ManageOrganisation), s.syncNodeList},
 		{"DELETE", "/organisations/:id/sync/nodes/:node", org(ManageOrganisation), s.syncNodeRevoke},
 		{"GET", "/organisations/:id/sync/status", org(ManageOrganisation), s.syncStatus},
+		// The Sync screen (syncscreen.go): Sync now on a laptop, and its progress.
+		{"POST", "/organisations/:id/sync/now", org(ManageOrganisation), s.syncNowStart},
+		{"GET", "/organisations/:id/sync/now", org(ManageOrganisation), s.syncNowGet},
 		// A node's own requests: the pairing code, then its signature.
 		{"POST", "/sync/pair", syncPairing, s.syncPair},
 		{"GET", "/sync/clone", syncNodeAccess, s.syncClone},

@@ -108,6 +108,9 @@ type Server struct {
 	presence    *presenceHub
 	streamsStop chan struct{}
 	stopStreams sync.Once
+	// ctx is New's: work a request starts that outlives it (an exchange
+	// with head office started from the Sync screen) ends with it.
+	ctx context.Context
 }
 
 // New builds the HTTP handler over an open store. ctx is the server's
@@ -173,6 +176,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
+		ctx:     ctx,
 		cfg:     cfg,
 		store:   store,
 		log:     cfg.Logger,

@@ -144,11 +144,21 @@ type syncNodeJSON struct {
 	// at its last exchange.
 	PendingToNode   int64 `json:"pending_to_node"`
 	PendingFromNode int64 `json:"pending_from_node"`
+	// The last exchange: entries the hub received from the node and sent
+	// it; NumbersLeft: the fewest numbers the node said it had left of any
+	// of the organisation's counters (null: none leased).
+	LastReceived int64  `json:"last_received"`
+	LastSent     int64  `json:"last_sent"`
+	NumbersLeft  *int64 `json:"numbers_left"`
 }
 
-func (s *Server) toSyncNode(rq *request, orgID int64, n db.SyncNodeListRow) (syncNodeJSON, error) {
+func (s *Server) toSyncNode(rq *request, orgID int64, n db.SyncNode) (syncNodeJSON, error) {
 	out := syncNodeJSON{Node: n.Node, Name: n.Name, PairedAt: n.PairedAt, RevokedAt: n.RevokedAt,
-		LastExchangeAt: n.LastExchangeAt, PendingFromNode: n.PendingFrom}
+		LastExchangeAt: n.LastExchangeAt, PendingFromNode: n.PendingFrom, LastReceived: n.LastReceived, LastSent: n.LastSent}
+	var held []db.NumberBlock
+	if err := json.Unmarshal([]byte(n.NumbersHeld), &held); err == nil {
+		out.NumbersLeft = numbersLeft(held, orgID)
+	}
 	if n.RevokedAt == nil {
 		v, err := parseVector(n.Vector)
 		if err != nil {
@@ -159,33 +169,6 @@ func (s *Server) toSyncNode(rq *request, orgID int64, n db.SyncNodeListRow) (syn
 		}
 	}
 	return out, nil
-}
-
-func (s *Server) syncNodeList(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	var rows []db.SyncNodeListRow
-	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
-		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
-			return err
-		}
-		rows, err = q.SyncNodeList(rq.ctx, orgID)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	out := make([]syncNodeJSON, 0, len(rows))
-	for _, n := range rows {
-		j, err := s.toSyncNode(rq, orgID, n)
-		if err != nil {
-			return err
-		}
-		out = append(out, j)
-	}
-	return rq.json(http.StatusOK, out)
 }
 
 // syncNodeRevoke refuses the node from now on (its next request is 401);
@@ -231,6 +214,13 @@ type syncHubJSON struct {
 	LastError      *string `json:"last_error"`
 	PendingToHub   int64   `json:"pending_to_hub"`
 	PendingFromHub int64   `json:"pending_from_hub"`
+	// The Sync screen's (syncHubExtras): the last whole exchange's counts,
+	// the fewest numbers left of any counter, and whether the laptop has
+	// gone a day without an exchange (its banner).
+	LastSent         int64  `json:"last_sent"`
+	LastReceived     int64  `json:"last_received"`
+	NumbersLeft      *int64 `json:"numbers_left"`
+	NotSyncedForADay bool   `json:"not_synced_for_a_day"`
 }
 
 func (s *Server) syncStatus(rq *request) error {
@@ -238,7 +228,7 @@ func (s *Server) syncStatus(rq *request) error {
 	if err != nil {
 		return err
 	}
-	var rows []db.SyncNodeListRow
+	var rows []db.SyncNode
 	var hub *db.SyncHubGetRow
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
 		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
@@ -272,6 +262,9 @@ func (s *Server) syncStatus(rq *request) error {
 			if h.PendingToHub, err = s.store.SyncPending(rq.ctx, v, []int64{orgID}); err != nil {
 				return err
 			}
+		}
+		if err := s.syncHubExtras(rq.ctx, orgID, h); err != nil {
+			return err
 		}
 		out.Hub = h
 	}
@@ -554,6 +547,9 @@ type syncExchange struct {
 	Held []db.NumberBlock `json:"held"`
 	// Blocks (answer): number blocks the hub leased the node.
 	Blocks []db.NumberBlock `json:"blocks,omitempty"`
+	// Exchange (request): the node's name of the exchange the page
+	// belongs to; the hub sums an exchange's pages for the Sync screen.
+	Exchange string `json:"exchange,omitempty"`
 }
 
 func (s *Server) syncExchangeHandler(rq *request) error {
@@ -613,7 +609,10 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 		vb = []byte("{}")
 	}
 	if err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
-		return q.SyncNodeExchanged(rq.ctx, db.SyncNodeExchangedParams{Now: ptr(s.nowText()), Vector: string(vb), PendingFrom: in.Pending, Node: node})
+		if err := q.SyncNodeExchanged(rq.ctx, db.SyncNodeExchangedParams{Now: ptr(s.nowText()), Vector: string(vb), PendingFrom: in.Pending, Node: node}); err != nil {
+			return err
+		}
+		return syncNodeTally(rq.ctx, q, node, &in, applied, entries)
 	}); err != nil {
 		return err
 	}

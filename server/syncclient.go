@@ -95,10 +95,8 @@ func hubError(resp *http.Response) error {
 	var e struct {
 		Error string `json:"error"`
 	}
-	if json.Unmarshal(b, &e) == nil && e.Error != "" {
-		return fmt.Errorf("the hub answered %d: %s", resp.StatusCode, e.Error)
-	}
-	return fmt.Errorf("the hub answered %d", resp.StatusCode)
+	_ = json.Unmarshal(b, &e)
+	return &hubRefusal{Status: resp.StatusCode, Message: e.Error}
 }
 
 // SyncClone pairs with the hub at hubURL with a pairing code and makes
@@ -220,7 +218,9 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 	}
 	defer func() {
 		if err != nil {
-			msg := err.Error()
+			// In words a person reads on the Sync screen (the log
+			// keeps the error itself).
+			msg := syncErrorWords(hub.Url, err)
 			wctx := context.WithoutCancel(ctx) // a cut exchange is recorded too
 			_ = store.InTx(wctx, func(q *db.Queries) error { return q.SyncHubFailed(wctx, &msg) })
 		}
@@ -238,6 +238,7 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 	if pageSize <= 0 {
 		pageSize = syncDefaultPage
 	}
+	exchange := newNonce()
 	for {
 		res.Rounds++
 		vector, err := store.SyncVector(ctx)
@@ -263,7 +264,7 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 			if err != nil {
 				return res, err
 			}
-			body, _ = json.Marshal(syncExchange{Vector: vector, Changes: push, Limit: pageSize, Pending: pending - int64(countEntries(push)), Time: time.Now().UnixMilli(), Held: held})
+			body, _ = json.Marshal(syncExchange{Vector: vector, Changes: push, Limit: pageSize, Pending: pending - int64(countEntries(push)), Time: time.Now().UnixMilli(), Held: held, Exchange: exchange})
 			if len(body) <= syncPushBytes || size == 1 {
 				break
 			}
@@ -310,6 +311,9 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 		}
 		if progress != nil {
 			fmt.Fprintf(progress, "\rsent %d, received %d, %d waiting at the hub ", res.Sent, res.Received, in.Pending)
+			if r, ok := progress.(syncRoundReporter); ok {
+				r.syncRound(res)
+			}
 		}
 		if sentEntries == 0 && got == 0 && !in.More {
 			break
@@ -320,6 +324,12 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 	}
 	if progress != nil {
 		fmt.Fprintln(progress)
+	}
+	// The last whole exchange, for the Sync screen.
+	if err := store.InTx(ctx, func(q *db.Queries) error {
+		return q.SyncHubTally(ctx, db.SyncHubTallyParams{LastSent: int64(res.Sent), LastReceived: int64(res.Received)})
+	}); err != nil {
+		return res, err
 	}
 	return res, nil
 }
@@ -350,20 +360,13 @@ func SyncEvery(ctx context.Context, store *db.Store, every time.Duration, logger
 	}
 }
 
-// LogSyncExchange runs one exchange and logs its line.
+// LogSyncExchange runs one exchange and logs its line; with one running
+// in this process already (the Sync screen's) it runs none (errSyncBusy).
 func LogSyncExchange(ctx context.Context, store *db.Store, logger *slog.Logger, progress io.Writer) (SyncResult, error) {
-	start := time.Now()
-	res, err := SyncNow(ctx, store, 0, progress)
-	attrs := []any{"sent", res.Sent, "received", res.Received, "rounds", res.Rounds, "duration", time.Since(start).Round(time.Millisecond)}
+	run, err := beginSync(ctx, store)
 	if err != nil {
-		logger.Error("sync exchange failed", append(attrs, "err", err)...)
-		return res, err
+		logger.Info("sync exchange skipped: one is running")
+		return SyncResult{}, err
 	}
-	offset := res.ClockOffset.Round(time.Second)
-	if offset > 2*time.Minute || offset < -2*time.Minute {
-		logger.Warn("sync exchange: this node's clock is off from the hub's", append(attrs, "clock_offset", offset)...)
-	} else {
-		logger.Info("sync exchange", append(attrs, "clock_offset", offset)...)
-	}
-	return res, nil
+	return runSync(ctx, store, run, logger, progress)
 }

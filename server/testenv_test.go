@@ -104,10 +104,17 @@ func newEnv(t testing.TB, opts ...func(*Config)) *testEnv {
 // newEnvAt is newEnv with the database file at path.
 func newEnvAt(t testing.TB, path string, opts ...func(*Config)) *testEnv {
 	t.Helper()
-	ctx := context.Background()
 	if err := testTemplate.CopyTo(path); err != nil {
 		t.Fatalf("template database: %v", err)
 	}
+	return openEnv(t, path, opts...)
+}
+
+// openEnv starts a server over the database file at path as it is (a
+// site laptop's clone, say).
+func openEnv(t testing.TB, path string, opts ...func(*Config)) *testEnv {
+	t.Helper()
+	ctx := context.Background()
 	// Unprepared: a test runs a few dozen of the queries; buildTemplate
 	// prepared them all once (so one SQLite cannot parse still fails)
 	store, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1, Unprepared: true})

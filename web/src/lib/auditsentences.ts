@@ -74,6 +74,7 @@ export const auditSentences: Record<string, [Happened, string, string]> = {
   "DELETE /organisations/:id/sync/nodes/:node": ["deleted", "Settings", "revoked a site laptop's pairing"],
   "POST /sync/pair": ["created", "Settings", "paired a site laptop with the code they made"],
   "POST /sync/exchange": ["other", "Settings", "synced a site laptop"],
+  "POST /organisations/:id/sync/now": ["other", "Settings", "started an exchange with head office"],
   "POST /organisations/:id/domains": ["created", "Settings", "created an e-mail domain"],
   "PATCH /organisations/:id/domains/:domain": ["changed", "Settings", "changed an e-mail domain"],
   "DELETE /organisations/:id/domains/:domain": ["deleted", "Settings", "deleted an e-mail domain"],

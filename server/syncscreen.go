@@ -1,0 +1,352 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"workspace/db"
+)
+
+// The Sync screen's API (docs/sync.md, "The Sync screen"): the paired
+// nodes through the list shell, and "Sync now" on a laptop, started from
+// the web and followed while it runs. Only one exchange runs at a time in a
+// server (the web's, and serve --sync-every's).
+
+// syncRunJSON is an exchange started in this server: the one running, or
+// the last one.
+type syncRunJSON struct {
+	// State: idle (none since the server started), running, done, failed.
+	State      string  `json:"state"`
+	StartedAt  *string `json:"started_at"`
+	FinishedAt *string `json:"finished_at"`
+	Sent       int     `json:"sent"`
+	Received   int     `json:"received"`
+	// ToSend: what this laptop had for head office when it started;
+	// ToReceive: what head office said it had for the laptop at the last
+	// exchange (both are estimates a progress bar can use).
+	ToSend    int64 `json:"to_send"`
+	ToReceive int64 `json:"to_receive"`
+	// PendingIn: what head office still had after the latest page.
+	PendingIn int64 `json:"pending_in"`
+	// Error: why it stopped, in words a person understands.
+	Error *string `json:"error"`
+}
+
+// syncRun is a store's exchange in this process.
+type syncRun struct {
+	mu    sync.Mutex
+	state syncRunJSON
+}
+
+// syncRuns: one syncRun per store (a process serves one store; tests run
+// several).
+var syncRuns sync.Map
+
+func syncRunOf(store *db.Store) *syncRun {
+	r, _ := syncRuns.LoadOrStore(store, &syncRun{state: syncRunJSON{State: "idle"}})
+	return r.(*syncRun)
+}
+
+func (r *syncRun) get() syncRunJSON {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state
+}
+
+// errSyncBusy: an exchange is running already.
+var errSyncBusy = errors.New("an exchange with head office is already running")
+
+// begin marks an exchange running; false when one is.
+func (r *syncRun) begin(toSend, toReceive int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state.State == "running" {
+		return false
+	}
+	now := db.FormatTime(time.Now())
+	r.state = syncRunJSON{State: "running", StartedAt: &now, ToSend: toSend, ToReceive: toReceive, PendingIn: toReceive}
+	return true
+}
+
+func (r *syncRun) end(res SyncResult, words string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := db.FormatTime(time.Now())
+	r.state.FinishedAt = &now
+	r.state.Sent, r.state.Received, r.state.PendingIn = res.Sent, res.Received, res.PendingIn
+	r.state.State = "done"
+	if words != "" {
+		r.state.State, r.state.Error = "failed", &words
+	}
+}
+
+// syncProgress passes SyncNow's terminal lines on (when there is a
+// terminal) and keeps each round's counts for the screen.
+type syncProgress struct {
+	w   io.Writer
+	run *syncRun
+}
+
+func (p syncProgress) Write(b []byte) (int, error) {
+	if p.w == nil {
+		return len(b), nil
+	}
+	return p.w.Write(b)
+}
+
+func (p syncProgress) syncRound(res SyncResult) {
+	p.run.mu.Lock()
+	defer p.run.mu.Unlock()
+	p.run.state.Sent, p.run.state.Received, p.run.state.PendingIn = res.Sent, res.Received, res.PendingIn
+}
+
+// syncRoundReporter is told each round's counts by SyncNow.
+type syncRoundReporter interface{ syncRound(SyncResult) }
+
+// beginSync marks the store's exchange running, with its estimates; it
+// fails with errSyncBusy when one is running.
+func beginSync(ctx context.Context, store *db.Store) (*syncRun, error) {
+	var toSend, toReceive int64
+	var hub db.SyncHubScreenRow
+	err := store.ReadTx(ctx, func(q *db.Queries) error {
+		var err error
+		hub, err = q.SyncHubScreen(ctx)
+		return err
+	})
+	if err == nil {
+		// Estimates only: a laptop that cannot count still exchanges.
+		v, verr := parseVector(hub.HubVector)
+		orgs, oerr := parseOrgs(hub.Organisations)
+		if verr == nil && oerr == nil {
+			toSend, _ = store.SyncPending(ctx, v, orgs)
+		}
+		toReceive = hub.PendingIn
+	}
+	run := syncRunOf(store)
+	if !run.begin(toSend, toReceive) {
+		return run, errSyncBusy
+	}
+	return run, nil
+}
+
+// runSync runs the exchange begun by beginSync and logs its line.
+func runSync(ctx context.Context, store *db.Store, run *syncRun, logger *slog.Logger, progress io.Writer) (SyncResult, error) {
+	start := time.Now()
+	res, err := SyncNow(ctx, store, 0, syncProgress{w: progress, run: run})
+	words := ""
+	hubURL := ""
+	if err != nil {
+		_ = store.ReadTx(context.WithoutCancel(ctx), func(q *db.Queries) error {
+			h, herr := q.SyncHubScreen(ctx)
+			hubURL = h.Url
+			return herr
+		})
+		words = syncErrorWords(hubURL, err)
+	}
+	run.end(res, words)
+	attrs := []any{"sent", res.Sent, "received", res.Received, "rounds", res.Rounds, "duration", time.Since(start).Round(time.Millisecond)}
+	if err != nil {
+		logger.Error("sync exchange failed", append(attrs, "err", err)...)
+		return res, err
+	}
+	offset := res.ClockOffset.Round(time.Second)
+	if offset > 2*time.Minute || offset < -2*time.Minute {
+		logger.Warn("sync exchange: this node's clock is off from the hub's", append(attrs, "clock_offset", offset)...)
+	} else {
+		logger.Info("sync exchange", append(attrs, "clock_offset", offset)...)
+	}
+	return res, nil
+}
+
+// hubRefusal is the hub's answer to a request it refused.
+type hubRefusal struct {
+	Status  int
+	Message string
+}
+
+func (e *hubRefusal) Error() string {
+	if e.Message != "" {
+		return fmt.Sprintf("the hub answered %d: %s", e.Status, e.Message)
+	}
+	return fmt.Sprintf("the hub answered %d", e.Status)
+}
+
+// syncErrorWords says why an exchange stopped in words a person at the
+// laptop can act on (the log keeps the technical error).
+func syncErrorWords(hubURL string, err error) string {
+	where := "Head office"
+	if u, perr := url.Parse(hubURL); perr == nil && u.Host != "" {
+		where = "Head office (" + u.Host + ")"
+	}
+	var refusal *hubRefusal
+	var netErr net.Error
+	var urlErr *url.Error
+	switch {
+	case errors.Is(err, errSyncBusy):
+		return "An exchange with head office is already running: wait for it to finish."
+	case errors.Is(err, context.Canceled):
+		return "The exchange stopped because this server was shutting down. Nothing was lost: the next exchange goes on from where it stopped."
+	case errors.As(err, &refusal) && refusal.Status == http.StatusUnauthorized:
+		return where + " no longer accepts this laptop: its pairing may have been revoked, or this laptop's clock may be far off. Check the clock, or ask an owner at head office. What was made here stays on this laptop."
+	case errors.As(err, &refusal) && refusal.Status == http.StatusUnprocessableEntity:
+		return where + " refused some of this laptop's changes, so the exchange stopped. Nothing was lost: the changes stay here. Tell whoever looks after head office's server."
+	case errors.As(err, &refusal) && refusal.Status >= 500:
+		return where + " had a problem and the exchange stopped. Nothing was lost: try again in a few minutes."
+	case errors.As(err, &refusal):
+		return where + " refused the exchange. Nothing was lost: try again later, or ask an owner at head office."
+	case errors.As(err, &netErr), errors.As(err, &urlErr), errors.Is(err, io.ErrUnexpectedEOF):
+		return where + " could not be reached. Check this laptop's connection (the office Wi-Fi or a 4G dongle) and try again: what was made here stays here until then."
+	}
+	return "The exchange stopped before it finished. Nothing was lost: the next exchange goes on from where it stopped."
+}
+
+// syncNowStart starts an exchange with head office on a laptop (202), or
+// answers the running one: one at a time. The exchange goes on after the
+// answer, for the server's lifetime; GET follows it.
+func (s *Server) syncNowStart(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
+		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+			return err
+		}
+		hub, err := q.SyncHubScreen(rq.ctx)
+		if db.IsNotFound(err) {
+			return errorf(http.StatusConflict, "This server is head office: exchanges start from each site laptop.")
+		}
+		if err != nil {
+			return err
+		}
+		orgs, err := parseOrgs(hub.Organisations)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(orgs, orgID) {
+			return errorf(http.StatusConflict, "This laptop does not sync this organisation with head office.")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	run, err := beginSync(rq.ctx, s.store)
+	if err == nil {
+		s.background(func() { _, _ = runSync(s.ctx, s.store, run, s.log, nil) })
+	}
+	return rq.json(http.StatusAccepted, run.get())
+}
+
+// syncNowGet follows the exchange started in this server (idle when none
+// has run since it started).
+func (s *Server) syncNowGet(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		_, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, syncRunOf(s.store).get())
+}
+
+// syncNodeList pages the nodes paired for an organisation through the list
+// shell, by node id.
+func (s *Server) syncNodeList(rq *request) error {
+	var org int64
+	return listPage(s, rq, listSpec[syncNodeJSON]{Path: "id",
+		Scope: func(_ *sql.Tx, q *db.Queries, orgID int64, _ listQuery) (listSQL, error) {
+			if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+				return listSQL{}, err
+			}
+			org = orgID
+			// sync_node_orgs has no id column: the node is the page's id.
+			return listSQL{From: "(SELECT node AS id, organisation_id FROM sync_node_orgs)", Where: "organisation_id = ?", Args: []any{orgID}}, nil
+		},
+		Rows: func(ctx context.Context, q *db.Queries, ids []int64) ([]syncNodeJSON, error) {
+			rows, err := q.SyncNodeListByIDs(ctx, idsJSON(ids))
+			if err != nil {
+				return nil, err
+			}
+			out := make([]syncNodeJSON, 0, len(rows))
+			for _, n := range rows {
+				j, err := s.toSyncNode(rq, org, n)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, j)
+			}
+			return out, nil
+		}})
+}
+
+// numbersLeft is the fewest numbers left of any counter of the
+// organisation (nil when none is held): the one that runs out first.
+func numbersLeft(held []db.NumberBlock, orgID int64) *int64 {
+	var least *int64
+	for _, h := range held {
+		if h.OrganisationID == orgID && (least == nil || h.Left < *least) {
+			l := h.Left
+			least = &l
+		}
+	}
+	return least
+}
+
+// syncNodeTally records, on the hub, one request of a node's exchange:
+// what moved each way (summed over the exchange's pages) and the numbers
+// the node said it had left.
+func syncNodeTally(ctx context.Context, q *db.Queries, node int64, in *syncExchange, applied, sent int) error {
+	held, _ := json.Marshal(in.Held)
+	if in.Held == nil {
+		held = []byte("[]")
+	}
+	var ex *string
+	if in.Exchange != "" {
+		ex = &in.Exchange
+	}
+	return q.SyncNodeTally(ctx, db.SyncNodeTallyParams{ExchangeID: ex, Received: int64(applied), Sent: int64(sent),
+		NumbersHeld: string(held), Node: node})
+}
+
+// syncHubExtras fills in what the screen shows of a laptop's hub: the last
+// whole exchange's counts, the numbers left and whether it is a day old.
+func (s *Server) syncHubExtras(ctx context.Context, orgID int64, h *syncHubJSON) error {
+	var row db.SyncHubScreenRow
+	if err := s.store.ReadTx(ctx, func(q *db.Queries) error {
+		var err error
+		row, err = q.SyncHubScreen(ctx)
+		return err
+	}); err != nil {
+		return err
+	}
+	h.LastSent, h.LastReceived = row.LastSent, row.LastReceived
+	held, err := s.store.HeldNumberBlocks(ctx)
+	if err != nil {
+		return err
+	}
+	h.NumbersLeft = numbersLeft(held, orgID)
+	h.NotSyncedForADay = true
+	if row.LastExchangeAt != nil {
+		if t, err := db.ParseTime(*row.LastExchangeAt); err == nil {
+			h.NotSyncedForADay = s.now().Sub(t) > 24*time.Hour
+		}
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"workspace/db"
+)
+
+// syncLaptop clones acme of f's hub (served at its own URL) into a new
+// file and starts a server over it: a site laptop. Both clocks follow the
+// wall clock, as signed requests do.
+func syncLaptop(t *testing.T, f *orgFixture) (hub *httptest.Server, l *testEnv, alice *testUser) {
+	t.Helper()
+	f.e.clock.Advance(time.Since(f.e.clock.Now()))
+	hub = httptest.NewServer(f.e.srv)
+	t.Cleanup(hub.Close)
+	code := f.e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
+	path := filepath.Join(t.TempDir(), "site.db")
+	if _, _, err := SyncClone(context.Background(), hub.URL, code, "Site office", path, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	l = openEnv(t, path)
+	l.clock.Advance(time.Since(l.clock.Now()))
+	u, err := l.store.R.UserGet(context.Background(), f.alice.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hub, l, l.tokenFor(u)
+}
+
+// waitSync polls the laptop's exchange until it is no longer running.
+func waitSync(t *testing.T, l *testEnv, u *testUser, org string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		o := l.must(200, u, "GET", "/organisations/"+org+"/sync/now", nil).obj(t)
+		if o["state"] != "running" {
+			return o
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the exchange is still running: %v", o)
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline, not a timing assertion
+	}
+}
+
+// TestSyncScreen: Sync now on a laptop moves changes each way and its
+// progress and result are read back; the status and the hub's node list
+// show the last exchange's counts and the numbers left; one exchange at a
+// time; a hub that cannot be reached or has revoked the laptop is said in
+// plain words; the banner's flag after a day; access, the head office
+// refusal and the foreign organisation.
+func TestSyncScreen(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	hub, l, alice := syncLaptop(t, f)
+	acme := "/organisations/" + f.acme
+	bobRow, err := l.store.R.UserGet(context.Background(), f.bob.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := l.tokenFor(bobRow)
+
+	f.e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "Made at head office"})
+	l.must(201, alice, "POST", acme+"/projects", map[string]any{"name": "Made on site"})
+
+	l.run(t, []scenario{
+		{"nothing ran yet", alice, "GET", acme + "/sync/now", nil, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["state"] != "idle" || o["error"] != nil {
+				t.Errorf("got %v", o)
+			}
+		}},
+		{"a member cannot start", bob, "POST", acme + "/sync/now", nil, 403, nil},
+		{"a member cannot follow", bob, "GET", acme + "/sync/now", nil, 403, nil},
+		{"an organisation the laptop lacks", alice, "POST", "/organisations/123456789/sync/now", nil, 404, nil},
+		{"no token", nil, "POST", acme + "/sync/now", nil, 401, nil},
+		{"the banner's flag before any exchange", alice, "GET", acme + "/sync/status", nil, 200, func(t *testing.T, r *testResponse) {
+			h := r.obj(t)["hub"].(map[string]any)
+			if h["pending_to_hub"].(float64) < 1 {
+				t.Errorf("the site's project does not wait: %v", h)
+			}
+		}},
+	})
+	f.e.run(t, []scenario{
+		{"head office does not start exchanges", f.alice, "POST", acme + "/sync/now", nil, 409, nil},
+		{"another organisation's owner", f.mallory, "POST", acme + "/sync/now", nil, 403, nil},
+		{"another organisation's owner cannot follow", f.mallory, "GET", acme + "/sync/now", nil, 403, nil},
+		{"the other organisation on head office", f.mallory, "POST", "/organisations/" + f.evil + "/sync/now", nil, 409, nil},
+	})
+
+	started := l.must(202, alice, "POST", acme+"/sync/now", nil).obj(t)
+	if started["state"] != "running" || started["to_send"].(float64) < 1 {
+		t.Fatalf("started %v", started)
+	}
+	done := waitSync(t, l, alice, f.acme)
+	if done["state"] != "done" || done["sent"].(float64) < 1 || done["received"].(float64) < 1 || done["finished_at"] == nil || done["error"] != nil {
+		t.Fatalf("done %v", done)
+	}
+	var n int
+	if err := l.store.Reader.QueryRow(`SELECT count(*) FROM projects WHERE name = 'Made at head office'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("head office's project on the laptop: %d %v", n, err)
+	}
+	if err := l.store.Reader.QueryRow(`SELECT count(*) FROM audit_log WHERE action = 'POST /organisations/:id/sync/now'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the start's audit entries: %d %v", n, err)
+	}
+	st := l.must(200, alice, "GET", acme+"/sync/status", nil).obj(t)["hub"].(map[string]any)
+	if st["last_sent"].(float64) < 1 || st["last_received"].(float64) < 1 || st["numbers_left"] == nil || st["not_synced_for_a_day"] != false || st["last_error"] != nil {
+		t.Fatalf("status after the exchange: %v", st)
+	}
+	r := f.e.must(200, f.alice, "GET", acme+"/sync/nodes?$top=1", nil)
+	nodes := r.arr(t)
+	if len(nodes) != 1 || nodes[0]["last_received"].(float64) < 1 || nodes[0]["last_sent"].(float64) < 1 || nodes[0]["numbers_left"] == nil || r.Header.Get("X-Total-Count") != "1" {
+		t.Fatalf("the hub's nodes: %v %v", nodes, r.Header)
+	}
+	f.e.run(t, []scenario{
+		{"an empty page", f.alice, "GET", acme + "/sync/nodes?$skip=1", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 0 || r.Header.Get("X-Total-Count") != "1" {
+				t.Errorf("got %v", l)
+			}
+		}},
+		{"a malformed page size", f.alice, "GET", acme + "/sync/nodes?$top=x", nil, 400, nil},
+		{"an absent organisation's nodes", f.alice, "GET", "/organisations/123456789/sync/nodes", nil, 404, nil},
+	})
+
+	// One at a time: while one runs, asking again answers that one.
+	run, err := beginSync(context.Background(), l.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := l.must(202, alice, "POST", acme+"/sync/now", nil).obj(t)
+	if again["state"] != "running" || again["started_at"] != *run.get().StartedAt {
+		t.Fatalf("a second start: %v", again)
+	}
+	if _, err := beginSync(context.Background(), l.store); !errors.Is(err, errSyncBusy) {
+		t.Fatalf("a second exchange began: %v", err)
+	}
+	run.end(SyncResult{}, "")
+
+	// Head office revokes the laptop: refused, in words.
+	nodeID := strconv.FormatInt(l.store.NodeID(), 10)
+	f.e.must(204, f.alice, "DELETE", acme+"/sync/nodes/"+nodeID, nil)
+	l.must(202, alice, "POST", acme+"/sync/now", nil)
+	if o := waitSync(t, l, alice, f.acme); o["state"] != "failed" || !strings.Contains(o["error"].(string), "no longer accepts this laptop") {
+		t.Fatalf("revoked: %v", o)
+	}
+	// Head office out of reach: said so, and kept as the last error.
+	hub.Close()
+	l.must(202, alice, "POST", acme+"/sync/now", nil)
+	o := waitSync(t, l, alice, f.acme)
+	if o["state"] != "failed" || !strings.Contains(o["error"].(string), "could not be reached") {
+		t.Fatalf("unreachable: %v", o)
+	}
+	st = l.must(200, alice, "GET", acme+"/sync/status", nil).obj(t)["hub"].(map[string]any)
+	if st["last_error"] != o["error"] {
+		t.Fatalf("the last error %v, want %v", st["last_error"], o["error"])
+	}
+
+	// A day without an exchange raises the banner's flag.
+	if _, err := l.store.Writer.Exec(`UPDATE sync_hub SET last_exchange_at = ?`, db.FormatTime(l.clock.Now().Add(-25*time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.must(200, alice, "GET", acme+"/sync/status", nil).obj(t)["hub"].(map[string]any); st["not_synced_for_a_day"] != true {
+		t.Fatalf("a day later: %v", st)
+	}
+}
+
+// TestSyncErrorWords: each way an exchange stops has words a person can
+// act on, and none shows a status code.
+func TestSyncErrorWords(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&hubRefusal{Status: 401, Message: "revoked"}, "no longer accepts this laptop"},
+		{&hubRefusal{Status: 422, Message: "entry 3"}, "refused some of this laptop's changes"},
+		{&hubRefusal{Status: 502}, "had a problem"},
+		{&hubRefusal{Status: 409}, "refused the exchange"},
+		{context.Canceled, "shutting down"},
+		{errSyncBusy, "already running"},
+		{errors.New("applying the hub's page: disk full"), "stopped before it finished"},
+	} {
+		got := syncErrorWords("https://hub.example.com", c.err)
+		if !strings.Contains(got, c.want) || strings.ContainsAny(got, "0123456789") {
+			t.Errorf("%v: %q", c.err, got)
+		}
+	}
+}
