@@ -2159,7 +2159,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The site nodes paired for the organisation (MANAGE_ORGANISATION), revoked ones included, with what is waiting each way. */
+        /** The site nodes paired for the organisation (MANAGE_ORGANISATION), revoked ones included, by node id, with their last exchange, what is waiting each way and the numbers they have left. */
         get: operations["getOrganisationsIdSyncNodes"];
         put?: never;
         post?: never;
@@ -2181,6 +2181,27 @@ export interface paths {
         post?: never;
         /** Revokes a paired node (MANAGE_ORGANISATION); its next request is refused (401). The node keeps its own database. */
         delete: operations["deleteOrganisationsIdSyncNodesNode"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organisations/{id}/sync/now": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The exchange started on this server (MANAGE_ORGANISATION) - running with its counts so far, or the last one's result; idle when none ran since the server started. */
+        get: operations["getOrganisationsIdSyncNow"];
+        put?: never;
+        /**
+         * On a site laptop, starts an exchange with head office (MANAGE_ORGANISATION), the one `workspace sync now` runs; it goes on after the answer. One at a time - while one runs, the answer is that one.
+         * @description 409 on head office (exchanges start from each laptop) or for an organisation this laptop does not sync. A hub that cannot be reached is not an error of this request - the exchange ends failed, with why in words (GET).
+         */
+        post: operations["postOrganisationsIdSyncNow"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -5336,8 +5357,14 @@ export interface components {
         };
         SyncNode: {
             last_exchange_at: components["schemas"]["NullableTime"];
+            /** @description changes the hub received from the node in its last exchange */
+            last_received: number;
+            /** @description changes the hub sent the node in its last exchange */
+            last_sent: number;
             name: string;
             node: number;
+            /** @description the fewest numbers the node said it had left of any of the organisation's counters; null when it holds none */
+            numbers_left: number | null;
             paired_at: components["schemas"]["Time"];
             /** @description changes the node said it still had to send, at its last exchange */
             pending_from_node: number;
@@ -5364,11 +5391,38 @@ export interface components {
             node: number;
             organisations: number[];
         };
+        /** @description An exchange with head office started on this laptop's server. */
+        SyncRun: {
+            /** @description why it stopped, in words for a person */
+            error: string | null;
+            finished_at: components["schemas"]["NullableTime"];
+            /** @description changes head office still had after the latest page */
+            pending_in: number;
+            /** @description changes received so far */
+            received: number;
+            /** @description changes head office took so far */
+            sent: number;
+            started_at: components["schemas"]["NullableTime"];
+            /** @enum {string} */
+            state: "idle" | "running" | "done" | "failed";
+            /** @description changes head office said it had for this laptop at the previous exchange */
+            to_receive: number;
+            /** @description changes this laptop had for head office when it started */
+            to_send: number;
+        };
         SyncStatus: {
             hub: {
                 hub_node: number;
                 last_error: string | null;
                 last_exchange_at: components["schemas"]["NullableTime"];
+                /** @description changes received in it */
+                last_received: number;
+                /** @description changes head office took in the last whole exchange */
+                last_sent: number;
+                /** @description no exchange finished in the last 24 hours */
+                not_synced_for_a_day: boolean;
+                /** @description the fewest numbers left of any of the organisation's counters; null when none is leased */
+                numbers_left: number | null;
                 pending_from_hub: number;
                 pending_to_hub: number;
                 url: string;
@@ -13260,7 +13314,12 @@ export interface operations {
     };
     getOrganisationsIdSyncNodes: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description How many items to skip. */
+                $skip?: components["parameters"]["odata_skip"];
+                /** @description Page size. */
+                $top?: components["parameters"]["odata_top"];
+            };
             header?: never;
             path: {
                 id: string;
@@ -13310,6 +13369,66 @@ export interface operations {
             403: components["responses"]["403"];
             404: components["responses"]["404"];
             500: components["responses"]["500"];
+            507: components["responses"]["507"];
+        };
+    };
+    getOrganisationsIdSyncNow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncRun"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            500: components["responses"]["500"];
+            507: components["responses"]["507"];
+        };
+    };
+    postOrganisationsIdSyncNow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncRun"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            409: components["responses"]["409"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            500: components["responses"]["500"];
+            503: components["responses"]["503"];
             507: components["responses"]["507"];
         };
     };

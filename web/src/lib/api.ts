@@ -13,9 +13,9 @@ export type Schema<N extends keyof components['schemas']> = components['schemas'
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type JSONOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
-/** The JSON answer of a route at 200 or 201 (undefined for a 204 answer). */
+/** The JSON answer of a route at 200, 201 or 202 (undefined for a 204 answer). */
 export type Answer<P extends keyof paths, M extends Method = 'get'> = paths[P][M] extends { responses: infer R }
-  ? R extends { 200: infer A } ? JSONOf<A> : R extends { 201: infer A } ? JSONOf<A> : R extends { 204: unknown } ? undefined : never
+  ? R extends { 200: infer A } ? JSONOf<A> : R extends { 201: infer A } ? JSONOf<A> : R extends { 202: infer A } ? JSONOf<A> : R extends { 204: unknown } ? undefined : never
   : never;
 
 /*
