@@ -144,6 +144,13 @@ func startAppServer(t *testing.T, configure func(*server.Config), wrap func(http
 	if err := webTemplate.CopyTo(path); err != nil {
 		t.Fatalf("template database: %v", err)
 	}
+	return serveFile(t, ctx, path, configure, wrap)
+}
+
+// serveFile is the real server over the database file at path as it is (a
+// site laptop's clone, say), listening on loopback until ctx ends.
+func serveFile(t *testing.T, ctx context.Context, path string, configure func(*server.Config), wrap func(http.Handler) http.Handler) (string, *db.Store) {
+	t.Helper()
 	store, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
 	if err != nil {
 		t.Fatal(err)

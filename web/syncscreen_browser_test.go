@@ -1,0 +1,143 @@
+package web_test
+
+// Browser test of the Sync screen (issue 31), at 375 px and on a desktop,
+// with a hub (head office) and a site laptop as two servers: the owner
+// makes a pairing code on the hub's screen (shown with the command to type
+// on the laptop), the laptop is cloned with it, both offices give one
+// project code while apart, Sync now on the laptop shows its progress (the
+// hub's answer is held back while the page is checked) and its result, the
+// conflict the hub found is settled in the laptop's page and reaches head
+// office, the hub lists the laptop with its last exchange, and the laptop's
+// banner appears once its last exchange is over a day old.
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"workspace/db"
+	"workspace/server"
+)
+
+func TestBrowserSyncScreen(t *testing.T) {
+	bctx := browser(t)
+	for _, vp := range viewports {
+		t.Run(vp.name, func(t *testing.T) {
+			hold := &requestHold{}
+			hubBase, _ := startAppServer(t, nil, hold.wrap)
+			orgName := "Sync " + vp.name
+			p := orgWithOwner(t, bctx, hubBase, "Hana", orgName, vp.width, vp.height, vp.mobile)
+			email, password := "hana-sync-"+vp.name+"@example.com", "Hana password"
+			orgID := strings.Split(strings.TrimPrefix(p.location(), p.base+"/app/orgs/"), "/")[0]
+			acme := "/organisations/" + orgID
+
+			p.step = "head office's Sync screen: no laptop yet, a pairing code"
+			p.orgNav("Sync")
+			p.see("No laptop is paired yet.")
+			p.click("Make a pairing code")
+			p.seeIn(".clone-command", "workspace sync clone --from "+hubBase+" --code ")
+			code := eval[string](p, `document.querySelector('.pairing-code').innerText.trim()`)
+			if !strings.Contains(eval[string](p, `document.querySelector('.clone-command').innerText`), code) {
+				p.fail("the command line does not hold the code %q", code)
+			}
+			p.see("The code works until")
+			p.noHorizontalScroll()
+			p.axe("head office's Sync screen with a pairing code")
+			p.shot("sync-hub-code-" + vp.name)
+
+			p.step = "the laptop is cloned with the code and served"
+			path := filepath.Join(t.TempDir(), "site.db")
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			if _, _, err := server.SyncClone(ctx, hubBase, code, "Site office", path, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			laptopBase, laptop := serveFile(t, ctx, path, nil, nil)
+
+			p.step = "both offices give the code B7 to a project while apart"
+			awLogin(t, hubBase, email, password).must(201, "POST", acme+"/projects", map[string]any{"name": "Depot", "code": "B7"})
+			awLogin(t, laptopBase, email, password).must(201, "POST", acme+"/projects", map[string]any{"name": "Site hut", "code": "B7"})
+
+			l := newPage(t, bctx, laptopBase, vp.width, vp.height, vp.mobile)
+			l.open("/")
+			l.signIn(email, password)
+			l.waitFor(`location.pathname.startsWith('/app/') && document.querySelector('header.top') !== null`, "the laptop's app after signing in")
+			l.open("/app/orgs/" + orgID + "/sync")
+			l.step = "the laptop's Sync screen before the exchange"
+			l.see("This laptop and head office")
+			l.waitFor(`!document.body.innerText.includes("0 changes made here") && document.body.innerText.includes("changes made here")`, "changes waiting to go")
+
+			l.step = "Sync now: the progress while head office's answer is held"
+			held := hold.hold(func(r *http.Request) bool { return r.URL.Path == "/sync/exchange" })
+			l.click("Sync now")
+			waitClosed(t, held.arrived, "the laptop's exchange at head office")
+			l.see("Sending and receiving:")
+			l.waitFor(`document.querySelector('.sync-progress progress') !== null`, "the progress bar")
+			l.seeIn("button:disabled", "Syncing…")
+			l.noHorizontalScroll()
+			l.axe("the laptop's Sync screen while it syncs")
+			l.shot("sync-laptop-progress-" + vp.name)
+			close(held.release)
+			waitClosed(t, held.answered, "head office's answer")
+			l.see("The exchange finished:")
+			l.see("sent to head office")
+
+			l.step = "the conflict head office found, settled in the page"
+			l.see("Two offices gave the code B7 to two projects while apart.")
+			l.see("Open the project renamed")
+			l.axe("the laptop's Sync screen with a conflict")
+			l.shot("sync-laptop-conflict-" + vp.name)
+			if vp.mobile {
+				l.click("Keep B7-2")
+				l.see("Settled: the project keeps the code B7-2.")
+			} else {
+				l.fill("Or give it the code", "B8")
+				l.click("Change the code")
+				l.see("Settled: the project now has the code B8.")
+				var n int
+				if err := laptop.Reader.QueryRow(`SELECT count(*) FROM projects WHERE code = 'B8' AND name = 'Site hut'`).Scan(&n); err != nil || n != 1 {
+					l.fail("the renamed project: %d %v", n, err)
+				}
+			}
+			l.see("Nothing to settle")
+			l.see("Settled (1)")
+
+			l.step = "a second exchange takes the settlement to head office"
+			l.click("Sync now")
+			l.see("The exchange finished:")
+			hub := awLogin(t, hubBase, email, password)
+			st, out := hub.call("GET", acme+"/sync-conflicts", nil)
+			conflicts, _ := out.([]any)
+			if st != 200 || len(conflicts) != 1 || conflicts[0].(map[string]any)["settled_at"] == nil {
+				t.Fatalf("head office's conflicts: %v", conflicts)
+			}
+
+			p.step = "head office lists the laptop with its last exchange"
+			p.open("/app/orgs/" + orgID + "/sync")
+			p.see("Site office")
+			p.see("received from it")
+			p.see("Nothing to settle")
+			p.axe("head office's Sync screen with a laptop")
+			p.shot("sync-hub-laptops-" + vp.name)
+
+			l.step = "a laptop a day without an exchange: the banner"
+			if _, err := laptop.Writer.Exec(`UPDATE sync_hub SET last_exchange_at = ?`, db.FormatTime(time.Now().Add(-26*time.Hour))); err != nil {
+				t.Fatal(err)
+			}
+			l.open("/app/orgs/" + orgID + "/projects")
+			l.see("This laptop has not exchanged with head office since")
+			l.noHorizontalScroll()
+			l.axe("the laptop's banner")
+			l.shot("sync-laptop-banner-" + vp.name)
+			l.click("Open Sync")
+			l.waitFor(`location.pathname.endsWith('/sync')`, "the Sync screen from the banner")
+			l.see("Sync now")
+			l.checkCSP()
+			p.checkCSP()
+		})
+	}
+}
