@@ -1329,6 +1329,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncRowPresenceStmt, err = db.PrepareContext(ctx, syncRowPresence); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncRowPresence: %w", err)
 	}
+	if q.syncSiteMergeRequestsByIDsStmt, err = db.PrepareContext(ctx, syncSiteMergeRequestsByIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncSiteMergeRequestsByIDs: %w", err)
+	}
 	if q.systemCreateStmt, err = db.PrepareContext(ctx, systemCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemCreate: %w", err)
 	}
@@ -3944,6 +3947,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncRowPresenceStmt: %w", cerr)
 		}
 	}
+	if q.syncSiteMergeRequestsByIDsStmt != nil {
+		if cerr := q.syncSiteMergeRequestsByIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncSiteMergeRequestsByIDsStmt: %w", cerr)
+		}
+	}
 	if q.systemCreateStmt != nil {
 		if cerr := q.systemCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing systemCreateStmt: %w", cerr)
@@ -5143,6 +5151,7 @@ type Queries struct {
 	syncRowLaterStmt                          *sql.Stmt
 	syncRowLatestStmt                         *sql.Stmt
 	syncRowPresenceStmt                       *sql.Stmt
+	syncSiteMergeRequestsByIDsStmt            *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
 	systemGetStmt                             *sql.Stmt
 	systemListByIDsStmt                       *sql.Stmt
@@ -5729,6 +5738,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncRowLaterStmt:                          q.syncRowLaterStmt,
 		syncRowLatestStmt:                         q.syncRowLatestStmt,
 		syncRowPresenceStmt:                       q.syncRowPresenceStmt,
+		syncSiteMergeRequestsByIDsStmt:            q.syncSiteMergeRequestsByIDsStmt,
 		systemCreateStmt:                          q.systemCreateStmt,
 		systemGetStmt:                             q.systemGetStmt,
 		systemListByIDsStmt:                       q.systemListByIDsStmt,

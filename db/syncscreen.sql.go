@@ -130,3 +130,59 @@ func (q *Queries) SyncNodeTally(ctx context.Context, arg SyncNodeTallyParams) er
 	)
 	return err
 }
+
+const syncSiteMergeRequestsByIDs = `-- name: SyncSiteMergeRequestsByIDs :many
+SELECT m.id, m.number, m.document_id, d.title AS document_title, m.title, m.created_at,
+       fb.name AS from_branch, tb.name AS to_branch
+FROM json_each(?1) j
+JOIN document_merge_requests m ON m.id = j.value
+JOIN documents d ON d.id = m.document_id
+JOIN document_branches fb ON fb.id = m.from_branch_id
+JOIN document_branches tb ON tb.id = m.to_branch_id
+ORDER BY j.key
+`
+
+type SyncSiteMergeRequestsByIDsRow struct {
+	ID            int64
+	Number        int64
+	DocumentID    int64
+	DocumentTitle string
+	Title         string
+	CreatedAt     string
+	FromBranch    string
+	ToBranch      string
+}
+
+// Open merge requests a site's exchange left (from a site/<node>/<branch>
+// branch), read by id for the list shell.
+func (q *Queries) SyncSiteMergeRequestsByIDs(ctx context.Context, idsJson interface{}) ([]SyncSiteMergeRequestsByIDsRow, error) {
+	rows, err := q.query(ctx, q.syncSiteMergeRequestsByIDsStmt, syncSiteMergeRequestsByIDs, idsJson)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SyncSiteMergeRequestsByIDsRow
+	for rows.Next() {
+		var i SyncSiteMergeRequestsByIDsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Number,
+			&i.DocumentID,
+			&i.DocumentTitle,
+			&i.Title,
+			&i.CreatedAt,
+			&i.FromBranch,
+			&i.ToBranch,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -156,6 +156,7 @@ func (s *Server) routes() []route {
 		// The Sync screen (syncscreen.go): Sync now on a laptop, and its progress.
 		{"POST", "/organisations/:id/sync/now", org(ManageOrganisation), s.syncNowStart},
 		{"GET", "/organisations/:id/sync/now", org(ManageOrganisation), s.syncNowGet},
+		{"GET", "/organisations/:id/sync/merge-requests", org(ManageOrganisation), s.syncMergeRequestList},
 		// A node's own requests: the pairing code, then its signature.
 		{"POST", "/sync/pair", syncPairing, s.syncPair},
 		{"GET", "/sync/clone", syncNodeAccess, s.syncClone},

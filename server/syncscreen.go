@@ -350,3 +350,59 @@ func (s *Server) syncHubExtras(ctx context.Context, orgID int64, h *syncHubJSON)
 	}
 	return nil
 }
+
+// syncMergeRequestJSON is an open merge request an exchange left for a
+// person: a site's edits of a document that did not merge cleanly with head
+// office's, on the branch site/<node>/<branch>.
+type syncMergeRequestJSON struct {
+	ID            db.ID  `json:"id"`
+	Number        int64  `json:"number"`
+	DocumentID    db.ID  `json:"document_id"`
+	DocumentTitle string `json:"document_title"`
+	Title         string `json:"title"`
+	FromBranch    string `json:"from_branch"`
+	ToBranch      string `json:"to_branch"`
+	CreatedAt     string `json:"created_at"`
+}
+
+// syncMergeRequestList pages the organisation's open merge requests from
+// site branches (site/...), of the documents the caller may view, oldest
+// first.
+func (s *Server) syncMergeRequestList(rq *request) error {
+	return listPage(s, rq, listSpec[syncMergeRequestJSON]{Path: "id",
+		Scope: func(_ *sql.Tx, q *db.Queries, orgID int64, _ listQuery) (listSQL, error) {
+			if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
+				return listSQL{}, err
+			}
+			// Documents are seen by layer (the organisation, a project, a
+			// package), as in the document list: each layer authorised once.
+			scopes, err := q.DocumentScopes(rq.ctx, orgID)
+			if err != nil {
+				return listSQL{}, err
+			}
+			var visible []string
+			for _, sc := range scopes {
+				a, err := authorize(rq.ctx, q, rq.user.ID, orgID, Scopes{Project: sc.ProjectID, Package: sc.PackageID})
+				if err != nil {
+					return listSQL{}, err
+				}
+				if a.Can(ViewDocuments) {
+					visible = append(visible, fmt.Sprintf("%d:%d", sc.ProjectID, sc.PackageID))
+				}
+			}
+			if len(visible) == 0 {
+				return listSQL{}, nil
+			}
+			vis, _ := json.Marshal(visible)
+			return listSQL{From: "document_merge_requests",
+				Where: "organisation_id = ? AND status = 'open'" +
+					" AND EXISTS (SELECT 1 FROM document_branches b WHERE b.id = from_branch_id AND b.name LIKE 'site/%')" +
+					" AND document_id IN (SELECT d.id FROM documents d WHERE d.organisation_id = ? AND d.deleted_at IS NULL" +
+					" AND (coalesce(d.project_id, 0) || ':' || coalesce(d.package_id, 0)) IN (SELECT value FROM json_each(?)))",
+				Args: []any{orgID, orgID, string(vis)}}, nil
+		},
+		Rows: byIDs((*db.Queries).SyncSiteMergeRequestsByIDs, each(func(m db.SyncSiteMergeRequestsByIDsRow) syncMergeRequestJSON {
+			return syncMergeRequestJSON{ID: db.ID(m.ID), Number: m.Number, DocumentID: db.ID(m.DocumentID), DocumentTitle: m.DocumentTitle,
+				Title: m.Title, FromBranch: m.FromBranch, ToBranch: m.ToBranch, CreatedAt: m.CreatedAt}
+		}))})
+}

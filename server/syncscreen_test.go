@@ -194,3 +194,53 @@ func TestSyncErrorWords(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncSiteMergeRequests: the open merge requests from site branches
+// (site/...) are listed for owners, paged; one from another branch, a
+// closed one and another organisation's are not.
+func TestSyncSiteMergeRequests(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	doc := e.must(201, f.alice, "POST", "/documents", map[string]any{"organisation_id": f.acme, "title": "Method statement"}).obj(t)["id"].(string)
+	// A person cannot name a branch site/...: only an exchange does (the
+	// branches are renamed so below, standing in for it).
+	for _, b := range []string{"site-7-main", "site-7-draft", "draft"} {
+		e.must(201, f.alice, "POST", "/documents/"+doc+"/branches", map[string]any{"name": b})
+	}
+	site := e.must(201, f.alice, "POST", "/documents/"+doc+"/merge-requests", map[string]any{"from_branch": "site-7-main", "to_branch": "main", "title": "Site office's edits"}).obj(t)
+	closed := e.must(201, f.alice, "POST", "/documents/"+doc+"/merge-requests", map[string]any{"from_branch": "site-7-draft", "to_branch": "main"}).obj(t)
+	e.must(200, f.alice, "POST", "/documents/"+doc+"/merge-requests/"+strconv.Itoa(int(closed["number"].(float64)))+"/close", nil)
+	e.must(201, f.alice, "POST", "/documents/"+doc+"/merge-requests", map[string]any{"from_branch": "draft", "to_branch": "main"})
+	evilDoc := e.must(201, f.mallory, "POST", "/documents", map[string]any{"organisation_id": f.evil, "title": "Evil plan"}).obj(t)["id"].(string)
+	e.must(201, f.mallory, "POST", "/documents/"+evilDoc+"/branches", map[string]any{"name": "site-9-main"})
+	e.must(201, f.mallory, "POST", "/documents/"+evilDoc+"/merge-requests", map[string]any{"from_branch": "site-9-main", "to_branch": "main"})
+	if _, err := e.store.Writer.Exec(`UPDATE document_branches SET name = replace(name, '-', '/') WHERE name LIKE 'site-%'`); err != nil {
+		t.Fatal(err)
+	}
+
+	e.run(t, []scenario{
+		{"the site's open one", f.alice, "GET", acme + "/sync/merge-requests", nil, 200, func(t *testing.T, r *testResponse) {
+			l := r.arr(t)
+			if len(l) != 1 || l[0]["id"] != site["id"] || l[0]["document_id"] != doc || l[0]["document_title"] != "Method statement" ||
+				l[0]["from_branch"] != "site/7/main" || l[0]["to_branch"] != "main" || r.Header.Get("X-Total-Count") != "1" {
+				t.Errorf("got %v", l)
+			}
+		}},
+		{"an empty page", f.alice, "GET", acme + "/sync/merge-requests?$skip=1", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 0 || r.Header.Get("X-Total-Count") != "1" {
+				t.Errorf("got %v", l)
+			}
+		}},
+		{"a malformed page size", f.alice, "GET", acme + "/sync/merge-requests?$top=-1", nil, 400, nil},
+		{"a member", f.bob, "GET", acme + "/sync/merge-requests", nil, 403, nil},
+		{"another organisation's owner", f.mallory, "GET", acme + "/sync/merge-requests", nil, 403, nil},
+		{"the other organisation's own", f.mallory, "GET", "/organisations/" + f.evil + "/sync/merge-requests", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 1 || l[0]["document_title"] != "Evil plan" {
+				t.Errorf("got %v", l)
+			}
+		}},
+		{"an absent organisation", f.alice, "GET", "/organisations/123456789/sync/merge-requests", nil, 404, nil},
+		{"no token", nil, "GET", acme + "/sync/merge-requests", nil, 401, nil},
+	})
+}

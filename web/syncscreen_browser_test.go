@@ -28,7 +28,7 @@ func TestBrowserSyncScreen(t *testing.T) {
 	for _, vp := range viewports {
 		t.Run(vp.name, func(t *testing.T) {
 			hold := &requestHold{}
-			hubBase, _ := startAppServer(t, nil, hold.wrap)
+			hubBase, hubStore := startAppServer(t, nil, hold.wrap)
 			orgName := "Sync " + vp.name
 			p := orgWithOwner(t, bctx, hubBase, "Hana", orgName, vp.width, vp.height, vp.mobile)
 			email, password := "hana-sync-"+vp.name+"@example.com", "Hana password"
@@ -116,13 +116,27 @@ func TestBrowserSyncScreen(t *testing.T) {
 				t.Fatalf("head office's conflicts: %v", conflicts)
 			}
 
-			p.step = "head office lists the laptop with its last exchange"
+			p.step = "a site's document edits left as a merge request (made as an exchange would)"
+			doc := hub.id("POST", "/documents", map[string]any{"organisation_id": orgID, "title": "Method statement"})
+			hub.must(201, "POST", "/documents/"+doc+"/branches", map[string]any{"name": "site-7-main"})
+			hub.must(201, "POST", "/documents/"+doc+"/merge-requests", map[string]any{"from_branch": "site-7-main", "to_branch": "main", "title": "Site office's edits"})
+			// A person cannot name a branch site/...: only an exchange does.
+			if _, err := hubStore.Writer.Exec(`UPDATE document_branches SET name = 'site/7/main' WHERE name = 'site-7-main'`); err != nil {
+				t.Fatal(err)
+			}
+
+			p.step = "head office lists the laptop with its last exchange, and the site's document edits"
 			p.open("/app/orgs/" + orgID + "/sync")
 			p.see("Site office")
 			p.see("received from it")
 			p.see("Nothing to settle")
+			p.see("Site office's edits")
 			p.axe("head office's Sync screen with a laptop")
 			p.shot("sync-hub-laptops-" + vp.name)
+			p.click("Open the merge request of Method statement")
+			p.waitFor(`location.pathname === '/app/documents/`+doc+`'`, "the document")
+			p.seeIn("h1", "Method statement")
+			p.see("Site office's edits") // in its open merge requests
 
 			l.step = "a laptop a day without an exchange: the banner"
 			if _, err := laptop.Writer.Exec(`UPDATE sync_hub SET last_exchange_at = ?`, db.FormatTime(time.Now().Add(-26*time.Hour))); err != nil {

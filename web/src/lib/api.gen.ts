@@ -2152,6 +2152,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organisations/{id}/sync/merge-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Open merge requests an exchange left from a site's branch (site/<node>/<branch>) - a site's document edits that did not merge cleanly with head office's - of the documents the caller may view (MANAGE_ORGANISATION), oldest first. */
+        get: operations["getOrganisationsIdSyncMergeRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organisations/{id}/sync/nodes": {
         parameters: {
             query?: never;
@@ -5354,6 +5371,17 @@ export interface components {
             vector?: {
                 [key: string]: number;
             };
+        };
+        SyncMergeRequest: {
+            created_at: components["schemas"]["Time"];
+            document_id: components["schemas"]["Id"];
+            document_title: string;
+            /** @description the site's branch, site/<node>/<branch> */
+            from_branch: string;
+            id: components["schemas"]["Id"];
+            number: number;
+            title: string;
+            to_branch: string;
         };
         SyncNode: {
             last_exchange_at: components["schemas"]["NullableTime"];
@@ -13309,6 +13337,39 @@ export interface operations {
             415: components["responses"]["415"];
             500: components["responses"]["500"];
             503: components["responses"]["503"];
+            507: components["responses"]["507"];
+        };
+    };
+    getOrganisationsIdSyncMergeRequests: {
+        parameters: {
+            query?: {
+                /** @description How many items to skip. */
+                $skip?: components["parameters"]["odata_skip"];
+                /** @description Page size. */
+                $top?: components["parameters"]["odata_top"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncMergeRequest"][];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            500: components["responses"]["500"];
             507: components["responses"]["507"];
         };
     };
