@@ -147,8 +147,10 @@ func runSync(ctx context.Context, store *db.Store, run *syncRun, logger *slog.Lo
 	words := ""
 	hubURL := ""
 	if err != nil {
-		_ = store.ReadTx(context.WithoutCancel(ctx), func(q *db.Queries) error {
-			h, herr := q.SyncHubScreen(ctx)
+		// The hub's address names where it failed, even for a cancelled exchange.
+		wctx := context.WithoutCancel(ctx)
+		_ = store.ReadTx(wctx, func(q *db.Queries) error {
+			h, herr := q.SyncHubScreen(wctx)
 			hubURL = h.Url
 			return herr
 		})
