@@ -133,6 +133,14 @@ func TestBrowserSyncScreen(t *testing.T) {
 			p.see("Site office's edits")
 			p.axe("head office's Sync screen with a laptop")
 			p.shot("sync-hub-laptops-" + vp.name)
+			p.click("Revoke Site office")
+			p.see("Site office can no longer exchange with head office.")
+			p.seeIn(".tag.warn", "revoked")
+
+			l.step = "the revoked laptop's Sync now: refused, in words"
+			l.click("Sync now")
+			l.see("no longer accepts this laptop")
+			l.axe("the laptop's Sync screen refused")
 			p.click("Open the merge request of Method statement")
 			p.waitFor(`location.pathname === '/app/documents/`+doc+`'`, "the document")
 			p.seeIn("h1", "Method statement")
