@@ -35,10 +35,16 @@ func TestBrowserSyncScreen(t *testing.T) {
 			orgID := strings.Split(strings.TrimPrefix(p.location(), p.base+"/app/orgs/"), "/")[0]
 			acme := "/organisations/" + orgID
 
-			p.step = "head office's Sync screen: no laptop yet, a pairing code"
+			p.step = "head office's Sync screen: no laptop yet, a pairing code for two organisations"
 			p.orgNav("Sync")
 			p.see("No laptop is paired yet.")
+			hub := awLogin(t, hubBase, email, password)
+			yard := "Yard " + vp.name
+			hub.must(201, "POST", "/organisations", map[string]any{"name": yard})
+			p.open("/app/orgs/" + orgID + "/sync")
+			p.click(yard)
 			p.click("Make a pairing code")
+			p.see("The pairing code for " + orgName + ", " + yard)
 			p.seeIn(".clone-command", "workspace sync clone --from "+hubBase+" --code ")
 			code := eval[string](p, `document.querySelector('.pairing-code').innerText.trim()`)
 			if !strings.Contains(eval[string](p, `document.querySelector('.clone-command').innerText`), code) {
@@ -57,6 +63,10 @@ func TestBrowserSyncScreen(t *testing.T) {
 				t.Fatal(err)
 			}
 			laptopBase, laptop := serveFile(t, ctx, path, nil, nil)
+			var orgs int
+			if err := laptop.Reader.QueryRow(`SELECT count(*) FROM organisations`).Scan(&orgs); err != nil || orgs != 2 {
+				t.Fatalf("the laptop holds %d organisations, want the two the code named: %v", orgs, err)
+			}
 
 			p.step = "both offices give the code B7 to a project while apart"
 			awLogin(t, hubBase, email, password).must(201, "POST", acme+"/projects", map[string]any{"name": "Depot", "code": "B7"})
@@ -109,7 +119,6 @@ func TestBrowserSyncScreen(t *testing.T) {
 			l.step = "a second exchange takes the settlement to head office"
 			l.click("Sync now")
 			l.see("The exchange finished:")
-			hub := awLogin(t, hubBase, email, password)
 			st, out := hub.call("GET", acme+"/sync-conflicts", nil)
 			conflicts, _ := out.([]any)
 			if st != 200 || len(conflicts) != 1 || conflicts[0].(map[string]any)["settled_at"] == nil {
