@@ -228,6 +228,17 @@ func (s *Server) syncStatus(rq *request) error {
 	if err != nil {
 		return err
 	}
+	// nodes=false leaves the paired nodes out: the laptop's banner asks on
+	// every organisation page, and counting what waits for each node is
+	// head office's cost for nothing.
+	withNodes := true
+	switch rq.r.URL.Query().Get("nodes") {
+	case "", "true":
+	case "false":
+		withNodes = false
+	default:
+		return fieldError("nodes", "must be true or false")
+	}
 	var rows []db.SyncNode
 	var hub *db.SyncHubGetRow
 	err = s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
@@ -240,6 +251,9 @@ func (s *Server) syncStatus(rq *request) error {
 			hub = &h
 		case !db.IsNotFound(err):
 			return err
+		}
+		if !withNodes {
+			return nil
 		}
 		rows, err = q.SyncNodeList(rq.ctx, orgID)
 		return err

@@ -163,11 +163,26 @@ func TestSyncScreen(t *testing.T) {
 		t.Fatalf("the last error %v, want %v", st["last_error"], o["error"])
 	}
 
+	f.e.run(t, []scenario{
+		{"head office's status without its nodes", f.alice, "GET", acme + "/sync/status?nodes=false", nil, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["hub"] != nil || len(o["nodes"].([]any)) != 0 {
+				t.Errorf("got %v", o)
+			}
+		}},
+		{"head office's status with its nodes", f.alice, "GET", acme + "/sync/status?nodes=true", nil, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); len(o["nodes"].([]any)) != 1 {
+				t.Errorf("got %v", o)
+			}
+		}},
+		{"nodes neither true nor false", f.alice, "GET", acme + "/sync/status?nodes=maybe", nil, 400, nil},
+		{"another organisation's owner without nodes", f.mallory, "GET", acme + "/sync/status?nodes=false", nil, 403, nil},
+	})
+
 	// A day without an exchange raises the banner's flag.
 	if _, err := l.store.Writer.Exec(`UPDATE sync_hub SET last_exchange_at = ?`, db.FormatTime(l.clock.Now().Add(-25*time.Hour))); err != nil {
 		t.Fatal(err)
 	}
-	if st := l.must(200, alice, "GET", acme+"/sync/status", nil).obj(t)["hub"].(map[string]any); st["not_synced_for_a_day"] != true {
+	if st := l.must(200, alice, "GET", acme+"/sync/status?nodes=false", nil).obj(t)["hub"].(map[string]any); st["not_synced_for_a_day"] != true {
 		t.Fatalf("a day later: %v", st)
 	}
 }

@@ -2251,7 +2251,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Sync status for the organisation (MANAGE_ORGANISATION) - this node's id; on a site node its hub, last exchange and what waits each way; on a hub the paired nodes. */
+        /** Sync status for the organisation (MANAGE_ORGANISATION) - this node's id; on a site node its hub, last exchange and what waits each way; on a hub the paired nodes (nodes=false leaves them out, nodes is then empty). */
         get: operations["getOrganisationsIdSyncStatus"];
         put?: never;
         post?: never;
@@ -13531,7 +13531,9 @@ export interface operations {
     };
     getOrganisationsIdSyncStatus: {
         parameters: {
-            query?: never;
+            query?: {
+                nodes?: string;
+            };
             header?: never;
             path: {
                 id: string;
