@@ -115,6 +115,7 @@ func TestDocumentContentChanges(t *testing.T) {
 		{"sheet name required", f.alice, "POST", rev + "/sheets", map[string]any{}, 400, wantField("name")},
 		{"sheet name too short", f.alice, "POST", rev + "/sheets", map[string]any{"name": "S"}, 400, wantField("name")},
 		{"sheet name over 20", f.alice, "POST", rev + "/sheets", map[string]any{"name": strings.Repeat("s", 21)}, 400, wantField("name")},
+		{"sheet order negative", f.alice, "POST", rev + "/sheets", map[string]any{"name": "Later", "order": -1}, 400, wantField("order")},
 		{"sheet name taken", f.alice, "POST", rev + "/sheets", map[string]any{"name": "Sheet 1"}, 400, wantField("name")},
 		{"last sheet", f.alice, "DELETE", rev + "/sheets/" + sheet1, nil, 400, nil},
 		{"absent sheet", f.alice, "PATCH", rev + "/sheets/123", map[string]any{"name": "Renamed"}, 404, nil},
@@ -232,6 +233,13 @@ func TestDocumentContentChanges(t *testing.T) {
 	if s := e.must(200, f.alice, "GET", c.rev(h)+"/sheets", nil).arr(t); s[0]["name"] != "Appendix" {
 		t.Fatalf("sheets %v", s)
 	}
+	// a new sheet's order places it, as a PATCH would (without one it goes last)
+	h = c.change(t, "POST", c.rev(h)+"/sheets", map[string]any{"name": "Front", "order": 0})
+	s := e.must(200, f.alice, "GET", c.rev(h)+"/sheets", nil).arr(t)
+	if len(s) != 3 || s[0]["name"] != "Front" || s[1]["name"] != "Appendix" {
+		t.Fatalf("sheets after adding one at 0: %v", s)
+	}
+	h = c.change(t, "DELETE", c.rev(h)+"/sheets/"+s[0]["sheet_id"].(string), nil)
 	h = c.change(t, "DELETE", c.rev(h)+"/columns/"+enumCol, nil)
 	h = c.change(t, "DELETE", c.rev(h)+"/sheets/"+annex, nil)
 	if got := c.clauseIDs(t, h); len(got) != 2 {
@@ -249,11 +257,11 @@ func TestDocumentContentChanges(t *testing.T) {
 		t.Fatal("tree without ?tree=true")
 	}
 	hist := e.must(200, f.bob, "GET", c.doc+"/revisions?$top=3", nil)
-	if a := hist.arr(t); len(a) != 3 || a[0]["hash"] != h || a[0]["title"] != "Main spec" || hist.Header.Get("X-Total-Count") != "21" {
+	if a := hist.arr(t); len(a) != 3 || a[0]["hash"] != h || a[0]["title"] != "Main spec" || hist.Header.Get("X-Total-Count") != "23" {
 		t.Fatalf("history %s (total %s)", hist.Body, hist.Header.Get("X-Total-Count"))
 	}
 	all := e.must(200, f.bob, "GET", c.doc+"/revisions?$top=100", nil).arr(t)
-	if len(all) != 21 || all[20]["hash"] != h0 || len(all[20]["parents"].([]any)) != 0 || all[0]["parents"].([]any)[0] != all[1]["id"] {
+	if len(all) != 23 || all[22]["hash"] != h0 || len(all[22]["parents"].([]any)) != 0 || all[0]["parents"].([]any)[0] != all[1]["id"] {
 		t.Fatalf("full history %d: first %v", len(all), all[len(all)-1])
 	}
 	diff := e.must(200, f.bob, "GET", c.rev(h0)+"/diff/"+h, nil).obj(t)

@@ -507,6 +507,9 @@ func (s *Server) sheetCreate(rq *request) error {
 	}
 	p := problems{}
 	checkSheetName(p, b.Name, true)
+	if b.Order != nil && *b.Order < 0 {
+		p.add("order", "must be a position from 0")
+	}
 	if err := p.err(); err != nil {
 		return err
 	}
@@ -514,7 +517,15 @@ func (s *Server) sheetCreate(rq *request) error {
 		if len(doc.R.Sheets) >= maxSheets {
 			return badRequest("A document has at most %d sheets.", maxSheets)
 		}
-		return doc.AddSheet(s.store.IDs.Next(), *b.Name)
+		id := s.store.IDs.Next()
+		if err := doc.AddSheet(id, *b.Name); err != nil {
+			return err
+		}
+		if b.Order == nil {
+			return nil
+		}
+		// The new sheet goes last; an order places it, as a PATCH would.
+		return doc.PatchSheet(id, nil, b.Order)
 	})
 }
 

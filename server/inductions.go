@@ -27,6 +27,7 @@ const (
 	maxQuestionText      = 2000
 	maxEnumValues        = 100
 	maxValidFor          = 100 * 365 * 24 * 3600 // a century, in seconds
+	maxNonce             = 100                   // a client's name for a new enum value (docs/inductions.md)
 )
 
 // updatableQuestionTypes are the types a question may be given through the
@@ -287,6 +288,10 @@ func (s *Server) buildQuestions(entries []questionEntry, current []inductionQues
 		if e.Answer != nil {
 			answer = *e.Answer
 		}
+		// A string question's default answer is free text: bounded like the question.
+		if len([]rune(answer)) > maxQuestionText {
+			return nil, fieldError(field+".answer", fmt.Sprintf("must be at most %d characters", maxQuestionText))
+		}
 		switch q.Type {
 		case "boolean":
 			if answer != "" && answer != "true" && answer != "false" {
@@ -318,6 +323,9 @@ func (s *Server) buildQuestions(entries []questionEntry, current []inductionQues
 					if old.Value == v.Value {
 						ev = old // unchanged text keeps its id
 					}
+				}
+				if len([]rune(v.Nonce)) > maxNonce {
+					return nil, fieldError(vf+".nonce", fmt.Sprintf("must be at most %d characters", maxNonce))
 				}
 				if v.Nonce != "" {
 					nonces[v.Nonce] = ev.ID

@@ -56,6 +56,9 @@ func TestInductions(t *testing.T) {
 		{"unknown question id", f.alice, "PATCH", path, map[string]any{"questions": []any{map[string]any{"id": "123456789", "question": "Q", "type": "string"}}}, 400, wantField("questions[0].id")},
 		{"enum answer by an unknown nonce", f.alice, "PATCH", path, map[string]any{"questions": []any{map[string]any{"question": "Role?", "type": "enum",
 			"values": []any{map[string]any{"value": "Visitor", "nonce": "v"}}, "answer": "w"}}}, 400, wantField("questions[0].answer")},
+		{"string answer over 2000", f.alice, "PATCH", path, map[string]any{"questions": []any{map[string]any{"question": "Name?", "type": "string", "answer": strings.Repeat("a", 2001)}}}, 400, wantField("questions[0].answer")},
+		{"nonce over 100", f.alice, "PATCH", path, map[string]any{"questions": []any{map[string]any{"question": "Role?", "type": "enum",
+			"values": []any{map[string]any{"value": "Visitor", "nonce": strings.Repeat("v", 101)}}}}}, 400, wantField("questions[0].values[0].nonce")},
 		{"boolean answer not a boolean", f.alice, "PATCH", path, map[string]any{"questions": []any{map[string]any{"question": "Fit?", "type": "boolean", "answer": "maybe"}}}, 400, wantField("questions[0].answer")},
 		{"read-only revision_hash", f.alice, "PATCH", path, map[string]any{"revision_hash": strings.Repeat("0", 64)}, 400, wantField("revision_hash")},
 	})

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"workspace/db"
 )
@@ -28,6 +29,9 @@ const (
 	maxWebhookURL = 2000
 	minSecret     = 8
 	maxSecret     = 256
+	// maxConfiguration bounds the whole string: its two settings fit in far
+	// less, and without it spaces around them would be unbounded.
+	maxConfiguration = 4096
 )
 
 type integrationJSON struct {
@@ -82,6 +86,9 @@ func toIntegration(i db.Integration) integrationJSON {
 // a masked value sent back (as GET shows it) keeps the current one.
 func parseConfiguration(raw string, current db.Integration) (integrationConfig, error) {
 	cfg := integrationConfig{URL: current.Url, Secret: current.Secret}
+	if utf8.RuneCountInString(raw) > maxConfiguration {
+		return cfg, fieldError("configuration", fmt.Sprintf("must be at most %d characters", maxConfiguration))
+	}
 	if strings.TrimSpace(raw) == "" {
 		return cfg, nil
 	}

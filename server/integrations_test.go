@@ -69,6 +69,7 @@ func TestIntegrations(t *testing.T) {
 		{"absent organisation", f.alice, "POST", "/organisations/123456789/integrations", good, 400, nil},
 		{"unknown provider", f.alice, "POST", acme + "/integrations", with("provider", "myspace"), 400, wantField("provider")},
 		{"unknown item type", f.alice, "POST", acme + "/integrations", with("item_type", "cake"), 400, wantField("item_type")},
+		{"configuration over 4096", f.alice, "POST", acme + "/integrations", with("configuration", `{"url": "https://x.test/a"`+strings.Repeat(" ", 4096)+`}`), 400, wantField("configuration")},
 		{"configuration not JSON", f.alice, "POST", acme + "/integrations", with("configuration", "url=x"), 400, wantField("configuration")},
 		{"url not http", f.alice, "POST", acme + "/integrations", with("configuration", `{"url": "ftp://x.test/a"}`), 400, wantField("configuration")},
 		{"url with credentials", f.alice, "POST", acme + "/integrations", with("configuration", `{"url": "https://u:p@x.test/a"}`), 400, wantField("configuration")},

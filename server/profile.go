@@ -204,8 +204,15 @@ var (
 	phoneRE    = regexp.MustCompile(`^\+?[0-9]{5,15}$`)
 )
 
+// maxPhoneText bounds a phone number as typed, separators included (15
+// digits and a + leave room for generous spacing; docs/users.md).
+const maxPhoneText = 32
+
 // normalisePhone strips the separators people type; "" clears the number.
 func normalisePhone(s string) (string, bool) {
+	if len(s) > maxPhoneText {
+		return s, false
+	}
 	s = strings.Map(func(r rune) rune {
 		switch r {
 		case ' ', '-', '.', '(', ')':

@@ -51,6 +51,7 @@ func TestUserPatchJSON(t *testing.T) {
 		{name: "initials too long", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"initials": "ABCDEFG"}, want: 400, check: wantField("initials")},
 		{name: "name too long", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"first_name": strings.Repeat("x", 101)}, want: 400, check: wantField("first_name")},
 		{name: "bad language", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"language": "english!"}, want: 400, check: wantField("language")},
+		{name: "phone over 32 characters as typed", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"phone_number": "+44" + strings.Repeat(" ", 30) + "1234567890"}, want: 400, check: wantField("phone_number")},
 		{name: "bad phone", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"phone_number": "call me"}, want: 400, check: wantField("phone_number")},
 		{name: "bad allow value", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"allow_connections_from": 3}, want: 400, check: wantField("allow_connections_from")},
 		{name: "bad allow shares value", as: alice, method: "PATCH", path: "/users/@me", body: map[string]any{"allow_shares_from": 254}, want: 400, check: wantField("allow_shares_from")},

@@ -724,7 +724,8 @@ func (s *Server) toolboxSign(rq *request) error {
 	if b.UserQRCode != nil {
 		u, c, ok := strings.Cut(strings.TrimSpace(*b.UserQRCode), ":")
 		id, idOK := db.ParseID(u)
-		if !ok || !idOK || len(c) != 6 {
+		// 64: a QR code's text is an id and six characters; the spaces around it must be bounded too.
+		if !ok || !idOK || len(c) != 6 || len(*b.UserQRCode) > 64 {
 			p.add("user_qr_code", "must be a user QR code (<user id>:<code>)")
 		}
 		qrUser, qrCode = int64(id), c

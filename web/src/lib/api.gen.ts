@@ -3845,6 +3845,7 @@ export interface components {
         /** @description AssetLogWrite with the fields a create cannot go without. */
         AssetLogCreate: WithRequired<components["schemas"]["AssetLogWrite"], "log">;
         AssetLogWrite: {
+            /** @description seconds */
             duration?: number | null;
             embed?: string | null;
             latitude?: number | null;
@@ -3902,6 +3903,7 @@ export interface components {
         };
         AssetTypeWrite: {
             description?: string | null;
+            /** @description 0 single, 1 temporary, 2 permanent */
             ephemerality?: number | null;
             fleet_id?: components["schemas"]["NullableIdIn"];
             name?: string | null;
@@ -3937,6 +3939,7 @@ export interface components {
             name?: string | null;
         };
         AssignWrite: {
+            /** @description a unix timestamp in seconds, up to 9999-12-31 */
             due_at?: number | null;
         };
         AuditEntry: {
@@ -3968,15 +3971,19 @@ export interface components {
             /** @enum {string} */
             action: "signin" | "register";
             client_id: string;
+            /** @description the base64url SHA-256 of the verifier: 43 characters (PKCE, S256) */
             code_challenge?: string;
             /** @enum {string} */
             code_challenge_method?: "S256";
             /** @description The form's hidden token, bound to this browser's sign-in cookie and to the authorization request (docs/auth.md); without it, or from another site, 403. */
             csrf: string;
             email?: string;
+            /** @description registration */
             first_name?: string;
+            /** @description registration */
             last_name?: string;
             nonce?: string;
+            /** @description at most 72 bytes */
             password?: string;
             redirect_uri: string;
             /** @enum {string} */
@@ -4032,6 +4039,7 @@ export interface components {
         BranchWrite: {
             name?: string | null;
             protected?: boolean | null;
+            /** @description a revision hash of the document: moves the branch there */
             revision?: string | null;
             strict?: boolean | null;
         };
@@ -4059,6 +4067,7 @@ export interface components {
             before?: components["schemas"]["NullableIdIn"];
             below?: components["schemas"]["NullableIdIn"];
             sheet_id?: components["schemas"]["NullableIdIn"];
+            /** @description at most 16 MiB in bytes, base64 images included */
             text?: string | null;
         };
         Column: {
@@ -4080,7 +4089,8 @@ export interface components {
             field_id?: components["schemas"]["NullableIdIn"];
             formula?: string | null;
             name?: string | null;
-            type?: string | null;
+            /** @enum {string|null} */
+            type?: "text" | "number" | "boolean" | "date" | "enum" | "formula" | null;
         };
         ConductWrite: {
             latitude: number;
@@ -4199,6 +4209,7 @@ export interface components {
             default_value?: unknown;
             description?: string | null;
             enabled?: boolean | null;
+            /** @description null for unlimited */
             max_length?: number | null;
             multi_line?: boolean | null;
             name?: string | null;
@@ -4290,6 +4301,7 @@ export interface components {
         DocumentTypeWrite: {
             description?: string | null;
             name?: string | null;
+            /** @description contains {number}, or empty for the plain number */
             number_format?: string | null;
             revision_format?: number | null;
         };
@@ -4374,6 +4386,7 @@ export interface components {
         FieldUpdateWrite: {
             clause_id: components["schemas"]["IdIn"];
             column_id: components["schemas"]["IdIn"];
+            /** @description at most 64 KiB in bytes */
             value: string;
         };
         FieldValue: {
@@ -4385,6 +4398,7 @@ export interface components {
         };
         FieldValueWrite: {
             id?: components["schemas"]["NullableIdIn"];
+            /** @description 1-200 characters after trimming */
             value?: string;
         };
         FileUpload: {
@@ -4556,10 +4570,10 @@ export interface components {
             attachment?: string;
             description?: string;
             name?: string;
-            /** @description a JSON array of question entries, as in InductionWrite */
+            /** @description a JSON array of question entries, as in InductionWrite (a form field holds at most 513 KiB) */
             questions?: string;
             revision?: string;
-            /** @description whole seconds */
+            /** @description whole seconds, up to a century */
             valid_for?: string;
         };
         InductionQuestion: {
@@ -4616,6 +4630,7 @@ export interface components {
             name?: string | null;
             questions?: components["schemas"]["QuestionEntryWrite"][] | null;
             revision?: string | null;
+            /** @description seconds, up to a century */
             valid_for?: number | null;
         };
         Integration: {
@@ -4663,6 +4678,7 @@ export interface components {
         InvitePatchWrite: {
             approval?: boolean | null;
             auto_add?: boolean | null;
+            /** @description a domain name such as example.com */
             domain?: string | null;
             /**
              * Format: date-time
@@ -4673,6 +4689,7 @@ export interface components {
         InviteWrite: {
             approval?: boolean | null;
             auto_add?: boolean | null;
+            /** @description a domain name such as example.com */
             domain?: string | null;
             /** @description an e-mail address, or empty for a domain invite */
             email?: string;
@@ -4719,7 +4736,9 @@ export interface components {
             latitude?: number | null;
             longitude?: number | null;
             name?: string | null;
+            /** @description geofence metres */
             radius?: number | null;
+            /** @description an IANA time zone such as Europe/London */
             timezone_code?: string | null;
         };
         Member: {
@@ -5098,11 +5117,13 @@ export interface components {
             token: string;
         };
         QuestionEntryWrite: {
+            /** @description the default answer: free text, true or false, or an enum value by id or nonce */
             answer?: string | null;
             explanation?: string | null;
             id?: components["schemas"]["NullableIdIn"];
             question?: string | null;
-            type?: string | null;
+            /** @enum {string|null} */
+            type?: "string" | "boolean" | "enum" | null;
             values?: components["schemas"]["ValueEntryWrite"][] | null;
         };
         RecordWrite: {
@@ -5132,8 +5153,11 @@ export interface components {
             token: string;
         };
         ResolutionWrite: {
+            /** @description the id of a conflict */
             id?: string | null;
-            take?: string | null;
+            /** @enum {string|null} */
+            take?: "ours" | "theirs" | "base" | "value" | null;
+            /** @description only with take value: a text conflict's text (at most 16 MiB in bytes) or a cell's value (at most 64 KiB in bytes) */
             value?: string | null;
         };
         Revision: {
@@ -5296,6 +5320,7 @@ export interface components {
         SheetWrite: {
             /** @description unique among the revision's sheets */
             name?: string | null;
+            /** @description a position from 0 */
             order?: number | null;
         };
         /** @description A signer's details. Toolbox sign needs the toolbox's sign token (jwt) or a schedule_id the caller is invited to; witness sign needs the jwt (WitnessSignWrite). */
@@ -5305,6 +5330,7 @@ export interface components {
             /** @description the toolbox's sign token (not blank) */
             jwt?: string | null;
             last_name?: string | null;
+            /** @description + and 5-15 digits; spaces, -, . and brackets are ignored; empty removes it */
             phone_number?: string | null;
             position?: string | null;
             schedule_id?: components["schemas"]["NullableIdIn"];
@@ -5478,7 +5504,7 @@ export interface components {
             code?: string | null;
             description?: string | null;
             name?: string | null;
-            parent_id?: string | null;
+            parent_id?: components["schemas"]["NullableIdIn"];
             /** @description the prefix of a root system (no parent) */
             root_prefix?: string | null;
             unused?: boolean | null;
@@ -5564,11 +5590,11 @@ export interface components {
             client_secret?: string;
             /** @description authorization_code grant */
             code?: string;
-            /** @description authorization_code grant (PKCE) */
+            /** @description authorization_code grant (PKCE): 43-128 unreserved characters */
             code_verifier?: string;
             /** @enum {string} */
             grant_type: "password" | "authorization_code" | "refresh_token";
-            /** @description password grant */
+            /** @description password grant; at most 72 bytes */
             password?: string;
             /** @description authorization_code grant */
             redirect_uri?: string;
@@ -5632,6 +5658,7 @@ export interface components {
         /** @description ToolboxSectionWrite with the fields a create cannot go without. */
         ToolboxSectionCreate: WithRequired<components["schemas"]["ToolboxSectionWrite"], "title">;
         ToolboxSectionWrite: {
+            /** @description from 1 to the number of sections */
             order?: number | null;
             title?: string | null;
         };
@@ -5642,6 +5669,7 @@ export interface components {
             email?: ((string | null) | null) | string | null;
             first_name?: string | null;
             last_name?: string | null;
+            /** @description + and 5-15 digits; spaces, -, . and brackets are ignored; empty removes it */
             phone_number?: string | null;
             position?: string | null;
             /**
@@ -5649,10 +5677,11 @@ export interface components {
              * @description only with user_qr_code; within the last 24 hours
              */
             scanned_at?: string | null;
-            schedule_id?: string | null;
-            /** @description SVG */
+            schedule_id?: components["schemas"]["NullableIdIn"];
+            /** @description an SVG of at most 512 KiB in bytes */
             signature?: string | null;
-            user_id?: string | null;
+            user_id?: components["schemas"]["NullableIdIn"];
+            /** @description <user id>:<code> */
             user_qr_code?: string | null;
         } | {
             /** @constant */
@@ -5686,9 +5715,10 @@ export interface components {
         ToolboxTopicWrite: {
             body?: string | null;
             comments?: string | null;
+            /** @description from 1 to the number of topics */
             order?: number | null;
             review_response?: boolean | null;
-            section_id?: string | null;
+            section_id?: components["schemas"]["NullableIdIn"];
         };
         ToolboxUser: {
             company: string;
@@ -5734,11 +5764,11 @@ export interface components {
         };
         ToolboxWrite: {
             is_template?: boolean | null;
-            location_id?: string | null;
-            schedule_id?: string | null;
-            template_id?: string | null;
+            location_id?: components["schemas"]["NullableIdIn"];
+            schedule_id?: components["schemas"]["NullableIdIn"];
+            template_id?: components["schemas"]["NullableIdIn"];
             title?: string | null;
-            workgroup_id?: string | null;
+            workgroup_id?: components["schemas"]["NullableIdIn"];
         };
         User: {
             allow_connections_from?: number;
@@ -5822,22 +5852,31 @@ export interface components {
         };
         /** @description The multipart form of a profile change; text parts as in UserPatchWrite, and the avatar image. */
         UserPatchForm: {
-            /** @description an integer */
-            allow_connections_from?: string;
-            /** @description an integer */
-            allow_shares_from?: string;
+            /** @enum {string} */
+            allow_connections_from?: "0" | "1" | "2" | "255";
+            /** @enum {string} */
+            allow_shares_from?: "0" | "1" | "2" | "255";
             /**
              * Format: binary
              * @description a JPEG or PNG image, at most 10 MiB
              */
             avatar?: string;
             company?: string;
-            /** @description true or false */
-            enable_email_newsletter?: string;
-            /** @description true or false */
-            enable_email_notifications?: string;
-            /** @description true or false */
-            enable_sms_notifications?: string;
+            /**
+             * @description true or false
+             * @enum {string}
+             */
+            enable_email_newsletter?: "true" | "false" | "1" | "0" | "t" | "f" | "T" | "F" | "TRUE" | "FALSE" | "True" | "False";
+            /**
+             * @description true or false
+             * @enum {string}
+             */
+            enable_email_notifications?: "true" | "false" | "1" | "0" | "t" | "f" | "T" | "F" | "TRUE" | "FALSE" | "True" | "False";
+            /**
+             * @description true or false
+             * @enum {string}
+             */
+            enable_sms_notifications?: "true" | "false" | "1" | "0" | "t" | "f" | "T" | "F" | "TRUE" | "FALSE" | "True" | "False";
             first_name?: string;
             initials?: string;
             language?: string;
@@ -5888,6 +5927,7 @@ export interface components {
             last_name?: string | null;
             /** @description read-only: refused (400) unless equal to the current value */
             organisations?: unknown;
+            /** @description + and 5-15 digits; spaces, -, . and brackets are ignored; empty removes it */
             phone_number?: string | null;
             /** @description read-only: refused (400) unless equal to the current value */
             phone_number_confirmed?: unknown;
@@ -5895,6 +5935,7 @@ export interface components {
             position?: string | null;
             /** @description read-only: refused (400) unless equal to the current value */
             roles?: unknown;
+            /** @description an SVG of at most 512 KiB in bytes; empty removes it */
             signature?: string | null;
             sms_notifications?: boolean | null;
             /** @description an IANA time zone such as Europe/London */
@@ -5946,6 +5987,7 @@ export interface components {
         };
         ValueEntryWrite: {
             id?: components["schemas"]["NullableIdIn"];
+            /** @description the client's name for a new value, which answer may use */
             nonce?: string;
             value?: string;
         };
