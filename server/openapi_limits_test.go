@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -197,5 +198,175 @@ func TestOpenAPIRequestLimits(t *testing.T) {
 		if !used[k] {
 			t.Errorf("unboundedReasons[%q]: no such unbounded field (remove the reason)", k)
 		}
+	}
+}
+
+// specLimits is interface.md's "Limits" table (and the lengths its object
+// lists state), line by line, with the request schema fields that carry
+// each limit: min and max characters (0: the spec states none).
+// TestOpenAPISpecLimits holds the description to it; docs/operations.md
+// says where the rows the description cannot state are kept.
+var specLimits = []struct {
+	subject  string
+	min, max int
+	fields   []string
+}{
+	{"project code, package code, location code, sub location code, discipline code, system code, organisation code: max 12", 0, 12, []string{
+		"ProjectWrite.code", "PackageWrite.code", "LocationWrite.code", "SubLocationWrite.code", "DisciplineWrite.code",
+		"SystemWrite.code", "OrganisationWrite.code", "OrgCreateWrite.code"}},
+	{"project name, package name, location name, sub location name, discipline name, induction name: max 200", 0, 200, []string{
+		"ProjectWrite.name", "PackageWrite.name", "LocationWrite.name", "SubLocationWrite.name", "DisciplineWrite.name",
+		"InductionWrite.name", "InductionForm.name"}},
+	{"readme: max 64000", 0, 64000, []string{"ProjectWrite.readme"}},
+	{"organisation name: 2-100", 2, 100, []string{"OrganisationWrite.name", "OrgCreateWrite.name"}},
+	{"workgroup name: max 50", 0, 50, []string{"WorkgroupWrite.name"}},
+	{"system name: max 60", 0, 60, []string{"SystemWrite.name"}},
+	{"document title: 2-200", 2, 200, []string{"DocumentWrite.title"}},
+	{"document branch name (creation): 2-50", 2, 50, []string{"BranchCreate.name"}},
+	{"document branch name (branch object): 2-256", 2, 256, []string{"BranchWrite.name"}},
+	{"sheet name, column name, document type name, team name, role alias, asset and asset-group and asset type, status, zone and field names: 2-20", 2, 20, []string{
+		"SheetWrite.name", "ColumnWrite.name", "DocumentTypeWrite.name", "TeamWrite.name", "RoleWrite.alias", "RoleCreateWrite.alias",
+		"AssetWrite.name", "AssetTypeWrite.name", "AssetStatusWrite.name", "AssetZoneWrite.name", "AssetFieldWrite.name"}},
+	{"induction revision label: max 20", 0, 20, []string{"InductionWrite.revision", "InductionForm.revision"}},
+	{"user initials: max 6", 0, 6, []string{"UserPatchWrite.initials", "UserPatchForm.initials"}},
+	{"clause text: max 16 MiB including base64 images (bytes: stated as characters, a bound a text in bytes cannot pass)", 0, 16 << 20, []string{"ClauseWrite.text"}},
+	{"role alias (role object): up to 20", 2, 20, []string{"RoleWrite.alias"}},
+	{"organisation default branch name: as a branch's creation, 2-50", 2, 50, []string{"OrganisationWrite.default_branch_name"}},
+}
+
+// specRanges are the Limits table's numeric rows a schema can state.
+var specRanges = []struct {
+	subject string
+	field   string
+	min     float64
+}{
+	{"reorder position of an asset in a group: 0 to asset count minus 1 (the upper end depends on the group: in the description)", "AssetGroupOrderWrite.order", 0},
+	{"role order (PATCH /organisations/{id}/roles): from 0", "RoleReorderWrite.order", 0},
+}
+
+// specNotInSchemas are the Limits table's rows no request schema carries,
+// with where they are kept instead.
+var specNotInSchemas = map[string]string{
+	"avatar: JPEG or PNG, at least 640 x 480 pixels; response cached 15 minutes": "an image's pixels: checked by the handler, said in UserPatchForm.avatar's description",
+	"TOTP QR token: valid 24 hours":                                              "a time, not a field (docs/auth.md)",
+	"JWT signing tokens (toolbox, witness): valid 30 minutes":                    "a time, not a field (docs/toolboxes.md)",
+	"toolbox unarchive window: 24 hours after archiving":                         "a time, not a field (docs/toolboxes.md)",
+	"toolbox QR scan timestamp: within the last 24 hours":                        "relative to now: said in ToolboxSign.scanned_at's description",
+	"toolbox list pagination: start default 0, limit default 50":                 "query parameters, not a body",
+	"asset list and asset group list: 50 by default":                             "query parameters, not a body",
+	"prefix last_number: may only increase":                                      "relative to the stored value: said in PrefixWrite.last_number's description",
+	"toolbox sign, quotas: 429":                                                  "an answer status, not a field",
+}
+
+// TestOpenAPISpecLimits compares interface.md's limits with the request
+// schemas, field by field: each field listed for a row must state the
+// row's lengths (minLength where the spec gives a minimum, maxLength
+// always), and each range row its minimum.
+func TestOpenAPISpecLimits(t *testing.T) {
+	t.Parallel()
+	d, err := apiDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(d.json, &doc); err != nil {
+		t.Fatal(err)
+	}
+	prop := func(field string) map[string]any {
+		name, key, _ := strings.Cut(field, ".")
+		s := doc.Components.Schemas[name]
+		if s == nil {
+			return nil
+		}
+		list := []map[string]any{s}
+		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
+			bs, _ := s[k].([]any)
+			for _, b := range bs {
+				if bm, ok := b.(map[string]any); ok {
+					list = append(list, bm)
+				}
+			}
+		}
+		for _, m := range list {
+			props, _ := m["properties"].(map[string]any)
+			if p, ok := props[key].(map[string]any); ok {
+				return p
+			}
+		}
+		return nil
+	}
+	num := func(v any) float64 {
+		f, _ := v.(float64)
+		return f
+	}
+	for _, row := range specLimits {
+		for _, f := range row.fields {
+			p := prop(f)
+			if p == nil {
+				t.Errorf("%s: %s is not a property of the description", row.subject, f)
+				continue
+			}
+			if got := num(p["maxLength"]); int(got) != row.max {
+				t.Errorf("%s: %s has maxLength %v, the spec says %d", row.subject, f, p["maxLength"], row.max)
+			}
+			if row.min > 0 && int(num(p["minLength"])) != row.min {
+				t.Errorf("%s: %s has minLength %v, the spec says %d", row.subject, f, p["minLength"], row.min)
+			}
+		}
+	}
+	for _, row := range specRanges {
+		p := prop(row.field)
+		if p == nil || p["minimum"] == nil || num(p["minimum"]) != row.min {
+			t.Errorf("%s: %s states minimum %v, the spec says %v", row.subject, row.field, p["minimum"], row.min)
+		}
+	}
+	// Every row of the spec's table is accounted for, when the spec is at
+	// hand (the shared directory beside the checkout; CI has no copy).
+	var spec []byte
+	for _, path := range []string{"../../shared/spec/interface.md", "../../../shared/spec/interface.md"} {
+		if spec, err = os.ReadFile(path); err == nil {
+			break
+		}
+	}
+	if spec == nil {
+		t.Log("interface.md not found beside the checkout: the table rows are not re-read")
+		return
+	}
+	_, table, _ := strings.Cut(string(spec), "\n## Limits\n")
+	table, _, _ = strings.Cut(table, "\n## ")
+	rows := 0
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || strings.TrimSpace(cells[1]) == "Subject" || strings.HasPrefix(strings.TrimSpace(cells[1]), "---") {
+			continue
+		}
+		rows++
+		subject := strings.TrimSpace(cells[1]) + ":"
+		found := 0
+		for _, r := range specLimits {
+			if strings.HasPrefix(r.subject, subject) {
+				found++
+			}
+		}
+		for _, r := range specRanges {
+			if strings.HasPrefix(r.subject, subject) {
+				found++
+			}
+		}
+		for k := range specNotInSchemas {
+			if strings.HasPrefix(k, subject) {
+				found++
+			}
+		}
+		if found != 1 {
+			t.Errorf("interface.md's limit %q: %d rows of specLimits, specRanges and specNotInSchemas name it, want 1", line, found)
+		}
+	}
+	if rows < 20 {
+		t.Errorf("read %d rows of interface.md's Limits table: the table moved?", rows)
 	}
 }

@@ -5239,8 +5239,10 @@ export interface components {
             };
         };
         RoleCreateWrite: {
+            /** @description counted after trimming; not @everyone */
             alias?: string | null;
             description?: string;
+            /** @description the role object's name for alias, accepted too */
             name?: string | null;
         };
         RoleReorderWrite: {
@@ -5249,8 +5251,10 @@ export interface components {
             order: number;
         };
         RoleWrite: {
+            /** @description counted after trimming; not @everyone */
             alias?: string | null;
             description?: string | null;
+            /** @description the role object's name for alias, accepted too */
             name?: string | null;
             permissions?: Record<string, unknown> | null;
         };
