@@ -29,11 +29,17 @@ type access struct {
 	// check replaces Require(perm) for the few routes decided otherwise
 	// (Staff, the member leaving).
 	check func(rq *request, q *db.Queries, a Access) error
-	// byHand: not on the table yet, the handler checks alone
-	// (routeaccess_test.go lists these routes, a list that only shrinks).
-	byHand bool
 	// wholeRule: rule is the whole requirement (whole), shown alone.
 	wholeRule bool
+	// body: the scope or the alternative is named by the request's body
+	// (POST /documents names its organisation there): checkAccess reads
+	// the body before its transaction and the loader or check reads the
+	// fields it needs (rq.bodyFields); the handler decodes the same bytes.
+	body bool
+	// scopeInBody: the body names the scope itself (or the caller's
+	// proof): a body that cannot be read names none, and the handler
+	// answers it (400) as a request that names nothing.
+	scopeInBody bool
 }
 
 // loader resolves the caller's Access in the scope a route's path names.
@@ -41,8 +47,6 @@ type loader func(rq *request, q *db.Queries) (Access, error)
 
 var (
 	public = access{}
-	// authenticated is a route whose handler still checks by hand.
-	authenticated = access{auth: true, byHand: true}
 	// self is a route on the caller's own account and rows: its handler
 	// reads them by the caller's id, so another's are not found.
 	self = access{auth: true, scope: "user"}
@@ -106,6 +110,9 @@ func (s *Server) checkAccess(rq *request, acc access) error {
 			return acc.check(rq, nil, Access{})
 		}
 		return nil
+	}
+	if acc.body {
+		rq.peekBody()
 	}
 	var refused error
 	// The loader's authorize calls keep what they resolve for the
@@ -223,8 +230,6 @@ func (a access) needs() string {
 		return a.rule
 	case !a.auth:
 		return "anyone"
-	case a.byHand:
-		return "checked by the handler"
 	case a.scope == "user" && a.rule != "":
 		return a.rule
 	case a.scope == "user":

@@ -11,41 +11,22 @@ import (
 	"testing"
 )
 
-// checkedByHand are the authenticated routes whose handlers still check
-// access alone, not on the route (issue 34), each with why no scope loader
-// can state its rule. The list only shrinks: a route moved onto the table
-// leaves it, and a new route starts on the table.
-var checkedByHand = map[string]string{
-	"GET /users/@me/toolboxes/:id":       "a code decides, not a standing: an invitation, the toolbox's code scanned in the room (a stranger may sign) or the caller's own",
-	"POST /users/@me/toolboxes/:id/sign": "the proof is in the body: the signing token of the toolbox's code, or a schedule the signer is checked in to",
-	"POST /documents":                    "the organisation and project the document goes in are named by the body, not the path",
-}
-
 // TestRouteAccessDeclared: every authenticated route names its scope and
-// permission, or is one of checkedByHand, which names only such routes.
+// what it needs there (issue 34: none is checked by its handler alone;
+// a scope the body names is read by the route's check, routebody.go).
 func TestRouteAccessDeclared(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	seen := map[string]bool{}
 	for _, r := range e.srv.routes() {
 		key := r.method + " " + r.path
-		seen[key] = true
 		switch {
 		case !r.access.auth:
-		case r.access.byHand && checkedByHand[key] == "":
+		case r.access.scope == "":
 			t.Errorf("%s: the route names no access (routes.go): give it its scope and permission", key)
-		case r.access.byHand:
-		case !r.access.byHand && checkedByHand[key] != "":
-			t.Errorf("%s: now on the table; take it off checkedByHand", key)
-		case !r.access.byHand && r.access.scope == "":
-			t.Errorf("%s: an access without a scope", key)
 		case r.access.load == nil && r.access.check == nil && r.access.scope != "user" && r.access.rule == "":
 			t.Errorf("%s: scope %q without a loader says nothing of what the handler checks", key, r.access.scope)
-		}
-	}
-	for k := range checkedByHand {
-		if !seen[k] {
-			t.Errorf("checkedByHand names %s, which is no route", k)
+		case r.access.body && r.access.check == nil && r.access.load == nil:
+			t.Errorf("%s: reads the body for a check it does not have", key)
 		}
 	}
 }
@@ -78,8 +59,6 @@ handler adds. The permission engine is described in docs/organisations.md.
 		scope := r.access.scope
 		if !r.access.auth {
 			scope = "public"
-		} else if r.access.byHand {
-			scope = "?"
 		}
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", r.method, r.path, scope, strings.ReplaceAll(r.access.needs(), "|", "/"))
 	}
@@ -125,11 +104,11 @@ func routeAccessByKey(s *Server) map[string]access {
 // path names who sends a malformed body is refused as such (403, or the
 // 404 of a route that hides what the caller may not see), never told what
 // is wrong with the body: the route's check runs before the handler reads
-// it. Routes on the caller's own rows, and those still checked by hand,
-// have no such caller.
+// it. Routes on the caller's own rows have no such caller, and a body
+// that cannot be read names no scope where the body names it (scopeInBody).
 func (f *bodyFixture) refusedFirst(t *testing.T, op bodyOp, path string, acc access, outsider *testUser) {
 	t.Helper()
-	if !acc.auth || acc.byHand || acc.load == nil {
+	if !acc.auth || acc.load == nil || acc.scopeInBody {
 		return
 	}
 	for _, body := range []string{`{"unterminated": `, `[1, 2]`} {

@@ -413,6 +413,9 @@ type request struct {
 	params httprouter.Params
 	user   db.User // the caller; zero for public routes
 	ctx    context.Context
+	// peeked is the body as a body-scoped route's check read it
+	// (routebody.go); nil when unread or unreadable.
+	peeked []byte
 }
 
 type handlerFunc func(rq *request) error
