@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -216,7 +217,16 @@ func (b *chromiumProcess) stop() {
 // own tab of the shared Chromium: on the 2-core machine, beside the
 // race-checked server suite, more at once only stretched every wait. The
 // tests in runsAlone take both slots.
-var browserSlots = newSlots(2)
+var browserSlots = newSlots(slotCount())
+
+// slotCount is WORKSPACE_BROWSER_SLOTS when set (to measure, or on a
+// machine with more cores), else 2 (docs/testing.md).
+func slotCount() int {
+	if n, err := strconv.Atoi(os.Getenv("WORKSPACE_BROWSER_SLOTS")); err == nil && n > 0 {
+		return n
+	}
+	return 2
+}
 
 // runsAlone names the browser tests that run with no other beside them.
 var runsAlone = map[string]string{
