@@ -3,10 +3,10 @@
 // proxy between them (the laptop reaches its hub only through it) that
 // drops, delays, cuts and resets connections at random, writers on both
 // sides through the HTTP API (projects, work items and project edits, every
-// acknowledged create recorded with its id and name), and `kill -9` of
-// either side at random moments (the laptop exchanges every second, so a
-// kill often lands in the middle of an exchange), each restarted on the same
-// file. After the cycles, a quiet exchange (no faults, no writers) until
+// acknowledged create recorded with its id and name), the link reset whole
+// at random moments, and `kill -9` of either side (the laptop exchanges
+// every second, so a kill or a reset often lands in the middle of an
+// exchange), each restarted on the same file. After the cycles, a quiet exchange (no faults, no writers) until
 // neither side moves, then both files are compared.
 //
 //	go run ./server/syncfault [-cycles 300] [-seed N] [-bin FILE] [-keep]
@@ -14,8 +14,8 @@
 // It prints cycles, acknowledged writes on each side, lost, duplicated,
 // replicated tables that differ (every replicated table of the catalogue,
 // derived columns left out), chains that fail audit verify and
-// integrity_check results; all but the first two must be zero, or it exits
-// 1. The seed is printed: -seed replays the same choices (the processes'
+// integrity_check results (and the peak RSS of the hub's and the laptop's
+// processes); all but the first two must be zero, or it exits 1. The seed is printed: -seed replays the same choices (the processes'
 // timing is not replayed, so a replay is likely, not certain, to meet the
 // same fault).
 package main
@@ -38,6 +38,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,6 +80,7 @@ type report struct {
 	lost, duplicated            int
 	tablesDiffer, auditFailures int
 	integrity                   int
+	hubPeakMB, sitePeakMB       float64
 	details                     []string
 }
 
@@ -95,6 +97,7 @@ func (r report) print() {
 	fmt.Printf("replicated tables that differ   %d\n", r.tablesDiffer)
 	fmt.Printf("chains failing audit verify     %d\n", r.auditFailures)
 	fmt.Printf("integrity_check not ok          %d\n", r.integrity)
+	fmt.Printf("peak RSS, hub / laptop process  %.1f / %.1f MB\n", r.hubPeakMB, r.sitePeakMB)
 	for _, d := range r.details {
 		fmt.Println("  " + d)
 	}
@@ -108,6 +111,25 @@ type node struct {
 	logf                    *os.File
 	mu                      sync.Mutex
 	cmd                     *exec.Cmd
+	peakKB                  int64 // the largest peak RSS of its processes so far
+}
+
+// notePeak reads the running process's peak RSS before it goes.
+func (n *node) notePeak() {
+	if n.cmd == nil {
+		return
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", n.cmd.Process.Pid))
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64); err == nil && kb > n.peakKB {
+				n.peakKB = kb
+			}
+		}
+	}
 }
 
 func (n *node) start() error {
@@ -142,6 +164,7 @@ func (n *node) start() error {
 func (n *node) kill() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.notePeak()
 	if n.cmd != nil {
 		_ = n.cmd.Process.Signal(syscall.SIGKILL)
 		for i := 0; i < 200; i++ { // wait until the process is gone
@@ -158,6 +181,7 @@ func (n *node) kill() {
 func (n *node) stop() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.notePeak()
 	if n.cmd != nil {
 		_ = n.cmd.Process.Signal(os.Interrupt)
 		for i := 0; i < 3000; i++ {
@@ -453,7 +477,9 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 				wg.Wait()
 				return rep, err
 			}
-		case k < 6: // both
+		case k < 8: // the link goes down, often in the middle of an exchange
+			px.resetAll()
+		case k < 9: // both
 			site.kill()
 			hub.kill()
 			rep.kills += 2
@@ -499,6 +525,7 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 		rep.tablesDiffer++
 	}
 	hub.stop()
+	rep.hubPeakMB, rep.sitePeakMB = float64(hub.peakKB)/1024, float64(site.peakKB)/1024
 	fmt.Printf("syncfault: %d cycles in %s, quiet exchange done\n", rep.cycles, time.Since(start).Round(time.Second))
 	return rep, compare(&rep, hub.dbPath, sitePath, acks)
 }
@@ -638,6 +665,21 @@ type proxy struct {
 	faults atomic.Int64
 	mu     sync.Mutex
 	rng    *rand.Rand
+	live   map[net.Conn]bool // the laptop's side of each open link
+}
+
+// resetAll is the link going down: every open connection reset at once,
+// whatever it was in the middle of.
+func (p *proxy) resetAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.live {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+		c.Close()
+		p.faults.Add(1)
+	}
 }
 
 func newProxy(target string, seed uint64) (*proxy, error) {
@@ -645,7 +687,7 @@ func newProxy(target string, seed uint64) (*proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{ln: ln, target: target, rng: rand.New(rand.NewPCG(seed, 3))}
+	p := &proxy{ln: ln, target: target, rng: rand.New(rand.NewPCG(seed, 3)), live: map[net.Conn]bool{}}
 	go p.serve()
 	return p, nil
 }
@@ -670,6 +712,10 @@ func (p *proxy) serve() {
 // once, delayed on every chunk, cut after some bytes or reset (RST).
 func (p *proxy) handle(c net.Conn) {
 	defer c.Close()
+	p.mu.Lock()
+	p.live[c] = true
+	p.mu.Unlock()
+	defer func() { p.mu.Lock(); delete(p.live, c); p.mu.Unlock() }()
 	fate := "pass"
 	if !p.quiet.Load() {
 		switch k := p.intn(100); {
