@@ -2,12 +2,13 @@
 // run"): a hub and a laptop as two real `workspace serve` processes, a TCP
 // proxy between them (the laptop reaches its hub only through it) that
 // drops, delays, cuts and resets connections at random, writers on both
-// sides through the HTTP API (projects, work items and project edits, every
-// acknowledged create recorded with its id and name), the link reset whole
-// at random moments, and `kill -9` of either side (the laptop exchanges
-// every second, so a kill or a reset often lands in the middle of an
-// exchange), each restarted on the same file. After the cycles, a quiet exchange (no faults, no writers) until
-// neither side moves, then both files are compared.
+// sides through the HTTP API (projects, work items, asset logs and project
+// edits, every acknowledged create recorded with its id and name), the link
+// reset whole at random moments, and `kill -9` of either side (the laptop
+// exchanges every second, so a kill or a reset often lands in the middle of
+// an exchange), each restarted on the same file. After the cycles, a quiet
+// exchange (no faults, no writers) until neither side moves, then both files
+// are compared.
 //
 //	go run ./server/syncfault [-cycles 300] [-seed N] [-bin FILE] [-keep]
 //
@@ -379,6 +380,15 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 	if _, err := h.do("POST", "/organisations/"+org.ID+"/projects", map[string]any{"name": "Shared"}, &proj); err != nil {
 		return rep, err
 	}
+	// An asset to log against (asset logs are evidence: a union, never
+	// edited by sync). Left out, and said, if the catalogue refuses.
+	var atype, asset idJSON
+	if _, err := h.do("POST", "/organisations/"+org.ID+"/asset-types", map[string]any{"name": "Crane", "ephemerality": 0}, &atype); err != nil {
+		fmt.Println("syncfault: no asset logs:", err)
+	} else if _, err := h.do("POST", "/organisations/"+org.ID+"/assets", map[string]any{"type_id": atype.ID, "name": "Crane 1"}, &asset); err != nil {
+		fmt.Println("syncfault: no asset logs:", err)
+		asset.ID = ""
+	}
 	var code struct {
 		Code string `json:"code"`
 	}
@@ -427,7 +437,7 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 					mu.Unlock()
 					mine = append(mine, out.ID)
 				}
-			case k < 8:
+			case k < 7:
 				title := fmt.Sprintf("fault-%s-w%d", side, n)
 				p := proj.ID
 				if len(mine) > 0 && r.IntN(2) == 0 {
@@ -437,6 +447,14 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 				if _, err = a.do("POST", "/organisations/"+org.ID+"/workitems", map[string]any{"type_id": wit.ID, "title": title, "project_id": p}, &out); err == nil {
 					mu.Lock()
 					acks[side] = append(acks[side], ack{"work_items", out.ID, title})
+					mu.Unlock()
+				}
+			case k < 9 && asset.ID != "":
+				text := fmt.Sprintf("fault-%s-l%d: pre-start check done", side, n)
+				var out idJSON
+				if _, err = a.do("POST", "/api/assetgroups/"+asset.ID+"/logs", map[string]any{"type": "comment", "log": text, "logged_at": time.Now().UTC().Format("2006-01-02T15:04:05.000Z")}, &out); err == nil {
+					mu.Lock()
+					acks[side] = append(acks[side], ack{"asset_logs", out.ID, text})
 					mu.Unlock()
 				}
 			default:
@@ -547,10 +565,7 @@ func compare(rep *report, hubPath, sitePath string, acks map[string][]ack) error
 	for _, schema := range []string{"main", "site"} {
 		for side, list := range acks {
 			for _, a := range list {
-				col := "name"
-				if a.table == "work_items" {
-					col = "title"
-				}
+				col := map[string]string{"projects": "name", "work_items": "title", "asset_logs": "log"}[a.table]
 				var n int
 				if err := conn.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %s.%s WHERE id = ? AND %s = ?`, schema, a.table, col), a.id, a.name).Scan(&n); err != nil {
 					return err
@@ -568,6 +583,7 @@ func compare(rep *report, hubPath, sitePath string, acks map[string][]ack) error
 		for _, q := range []string{
 			`SELECT count(*) FROM (SELECT name FROM %s.projects WHERE name LIKE 'fault-%%' GROUP BY name HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT title FROM %s.work_items WHERE title LIKE 'fault-%%' GROUP BY title HAVING count(*) > 1)`,
+			`SELECT count(*) FROM (SELECT log FROM %s.asset_logs WHERE log LIKE 'fault-%%' GROUP BY log HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT number FROM %s.work_items GROUP BY organisation_id, coalesce(prefix_id, 0), number HAVING count(*) > 1)`,
 		} {
 			var n int
