@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"workspace/db"
+)
+
+// TestCompareFindsDifferences: the fault run's final comparison is not
+// vacuous. Two copies of one file compare equal; a row only one file holds
+// makes its replicated table differ; an acknowledged write neither file
+// holds is lost once per file.
+func TestCompareFindsDifferences(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	hub, site := filepath.Join(dir, "hub.db"), filepath.Join(dir, "site.db")
+	store, err := db.Open(context.Background(), db.Options{Path: hub, NodeID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := os.ReadFile(hub) // closed: the file alone is whole
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(site, whole, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := compare(&rep, hub, site, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.ok() || rep.tablesDiffer != 0 || rep.lost != 0 {
+		t.Fatalf("two copies of one file: %+v", rep)
+	}
+
+	d, err := sql.Open("sqlite", site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Exec(`INSERT INTO users(id, email, created_at, updated_at) VALUES (4242, 'only.here@example.com', '2026-11-28T00:00:00Z', '2026-11-28T00:00:00Z')`); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	rep = report{}
+	acks := map[string][]ack{"hub": {{table: "projects", id: "1", name: "fault-hub-1"}}}
+	if err := compare(&rep, hub, site, acks); err != nil {
+		t.Fatal(err)
+	}
+	if rep.ok() || rep.tablesDiffer != 1 || rep.lost != 2 || rep.duplicated != 0 || rep.integrity != 0 || rep.auditFailures != 0 {
+		t.Fatalf("a users row on the laptop only and a lost project: %+v, want 1 table differing and 2 lost", rep)
+	}
+}
+
+// echoServer answers each connection with what it reads.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(c, c); c.Close() }()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// roundTrip sends payload through addr and reads as many bytes back: true
+// when they came back whole and unchanged; got is what came back.
+func roundTrip(addr string, payload []byte) (whole bool, got []byte) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return false, nil
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	go func() { _, _ = c.Write(payload) }()
+	got = make([]byte, len(payload))
+	n, _ := io.ReadFull(c, got)
+	return n == len(payload) && bytes.Equal(got, payload), got[:n]
+}
+
+// TestProxyFaults: a quiet proxy passes every connection whole; a faulty
+// one fails some (and counts them), passes others whole, and never
+// delivers altered bytes: what a failed connection delivers is a prefix.
+func TestProxyFaults(t *testing.T) {
+	t.Parallel()
+	p, err := newProxy(echoServer(t), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	payload := bytes.Repeat([]byte("0123456789abcdef"), 6<<10) // 96 KiB: more than any cut's budget (64 KiB)
+	p.setQuiet(true)
+	for i := 0; i < 5; i++ {
+		if whole, got := roundTrip(p.addr(), payload); !whole {
+			t.Fatalf("quiet proxy: %d of %d bytes came back", len(got), len(payload))
+		}
+	}
+	if n := p.faults.Load(); n != 0 {
+		t.Fatalf("quiet proxy counted %d faults", n)
+	}
+	p.setQuiet(false)
+	wholeN, failed := 0, 0
+	for i := 0; i < 30; i++ {
+		whole, got := roundTrip(p.addr(), payload)
+		if whole {
+			wholeN++
+			continue
+		}
+		failed++
+		if !bytes.Equal(got, payload[:len(got)]) {
+			t.Fatalf("a faulty connection delivered altered bytes (%d)", len(got))
+		}
+	}
+	if wholeN == 0 || failed == 0 || p.faults.Load() == 0 {
+		t.Fatalf("30 faulty connections: %d whole, %d failed, %d faults counted; want some of each", wholeN, failed, p.faults.Load())
+	}
+}
