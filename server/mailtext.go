@@ -121,12 +121,28 @@ func mailActorOrg(ctx context.Context, q *db.Queries, actorID, orgID int64) (db.
 	return actor, o, err
 }
 
-// mailDate is a day as people write it.
-func mailDate(t time.Time) string { return localDate(t.UTC()) }
-
 // localDate writes t's day in t's own zone: the recipient's, where the
 // sender knows it (induction reminders).
 func localDate(t time.Time) string { return t.Format("Monday 2 January 2006") }
+
+// inviteUntil writes when an invitation stops working for someone who may
+// have no account (so no zone of their own): the day and time in the
+// inviter's zone, named ("15:00 AWST", "15:00 Dubai time", "15:00 UTC"), so
+// a reader anywhere can work it out; a bare UTC date was a day off for half
+// the world.
+func inviteUntil(t time.Time, tz string) string {
+	loc, err := time.LoadLocation(tz)
+	if err != nil || tz == "" {
+		loc, tz = time.UTC, ""
+	}
+	t = t.In(loc)
+	out := localDate(t) + " at " + t.Format("15:04") + " " + zoneName(t, tz)
+	if city := strings.ReplaceAll(tz[strings.LastIndex(tz, "/")+1:], "_", " "); strings.Contains(tz, "/") && !strings.HasSuffix(out, " time") {
+		// An abbreviation alone can be ambiguous (CST): add the place.
+		out += " (" + city + " time)"
+	}
+	return out
+}
 
 // The mails, one function each: what they say lives here and nowhere else.
 
@@ -134,7 +150,7 @@ func (s *Server) mailInvite(inviter db.User, o db.Organisation, inv db.Invite) m
 	note := "The invitation is for " + inv.Email + ": sign in or create an account with that address to accept it."
 	if inv.ExpiresAt != nil {
 		if t, err := db.ParseTime(*inv.ExpiresAt); err == nil {
-			note += " It works until " + mailDate(t) + "."
+			note += " It works until " + inviteUntil(t, inviter.TimezoneCode) + "."
 		}
 	}
 	note += " If you did not expect it, you can ignore this mail."

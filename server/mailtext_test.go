@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -129,6 +130,26 @@ func TestMails(t *testing.T) {
 		if !strings.Contains(m.Html, `<img src="`+testPublicURL+orgImagesPath+`feedface"`) {
 			t.Errorf("the HTML lacks the organisation's logo")
 		}
+	})
+	// The invitee may have no account, so no zone of their own: the expiry
+	// is written in the inviter's zone, with the time and the zone named,
+	// so 20:00 UTC on the 25th reads as the 26th in Perth, not the 25th.
+	t.Run("invite expiry in the inviter's zone", func(t *testing.T) {
+		for i, c := range []struct{ tz, want string }{
+			{"Australia/Perth", "It works until Thursday 26 November 2026 at 04:00 AWST (Perth time)."},
+			{"America/Los_Angeles", "It works until Wednesday 25 November 2026 at 12:00 PST (Los Angeles time)."},
+			{"Asia/Dubai", "It works until Thursday 26 November 2026 at 00:00 Dubai time."},
+			{"UTC", "It works until Wednesday 25 November 2026 at 20:00 UTC."},
+		} {
+			e.must(200, f.alice, "PATCH", "/users/@me", map[string]any{"timezone_code": c.tz})
+			to := fmt.Sprintf("zone%d@example.org", i)
+			e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/invites", map[string]any{"email": to, "expires_at": "2026-11-25T20:00:00Z"})
+			m := e.newestMail(to, "invited you")
+			if !strings.Contains(m.Body, c.want) || !strings.Contains(m.Html, c.want) {
+				t.Errorf("%s: the invite mail does not say %q:\n%s", c.tz, c.want, m.Body)
+			}
+		}
+		e.must(200, f.alice, "PATCH", "/users/@me", map[string]any{"timezone_code": "UTC"})
 	})
 	t.Run("confirm address", func(t *testing.T) {
 		id := e.must(201, f.bob, "POST", "/users/@me/emails", map[string]any{"email": "bob.work@example.org"}).obj(t)["id"].(string)
