@@ -1206,6 +1206,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.subLocationsOfLocationsStmt, err = db.PrepareContext(ctx, subLocationsOfLocations); err != nil {
 		return nil, fmt.Errorf("error preparing query SubLocationsOfLocations: %w", err)
 	}
+	if q.syncBlobHeldStmt, err = db.PrepareContext(ctx, syncBlobHeld); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncBlobHeld: %w", err)
+	}
 	if q.syncChangeAppendStmt, err = db.PrepareContext(ctx, syncChangeAppend); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncChangeAppend: %w", err)
 	}
@@ -1214,6 +1217,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncChangesPendingStmt, err = db.PrepareContext(ctx, syncChangesPending); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncChangesPending: %w", err)
+	}
+	if q.syncChunkHeldStmt, err = db.PrepareContext(ctx, syncChunkHeld); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncChunkHeld: %w", err)
 	}
 	if q.syncCloneNodeStmt, err = db.PrepareContext(ctx, syncCloneNode); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncCloneNode: %w", err)
@@ -1331,6 +1337,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncSiteMergeRequestsByIDsStmt, err = db.PrepareContext(ctx, syncSiteMergeRequestsByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncSiteMergeRequestsByIDs: %w", err)
+	}
+	if q.syncStagedDeleteStmt, err = db.PrepareContext(ctx, syncStagedDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncStagedDelete: %w", err)
+	}
+	if q.syncStagedGetStmt, err = db.PrepareContext(ctx, syncStagedGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncStagedGet: %w", err)
+	}
+	if q.syncStagedPutStmt, err = db.PrepareContext(ctx, syncStagedPut); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncStagedPut: %w", err)
 	}
 	if q.systemCreateStmt, err = db.PrepareContext(ctx, systemCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemCreate: %w", err)
@@ -3742,6 +3757,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing subLocationsOfLocationsStmt: %w", cerr)
 		}
 	}
+	if q.syncBlobHeldStmt != nil {
+		if cerr := q.syncBlobHeldStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncBlobHeldStmt: %w", cerr)
+		}
+	}
 	if q.syncChangeAppendStmt != nil {
 		if cerr := q.syncChangeAppendStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncChangeAppendStmt: %w", cerr)
@@ -3755,6 +3775,11 @@ func (q *Queries) Close() error {
 	if q.syncChangesPendingStmt != nil {
 		if cerr := q.syncChangesPendingStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncChangesPendingStmt: %w", cerr)
+		}
+	}
+	if q.syncChunkHeldStmt != nil {
+		if cerr := q.syncChunkHeldStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncChunkHeldStmt: %w", cerr)
 		}
 	}
 	if q.syncCloneNodeStmt != nil {
@@ -3950,6 +3975,21 @@ func (q *Queries) Close() error {
 	if q.syncSiteMergeRequestsByIDsStmt != nil {
 		if cerr := q.syncSiteMergeRequestsByIDsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncSiteMergeRequestsByIDsStmt: %w", cerr)
+		}
+	}
+	if q.syncStagedDeleteStmt != nil {
+		if cerr := q.syncStagedDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncStagedDeleteStmt: %w", cerr)
+		}
+	}
+	if q.syncStagedGetStmt != nil {
+		if cerr := q.syncStagedGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncStagedGetStmt: %w", cerr)
+		}
+	}
+	if q.syncStagedPutStmt != nil {
+		if cerr := q.syncStagedPutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncStagedPutStmt: %w", cerr)
 		}
 	}
 	if q.systemCreateStmt != nil {
@@ -5110,9 +5150,11 @@ type Queries struct {
 	subLocationListStmt                       *sql.Stmt
 	subLocationListForOrganisationStmt        *sql.Stmt
 	subLocationsOfLocationsStmt               *sql.Stmt
+	syncBlobHeldStmt                          *sql.Stmt
 	syncChangeAppendStmt                      *sql.Stmt
 	syncChangesAfterStmt                      *sql.Stmt
 	syncChangesPendingStmt                    *sql.Stmt
+	syncChunkHeldStmt                         *sql.Stmt
 	syncCloneNodeStmt                         *sql.Stmt
 	syncColumnStampStmt                       *sql.Stmt
 	syncConflictCreateStmt                    *sql.Stmt
@@ -5152,6 +5194,9 @@ type Queries struct {
 	syncRowLatestStmt                         *sql.Stmt
 	syncRowPresenceStmt                       *sql.Stmt
 	syncSiteMergeRequestsByIDsStmt            *sql.Stmt
+	syncStagedDeleteStmt                      *sql.Stmt
+	syncStagedGetStmt                         *sql.Stmt
+	syncStagedPutStmt                         *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
 	systemGetStmt                             *sql.Stmt
 	systemListByIDsStmt                       *sql.Stmt
@@ -5697,9 +5742,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		subLocationListStmt:                       q.subLocationListStmt,
 		subLocationListForOrganisationStmt:        q.subLocationListForOrganisationStmt,
 		subLocationsOfLocationsStmt:               q.subLocationsOfLocationsStmt,
+		syncBlobHeldStmt:                          q.syncBlobHeldStmt,
 		syncChangeAppendStmt:                      q.syncChangeAppendStmt,
 		syncChangesAfterStmt:                      q.syncChangesAfterStmt,
 		syncChangesPendingStmt:                    q.syncChangesPendingStmt,
+		syncChunkHeldStmt:                         q.syncChunkHeldStmt,
 		syncCloneNodeStmt:                         q.syncCloneNodeStmt,
 		syncColumnStampStmt:                       q.syncColumnStampStmt,
 		syncConflictCreateStmt:                    q.syncConflictCreateStmt,
@@ -5739,6 +5786,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncRowLatestStmt:                         q.syncRowLatestStmt,
 		syncRowPresenceStmt:                       q.syncRowPresenceStmt,
 		syncSiteMergeRequestsByIDsStmt:            q.syncSiteMergeRequestsByIDsStmt,
+		syncStagedDeleteStmt:                      q.syncStagedDeleteStmt,
+		syncStagedGetStmt:                         q.syncStagedGetStmt,
+		syncStagedPutStmt:                         q.syncStagedPutStmt,
 		systemCreateStmt:                          q.systemCreateStmt,
 		systemGetStmt:                             q.systemGetStmt,
 		systemListByIDsStmt:                       q.systemListByIDsStmt,

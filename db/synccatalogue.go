@@ -75,7 +75,13 @@ type TablePolicy struct {
 	// nodes gave one key are both kept, the later renamed, with a conflict
 	// record (docs/sync.md).
 	UniqueKey []string
+	// Objects (document chunks, blobs): content-addressed and never
+	// changed, so never logged; a page names the ones its rows need and
+	// they move by hash (syncobjects.go).
+	Objects bool
 }
+
+func (p TablePolicy) objects() TablePolicy { p.Objects = true; return p }
 
 func (p TablePolicy) unique(cols ...string) TablePolicy { p.UniqueKey = cols; return p }
 
@@ -148,6 +154,7 @@ var SyncCatalogue = map[string]TablePolicy{
 	"sync_hub":               local(),
 	"sync_number_blocks":     local(), // a clone's leased blocks
 	"sync_number_grants":     local(), // the hub's book of blocks leased
+	"sync_object_staging":    local(), // objects fetched, not yet stored
 	// Storage accounting of document chunks this node stored first: the
 	// chunks travel with issue II, which must revisit this.
 	"organisation_document_storage": local(),
@@ -251,14 +258,14 @@ var SyncCatalogue = map[string]TablePolicy{
 
 	// Documents and files (issue II).
 	"documents":               repl(RuleDocuments),
-	"document_chunks":         repl(RuleDocuments).noOrg(),
+	"document_chunks":         repl(RuleDocuments).noOrg().objects(),
 	"document_revisions":      repl(RuleDocuments).via("documents", "document_id"),
 	"document_branches":       repl(RuleDocuments),
 	"document_merge_requests": repl(RuleDocuments),
 	"document_tags":           repl(RuleDocuments),
 	"document_bookmarks":      repl(RuleDocuments).via("documents", "document_id"),
 	"document_field_bindings": repl(RuleDocuments).via("documents", "document_id"),
-	"blobs":                   repl(RuleFiles).noOrg(),
+	"blobs":                   repl(RuleFiles).noOrg().objects(),
 	"organisation_blobs":      repl(RuleFiles),
 }
 

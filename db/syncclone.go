@@ -136,8 +136,8 @@ func pruneClone(ctx context.Context, c *sql.DB, orgsJSON string, node int64) (in
 	// Rows of no organisation: an account stays when it is a member's or
 	// a kept row refers to it (a creator who left); its e-mail addresses,
 	// identities and second factor only for members, and a password only
-	// for members, who sign in on the node. Chunks and blobs stay when a
-	// kept row refers to them.
+	// for members, who sign in on the node. Blobs stay when a kept row
+	// refers to them, chunks when a kept revision reaches them.
 	for _, name := range noOrg {
 		var err error
 		switch name {
@@ -150,6 +150,8 @@ func pruneClone(ctx context.Context, c *sql.DB, orgsJSON string, node int64) (in
 			if err == nil {
 				err = exec(`UPDATE users SET password_hash = '' WHERE id NOT IN ` + members)
 			}
+		case "document_chunks":
+			err = keepReachableChunks(ctx, tx)
 		case "user_emails", "user_identities", "user_totp_secrets":
 			err = exec(`DELETE FROM ` + quoteIdent(name) + ` WHERE user_id NOT IN ` + members)
 		default:
