@@ -1209,6 +1209,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncBlobHeldStmt, err = db.PrepareContext(ctx, syncBlobHeld); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncBlobHeld: %w", err)
 	}
+	if q.syncBlobOfOrgsStmt, err = db.PrepareContext(ctx, syncBlobOfOrgs); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncBlobOfOrgs: %w", err)
+	}
 	if q.syncChangeAppendStmt, err = db.PrepareContext(ctx, syncChangeAppend); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncChangeAppend: %w", err)
 	}
@@ -1322,6 +1325,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncReceivedSetStmt, err = db.PrepareContext(ctx, syncReceivedSet); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncReceivedSet: %w", err)
+	}
+	if q.syncRootOfOrgsStmt, err = db.PrepareContext(ctx, syncRootOfOrgs); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncRootOfOrgs: %w", err)
 	}
 	if q.syncRowKnownStmt, err = db.PrepareContext(ctx, syncRowKnown); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncRowKnown: %w", err)
@@ -3762,6 +3768,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncBlobHeldStmt: %w", cerr)
 		}
 	}
+	if q.syncBlobOfOrgsStmt != nil {
+		if cerr := q.syncBlobOfOrgsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncBlobOfOrgsStmt: %w", cerr)
+		}
+	}
 	if q.syncChangeAppendStmt != nil {
 		if cerr := q.syncChangeAppendStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncChangeAppendStmt: %w", cerr)
@@ -3950,6 +3961,11 @@ func (q *Queries) Close() error {
 	if q.syncReceivedSetStmt != nil {
 		if cerr := q.syncReceivedSetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncReceivedSetStmt: %w", cerr)
+		}
+	}
+	if q.syncRootOfOrgsStmt != nil {
+		if cerr := q.syncRootOfOrgsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncRootOfOrgsStmt: %w", cerr)
 		}
 	}
 	if q.syncRowKnownStmt != nil {
@@ -5151,6 +5167,7 @@ type Queries struct {
 	subLocationListForOrganisationStmt        *sql.Stmt
 	subLocationsOfLocationsStmt               *sql.Stmt
 	syncBlobHeldStmt                          *sql.Stmt
+	syncBlobOfOrgsStmt                        *sql.Stmt
 	syncChangeAppendStmt                      *sql.Stmt
 	syncChangesAfterStmt                      *sql.Stmt
 	syncChangesPendingStmt                    *sql.Stmt
@@ -5189,6 +5206,7 @@ type Queries struct {
 	syncReceivedStmt                          *sql.Stmt
 	syncReceivedRecordLogStmt                 *sql.Stmt
 	syncReceivedSetStmt                       *sql.Stmt
+	syncRootOfOrgsStmt                        *sql.Stmt
 	syncRowKnownStmt                          *sql.Stmt
 	syncRowLaterStmt                          *sql.Stmt
 	syncRowLatestStmt                         *sql.Stmt
@@ -5743,6 +5761,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		subLocationListForOrganisationStmt:        q.subLocationListForOrganisationStmt,
 		subLocationsOfLocationsStmt:               q.subLocationsOfLocationsStmt,
 		syncBlobHeldStmt:                          q.syncBlobHeldStmt,
+		syncBlobOfOrgsStmt:                        q.syncBlobOfOrgsStmt,
 		syncChangeAppendStmt:                      q.syncChangeAppendStmt,
 		syncChangesAfterStmt:                      q.syncChangesAfterStmt,
 		syncChangesPendingStmt:                    q.syncChangesPendingStmt,
@@ -5781,6 +5800,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncReceivedStmt:                          q.syncReceivedStmt,
 		syncReceivedRecordLogStmt:                 q.syncReceivedRecordLogStmt,
 		syncReceivedSetStmt:                       q.syncReceivedSetStmt,
+		syncRootOfOrgsStmt:                        q.syncRootOfOrgsStmt,
 		syncRowKnownStmt:                          q.syncRowKnownStmt,
 		syncRowLaterStmt:                          q.syncRowLaterStmt,
 		syncRowLatestStmt:                         q.syncRowLatestStmt,

@@ -154,7 +154,7 @@ type countingSource struct {
 
 var errCut = errors.New("the link was cut")
 
-func (c *countingSource) SyncObjectGet(ctx context.Context, o SyncObject) (SyncObjectData, error) {
+func (c *countingSource) SyncObjectFetch(ctx context.Context, o, _ SyncObject) (SyncObjectData, error) {
 	if c.failAfter > 0 && c.n >= c.failAfter {
 		return SyncObjectData{}, errCut
 	}

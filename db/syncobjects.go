@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -59,6 +60,17 @@ const (
 // SyncObjectSource gives objects by name.
 type SyncObjectSource interface {
 	SyncObjectGet(ctx context.Context, o SyncObject) (SyncObjectData, error)
+}
+
+// SyncObjectFetcher gives objects by name, each with the root it was
+// reached from (the hub checks the node may read it: docs/sync.md).
+type SyncObjectFetcher interface {
+	SyncObjectFetch(ctx context.Context, o, root SyncObject) (SyncObjectData, error)
+}
+
+// SyncObjectFetch is SyncObjectGet: a node reads its own store freely.
+func (s *Store) SyncObjectFetch(ctx context.Context, o, _ SyncObject) (SyncObjectData, error) {
+	return s.SyncObjectGet(ctx, o)
 }
 
 // SyncObjectSink takes objects: it tells which of a list it lacks and
@@ -318,8 +330,12 @@ func childrenFirst(objs []SyncObject, children map[SyncObject][]SyncObject, fn f
 // the one in flight: the next call fetches only the rest), and once the
 // walk is complete they are stored children first. It returns how many
 // objects were fetched from src.
-func (s *Store) SyncPullObjects(ctx context.Context, src SyncObjectSource, roots []SyncObject) (int, error) {
+func (s *Store) SyncPullObjects(ctx context.Context, src SyncObjectFetcher, roots []SyncObject) (int, error) {
 	children := map[SyncObject][]SyncObject{}
+	rootOf := map[SyncObject]SyncObject{}
+	for _, r := range roots {
+		rootOf[r] = r
+	}
 	var order []SyncObject
 	fetched := 0
 	nc := context.WithValue(ctx, noCaptureKey{}, true)
@@ -339,7 +355,7 @@ func (s *Store) SyncPullObjects(ctx context.Context, src SyncObjectSource, roots
 			case err == nil:
 				d = SyncObjectData{Data: st.Data, ContentType: st.ContentType, CreatedAt: st.CreatedAt}
 			case errors.Is(err, sql.ErrNoRows):
-				if d, err = src.SyncObjectGet(ctx, m); err != nil {
+				if d, err = src.SyncObjectFetch(ctx, m, rootOf[m]); err != nil {
 					return fetched, fmt.Errorf("object %s %s: %w", m.Kind, m.Hash, err)
 				}
 				if err := m.verify(d); err != nil {
@@ -360,6 +376,11 @@ func (s *Store) SyncPullObjects(ctx context.Context, src SyncObjectSource, roots
 				return fetched, err
 			}
 			children[m] = refs
+			for _, r := range refs {
+				if _, ok := rootOf[r]; !ok {
+					rootOf[r] = rootOf[m]
+				}
+			}
 			next = append(next, refs...)
 		}
 		frontier = dedupObjects(next, children)
@@ -399,4 +420,63 @@ func (s *Store) SyncPullObjects(ctx context.Context, src SyncObjectSource, roots
 		err = flush()
 	}
 	return fetched, err
+}
+
+// SyncReachable lists the hashes of the chunks reachable from a content
+// root (the root included), at most limit of them: the hub checks with it
+// that a chunk a node asks for is part of a revision of its organisations.
+func (s *Store) SyncReachable(ctx context.Context, root SyncObject, limit int) (map[docengine.Hash]bool, error) {
+	if root.Kind != ObjRoot {
+		return nil, refuse("a root of kind %q", root.Kind)
+	}
+	out := map[docengine.Hash]bool{}
+	stack := []SyncObject{root}
+	for len(stack) > 0 {
+		o := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		h, _ := docengine.ParseHash(o.Hash)
+		if out[h] {
+			continue
+		}
+		if len(out) >= limit {
+			return nil, fmt.Errorf("sync: more than %d objects under root %s", limit, root.Hash)
+		}
+		out[h] = true
+		if o.Kind == ObjText {
+			continue
+		}
+		d, err := s.SyncObjectGet(ctx, o)
+		if errors.Is(err, ErrSyncObjectAbsent) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		refs, err := o.refs(d.Data)
+		if err != nil {
+			return nil, err
+		}
+		stack = append(stack, refs...)
+	}
+	return out, nil
+}
+
+// SyncObjectOfOrgs: a row of orgs names the object, so a node paired for
+// them may read it. A blob is named by its columns (blobColumns); a chunk
+// is read by a node only from under a root it names, a revision of orgs
+// (the hub then checks the chunk is under it: SyncReachable).
+func (s *Store) SyncObjectOfOrgs(ctx context.Context, o SyncObject, orgs []int64) (bool, error) {
+	if err := o.check(); err != nil {
+		return false, err
+	}
+	ob, _ := json.Marshal(orgs)
+	if o.isBlob() {
+		n, err := s.R.SyncBlobOfOrgs(ctx, SyncBlobOfOrgsParams{Blob: o.Hash, OrgsJson: string(ob)})
+		return n > 0, err
+	}
+	if o.Kind != ObjRoot {
+		return false, nil
+	}
+	n, err := s.R.SyncRootOfOrgs(ctx, SyncRootOfOrgsParams{Hash: o.chunkHash(), OrgsJson: string(ob)})
+	return n > 0, err
 }

@@ -20,6 +20,31 @@ func (q *Queries) SyncBlobHeld(ctx context.Context, hash string) (int64, error) 
 	return count, err
 }
 
+const syncBlobOfOrgs = `-- name: SyncBlobOfOrgs :one
+SELECT CAST((EXISTS (SELECT 1 FROM organisation_blobs ob WHERE ob.hash = ?1 AND ob.organisation_id IN (SELECT value FROM json_each(?2)))
+    OR EXISTS (SELECT 1 FROM organisations o WHERE (o.icon_hash = ?1 OR o.banner_hash = ?1 OR o.logo_hash = ?1)
+        AND o.id IN (SELECT value FROM json_each(?2)))
+    OR EXISTS (SELECT 1 FROM asset_logs a WHERE a.attachment_hash = ?1 AND a.organisation_id IN (SELECT value FROM json_each(?2)))
+    OR EXISTS (SELECT 1 FROM induction_revisions ir WHERE ir.file_hash = ?1 AND ir.organisation_id IN (SELECT value FROM json_each(?2)))
+    OR EXISTS (SELECT 1 FROM users u JOIN organisation_members m ON m.user_id = u.id
+        WHERE u.avatar_hash = ?1 AND m.organisation_id IN (SELECT value FROM json_each(?2)))) AS INTEGER)
+AS held
+`
+
+type SyncBlobOfOrgsParams struct {
+	Blob     string
+	OrgsJson interface{}
+}
+
+// A blob a row of the organisations names (their images and files, their
+// members' avatars).
+func (q *Queries) SyncBlobOfOrgs(ctx context.Context, arg SyncBlobOfOrgsParams) (int64, error) {
+	row := q.queryRow(ctx, q.syncBlobOfOrgsStmt, syncBlobOfOrgs, arg.Blob, arg.OrgsJson)
+	var held int64
+	err := row.Scan(&held)
+	return held, err
+}
+
 const syncChunkHeld = `-- name: SyncChunkHeld :one
 
 SELECT count(*) FROM document_chunks WHERE hash = ?1
@@ -28,6 +53,24 @@ SELECT count(*) FROM document_chunks WHERE hash = ?1
 // Objects sync moves by hash (docs/sync.md, "Documents and files").
 func (q *Queries) SyncChunkHeld(ctx context.Context, hash []byte) (int64, error) {
 	row := q.queryRow(ctx, q.syncChunkHeldStmt, syncChunkHeld, hash)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const syncRootOfOrgs = `-- name: SyncRootOfOrgs :one
+SELECT count(*) FROM document_revisions r JOIN documents d ON d.id = r.document_id
+WHERE r.hash = ?1 AND d.organisation_id IN (SELECT value FROM json_each(?2))
+`
+
+type SyncRootOfOrgsParams struct {
+	Hash     []byte
+	OrgsJson interface{}
+}
+
+// A content root of a revision of one of the organisations.
+func (q *Queries) SyncRootOfOrgs(ctx context.Context, arg SyncRootOfOrgsParams) (int64, error) {
+	row := q.queryRow(ctx, q.syncRootOfOrgsStmt, syncRootOfOrgs, arg.Hash, arg.OrgsJson)
 	var count int64
 	err := row.Scan(&count)
 	return count, err

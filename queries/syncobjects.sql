@@ -16,3 +16,20 @@ ON CONFLICT(hash, kind) DO NOTHING;
 
 -- name: SyncStagedDelete :exec
 DELETE FROM sync_object_staging WHERE hash = @hash AND kind = @kind;
+
+-- A content root of a revision of one of the organisations.
+-- name: SyncRootOfOrgs :one
+SELECT count(*) FROM document_revisions r JOIN documents d ON d.id = r.document_id
+WHERE r.hash = @hash AND d.organisation_id IN (SELECT value FROM json_each(@orgs_json));
+
+-- A blob a row of the organisations names (their images and files, their
+-- members' avatars).
+-- name: SyncBlobOfOrgs :one
+SELECT CAST((EXISTS (SELECT 1 FROM organisation_blobs ob WHERE ob.hash = @blob AND ob.organisation_id IN (SELECT value FROM json_each(@orgs_json)))
+    OR EXISTS (SELECT 1 FROM organisations o WHERE (o.icon_hash = @blob OR o.banner_hash = @blob OR o.logo_hash = @blob)
+        AND o.id IN (SELECT value FROM json_each(@orgs_json)))
+    OR EXISTS (SELECT 1 FROM asset_logs a WHERE a.attachment_hash = @blob AND a.organisation_id IN (SELECT value FROM json_each(@orgs_json)))
+    OR EXISTS (SELECT 1 FROM induction_revisions ir WHERE ir.file_hash = @blob AND ir.organisation_id IN (SELECT value FROM json_each(@orgs_json)))
+    OR EXISTS (SELECT 1 FROM users u JOIN organisation_members m ON m.user_id = u.id
+        WHERE u.avatar_hash = @blob AND m.organisation_id IN (SELECT value FROM json_each(@orgs_json)))) AS INTEGER)
+AS held;
