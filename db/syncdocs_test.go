@@ -2,6 +2,8 @@ package db
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -348,4 +350,140 @@ func TestSyncDocumentMerges(t *testing.T) {
 			t.Errorf("%s: hub %v, site %v", q, a, b)
 		}
 	}
+}
+
+// cuttingSink is a node's view of the hub for pushes: it counts the objects
+// put and, once failAfter were put (0: never), the link is cut.
+type cuttingSink struct {
+	s         *Store
+	puts      int
+	failAfter int
+}
+
+func (c *cuttingSink) SyncObjectsMissing(ctx context.Context, objs []SyncObject) ([]SyncObject, error) {
+	return c.s.SyncObjectsMissing(ctx, objs)
+}
+
+func (c *cuttingSink) SyncObjectPut(ctx context.Context, o SyncObject, d SyncObjectData) error {
+	if c.failAfter > 0 && c.puts >= c.failAfter {
+		return errCut
+	}
+	c.puts++
+	return c.s.SyncObjectPut(ctx, o, d)
+}
+
+// TestSyncFilesSentOnceAndResumed: files (blobs) a site adds reach the hub
+// by hash, each once: a push cut after one file sends only the rest next
+// time, and a third sends none; the page naming them is refused until
+// they are there. Fetching the other way, a cut after one file resumes
+// without fetching it again (it waits in sync_object_staging). Another
+// organisation's files never reach the site.
+func TestSyncFilesSentOnceAndResumed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hub, site := docPair(t)
+	orgs := []int64{10}
+	hashes := make([]string, 3)
+	for i := range hashes {
+		data := []byte(fmt.Sprintf("site file %d", i))
+		h := sha256Hex(data)
+		hashes[i] = h
+		site.exec(t, `INSERT INTO blobs (hash, content_type, size, data, created_at) VALUES (?, 'application/pdf', ?, ?, `+docTS+`);
+INSERT INTO organisation_blobs (organisation_id, hash, refs) VALUES (10, ?, 1)`, h, len(data), data, h)
+	}
+	vector, err := hub.s.SyncVector(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := site.s.SyncChangesFor(ctx, vector, orgs, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := SyncPageObjects(page)
+	if len(objs) != 3 {
+		t.Fatalf("the page names %v", objs)
+	}
+	if _, err := hub.s.ApplySyncChanges(ctx, page, orgs); !errors.Is(err, ErrSyncRefused) {
+		t.Fatalf("a page applied before its files: %v", err)
+	}
+	cut := &cuttingSink{s: hub.s, failAfter: 1}
+	if _, err := SyncSendObjects(ctx, site.s, cut, objs); !errors.Is(err, errCut) {
+		t.Fatalf("the cut push: %v", err)
+	}
+	again := &cuttingSink{s: hub.s}
+	if n, err := SyncSendObjects(ctx, site.s, again, objs); err != nil || n != 2 || again.puts != 2 {
+		t.Fatalf("the resumed push sent %d (%d puts), %v; want the 2 left", n, again.puts, err)
+	}
+	third := &cuttingSink{s: hub.s}
+	if n, err := SyncSendObjects(ctx, site.s, third, objs); err != nil || n != 0 {
+		t.Fatalf("a third push sent %d, %v", n, err)
+	}
+	if _, err := hub.s.ApplySyncChanges(ctx, page, orgs); err != nil {
+		t.Fatal(err)
+	}
+
+	// The hub's files the other way, with a cut after the first.
+	for i := range 3 {
+		data := []byte(fmt.Sprintf("hub file %d", i))
+		h := sha256Hex(data)
+		hub.exec(t, `INSERT INTO blobs (hash, content_type, size, data, created_at) VALUES (?, 'image/png', ?, ?, `+docTS+`);
+INSERT INTO organisation_blobs (organisation_id, hash, refs) VALUES (10, ?, 1)`, h, len(data), data, h)
+	}
+	secret := []byte("foreign file")
+	hub.exec(t, `INSERT INTO blobs (hash, content_type, size, data, created_at) VALUES (?, 'image/png', ?, ?, `+docTS+`);
+INSERT INTO organisation_blobs (organisation_id, hash, refs) VALUES (20, ?, 1)`, sha256Hex(secret), len(secret), secret, sha256Hex(secret))
+	if vector, err = site.s.SyncVector(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if page, err = hub.s.SyncChangesFor(ctx, vector, orgs, 100); err != nil {
+		t.Fatal(err)
+	}
+	objs = SyncPageObjects(page)
+	if len(objs) != 3 {
+		t.Fatalf("the hub's page names %v (the site's own files came back, or the foreign one went)", objs)
+	}
+	src := &countingSource{s: hub.s, failAfter: 1}
+	if _, err := site.s.SyncPullObjects(ctx, src, objs); !errors.Is(err, errCut) {
+		t.Fatalf("the cut fetch: %v", err)
+	}
+	src = &countingSource{s: hub.s}
+	if n, err := site.s.SyncPullObjects(ctx, src, objs); err != nil || n != 2 || src.n != 2 {
+		t.Fatalf("the resumed fetch fetched %d (%d reads), %v; want the 2 left", n, src.n, err)
+	}
+	if n, err := site.s.SyncPullObjects(ctx, &countingSource{s: hub.s}, objs); err != nil || n != 0 {
+		t.Fatalf("a third fetch fetched %d, %v", n, err)
+	}
+	if _, err := site.s.ApplySyncChanges(ctx, page, orgs); err != nil {
+		t.Fatal(err)
+	}
+	if e, o := syncDocs(t, hub.s, site.s, orgs); e != 0 || o != 0 {
+		t.Fatalf("not quiet: %d entries, %d objects", e, o)
+	}
+	if e, o := syncDocs(t, site.s, hub.s, orgs); e != 0 || o != 0 {
+		t.Fatalf("not quiet: %d entries, %d objects", e, o)
+	}
+	q := `SELECT b.hash, b.content_type, b.size, b.data, b.created_at FROM blobs b JOIN organisation_blobs o ON o.hash = b.hash WHERE o.organisation_id = 10 ORDER BY b.hash`
+	if a, b := dump(t, hub.s, q), dump(t, site.s, q); len(a) != 6 || !reflect.DeepEqual(a, b) {
+		t.Fatalf("files: hub %v, site %v", a, b)
+	}
+	if got := dump(t, site.s, `SELECT count(*) FROM blobs WHERE data = 'foreign file' OR CAST(data AS TEXT) = 'foreign file'`); got[0] != "[0]" {
+		t.Fatal("the foreign organisation's file reached the site")
+	}
+	if got := dump(t, site.s, `SELECT count(*) FROM sync_object_staging`); got[0] != "[0]" {
+		t.Fatalf("objects left in staging: %v", got)
+	}
+	// An object whose bytes are not what its hash names is refused.
+	forged := hashes[0][:63] + "0"
+	if hashes[0][63] == '0' {
+		forged = hashes[0][:63] + "1"
+	}
+	if err := hub.s.SyncObjectPut(ctx, SyncObject{Kind: ObjBlob, Hash: forged},
+		SyncObjectData{Data: []byte("site file 0"), ContentType: "application/pdf", CreatedAt: "x"}); !errors.Is(err, ErrSyncRefused) {
+		t.Fatalf("bytes that are not the hash's object were stored: %v", err)
+	}
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
