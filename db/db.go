@@ -1350,6 +1350,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncStagedGetStmt, err = db.PrepareContext(ctx, syncStagedGet); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncStagedGet: %w", err)
 	}
+	if q.syncStagedPruneStmt, err = db.PrepareContext(ctx, syncStagedPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncStagedPrune: %w", err)
+	}
 	if q.syncStagedPutStmt, err = db.PrepareContext(ctx, syncStagedPut); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncStagedPut: %w", err)
 	}
@@ -4003,6 +4006,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncStagedGetStmt: %w", cerr)
 		}
 	}
+	if q.syncStagedPruneStmt != nil {
+		if cerr := q.syncStagedPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncStagedPruneStmt: %w", cerr)
+		}
+	}
 	if q.syncStagedPutStmt != nil {
 		if cerr := q.syncStagedPutStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncStagedPutStmt: %w", cerr)
@@ -5214,6 +5222,7 @@ type Queries struct {
 	syncSiteMergeRequestsByIDsStmt            *sql.Stmt
 	syncStagedDeleteStmt                      *sql.Stmt
 	syncStagedGetStmt                         *sql.Stmt
+	syncStagedPruneStmt                       *sql.Stmt
 	syncStagedPutStmt                         *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
 	systemGetStmt                             *sql.Stmt
@@ -5808,6 +5817,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncSiteMergeRequestsByIDsStmt:            q.syncSiteMergeRequestsByIDsStmt,
 		syncStagedDeleteStmt:                      q.syncStagedDeleteStmt,
 		syncStagedGetStmt:                         q.syncStagedGetStmt,
+		syncStagedPruneStmt:                       q.syncStagedPruneStmt,
 		syncStagedPutStmt:                         q.syncStagedPutStmt,
 		systemCreateStmt:                          q.systemCreateStmt,
 		systemGetStmt:                             q.systemGetStmt,

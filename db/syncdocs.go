@@ -266,7 +266,15 @@ func (s *Store) headRule(ctx context.Context, tx *sql.Tx, q *Queries, e SyncEntr
 	}
 	switch {
 	case found && base.identity == here.identity:
-		return move(incoming) // only the other side moved: fast-forward
+		// Only the other side moved: fast-forward. The hub logs the move
+		// as its own too: the nodes then meet the hub's heads in the order
+		// the hub took them (by its clock), and the last is its head, even
+		// when the entry that moved it carries an older clock than a
+		// reset the hub logged before (a laptop's clock behind).
+		if err := move(incoming); err != nil || !s.IsSyncHub() {
+			return err
+		}
+		return s.logHead(ctx, q, id, incoming, br.OrganisationID)
 	case found && base.identity == in.identity:
 		return nil // the head here already holds it
 	case !s.IsSyncHub():

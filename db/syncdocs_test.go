@@ -65,6 +65,17 @@ func newSyncDoc(t *testing.T, s *Store, doc, org int64, n int) {
 // revision, as the change flow does; it returns the revision's id.
 func commitDoc(t *testing.T, s *Store, branch int64, edit func(d *docengine.Doc) error) int64 {
 	t.Helper()
+	return commitDocWith(t, s, branch, edit, false)
+}
+
+// commitDocAudited is commitDoc with the audit entry a handler writes.
+func commitDocAudited(t *testing.T, s *Store, branch int64, edit func(d *docengine.Doc) error) int64 {
+	t.Helper()
+	return commitDocWith(t, s, branch, edit, true)
+}
+
+func commitDocWith(t *testing.T, s *Store, branch int64, edit func(d *docengine.Doc) error, audit bool) int64 {
+	t.Helper()
 	ctx := context.Background()
 	var id int64
 	if err := s.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
@@ -97,8 +108,11 @@ func commitDoc(t *testing.T, s *Store, branch int64, edit func(d *docengine.Doc)
 			Parents: string(parents), Generation: head.Generation + 1, CreatedAt: "2026-11-26T00:00:00.000Z", CreatedBy: 1}); err != nil {
 			return err
 		}
-		_, err = tx.Exec(`UPDATE document_branches SET revision_id = ? WHERE id = ?`, id, branch)
-		return err
+		if _, err = tx.Exec(`UPDATE document_branches SET revision_id = ? WHERE id = ?`, id, branch); err != nil || !audit {
+			return err
+		}
+		return s.AppendAudit(ctx, q, AuditLog{ID: s.IDs.Next(), Chain: br.OrganisationID, OrganisationID: &br.OrganisationID,
+			Action: "POST /op", TargetIds: "{}", ChangedFields: "[]", CreatedAt: "2026-11-26T00:00:00.000Z"})
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -214,6 +214,10 @@ func (s *Store) installObject(ctx context.Context, q *Queries, o SyncObject, d S
 			return refuse("object %s %s before the %s %s it refers to", o.Kind, o.Hash, r.Kind, r.Hash)
 		}
 	}
+	// Fetched earlier by a walk a cut ended, it is here now by another way.
+	if err := q.SyncStagedDelete(ctx, SyncStagedDeleteParams{Hash: o.Hash, Kind: o.Kind}); err != nil {
+		return err
+	}
 	if o.isBlob() {
 		return q.BlobPut(ctx, BlobPutParams{Hash: o.Hash, ContentType: d.ContentType, Size: int64(len(d.Data)),
 			Data: d.Data, CreatedAt: d.CreatedAt})
@@ -400,9 +404,6 @@ func (s *Store) SyncPullObjects(ctx context.Context, src SyncObjectFetcher, root
 				if err := s.installObject(ctx, q, o, SyncObjectData{Data: st.Data, ContentType: st.ContentType, CreatedAt: st.CreatedAt}); err != nil {
 					return err
 				}
-				if err := q.SyncStagedDelete(ctx, SyncStagedDeleteParams{Hash: o.Hash, Kind: o.Kind}); err != nil {
-					return err
-				}
 			}
 			return nil
 		})
@@ -418,6 +419,9 @@ func (s *Store) SyncPullObjects(ctx context.Context, src SyncObjectFetcher, root
 	})
 	if err == nil {
 		err = flush()
+	}
+	if err == nil {
+		err = s.InTxSQL(nc, func(tx *sql.Tx, q *Queries) error { return q.SyncStagedPrune(ctx) })
 	}
 	return fetched, err
 }

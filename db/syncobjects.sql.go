@@ -112,6 +112,19 @@ func (q *Queries) SyncStagedGet(ctx context.Context, arg SyncStagedGetParams) (S
 	return i, err
 }
 
+const syncStagedPrune = `-- name: SyncStagedPrune :exec
+DELETE FROM sync_object_staging
+WHERE (kind = 'blob' AND EXISTS (SELECT 1 FROM blobs b WHERE b.hash = sync_object_staging.hash))
+   OR (kind <> 'blob' AND EXISTS (SELECT 1 FROM document_chunks c WHERE c.hash = unhex(sync_object_staging.hash)))
+`
+
+// Staged objects this node came to hold another way (a file a person here
+// added too): the staging table is small, read whole.
+func (q *Queries) SyncStagedPrune(ctx context.Context) error {
+	_, err := q.exec(ctx, q.syncStagedPruneStmt, syncStagedPrune)
+	return err
+}
+
 const syncStagedPut = `-- name: SyncStagedPut :exec
 INSERT INTO sync_object_staging(hash, kind, data, content_type, created_at)
 VALUES (?1, ?2, ?3, ?4, ?5)

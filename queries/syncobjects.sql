@@ -33,3 +33,10 @@ SELECT CAST((EXISTS (SELECT 1 FROM organisation_blobs ob WHERE ob.hash = @blob A
     OR EXISTS (SELECT 1 FROM users u JOIN organisation_members m ON m.user_id = u.id
         WHERE u.avatar_hash = @blob AND m.organisation_id IN (SELECT value FROM json_each(@orgs_json)))) AS INTEGER)
 AS held;
+
+-- Staged objects this node came to hold another way (a file a person here
+-- added too): the staging table is small, read whole.
+-- name: SyncStagedPrune :exec
+DELETE FROM sync_object_staging
+WHERE (kind = 'blob' AND EXISTS (SELECT 1 FROM blobs b WHERE b.hash = sync_object_staging.hash))
+   OR (kind <> 'blob' AND EXISTS (SELECT 1 FROM document_chunks c WHERE c.hash = unhex(sync_object_staging.hash)));
