@@ -166,7 +166,7 @@ func runSyncCase(t *testing.T, dir string, seedBytes []byte, seedN uint64) {
 	evidence := map[int64]bool{} // acknowledged signatures and witness records
 	codes := []string{"", "A", "B", "P1"}
 	numbered := map[int64]bool{} // work items numbered by the counter
-	var acked []int64 // document revisions made
+	var acked []int64            // document revisions made
 	// Number blocks, leased as an exchange does: small, so laptops run
 	// out and number provisionally.
 	hub.SetNumberBlockSize(3)
