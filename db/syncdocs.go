@@ -60,15 +60,19 @@ func SyncPageObjects(page []SyncEntry) []SyncObject {
 		if err != nil {
 			continue // the apply refuses it
 		}
+		var org int64
+		if e.Org != nil {
+			org = *e.Org
+		}
 		if e.Table == "document_revisions" {
 			if h, ok := cols["hash"].([]byte); ok && len(h) == 32 {
-				add(SyncObject{Kind: ObjRoot, Hash: hex.EncodeToString(h)})
+				add(SyncObject{Kind: ObjRoot, Hash: hex.EncodeToString(h), Org: org})
 			}
 		}
 		for _, c := range bcols {
 			if h, ok := cols[c].(string); ok && h != "" {
 				if _, ok := docengine.ParseHash(h); ok {
-					add(SyncObject{Kind: ObjBlob, Hash: h})
+					add(SyncObject{Kind: ObjBlob, Hash: h, Org: org})
 				}
 			}
 		}

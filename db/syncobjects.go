@@ -41,6 +41,9 @@ var objNames = map[docengine.ObjectKind]string{docengine.ObjRoot: ObjRoot, docen
 type SyncObject struct {
 	Kind string `json:"kind"`
 	Hash string `json:"hash"`
+	// Org: the organisation whose page needs it. A node stores an object
+	// it did not hold as that organisation's (its storage usage).
+	Org int64 `json:"org,omitempty"`
 }
 
 // SyncObjectData is an object's bytes (and a blob's type and time).
@@ -113,7 +116,7 @@ func (o SyncObject) refs(data []byte) ([]SyncObject, error) {
 	}
 	out := make([]SyncObject, len(rs))
 	for i, r := range rs {
-		out[i] = SyncObject{Kind: objNames[r.Kind], Hash: r.Hash.String()}
+		out[i] = SyncObject{Kind: objNames[r.Kind], Hash: r.Hash.String(), Org: o.Org}
 	}
 	return out, nil
 }
@@ -219,11 +222,21 @@ func (s *Store) installObject(ctx context.Context, q *Queries, o SyncObject, d S
 		return err
 	}
 	if o.isBlob() {
+		// A file counts in an organisation's storage by its rows
+		// (organisation_blobs, recounted after the page: syncOrgRebuilds).
 		return q.BlobPut(ctx, BlobPutParams{Hash: o.Hash, ContentType: d.ContentType, Size: int64(len(d.Data)),
 			Data: d.Data, CreatedAt: d.CreatedAt})
 	}
-	_, err = q.ChunkPut(ctx, ChunkPutParams{Hash: o.chunkHash(), Data: d.Data})
-	return err
+	n, err := q.ChunkPut(ctx, ChunkPutParams{Hash: o.chunkHash(), Data: d.Data})
+	if err != nil || n == 0 || o.Org == 0 {
+		return err
+	}
+	// New here: charged to the organisation it came for, as a change made
+	// here charges the chunks it stores first (organisation_document_storage).
+	if err := q.DocumentStorageAdd(ctx, DocumentStorageAddParams{OrganisationID: o.Org, Bytes: int64(len(d.Data))}); err != nil {
+		return err
+	}
+	return q.OrgStorageAdd(ctx, OrgStorageAddParams{Delta: int64(len(d.Data)), ID: o.Org})
 }
 
 // syncWalkBatch bounds one question to the other side (which of these do

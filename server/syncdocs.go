@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -128,13 +129,20 @@ func (s *Server) syncObjectsMissing(rq *request) error {
 // syncObjectPut stores an object a node pushes: its bytes must be the
 // object its hash names, and what it refers to must be here already.
 func (s *Server) syncObjectPut(rq *request) error {
-	_, _, body, err := s.syncVerify(rq)
+	_, orgs, body, err := s.syncVerify(rq)
 	if err != nil {
 		return err
 	}
 	o, err := pathObject(rq)
 	if err != nil {
 		return err
+	}
+	if v := rq.r.URL.Query().Get("org"); v != "" {
+		org, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || !slices.Contains(orgs, org) {
+			return fieldError("org", "must be an organisation the node was paired for")
+		}
+		o.Org = org
 	}
 	d := db.SyncObjectData{Data: body}
 	if o.Kind == db.ObjBlob {
@@ -232,7 +240,11 @@ func (h *hubObjects) SyncObjectPut(ctx context.Context, o db.SyncObject, d db.Sy
 	if o.Kind == db.ObjBlob {
 		ct, extra = d.ContentType, []string{hdrObjectCreated, d.CreatedAt}
 	}
-	resp, err := h.n.doWith(ctx, http.MethodPut, "/sync/objects/"+o.Kind+"/"+o.Hash, d.Data, ct, extra...)
+	uri := "/sync/objects/" + o.Kind + "/" + o.Hash
+	if o.Org != 0 {
+		uri += "?org=" + strconv.FormatInt(o.Org, 10) // whose storage it counts in
+	}
+	resp, err := h.n.doWith(ctx, http.MethodPut, uri, d.Data, ct, extra...)
 	if err != nil {
 		return err
 	}

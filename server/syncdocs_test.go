@@ -151,6 +151,15 @@ func TestSyncDocumentsAndFilesOverHTTP(t *testing.T) {
 	if res.ObjectsSent < 3 || res.ObjectsReceived != 0 {
 		t.Fatalf("the exchange moved %d objects up, %d down", res.ObjectsSent, res.ObjectsReceived)
 	}
+	// The hub counts the site's file and the document parts it stored
+	// first in the organisation's storage, as its own writes do.
+	var usage, recount int64
+	if err := e.store.Reader.QueryRow(`SELECT storage_usage FROM organisations WHERE id = ?`, int64(acmeID)).Scan(&usage); err != nil {
+		t.Fatal(err)
+	}
+	if recount, err = e.store.R.OrgStorageRecount(ctx, int64(acmeID)); err != nil || usage != recount || usage < int64(len(siteFile)) {
+		t.Fatalf("storage usage %d, recounted %d (%v)", usage, recount, err)
+	}
 	var texts []string
 	for _, cl := range e.must(200, f.alice, "GET", c.rev(c.head(t, "main"))+"/clauses", nil).arr(t) {
 		texts = append(texts, cl["text"].(string))
@@ -227,6 +236,7 @@ func TestSyncDocumentsAndFilesOverHTTP(t *testing.T) {
 		{"bad hash", "GET", "/sync/objects/blob/xyz", nil, 400},
 		{"bytes not the hash's", "PUT", "/sync/objects/text/" + acmeRoot, []byte("not it"), 422},
 		{"a file without its type and time", "PUT", "/sync/objects/blob/" + hex.EncodeToString(siteHash[:]), siteFile, 422},
+		{"pushed for another organisation", "PUT", "/sync/objects/blob/" + hex.EncodeToString(siteHash[:]) + "?org=" + f.evil, siteFile, 400},
 		{"too many named", "POST", "/sync/objects/missing", many, 400},
 		{"malformed list", "POST", "/sync/objects/missing", []byte(`{"objects":`), 400},
 		{"missing: only what the hub lacks", "POST", "/sync/objects/missing",

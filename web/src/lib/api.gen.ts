@@ -2716,7 +2716,7 @@ export interface paths {
         };
         /** One document chunk or file for a node, only when a row of its organisations names it - a file by the rows showing it, a chunk under the revision content root named in `root`. Another organisation's object answers 404, as one the hub does not hold. Signed by the node's key. */
         get: operations["getSyncObjectsKindHash"];
-        /** A node sends one document chunk or file (the raw bytes; a file with its Content-Type and Workspace-Object-Created). Refused (422) when the bytes are not the object the hash names or the objects it refers to are not at the hub yet (children first). Sending one the hub has changes nothing. Signed by the node's key. */
+        /** A node sends one document chunk or file (the raw bytes; a file with its Content-Type and Workspace-Object-Created). `org` names the paired organisation whose page needs it (its storage usage counts the bytes). Refused (422) when the bytes are not the object the hash names or the objects it refers to are not at the hub yet (children first). Sending one the hub has changes nothing. Signed by the node's key. */
         put: operations["putSyncObjectsKindHash"];
         post?: never;
         delete?: never;
