@@ -39,7 +39,16 @@ var blobColumns = map[string][]string{
 // each new revision's content root and each blob a row names. The
 // receiver must hold them (SyncPullObjects, SyncSendObjects) before the
 // page applies.
-func SyncPageObjects(page []SyncEntry) []SyncObject {
+func SyncPageObjects(page []SyncEntry) []SyncObject { return pageObjects(page, false) }
+
+// blobRequired: the columns naming a file by a foreign key: their row
+// cannot be written without it. A file another column names (an avatar,
+// an image, an induction file) the page applies without, when the hub
+// no longer has it to give (an image replaced since: SyncPullObjects
+// skips a file the hub answers absent).
+var blobRequired = map[string]bool{"organisation_blobs.hash": true, "asset_logs.attachment_hash": true}
+
+func pageObjects(page []SyncEntry, required bool) []SyncObject {
 	var out []SyncObject
 	seen := map[SyncObject]bool{}
 	add := func(o SyncObject) {
@@ -49,7 +58,9 @@ func SyncPageObjects(page []SyncEntry) []SyncObject {
 		}
 	}
 	for _, e := range page {
-		if e.Cols == nil || e.Op == "d" {
+		// An account snapshot names its avatar, but may be of someone of
+		// no paired organisation, whose files the node is not given.
+		if e.Cols == nil || e.Op == "d" || e.Op == "s" {
 			continue
 		}
 		bcols := blobColumns[e.Table]
@@ -70,6 +81,9 @@ func SyncPageObjects(page []SyncEntry) []SyncObject {
 			}
 		}
 		for _, c := range bcols {
+			if required && !blobRequired[e.Table+"."+c] {
+				continue
+			}
 			if h, ok := cols[c].(string); ok && h != "" {
 				if _, ok := docengine.ParseHash(h); ok {
 					add(SyncObject{Kind: ObjBlob, Hash: h, Org: org})
@@ -83,7 +97,7 @@ func SyncPageObjects(page []SyncEntry) []SyncObject {
 // checkPageObjects refuses a page whose objects are not all here: a
 // revision is never seen without its content, nor a row without its blob.
 func (s *Store) checkPageObjects(ctx context.Context, q *Queries, page []SyncEntry) error {
-	for _, o := range SyncPageObjects(page) {
+	for _, o := range pageObjects(page, true) {
 		held, err := s.objectHeld(ctx, q, o)
 		if err != nil {
 			return err

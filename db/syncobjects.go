@@ -288,6 +288,9 @@ func SyncSendObjects(ctx context.Context, src SyncObjectSource, dst SyncObjectSi
 	sent := 0
 	err := childrenFirst(order, children, func(o SyncObject) error {
 		d, err := src.SyncObjectGet(ctx, o)
+		if o.isBlob() && errors.Is(err, ErrSyncObjectAbsent) {
+			return nil // a file this node never had (see pageObjects)
+		}
 		if err != nil {
 			return fmt.Errorf("object %s %s: %w", o.Kind, o.Hash, err)
 		}
@@ -373,6 +376,13 @@ func (s *Store) SyncPullObjects(ctx context.Context, src SyncObjectFetcher, root
 				d = SyncObjectData{Data: st.Data, ContentType: st.ContentType, CreatedAt: st.CreatedAt}
 			case errors.Is(err, sql.ErrNoRows):
 				if d, err = src.SyncObjectFetch(ctx, m, rootOf[m]); err != nil {
+					if m.isBlob() && errors.Is(err, ErrSyncObjectAbsent) {
+						// No longer named by any row the source may give (an
+						// image replaced since): the page's check decides.
+						delete(children, m)
+						order = order[:len(order)-1]
+						continue
+					}
 					return fetched, fmt.Errorf("object %s %s: %w", m.Kind, m.Hash, err)
 				}
 				if err := m.verify(d); err != nil {

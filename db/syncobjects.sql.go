@@ -27,7 +27,10 @@ SELECT CAST((EXISTS (SELECT 1 FROM organisation_blobs ob WHERE ob.hash = ?1 AND 
     OR EXISTS (SELECT 1 FROM asset_logs a WHERE a.attachment_hash = ?1 AND a.organisation_id IN (SELECT value FROM json_each(?2)))
     OR EXISTS (SELECT 1 FROM induction_revisions ir WHERE ir.file_hash = ?1 AND ir.organisation_id IN (SELECT value FROM json_each(?2)))
     OR EXISTS (SELECT 1 FROM users u JOIN organisation_members m ON m.user_id = u.id
-        WHERE u.avatar_hash = ?1 AND m.organisation_id IN (SELECT value FROM json_each(?2)))) AS INTEGER)
+        WHERE u.avatar_hash = ?1 AND m.organisation_id IN (SELECT value FROM json_each(?2)))
+    -- attached to one of them once (an image replaced since: its entries still name it)
+    OR EXISTS (SELECT 1 FROM json_each(?2) o JOIN sync_changes c
+        ON c.tbl = 'organisation_blobs' AND c.pk = json_array(o.value, ?1))) AS INTEGER)
 AS held
 `
 

@@ -31,7 +31,10 @@ SELECT CAST((EXISTS (SELECT 1 FROM organisation_blobs ob WHERE ob.hash = @blob A
     OR EXISTS (SELECT 1 FROM asset_logs a WHERE a.attachment_hash = @blob AND a.organisation_id IN (SELECT value FROM json_each(@orgs_json)))
     OR EXISTS (SELECT 1 FROM induction_revisions ir WHERE ir.file_hash = @blob AND ir.organisation_id IN (SELECT value FROM json_each(@orgs_json)))
     OR EXISTS (SELECT 1 FROM users u JOIN organisation_members m ON m.user_id = u.id
-        WHERE u.avatar_hash = @blob AND m.organisation_id IN (SELECT value FROM json_each(@orgs_json)))) AS INTEGER)
+        WHERE u.avatar_hash = @blob AND m.organisation_id IN (SELECT value FROM json_each(@orgs_json)))
+    -- attached to one of them once (an image replaced since: its entries still name it)
+    OR EXISTS (SELECT 1 FROM json_each(@orgs_json) o JOIN sync_changes c
+        ON c.tbl = 'organisation_blobs' AND c.pk = json_array(o.value, @blob))) AS INTEGER)
 AS held;
 
 -- Staged objects this node came to hold another way (a file a person here

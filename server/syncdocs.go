@@ -259,6 +259,10 @@ func (h *hubObjects) SyncObjectFetch(ctx context.Context, o, root db.SyncObject)
 		uri += "?root=" + url.QueryEscape(root.Hash)
 	}
 	resp, err := h.n.do(ctx, http.MethodGet, uri, nil)
+	var he *hubRefusal
+	if errors.As(err, &he) && he.Status == http.StatusNotFound {
+		return db.SyncObjectData{}, fmt.Errorf("%w: %v", db.ErrSyncObjectAbsent, err)
+	}
 	if err != nil {
 		return db.SyncObjectData{}, err
 	}

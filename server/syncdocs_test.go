@@ -181,6 +181,50 @@ func TestSyncDocumentsAndFilesOverHTTP(t *testing.T) {
 	if got := nodeClauses(t, node, int64(docID)); len(got) != 3 || got[2] != "Second hub clause" {
 		t.Fatalf("the node reads %v", got)
 	}
+	// Files replaced on the hub before the node synced: an image attached
+	// and dropped (its rows' entries still name it: sent), an avatar
+	// replaced (no row names it now: the page applies without it), and
+	// the current ones sent.
+	blob := func(data string) string {
+		sum := sha256.Sum256([]byte(data))
+		h := hex.EncodeToString(sum[:])
+		if err := e.store.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
+			return q.BlobPut(ctx, db.BlobPutParams{Hash: h, ContentType: "image/png", Size: int64(len(data)), Data: []byte(data), CreatedAt: "2026-11-26T00:00:00.000Z"})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	oldImage, newImage, oldAvatar, newAvatar := blob("old image"), blob("new image"), blob("old avatar"), blob("new avatar")
+	aliceID := f.alice.id
+	for _, stmt := range []struct {
+		q    string
+		args []any
+	}{
+		{`INSERT INTO organisation_blobs (organisation_id, hash, refs) VALUES (?, ?, 1)`, []any{int64(acmeID), oldImage}},
+		{`UPDATE organisations SET icon_hash = ? WHERE id = ?`, []any{oldImage, int64(acmeID)}},
+		{`INSERT INTO organisation_blobs (organisation_id, hash, refs) VALUES (?, ?, 1)`, []any{int64(acmeID), newImage}},
+		{`UPDATE organisations SET icon_hash = ? WHERE id = ?`, []any{newImage, int64(acmeID)}},
+		{`DELETE FROM organisation_blobs WHERE organisation_id = ? AND hash = ?`, []any{int64(acmeID), oldImage}},
+		{`UPDATE users SET avatar_hash = ? WHERE id = ?`, []any{oldAvatar, aliceID}},
+		{`UPDATE users SET avatar_hash = ? WHERE id = ?`, []any{newAvatar, aliceID}},
+	} {
+		if err := e.store.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
+			_, err := tx.ExecContext(ctx, stmt.q, stmt.args...)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err = SyncNow(ctx, node, 0, nil); err != nil {
+		t.Fatalf("an exchange with replaced files: %v", err)
+	}
+	for h, want := range map[string]int{oldImage: 1, newImage: 1, newAvatar: 1, oldAvatar: 0} {
+		var n int
+		if err := node.Reader.QueryRow(`SELECT count(*) FROM blobs WHERE hash = ?`, h).Scan(&n); err != nil || n != want {
+			t.Errorf("blob %s on the node: %d, want %d (%v)", h[:8], n, want, err)
+		}
+	}
 	var foreign int
 	if err := node.Reader.QueryRow(`SELECT count(*) FROM documents WHERE organisation_id = ?`, int64(evilID)).Scan(&foreign); err != nil || foreign != 0 {
 		t.Fatalf("the foreign document reached the node: %d %v", foreign, err)
