@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -138,9 +139,24 @@ func pruneClone(ctx context.Context, c *sql.DB, orgsJSON string, node int64) (in
 	// identities and second factor only for members, and a password only
 	// for members, who sign in on the node. Blobs stay when a kept row
 	// refers to them, chunks when a kept revision reaches them.
+	// Files last: a file stays when a kept row names it, the accounts
+	// kept included (their avatars).
+	sort.SliceStable(noOrg, func(i, j int) bool { return noOrg[j] == "blobs" && noOrg[i] != "blobs" })
 	for _, name := range noOrg {
 		var err error
 		switch name {
+		case "blobs":
+			var refs []string
+			refs, err = referrers(ctx, tx, tables, "blobs")
+			for table, cols := range blobColumns {
+				for _, c := range cols {
+					refs = append(refs, `SELECT `+quoteIdent(c)+` AS v FROM `+quoteIdent(table))
+				}
+			}
+			if err == nil {
+				sort.Strings(refs)
+				err = exec(`DELETE FROM blobs WHERE hash NOT IN ` + refsIn(refs))
+			}
 		case "users":
 			var refs []string
 			refs, err = referrers(ctx, tx, tables, "users")

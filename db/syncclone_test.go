@@ -42,6 +42,19 @@ INSERT INTO outbox (id, kind, recipient, subject, body, created_at) VALUES (1, '
 	commitDoc(t, hub, 501, setText(1, "Our own clause"))
 	newSyncDoc(t, hub, 600, 20, 2)
 	commitDoc(t, hub, 601, setText(1, "Secret clause of another"))
+	// Avatars: a member's travels, another organisation's member's not.
+	for user, data := range map[int64]string{1: "Member avatar", 3: "Foreign avatar"} {
+		h := sha256Hex([]byte(data))
+		if err := hub.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+			if _, err := tx.Exec(`INSERT INTO blobs (hash, content_type, size, data, created_at) VALUES (?, 'image/png', 1, ?, '2026-11-26T00:00:00.000Z')`, h, []byte(data)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(`UPDATE users SET avatar_hash = ? WHERE id = ?`, h, user)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for org, data := range map[int64]string{10: "Our own file", 20: "Foreign file bytes"} {
 		h := sha256Hex([]byte(data))
 		if err := hub.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
@@ -62,13 +75,13 @@ INSERT INTO outbox (id, kind, recipient, subject, body, created_at) VALUES (1, '
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Our own clause", "Our own file"} {
+	for _, want := range []string{"Our own clause", "Our own file", "Member avatar"} {
 		if !bytes.Contains(raw, []byte(want)) {
 			t.Errorf("the clone's file lacks %q", want)
 		}
 	}
 	for _, secret := range []string{"Secret tunnel", "other@example.com", "other-hash", "left-hash", "local mail", "Elsewhere",
-		"Secret clause of another", "Foreign file bytes"} {
+		"Secret clause of another", "Foreign file bytes", "Foreign avatar"} {
 		if bytes.Contains(raw, []byte(secret)) {
 			t.Errorf("the clone's file holds %q", secret)
 		}
