@@ -35,8 +35,10 @@ const (
 	// syncMaxObjectBody is the largest object a node may push (a 16 MiB
 	// clause text with its encoding, a large PDF).
 	syncMaxObjectBody = 64 << 20
-	// syncReachLimit bounds the objects under one root the hub walks.
-	syncReachLimit = 4 << 20
+	// syncReachLimit bounds the objects under one root the hub walks and
+	// keeps (about 70 bytes each: a 10,000-clause document has some
+	// 12,000), so the cache below stays under 70 MB at worst.
+	syncReachLimit = 250_000
 )
 
 // syncReachCache keeps, for the last few roots nodes fetched from, the
@@ -48,7 +50,7 @@ type syncReachCache struct {
 	sets  map[docengine.Hash]map[docengine.Hash]bool
 }
 
-const syncReachRoots = 8
+const syncReachRoots = 4
 
 func (c *syncReachCache) under(ctx context.Context, store *db.Store, root db.SyncObject, h docengine.Hash) (bool, error) {
 	rh, _ := docengine.ParseHash(root.Hash)
