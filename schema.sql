@@ -1743,3 +1743,25 @@ ALTER TABLE sync_nodes ADD COLUMN last_sent INTEGER NOT NULL DEFAULT 0; -- entri
 ALTER TABLE sync_nodes ADD COLUMN numbers_held TEXT NOT NULL DEFAULT '[]'; -- JSON: what the node had left of each counter
 ALTER TABLE sync_hub ADD COLUMN last_sent INTEGER NOT NULL DEFAULT 0; -- entries the hub applied in the last whole exchange
 ALTER TABLE sync_hub ADD COLUMN last_received INTEGER NOT NULL DEFAULT 0; -- entries received in it
+-- == 0163_sync_objects (issue 31) ==
+-- Objects (document chunks and blobs) a node fetched from the hub for a
+-- page, kept here until everything they refer to has arrived, then stored
+-- children first (docs/sync.md, "Documents and files"): a cut exchange
+-- resumes without fetching them again, and document_chunks and blobs only
+-- ever hold an object together with everything reachable from it.
+-- Node-local.
+CREATE TABLE sync_object_staging (
+    hash TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    data BLOB NOT NULL,
+    content_type TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (hash, kind)
+) WITHOUT ROWID;
+-- == 0164_sync_object_lookups (issue 31) ==
+-- The hub sends a node an object only when a row of the node's
+-- organisations names it (docs/sync.md, "Documents and files"): a
+-- revision by its content root, a blob by the columns naming it.
+CREATE INDEX document_revisions_content ON document_revisions(hash);
+CREATE INDEX asset_logs_attachment ON asset_logs(attachment_hash) WHERE attachment_hash IS NOT NULL;
+CREATE INDEX induction_revisions_file ON induction_revisions(file_hash) WHERE file_hash IS NOT NULL;

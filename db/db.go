@@ -1206,6 +1206,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.subLocationsOfLocationsStmt, err = db.PrepareContext(ctx, subLocationsOfLocations); err != nil {
 		return nil, fmt.Errorf("error preparing query SubLocationsOfLocations: %w", err)
 	}
+	if q.syncBlobHeldStmt, err = db.PrepareContext(ctx, syncBlobHeld); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncBlobHeld: %w", err)
+	}
+	if q.syncBlobOfOrgsStmt, err = db.PrepareContext(ctx, syncBlobOfOrgs); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncBlobOfOrgs: %w", err)
+	}
 	if q.syncChangeAppendStmt, err = db.PrepareContext(ctx, syncChangeAppend); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncChangeAppend: %w", err)
 	}
@@ -1214,6 +1220,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncChangesPendingStmt, err = db.PrepareContext(ctx, syncChangesPending); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncChangesPending: %w", err)
+	}
+	if q.syncChunkHeldStmt, err = db.PrepareContext(ctx, syncChunkHeld); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncChunkHeld: %w", err)
 	}
 	if q.syncCloneNodeStmt, err = db.PrepareContext(ctx, syncCloneNode); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncCloneNode: %w", err)
@@ -1317,6 +1326,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncReceivedSetStmt, err = db.PrepareContext(ctx, syncReceivedSet); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncReceivedSet: %w", err)
 	}
+	if q.syncRootOfOrgsStmt, err = db.PrepareContext(ctx, syncRootOfOrgs); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncRootOfOrgs: %w", err)
+	}
 	if q.syncRowKnownStmt, err = db.PrepareContext(ctx, syncRowKnown); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncRowKnown: %w", err)
 	}
@@ -1331,6 +1343,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncSiteMergeRequestsByIDsStmt, err = db.PrepareContext(ctx, syncSiteMergeRequestsByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncSiteMergeRequestsByIDs: %w", err)
+	}
+	if q.syncStagedDeleteStmt, err = db.PrepareContext(ctx, syncStagedDelete); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncStagedDelete: %w", err)
+	}
+	if q.syncStagedGetStmt, err = db.PrepareContext(ctx, syncStagedGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncStagedGet: %w", err)
+	}
+	if q.syncStagedPruneStmt, err = db.PrepareContext(ctx, syncStagedPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncStagedPrune: %w", err)
+	}
+	if q.syncStagedPutStmt, err = db.PrepareContext(ctx, syncStagedPut); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncStagedPut: %w", err)
 	}
 	if q.systemCreateStmt, err = db.PrepareContext(ctx, systemCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemCreate: %w", err)
@@ -3742,6 +3766,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing subLocationsOfLocationsStmt: %w", cerr)
 		}
 	}
+	if q.syncBlobHeldStmt != nil {
+		if cerr := q.syncBlobHeldStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncBlobHeldStmt: %w", cerr)
+		}
+	}
+	if q.syncBlobOfOrgsStmt != nil {
+		if cerr := q.syncBlobOfOrgsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncBlobOfOrgsStmt: %w", cerr)
+		}
+	}
 	if q.syncChangeAppendStmt != nil {
 		if cerr := q.syncChangeAppendStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncChangeAppendStmt: %w", cerr)
@@ -3755,6 +3789,11 @@ func (q *Queries) Close() error {
 	if q.syncChangesPendingStmt != nil {
 		if cerr := q.syncChangesPendingStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncChangesPendingStmt: %w", cerr)
+		}
+	}
+	if q.syncChunkHeldStmt != nil {
+		if cerr := q.syncChunkHeldStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncChunkHeldStmt: %w", cerr)
 		}
 	}
 	if q.syncCloneNodeStmt != nil {
@@ -3927,6 +3966,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncReceivedSetStmt: %w", cerr)
 		}
 	}
+	if q.syncRootOfOrgsStmt != nil {
+		if cerr := q.syncRootOfOrgsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncRootOfOrgsStmt: %w", cerr)
+		}
+	}
 	if q.syncRowKnownStmt != nil {
 		if cerr := q.syncRowKnownStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncRowKnownStmt: %w", cerr)
@@ -3950,6 +3994,26 @@ func (q *Queries) Close() error {
 	if q.syncSiteMergeRequestsByIDsStmt != nil {
 		if cerr := q.syncSiteMergeRequestsByIDsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncSiteMergeRequestsByIDsStmt: %w", cerr)
+		}
+	}
+	if q.syncStagedDeleteStmt != nil {
+		if cerr := q.syncStagedDeleteStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncStagedDeleteStmt: %w", cerr)
+		}
+	}
+	if q.syncStagedGetStmt != nil {
+		if cerr := q.syncStagedGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncStagedGetStmt: %w", cerr)
+		}
+	}
+	if q.syncStagedPruneStmt != nil {
+		if cerr := q.syncStagedPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncStagedPruneStmt: %w", cerr)
+		}
+	}
+	if q.syncStagedPutStmt != nil {
+		if cerr := q.syncStagedPutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncStagedPutStmt: %w", cerr)
 		}
 	}
 	if q.systemCreateStmt != nil {
@@ -5110,9 +5174,12 @@ type Queries struct {
 	subLocationListStmt                       *sql.Stmt
 	subLocationListForOrganisationStmt        *sql.Stmt
 	subLocationsOfLocationsStmt               *sql.Stmt
+	syncBlobHeldStmt                          *sql.Stmt
+	syncBlobOfOrgsStmt                        *sql.Stmt
 	syncChangeAppendStmt                      *sql.Stmt
 	syncChangesAfterStmt                      *sql.Stmt
 	syncChangesPendingStmt                    *sql.Stmt
+	syncChunkHeldStmt                         *sql.Stmt
 	syncCloneNodeStmt                         *sql.Stmt
 	syncColumnStampStmt                       *sql.Stmt
 	syncConflictCreateStmt                    *sql.Stmt
@@ -5147,11 +5214,16 @@ type Queries struct {
 	syncReceivedStmt                          *sql.Stmt
 	syncReceivedRecordLogStmt                 *sql.Stmt
 	syncReceivedSetStmt                       *sql.Stmt
+	syncRootOfOrgsStmt                        *sql.Stmt
 	syncRowKnownStmt                          *sql.Stmt
 	syncRowLaterStmt                          *sql.Stmt
 	syncRowLatestStmt                         *sql.Stmt
 	syncRowPresenceStmt                       *sql.Stmt
 	syncSiteMergeRequestsByIDsStmt            *sql.Stmt
+	syncStagedDeleteStmt                      *sql.Stmt
+	syncStagedGetStmt                         *sql.Stmt
+	syncStagedPruneStmt                       *sql.Stmt
+	syncStagedPutStmt                         *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
 	systemGetStmt                             *sql.Stmt
 	systemListByIDsStmt                       *sql.Stmt
@@ -5697,9 +5769,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		subLocationListStmt:                       q.subLocationListStmt,
 		subLocationListForOrganisationStmt:        q.subLocationListForOrganisationStmt,
 		subLocationsOfLocationsStmt:               q.subLocationsOfLocationsStmt,
+		syncBlobHeldStmt:                          q.syncBlobHeldStmt,
+		syncBlobOfOrgsStmt:                        q.syncBlobOfOrgsStmt,
 		syncChangeAppendStmt:                      q.syncChangeAppendStmt,
 		syncChangesAfterStmt:                      q.syncChangesAfterStmt,
 		syncChangesPendingStmt:                    q.syncChangesPendingStmt,
+		syncChunkHeldStmt:                         q.syncChunkHeldStmt,
 		syncCloneNodeStmt:                         q.syncCloneNodeStmt,
 		syncColumnStampStmt:                       q.syncColumnStampStmt,
 		syncConflictCreateStmt:                    q.syncConflictCreateStmt,
@@ -5734,11 +5809,16 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncReceivedStmt:                          q.syncReceivedStmt,
 		syncReceivedRecordLogStmt:                 q.syncReceivedRecordLogStmt,
 		syncReceivedSetStmt:                       q.syncReceivedSetStmt,
+		syncRootOfOrgsStmt:                        q.syncRootOfOrgsStmt,
 		syncRowKnownStmt:                          q.syncRowKnownStmt,
 		syncRowLaterStmt:                          q.syncRowLaterStmt,
 		syncRowLatestStmt:                         q.syncRowLatestStmt,
 		syncRowPresenceStmt:                       q.syncRowPresenceStmt,
 		syncSiteMergeRequestsByIDsStmt:            q.syncSiteMergeRequestsByIDsStmt,
+		syncStagedDeleteStmt:                      q.syncStagedDeleteStmt,
+		syncStagedGetStmt:                         q.syncStagedGetStmt,
+		syncStagedPruneStmt:                       q.syncStagedPruneStmt,
+		syncStagedPutStmt:                         q.syncStagedPutStmt,
 		systemCreateStmt:                          q.systemCreateStmt,
 		systemGetStmt:                             q.systemGetStmt,
 		systemListByIDsStmt:                       q.systemListByIDsStmt,

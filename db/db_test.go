@@ -398,6 +398,7 @@ var scanAllowed = map[string]string{
 	"syncReceivedRecordLog":       "once, when a clone starts: the whole copied log",
 	"syncNodeIDsUsed":             "at pairing: every node id in use (at most 1024 rows each)",
 	"numberBlocksHeld":            "a clone's leased blocks: a few rows per counter",
+	"syncStagedPrune":             "objects a cut fetch left waiting: few, emptied by the next fetch",
 	"workItemsProvisional":        "a partial index of provisional numbers only (none outside a clone offline)",
 	"systemsProvisional":          "a partial index of provisional numbers only (none outside a clone offline)",
 }

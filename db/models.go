@@ -841,6 +841,14 @@ type SyncNumberGrant struct {
 	GrantedAt      string
 }
 
+type SyncObjectStaging struct {
+	Hash        string
+	Kind        string
+	Data        []byte
+	ContentType string
+	CreatedAt   string
+}
+
 type SyncPairingCode struct {
 	ID            int64
 	CodeHash      string

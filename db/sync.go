@@ -313,7 +313,7 @@ func (s *Store) initSync(ctx context.Context, now func() time.Time) error {
 	tables := map[string]*capTable{}
 	var err error
 	for name, p := range SyncCatalogue {
-		if p.Policy != Replicated {
+		if p.Policy != Replicated || p.Objects {
 			continue
 		}
 		t, err := readCapTable(ctx, s.Writer, name, p)

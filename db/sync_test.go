@@ -127,17 +127,19 @@ func TestSyncCaptureLogsReplicatedChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = logOf(t, s)
-	if len(got) != 7 {
-		t.Fatalf("log has %d entries, want 7: %+v", len(got), got)
+	// The blob is not logged: objects move by hash (syncobjects.go); a
+	// blob value's encoding is what a revision's hash travels in.
+	if len(got) != 6 {
+		t.Fatalf("log has %d entries, want 6: %+v", len(got), got)
 	}
 	if c := *got[4].Cols; c != `{"id":5,"organisation_id":10,"code":"L","name":"Yard","colour":"","latitude":1,"longitude":{"r":-2.5},"radius":3,"address":"","delivery":0,"timezone_code":null,"created_at":"2026-11-26T00:00:00.000Z"}` {
 		t.Errorf("location insert cols = %s", c)
 	}
-	if c := *got[5].Cols; c != `{"hash":"h","content_type":"image/png","size":2,"data":{"x":"AP8="},"created_at":"2026-11-26T00:00:00.000Z"}` {
-		t.Errorf("blob insert cols = %s", c)
+	if b := appendValue(nil, []byte{0, 0xff}); string(b) != `{"x":"AP8="}` {
+		t.Errorf("a blob value = %s", b)
 	}
-	if got[6].Op != "d" || got[6].Pk != "[100]" || got[6].Cols != nil {
-		t.Errorf("delete = %+v", got[6])
+	if got[5].Op != "d" || got[5].Pk != "[100]" || got[5].Cols != nil {
+		t.Errorf("delete = %+v", got[5])
 	}
 
 	// Writes the sync applies itself are not logged again.
@@ -146,7 +148,7 @@ func TestSyncCaptureLogsReplicatedChanges(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(logOf(t, s)); n != 7 {
+	if n := len(logOf(t, s)); n != 6 {
 		t.Errorf("an applied write was logged: %d entries", n)
 	}
 }

@@ -205,6 +205,10 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 		for _, r := range rows {
 			vector[r.Origin] = r.Hlc
 		}
+		// Objects (chunks, blobs) arrive before their page (syncdocs.go).
+		if err := s.checkPageObjects(ctx, q, page); err != nil {
+			return err
+		}
 		prevHLC := int64(0)
 		touched := map[string]map[int64]bool{} // table -> organisations
 		for i, e := range page {
@@ -246,6 +250,11 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 			if err != nil {
 				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
 			}
+			// A branch head moves by its own rule (syncdocs.go).
+			applyAs, branch, head, err := s.splitBranchHead(ctx, tx, applyAs)
+			if err != nil {
+				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
+			}
 			if err := s.applyEntry(ctx, tx, t, applyAs, allowed); err != nil {
 				var se *sqlite.Error
 				if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT {
@@ -261,6 +270,11 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 			}
 			if err := s.securityRule(ctx, tx, q, t, e); err != nil {
 				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
+			}
+			if branch != 0 {
+				if err := s.headRule(ctx, tx, q, e, branch, head); err != nil {
+					return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
+				}
 			}
 			if err := q.SyncReceivedSet(ctx, SyncReceivedSetParams{Origin: e.Origin, Hlc: e.HLC}); err != nil {
 				return err

@@ -75,7 +75,13 @@ type TablePolicy struct {
 	// nodes gave one key are both kept, the later renamed, with a conflict
 	// record (docs/sync.md).
 	UniqueKey []string
+	// Objects (document chunks, blobs): content-addressed and never
+	// changed, so never logged; a page names the ones its rows need and
+	// they move by hash (syncobjects.go).
+	Objects bool
 }
+
+func (p TablePolicy) objects() TablePolicy { p.Objects = true; return p }
 
 func (p TablePolicy) unique(cols ...string) TablePolicy { p.UniqueKey = cols; return p }
 
@@ -148,8 +154,10 @@ var SyncCatalogue = map[string]TablePolicy{
 	"sync_hub":               local(),
 	"sync_number_blocks":     local(), // a clone's leased blocks
 	"sync_number_grants":     local(), // the hub's book of blocks leased
-	// Storage accounting of document chunks this node stored first: the
-	// chunks travel with issue II, which must revisit this.
+	"sync_object_staging":    local(), // objects fetched, not yet stored
+	// Bytes of document chunks this node stored first, per organisation
+	// (storage_usage): each node counts what it holds, chunks received by
+	// sync charged to the organisation whose page brought them.
 	"organisation_document_storage": local(),
 
 	// Derived: recomputed from replicated rows.
@@ -251,14 +259,14 @@ var SyncCatalogue = map[string]TablePolicy{
 
 	// Documents and files (issue II).
 	"documents":               repl(RuleDocuments),
-	"document_chunks":         repl(RuleDocuments).noOrg(),
+	"document_chunks":         repl(RuleDocuments).noOrg().objects(),
 	"document_revisions":      repl(RuleDocuments).via("documents", "document_id"),
 	"document_branches":       repl(RuleDocuments),
 	"document_merge_requests": repl(RuleDocuments),
 	"document_tags":           repl(RuleDocuments),
 	"document_bookmarks":      repl(RuleDocuments).via("documents", "document_id"),
 	"document_field_bindings": repl(RuleDocuments).via("documents", "document_id"),
-	"blobs":                   repl(RuleFiles).noOrg(),
+	"blobs":                   repl(RuleFiles).noOrg().objects(),
 	"organisation_blobs":      repl(RuleFiles),
 }
 
@@ -272,6 +280,7 @@ type OrgRebuild struct {
 }
 
 var syncOrgRebuilds = []OrgRebuild{
+	storageRecount,
 	// Duplicate evidence: all but the first (by id) of one key flagged
 	// with the first's id. Flagging goes first (a unique index admits one
 	// unflagged row per key), unflagging after.
@@ -297,6 +306,17 @@ var syncOrgRebuilds = []OrgRebuild{
 		WHERE organisation_id = ?1`},
 }
 
+// storageRecount is organisations.storage_usage as the handlers keep it:
+// the files its rows name, and the document chunks this node stored first
+// for it (organisation_document_storage, node-local: a change made here,
+// the hub's merge, or an object received for its page).
+var storageRecount = OrgRebuild{After: []string{"organisation_blobs", "organisations"},
+	Columns: []string{"organisations.storage_usage"},
+	SQL: `UPDATE organisations SET storage_usage =
+		coalesce((SELECT sum(b.size) FROM organisation_blobs ob JOIN blobs b ON b.hash = ob.hash WHERE ob.organisation_id = organisations.id), 0)
+		+ coalesce((SELECT bytes FROM organisation_document_storage s WHERE s.organisation_id = organisations.id), 0)
+	WHERE id = ?1`}
+
 func dupRebuild(table, same, cond string, flag bool) OrgRebuild {
 	first := `(SELECT min(o.id) FROM ` + table + ` o WHERE ` + same + `)`
 	sql := `UPDATE ` + table + ` AS x SET duplicate_of = ` + first + ` WHERE x.organisation_id = ?1 AND ` + cond +
@@ -314,9 +334,7 @@ var triggerKeptColumns = []string{"projects.open_work_item_count", "projects.clo
 
 // laterDerivedColumns are derived columns whose inputs do not travel yet,
 // with the reason.
-var laterDerivedColumns = map[string]string{
-	"organisations.storage_usage": "counts blobs and document chunks: files and documents sync in issue II",
-}
+var laterDerivedColumns = map[string]string{}
 
 // rebuildAll lists every derived table's statements, tables in name
 // order (work_item_type_counts' also recount the projects' and milestones'

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -136,11 +137,26 @@ func pruneClone(ctx context.Context, c *sql.DB, orgsJSON string, node int64) (in
 	// Rows of no organisation: an account stays when it is a member's or
 	// a kept row refers to it (a creator who left); its e-mail addresses,
 	// identities and second factor only for members, and a password only
-	// for members, who sign in on the node. Chunks and blobs stay when a
-	// kept row refers to them.
+	// for members, who sign in on the node. Blobs stay when a kept row
+	// refers to them, chunks when a kept revision reaches them.
+	// Files last: a file stays when a kept row names it, the accounts
+	// kept included (their avatars).
+	sort.SliceStable(noOrg, func(i, j int) bool { return noOrg[j] == "blobs" && noOrg[i] != "blobs" })
 	for _, name := range noOrg {
 		var err error
 		switch name {
+		case "blobs":
+			var refs []string
+			refs, err = referrers(ctx, tx, tables, "blobs")
+			for table, cols := range blobColumns {
+				for _, c := range cols {
+					refs = append(refs, `SELECT `+quoteIdent(c)+` AS v FROM `+quoteIdent(table))
+				}
+			}
+			if err == nil {
+				sort.Strings(refs)
+				err = exec(`DELETE FROM blobs WHERE hash NOT IN ` + refsIn(refs))
+			}
 		case "users":
 			var refs []string
 			refs, err = referrers(ctx, tx, tables, "users")
@@ -150,6 +166,8 @@ func pruneClone(ctx context.Context, c *sql.DB, orgsJSON string, node int64) (in
 			if err == nil {
 				err = exec(`UPDATE users SET password_hash = '' WHERE id NOT IN ` + members)
 			}
+		case "document_chunks":
+			err = keepReachableChunks(ctx, tx)
 		case "user_emails", "user_identities", "user_totp_secrets":
 			err = exec(`DELETE FROM ` + quoteIdent(name) + ` WHERE user_id NOT IN ` + members)
 		default:

@@ -36,6 +36,37 @@ INSERT INTO outbox (id, kind, recipient, subject, body, created_at) VALUES (1, '
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// Documents and files: the clone holds its organisation's content and
+	// files, none of the other's.
+	newSyncDoc(t, hub, 500, 10, 2)
+	commitDoc(t, hub, 501, setText(1, "Our own clause"))
+	newSyncDoc(t, hub, 600, 20, 2)
+	commitDoc(t, hub, 601, setText(1, "Secret clause of another"))
+	// Avatars: a member's travels, another organisation's member's not.
+	for user, data := range map[int64]string{1: "Member avatar", 3: "Foreign avatar"} {
+		h := sha256Hex([]byte(data))
+		if err := hub.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+			if _, err := tx.Exec(`INSERT INTO blobs (hash, content_type, size, data, created_at) VALUES (?, 'image/png', 1, ?, '2026-11-26T00:00:00.000Z')`, h, []byte(data)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(`UPDATE users SET avatar_hash = ? WHERE id = ?`, h, user)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for org, data := range map[int64]string{10: "Our own file", 20: "Foreign file bytes"} {
+		h := sha256Hex([]byte(data))
+		if err := hub.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+			if _, err := tx.Exec(`INSERT INTO blobs (hash, content_type, size, data, created_at) VALUES (?, 'application/pdf', 1, ?, '2026-11-26T00:00:00.000Z')`, h, []byte(data)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(`INSERT INTO organisation_blobs (organisation_id, hash, refs) VALUES (?, ?, 1)`, org, h)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	path := filepath.Join(dir, "clone.db")
 	if _, err := hub.SyncWriteClone(ctx, path, []int64{10}, 5); err != nil {
 		t.Fatal(err)
@@ -44,7 +75,13 @@ INSERT INTO outbox (id, kind, recipient, subject, body, created_at) VALUES (1, '
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, secret := range []string{"Secret tunnel", "other@example.com", "other-hash", "left-hash", "local mail", "Elsewhere"} {
+	for _, want := range []string{"Our own clause", "Our own file", "Member avatar"} {
+		if !bytes.Contains(raw, []byte(want)) {
+			t.Errorf("the clone's file lacks %q", want)
+		}
+	}
+	for _, secret := range []string{"Secret tunnel", "other@example.com", "other-hash", "left-hash", "local mail", "Elsewhere",
+		"Secret clause of another", "Foreign file bytes", "Foreign avatar"} {
 		if bytes.Contains(raw, []byte(secret)) {
 			t.Errorf("the clone's file holds %q", secret)
 		}
@@ -72,6 +109,9 @@ INSERT INTO outbox (id, kind, recipient, subject, body, created_at) VALUES (1, '
 		if got := dump(t, node, q); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: got %v, want %v", q, got, want)
 		}
+	}
+	if got := docText(t, node, 501); len(got) != 2 || got[0] != "1:Our own clause|" {
+		t.Errorf("the clone reads its document as %v", got)
 	}
 	v, err := node.SyncVector(ctx)
 	if err != nil {

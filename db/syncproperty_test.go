@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -57,6 +58,8 @@ VALUES (50, 10, 300, 50, 'W-50', 'Kept', 'open', 100, ` + ts + `, 1, ` + ts + `,
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// A document (500, branch main 501) edited on every node.
+	newSyncDoc(t, seed, 500, 10, 4)
 	if err := seed.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -163,6 +166,7 @@ func runSyncCase(t *testing.T, dir string, seedBytes []byte, seedN uint64) {
 	evidence := map[int64]bool{} // acknowledged signatures and witness records
 	codes := []string{"", "A", "B", "P1"}
 	numbered := map[int64]bool{} // work items numbered by the counter
+	var acked []int64            // document revisions made
 	// Number blocks, leased as an exchange does: small, so laptops run
 	// out and number provisionally.
 	hub.SetNumberBlockSize(3)
@@ -201,6 +205,32 @@ func runSyncCase(t *testing.T, dir string, seedBytes []byte, seedN uint64) {
 			if len(page) == 0 {
 				break
 			}
+			// The page's documents and files first: pushed by a laptop
+			// or fetched by the receiver, sometimes cut after a few
+			// objects (the next exchange resumes; never in the exchanges
+			// until quiet).
+			objs := SyncPageObjects(page)
+			if from != hub && rng.IntN(2) == 0 {
+				sink := &cuttingSink{s: to}
+				if maxPages < 1000 && rng.IntN(4) == 0 {
+					sink.failAfter = 1 + rng.IntN(3)
+				}
+				if _, err := SyncSendObjects(ctx, from, sink, objs); errors.Is(err, errCut) {
+					break
+				} else if err != nil {
+					t.Fatalf("seed %d: send objects: %v", seedN, err)
+				}
+			} else {
+				src := &countingSource{s: from}
+				if maxPages < 1000 && rng.IntN(4) == 0 {
+					src.failAfter = 1 + rng.IntN(3)
+				}
+				if _, err := to.SyncPullObjects(ctx, src, objs); errors.Is(err, errCut) {
+					break
+				} else if err != nil {
+					t.Fatalf("seed %d: fetch objects: %v", seedN, err)
+				}
+			}
 			k, err := to.ApplySyncChanges(ctx, page, orgs)
 			if err != nil {
 				t.Fatalf("seed %d: apply: %v", seedN, err)
@@ -219,7 +249,7 @@ func runSyncCase(t *testing.T, dir string, seedBytes []byte, seedN uint64) {
 		projects := append([]int64{100, 101}, leaves...)
 		milestones := ids(s, `SELECT id FROM project_milestones ORDER BY id`)
 		var err error
-		switch op := rng.IntN(19); {
+		switch op := rng.IntN(22); {
 		case op == 0:
 			// Project codes given on two laptops apart collide (on the hub
 			// a code is given knowing the rows there: a person's choice).
@@ -380,6 +410,22 @@ VALUES (?, 10, 300, ?, ?, 'numbered', 'open', '2026-11-26T00:00:00.000Z', 1, '20
 			if s != hub {
 				err = exec(s, `UPDATE organisations SET owned_by = ? WHERE id = 10`, 2+rng.IntN(2))
 			}
+		case op == 19 || op == 20:
+			// A cell or clause edit of the document's main branch: the same
+			// clause edited on two nodes apart conflicts, different ones
+			// merge.
+			clause, word := int64(1+rng.IntN(4)), words[rng.IntN(4)]
+			edit := setText(clause, word)
+			if op == 20 {
+				edit = setCell(clause, word)
+			}
+			acked = append(acked, commitDocAudited(t, s, 501, edit))
+		case op == 21:
+			// A file: the same content added on two nodes is one blob.
+			data := []byte("file " + words[rng.IntN(4)])
+			h := sha256Hex(data)
+			err = exec(s, `INSERT OR IGNORE INTO blobs (hash, content_type, size, data, created_at) VALUES (?, 'application/pdf', ?, ?, '2026-11-26T00:00:00.000Z');
+INSERT INTO organisation_blobs (organisation_id, hash, refs) VALUES (10, ?, 1) ON CONFLICT DO UPDATE SET refs = refs + 1`, h, len(data), data, h)
 		case op >= 17:
 			laptop := nodes[1+rng.IntN(2)]
 			from, to := laptop, hub
@@ -424,6 +470,13 @@ VALUES (?, 10, 300, ?, ?, 'numbered', 'open', '2026-11-26T00:00:00.000Z', 1, '20
 		`SELECT id, owned_by FROM organisations ORDER BY id`,
 		`SELECT id, first_name FROM users ORDER BY id`,
 		`SELECT id, chain, node, seq, hash FROM audit_log ORDER BY id`,
+		`SELECT id, document_id, hash, parents, generation FROM document_revisions ORDER BY id`,
+		`SELECT id, name, revision_id, deleted_at FROM document_branches ORDER BY id`,
+		`SELECT id, number, from_branch_id, to_branch_id, status FROM document_merge_requests ORDER BY id`,
+		`SELECT hex(hash), length(data) FROM document_chunks ORDER BY hash`,
+		`SELECT hash, content_type, size, data FROM blobs ORDER BY hash`,
+		`SELECT * FROM organisation_blobs ORDER BY 1, 2`,
+		`SELECT * FROM sync_object_staging`,
 		`SELECT * FROM project_status_counts WHERE n <> 0 ORDER BY 1, 2`,
 		`SELECT * FROM work_item_type_counts WHERE open_count <> 0 OR closed_count <> 0 ORDER BY 1, 2`,
 	}
@@ -434,6 +487,44 @@ VALUES (?, 10, 300, ?, ?, 'numbered', 'open', '2026-11-26T00:00:00.000Z', 1, '20
 				t.Errorf("seed %d: node %d differs from the hub on %s:\nhub:  %v\nnode: %v", seedN, i+1, q, h, got)
 			}
 		}
+	}
+	// Documents: the head reads the same everywhere, and no edit is lost:
+	// each revision made is under the main branch's head or a site
+	// branch's (a conflict a person settles).
+	for i := 1; i < 3; i++ {
+		if a, b := docText(t, hub, 501), docText(t, nodes[i], 501); !reflect.DeepEqual(a, b) {
+			t.Errorf("seed %d: node %d reads the document as %v, the hub as %v", seedN, i+1, b, a)
+		}
+	}
+	parentsOf := map[int64][]int64{}
+	for _, r := range dump(t, hub, `SELECT id, parents FROM document_revisions`) {
+		var id int64
+		var ps string
+		fmt.Sscanf(r, "[%d %s", &id, &ps)
+		var list []ID
+		_ = json.Unmarshal([]byte(strings.TrimSuffix(ps, "]")), &list)
+		for _, p := range list {
+			parentsOf[id] = append(parentsOf[id], int64(p))
+		}
+	}
+	under := map[int64]bool{}
+	stack := ids(hub, `SELECT revision_id FROM document_branches WHERE document_id = 500 AND deleted_at IS NULL`)
+	for len(stack) > 0 {
+		r := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !under[r] {
+			under[r] = true
+			stack = append(stack, parentsOf[r]...)
+		}
+	}
+	for _, r := range acked {
+		if !under[r] {
+			t.Errorf("seed %d: the edit in revision %d is under no branch", seedN, r)
+		}
+	}
+	if open := dump(t, hub, `SELECT count(*) FROM document_branches b WHERE b.name LIKE 'site/%' AND NOT EXISTS (
+		SELECT 1 FROM document_merge_requests m WHERE m.from_branch_id = b.id AND m.status = 'open')`); open[0] != "[0]" {
+		t.Errorf("seed %d: a site branch without its open merge request", seedN)
 	}
 	// The counts the triggers keep match the rows.
 	if bad := dump(t, hub, `SELECT p.id FROM projects p WHERE p.open_work_item_count <> (SELECT count(*) FROM work_items w WHERE w.project_id = p.id AND w.status = 'open')

@@ -52,8 +52,10 @@ var bodyExceptions = map[string]string{
 	// A site node's own requests (docs/sync.md): a real pairing code and
 	// Ed25519 key, then every request signed by it; sync_test.go and
 	// TestSyncTwoProcesses (package main) send them for real.
-	"POST /sync/pair":     "needs a pairing code an owner made and an Ed25519 public key",
-	"POST /sync/exchange": "signed by a paired node's key (Workspace-Sync-* headers)",
+	"POST /sync/pair":                 "needs a pairing code an owner made and an Ed25519 public key",
+	"POST /sync/exchange":             "signed by a paired node's key (Workspace-Sync-* headers)",
+	"POST /sync/objects/missing":      "signed by a paired node's key (Workspace-Sync-* headers)",
+	"PUT /sync/objects/{kind}/{hash}": "signed by a paired node's key; the body is the object the hash names",
 }
 
 // paramSources says where each path parameter's value comes from, keyed by

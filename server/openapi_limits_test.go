@@ -131,11 +131,12 @@ func boundedPattern(p any) bool {
 var unboundedReasons = map[string]string{
 	// Files: their limit is the body's (--max-body, 32 MiB; a PDF or image
 	// has its own, said in the description).
-	"FileUpload.file":                                   "a file (the upload limit)",
-	"ImageUpload.file":                                  "a file (the upload limit)",
-	"InductionForm.attachment":                          "a file (a PDF of at most 20 MiB)",
-	"UserPatchForm.avatar":                              "a file (an image of at most 10 MiB)",
-	"POST /organisations/{id}/assets/import (text/csv)": "a file (the upload limit)",
+	"FileUpload.file":                                            "a file (the upload limit)",
+	"ImageUpload.file":                                           "a file (the upload limit)",
+	"InductionForm.attachment":                                   "a file (a PDF of at most 20 MiB)",
+	"UserPatchForm.avatar":                                       "a file (an image of at most 10 MiB)",
+	"POST /organisations/{id}/assets/import (text/csv)":          "a file (the upload limit)",
+	"PUT /sync/objects/{kind}/{hash} (application/octet-stream)": "an object whose bytes must hash to its name (at most 64 MiB or the upload limit)",
 	"POST /organisations/{id}/assets/import (application/vnd.openxmlformats-officedocument.spreadsheetml.sheet)": "a file (the upload limit)",
 	// OAuth 2.0 parameters (RFC 6749, 7009): compared with a value the server
 	// registered or issued (a wrong one is the protocol's error, which names

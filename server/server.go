@@ -364,6 +364,9 @@ func (s *Server) bodyLimit(r *http.Request) int64 {
 	if isClauseWrite(r) {
 		return min(maxClauseBody, s.cfg.MaxBody)
 	}
+	if isSyncObjectPut(r) {
+		return min(syncMaxObjectBody, s.cfg.MaxBody)
+	}
 	return min(s.cfg.MaxJSONBody, s.cfg.MaxBody)
 }
 

@@ -48,6 +48,15 @@ func newNonce() string {
 // hours off after weeks away is refused once (401: the time is outside
 // the window), learns the hub's time from that answer and signs again.
 func (n *syncNode) do(ctx context.Context, method, uri string, body []byte) (*http.Response, error) {
+	ct := ""
+	if body != nil {
+		ct = "application/json"
+	}
+	return n.doWith(ctx, method, uri, body, ct)
+}
+
+// doWith is do with the body's type and extra headers (name, value...).
+func (n *syncNode) doWith(ctx context.Context, method, uri string, body []byte, ct string, extra ...string) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(n.url, "/")+uri, bytes.NewReader(body))
 		if err != nil {
@@ -59,8 +68,11 @@ func (n *syncNode) do(ctx context.Context, method, uri string, body []byte) (*ht
 		req.Header.Set(hdrSyncTime, strconv.FormatInt(ms, 10))
 		req.Header.Set(hdrSyncNonce, nonce)
 		req.Header.Set(hdrSyncSignature, base64.StdEncoding.EncodeToString(ed25519.Sign(n.key, syncSigned(method, uri, body, n.node, ms, nonce))))
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		for i := 0; i+1 < len(extra); i += 2 {
+			req.Header.Set(extra[i], extra[i+1])
 		}
 		sent := time.Now()
 		resp, err := syncHTTP.Do(req)
@@ -195,6 +207,9 @@ type SyncResult struct {
 	// answer (the network's delay included).
 	ClockOffset time.Duration
 	PendingIn   int64
+	// ObjectsSent and ObjectsReceived: document chunks and files moved
+	// (each only to a side that lacked it).
+	ObjectsSent, ObjectsReceived int
 }
 
 // syncPushBytes bounds a pushed page's body, under the hub's default
@@ -269,6 +284,12 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 				break
 			}
 		}
+		// The page's objects the hub lacks go first (syncdocs.go).
+		objs := &hubObjects{n: n}
+		if _, err := db.SyncSendObjects(ctx, store, objs, db.SyncPageObjects(push)); err != nil {
+			return res, fmt.Errorf("sending documents and files: %w", err)
+		}
+		res.ObjectsSent += objs.sent
 		resp, err := n.do(ctx, http.MethodPost, "/sync/exchange", body)
 		if err != nil {
 			return res, err
@@ -282,6 +303,11 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 		res.ClockOffset = time.Until(time.UnixMilli(in.Time))
 		res.Sent += in.Applied
 		sentEntries := countEntries(push)
+		fetched, err := store.SyncPullObjects(ctx, objs, db.SyncPageObjects(in.Changes))
+		res.ObjectsReceived += fetched
+		if err != nil {
+			return res, fmt.Errorf("fetching documents and files: %w", err)
+		}
 		if _, err := store.ApplySyncChanges(ctx, in.Changes, orgs); err != nil {
 			return res, fmt.Errorf("applying the hub's page: %w", err)
 		}

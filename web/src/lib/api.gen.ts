@@ -2690,6 +2690,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sync/objects/missing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Which of the named document chunks and files the hub lacks (at most 1000 a question). A node asks before sending a page, a level of a document's content at a time, and sends only those (docs/sync.md). Signed by the node's key. */
+        post: operations["postSyncObjectsMissing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sync/objects/{kind}/{hash}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One document chunk or file for a node, only when a row of its organisations names it - a file by the rows showing it, a chunk under the revision content root named in `root`. Another organisation's object answers 404, as one the hub does not hold. Signed by the node's key. */
+        get: operations["getSyncObjectsKindHash"];
+        /** A node sends one document chunk or file (the raw bytes; a file with its Content-Type and Workspace-Object-Created). `org` names the paired organisation whose page needs it (its storage usage counts the bytes). Refused (422) when the bytes are not the object the hash names or the objects it refers to are not at the hub yet (children first). Sending one the hub has changes nothing. Signed by the node's key. */
+        put: operations["putSyncObjectsKindHash"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sync/pair": {
         parameters: {
             query?: never;
@@ -5437,6 +5472,14 @@ export interface components {
             last: number;
             left?: number;
             organisation_id: number;
+        };
+        SyncObjectList: {
+            objects: {
+                /** @description SHA-256 of the object's bytes, 64 hex digits */
+                hash: string;
+                /** @enum {string} */
+                kind: "root" | "cnode" | "inode" | "clause" | "text" | "blob";
+            }[];
         };
         SyncPairWrite: {
             code: string;
@@ -14904,6 +14947,98 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SyncExchange"];
                 };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            422: components["responses"]["422"];
+            500: components["responses"]["500"];
+            503: components["responses"]["503"];
+            507: components["responses"]["507"];
+        };
+    };
+    postSyncObjectsMissing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SyncObjectList"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncObjectList"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            500: components["responses"]["500"];
+            503: components["responses"]["503"];
+            507: components["responses"]["507"];
+        };
+    };
+    getSyncObjectsKindHash: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: string;
+                hash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            404: components["responses"]["404"];
+            500: components["responses"]["500"];
+            507: components["responses"]["507"];
+        };
+    };
+    putSyncObjectsKindHash: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: string;
+                hash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["400"];
             401: components["responses"]["401"];

@@ -75,6 +75,8 @@ export const auditSentences: Record<string, [Happened, string, string]> = {
   "POST /sync/pair": ["created", "Settings", "paired a site laptop with the code they made"],
   "POST /sync/exchange": ["other", "Settings", "synced a site laptop"],
   "POST /organisations/:id/sync/now": ["other", "Settings", "started an exchange with head office"],
+  "POST /sync/objects/missing": ["other", "Settings", "asked which documents and files a site laptop still has to send"],
+  "PUT /sync/objects/:kind/:hash": ["other", "Settings", "received a document part or file from a site laptop"],
   "POST /organisations/:id/domains": ["created", "Settings", "created an e-mail domain"],
   "PATCH /organisations/:id/domains/:domain": ["changed", "Settings", "changed an e-mail domain"],
   "DELETE /organisations/:id/domains/:domain": ["deleted", "Settings", "deleted an e-mail domain"],

@@ -1,0 +1,312 @@
+package server
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"workspace/db"
+	"workspace/server/docengine"
+)
+
+// nodeClauses reads the clause texts of a branch head in a node's file.
+func nodeClauses(t *testing.T, s *db.Store, docID int64) []string {
+	t.Helper()
+	ctx := context.Background()
+	var out []string
+	if err := s.ReadTx(ctx, func(q *db.Queries) error {
+		br, err := q.BranchByName(ctx, db.BranchByNameParams{DocumentID: docID, Name: "main"})
+		if err != nil {
+			return err
+		}
+		head, err := q.RevisionGet(ctx, br.RevisionID)
+		if err != nil {
+			return err
+		}
+		d, err := docengine.NewStage(chunkStore{ctx, q}).Open(hashOf(head.Hash))
+		if err != nil {
+			return err
+		}
+		rows, _, err := d.Clauses(0, 0, 1000)
+		for _, r := range rows {
+			out = append(out, r.Text)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestSyncDocumentsAndFilesOverHTTP: a clone holds its organisation's
+// document content; a clause added on the node and a file reach the hub
+// with `sync now` (objects sent before their page), a clause added on the
+// hub reaches the node, and a second exchange moves nothing. The object
+// routes: every error status, and another organisation's document parts
+// and files answered as absent.
+func TestSyncDocumentsAndFilesOverHTTP(t *testing.T) {
+	t.Parallel()
+	f := newDocFixture(t)
+	e := f.e
+	e.clock.Advance(time.Since(e.clock.Now())) // the node signs with the wall clock
+	ctx := context.Background()
+	c := content{f: f, doc: "/documents/" + f.doc}
+	c.change(t, "POST", c.rev(c.head(t, "main"))+"/clauses", map[string]any{"text": "Hub clause"})
+	evil := "/documents/" + f.evilDoc
+	evilHead := e.must(200, f.mallory, "GET", evil+"/branches/main", nil).obj(t)["hash"].(string)
+	evilHead = e.must(200, f.mallory, "POST", evil+"/revisions/"+evilHead+"/clauses", map[string]any{"text": "Foreign secret clause"}).obj(t)["hash"].(string)
+	foreignFile := []byte("foreign file bytes")
+	foreignHash := sha256.Sum256(foreignFile)
+	evilID, _ := db.ParseID(f.evil)
+	if err := e.store.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
+		if err := q.BlobPut(ctx, db.BlobPutParams{Hash: hex.EncodeToString(foreignHash[:]), ContentType: "application/pdf",
+			Size: int64(len(foreignFile)), Data: foreignFile, CreatedAt: "2026-11-26T00:00:00.000Z"}); err != nil {
+			return err
+		}
+		_, err := q.OrgBlobAttach(ctx, db.OrgBlobAttachParams{OrganisationID: int64(evilID), Hash: hex.EncodeToString(foreignHash[:])})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	hub := httptest.NewServer(e.srv)
+	t.Cleanup(hub.Close)
+	code := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
+	path := filepath.Join(t.TempDir(), "site.db")
+	if _, _, err := SyncClone(ctx, hub.URL, code, "Site", path, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	node, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	docID, _ := db.ParseID(f.doc)
+	if got := nodeClauses(t, node, int64(docID)); len(got) != 1 || got[0] != "Hub clause" {
+		t.Fatalf("the clone reads the document as %v", got)
+	}
+
+	// On the node: a clause (a revision, as the change flow makes it) and
+	// a file.
+	siteFile := []byte("site induction pdf")
+	siteHash := sha256.Sum256(siteFile)
+	acmeID, _ := db.ParseID(f.acme)
+	if err := node.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
+		br, err := q.BranchByName(ctx, db.BranchByNameParams{DocumentID: int64(docID), Name: "main"})
+		if err != nil {
+			return err
+		}
+		head, err := q.RevisionGet(ctx, br.RevisionID)
+		if err != nil {
+			return err
+		}
+		st := docengine.NewStage(chunkStore{ctx, q})
+		d, err := st.Open(hashOf(head.Hash))
+		if err != nil {
+			return err
+		}
+		if err := d.InsertClause(node.IDs.Next(), docengine.Place{}, "Site clause"); err != nil {
+			return err
+		}
+		h, err := d.Save()
+		if err != nil {
+			return err
+		}
+		if _, err := st.Flush(h); err != nil {
+			return err
+		}
+		parents, _ := json.Marshal([]db.ID{db.ID(head.ID)})
+		rev, err := q.RevisionCreate(ctx, db.RevisionCreateParams{ID: node.IDs.Next(), DocumentID: head.DocumentID, Hash: h[:],
+			ParentID: &head.ID, Parents: string(parents), Generation: head.Generation + 1, CreatedAt: db.FormatTime(time.Now()), CreatedBy: head.CreatedBy})
+		if err != nil {
+			return err
+		}
+		if _, err := q.BranchMove(ctx, db.BranchMoveParams{ID: br.ID, RevisionID: rev.ID, OldRevisionID: head.ID}); err != nil {
+			return err
+		}
+		if err := q.BlobPut(ctx, db.BlobPutParams{Hash: hex.EncodeToString(siteHash[:]), ContentType: "application/pdf",
+			Size: int64(len(siteFile)), Data: siteFile, CreatedAt: "2026-11-26T00:00:00.000Z"}); err != nil {
+			return err
+		}
+		_, err = q.OrgBlobAttach(ctx, db.OrgBlobAttachParams{OrganisationID: int64(acmeID), Hash: hex.EncodeToString(siteHash[:])})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := SyncNow(ctx, node, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ObjectsSent < 3 || res.ObjectsReceived != 0 {
+		t.Fatalf("the exchange moved %d objects up, %d down", res.ObjectsSent, res.ObjectsReceived)
+	}
+	// The hub counts the site's file and the document parts it stored
+	// first in the organisation's storage, as its own writes do.
+	var usage, recount int64
+	if err := e.store.Reader.QueryRow(`SELECT storage_usage FROM organisations WHERE id = ?`, int64(acmeID)).Scan(&usage); err != nil {
+		t.Fatal(err)
+	}
+	if recount, err = e.store.R.OrgStorageRecount(ctx, int64(acmeID)); err != nil || usage != recount || usage < int64(len(siteFile)) {
+		t.Fatalf("storage usage %d, recounted %d (%v)", usage, recount, err)
+	}
+	var texts []string
+	for _, cl := range e.must(200, f.alice, "GET", c.rev(c.head(t, "main"))+"/clauses", nil).arr(t) {
+		texts = append(texts, cl["text"].(string))
+	}
+	if strings.Join(texts, "|") != "Hub clause|Site clause" {
+		t.Fatalf("the hub reads %v", texts)
+	}
+	var held int
+	if err := e.store.Reader.QueryRow(`SELECT count(*) FROM blobs WHERE hash = ?`, hex.EncodeToString(siteHash[:])).Scan(&held); err != nil || held != 1 {
+		t.Fatalf("the site's file at the hub: %d %v", held, err)
+	}
+	if res, err = SyncNow(ctx, node, 0, nil); err != nil || res.ObjectsSent+res.ObjectsReceived != 0 {
+		t.Fatalf("a second exchange moved %+v, %v", res, err)
+	}
+	c.change(t, "POST", c.rev(c.head(t, "main"))+"/clauses", map[string]any{"text": "Second hub clause"})
+	if res, err = SyncNow(ctx, node, 0, nil); err != nil || res.ObjectsReceived == 0 || res.ObjectsSent != 0 {
+		t.Fatalf("the hub's edit: %+v, %v", res, err)
+	}
+	if got := nodeClauses(t, node, int64(docID)); len(got) != 3 || got[2] != "Second hub clause" {
+		t.Fatalf("the node reads %v", got)
+	}
+	// Files replaced on the hub before the node synced: an image attached
+	// and dropped (its rows' entries still name it: sent), an avatar
+	// replaced (no row names it now: the page applies without it), and
+	// the current ones sent.
+	blob := func(data string) string {
+		sum := sha256.Sum256([]byte(data))
+		h := hex.EncodeToString(sum[:])
+		if err := e.store.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
+			return q.BlobPut(ctx, db.BlobPutParams{Hash: h, ContentType: "image/png", Size: int64(len(data)), Data: []byte(data), CreatedAt: "2026-11-26T00:00:00.000Z"})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	oldImage, newImage, oldAvatar, newAvatar := blob("old image"), blob("new image"), blob("old avatar"), blob("new avatar")
+	aliceID := f.alice.id
+	for _, stmt := range []struct {
+		q    string
+		args []any
+	}{
+		{`INSERT INTO organisation_blobs (organisation_id, hash, refs) VALUES (?, ?, 1)`, []any{int64(acmeID), oldImage}},
+		{`UPDATE organisations SET icon_hash = ? WHERE id = ?`, []any{oldImage, int64(acmeID)}},
+		{`INSERT INTO organisation_blobs (organisation_id, hash, refs) VALUES (?, ?, 1)`, []any{int64(acmeID), newImage}},
+		{`UPDATE organisations SET icon_hash = ? WHERE id = ?`, []any{newImage, int64(acmeID)}},
+		{`DELETE FROM organisation_blobs WHERE organisation_id = ? AND hash = ?`, []any{int64(acmeID), oldImage}},
+		{`UPDATE users SET avatar_hash = ? WHERE id = ?`, []any{oldAvatar, aliceID}},
+		{`UPDATE users SET avatar_hash = ? WHERE id = ?`, []any{newAvatar, aliceID}},
+	} {
+		if err := e.store.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
+			_, err := tx.ExecContext(ctx, stmt.q, stmt.args...)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err = SyncNow(ctx, node, 0, nil); err != nil {
+		t.Fatalf("an exchange with replaced files: %v", err)
+	}
+	for h, want := range map[string]int{oldImage: 1, newImage: 1, newAvatar: 1, oldAvatar: 0} {
+		var n int
+		if err := node.Reader.QueryRow(`SELECT count(*) FROM blobs WHERE hash = ?`, h).Scan(&n); err != nil || n != want {
+			t.Errorf("blob %s on the node: %d, want %d (%v)", h[:8], n, want, err)
+		}
+	}
+	var foreign int
+	if err := node.Reader.QueryRow(`SELECT count(*) FROM documents WHERE organisation_id = ?`, int64(evilID)).Scan(&foreign); err != nil || foreign != 0 {
+		t.Fatalf("the foreign document reached the node: %d %v", foreign, err)
+	}
+
+	// The object routes, signed with the node's key.
+	var key ed25519.PrivateKey
+	if err := node.Reader.QueryRow(`SELECT private_key FROM sync_hub`).Scan(&key); err != nil {
+		t.Fatal(err)
+	}
+	pn := pairedNode{node: node.NodeID(), key: key}
+	nonce := 0
+	call := func(method, uri string, body []byte, ct string) *httptest.ResponseRecorder {
+		nonce++
+		req := e.signed(pn, key, method, uri, body, e.clock.Now(), fmt.Sprintf("objects-nonce-%08d", nonce))
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		w := httptest.NewRecorder()
+		e.srv.ServeHTTP(w, req)
+		return w
+	}
+	acmeRoot := c.head(t, "main") // a revision's hash is its content root
+	// An evil chunk under its root: the root's first child.
+	var evilChild string
+	if err := e.store.ReadTx(ctx, func(q *db.Queries) error {
+		h, _ := docengine.ParseHash(evilHead)
+		b, err := q.ChunkGet(ctx, h[:])
+		if err != nil {
+			return err
+		}
+		refs, err := docengine.Refs(docengine.ObjRoot, b)
+		if err == nil && len(refs) > 0 {
+			evilChild = refs[0].Hash.String()
+		}
+		return err
+	}); err != nil || evilChild == "" {
+		t.Fatalf("the foreign document's content: %v", err)
+	}
+	many, _ := json.Marshal(map[string]any{"objects": make([]db.SyncObject, 1001)})
+	for _, tc := range []struct {
+		name, method, uri string
+		body              []byte
+		want              int
+	}{
+		{"own root", "GET", "/sync/objects/root/" + acmeRoot + "?root=" + acmeRoot, nil, 200},
+		{"foreign root", "GET", "/sync/objects/root/" + evilHead + "?root=" + evilHead, nil, 404},
+		{"foreign chunk under own root", "GET", "/sync/objects/cnode/" + evilChild + "?root=" + acmeRoot, nil, 404},
+		{"foreign file", "GET", "/sync/objects/blob/" + hex.EncodeToString(foreignHash[:]), nil, 404},
+		{"own file", "GET", "/sync/objects/blob/" + hex.EncodeToString(siteHash[:]), nil, 200},
+		{"chunk without its root", "GET", "/sync/objects/cnode/" + evilChild, nil, 400},
+		{"unknown kind", "GET", "/sync/objects/tree/" + acmeRoot, nil, 400},
+		{"bad hash", "GET", "/sync/objects/blob/xyz", nil, 400},
+		{"bytes not the hash's", "PUT", "/sync/objects/text/" + acmeRoot, []byte("not it"), 422},
+		{"a file without its type and time", "PUT", "/sync/objects/blob/" + hex.EncodeToString(siteHash[:]), siteFile, 422},
+		{"pushed for another organisation", "PUT", "/sync/objects/blob/" + hex.EncodeToString(siteHash[:]) + "?org=" + f.evil, siteFile, 400},
+		{"too many named", "POST", "/sync/objects/missing", many, 400},
+		{"malformed list", "POST", "/sync/objects/missing", []byte(`{"objects":`), 400},
+		{"missing: only what the hub lacks", "POST", "/sync/objects/missing",
+			[]byte(`{"objects":[{"kind":"blob","hash":"` + hex.EncodeToString(siteHash[:]) + `"},{"kind":"blob","hash":"` + strings.Repeat("ab", 32) + `"}]}`), 200},
+	} {
+		ct := "application/json"
+		if tc.method == "PUT" {
+			ct = "application/octet-stream"
+		}
+		w := call(tc.method, tc.uri, tc.body, ct)
+		if w.Code != tc.want {
+			t.Errorf("%s: %d %s, want %d", tc.name, w.Code, w.Body.String(), tc.want)
+		}
+		if tc.name == "missing: only what the hub lacks" && !strings.Contains(w.Body.String(), strings.Repeat("ab", 32)) ||
+			tc.name == "missing: only what the hub lacks" && strings.Contains(w.Body.String(), hex.EncodeToString(siteHash[:])) {
+			t.Errorf("missing answered %s", w.Body.String())
+		}
+		if w.Code == 200 && tc.method == "GET" && strings.Contains(w.Body.String(), "Foreign secret") {
+			t.Errorf("%s: the foreign clause was sent", tc.name)
+		}
+	}
+	// Unsigned: refused before anything.
+	req := httptest.NewRequest("GET", "/sync/objects/blob/"+hex.EncodeToString(siteHash[:]), nil)
+	w := httptest.NewRecorder()
+	e.srv.ServeHTTP(w, req)
+	if w.Code != http.StatusUnauthorized {
+		t.Errorf("an unsigned fetch: %d", w.Code)
+	}
+}
