@@ -1743,3 +1743,11 @@ ALTER TABLE sync_nodes ADD COLUMN last_sent INTEGER NOT NULL DEFAULT 0; -- entri
 ALTER TABLE sync_nodes ADD COLUMN numbers_held TEXT NOT NULL DEFAULT '[]'; -- JSON: what the node had left of each counter
 ALTER TABLE sync_hub ADD COLUMN last_sent INTEGER NOT NULL DEFAULT 0; -- entries the hub applied in the last whole exchange
 ALTER TABLE sync_hub ADD COLUMN last_received INTEGER NOT NULL DEFAULT 0; -- entries received in it
+-- == 0174_sync_provisional_documents_assets (issue 30) ==
+-- Provisional numbers of documents, merge requests and assets, found when
+-- blocks arrive (docs/sync.md, "Number blocks"). A document numbered from a
+-- prefix keeps the organisation's number in number and the prefix's in
+-- formatted_number: either may be provisional.
+CREATE INDEX documents_provisional ON documents(id) WHERE number < 0 OR instr(formatted_number, 'PROV-') > 0;
+CREATE INDEX document_merge_requests_provisional ON document_merge_requests(id) WHERE number < 0;
+CREATE INDEX asset_groups_provisional ON asset_groups(id) WHERE number < 0;

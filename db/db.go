@@ -147,11 +147,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assetGroupNamedByDocumentStmt, err = db.PrepareContext(ctx, assetGroupNamedByDocument); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupNamedByDocument: %w", err)
 	}
+	if q.assetGroupRenumberStmt, err = db.PrepareContext(ctx, assetGroupRenumber); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupRenumber: %w", err)
+	}
 	if q.assetGroupUpdateStmt, err = db.PrepareContext(ctx, assetGroupUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupUpdate: %w", err)
 	}
 	if q.assetGroupWorkItemCountAddStmt, err = db.PrepareContext(ctx, assetGroupWorkItemCountAdd); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupWorkItemCountAdd: %w", err)
+	}
+	if q.assetGroupsProvisionalStmt, err = db.PrepareContext(ctx, assetGroupsProvisional); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupsProvisional: %w", err)
 	}
 	if q.assetLogAttachStmt, err = db.PrepareContext(ctx, assetLogAttach); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetLogAttach: %w", err)
@@ -456,6 +462,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.documentListByIDsStmt, err = db.PrepareContext(ctx, documentListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentListByIDs: %w", err)
 	}
+	if q.documentRenumberStmt, err = db.PrepareContext(ctx, documentRenumber); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentRenumber: %w", err)
+	}
 	if q.documentScopesStmt, err = db.PrepareContext(ctx, documentScopes); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentScopes: %w", err)
 	}
@@ -498,6 +507,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.documentTypeDeleteStmt, err = db.PrepareContext(ctx, documentTypeDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentTypeDelete: %w", err)
 	}
+	if q.documentTypeFormatStmt, err = db.PrepareContext(ctx, documentTypeFormat); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentTypeFormat: %w", err)
+	}
 	if q.documentTypeGetStmt, err = db.PrepareContext(ctx, documentTypeGet); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentTypeGet: %w", err)
 	}
@@ -515,6 +527,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.documentUpdateStmt, err = db.PrepareContext(ctx, documentUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentUpdate: %w", err)
+	}
+	if q.documentsProvisionalStmt, err = db.PrepareContext(ctx, documentsProvisional); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentsProvisional: %w", err)
 	}
 	if q.domainApprovedCountStmt, err = db.PrepareContext(ctx, domainApprovedCount); err != nil {
 		return nil, fmt.Errorf("error preparing query DomainApprovedCount: %w", err)
@@ -812,6 +827,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.mergeRequestOpenBetweenStmt, err = db.PrepareContext(ctx, mergeRequestOpenBetween); err != nil {
 		return nil, fmt.Errorf("error preparing query MergeRequestOpenBetween: %w", err)
+	}
+	if q.mergeRequestRenumberStmt, err = db.PrepareContext(ctx, mergeRequestRenumber); err != nil {
+		return nil, fmt.Errorf("error preparing query MergeRequestRenumber: %w", err)
+	}
+	if q.mergeRequestsProvisionalStmt, err = db.PrepareContext(ctx, mergeRequestsProvisional); err != nil {
+		return nil, fmt.Errorf("error preparing query MergeRequestsProvisional: %w", err)
 	}
 	if q.metaGetStmt, err = db.PrepareContext(ctx, metaGet); err != nil {
 		return nil, fmt.Errorf("error preparing query MetaGet: %w", err)
@@ -1977,6 +1998,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assetGroupNamedByDocumentStmt: %w", cerr)
 		}
 	}
+	if q.assetGroupRenumberStmt != nil {
+		if cerr := q.assetGroupRenumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupRenumberStmt: %w", cerr)
+		}
+	}
 	if q.assetGroupUpdateStmt != nil {
 		if cerr := q.assetGroupUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetGroupUpdateStmt: %w", cerr)
@@ -1985,6 +2011,11 @@ func (q *Queries) Close() error {
 	if q.assetGroupWorkItemCountAddStmt != nil {
 		if cerr := q.assetGroupWorkItemCountAddStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetGroupWorkItemCountAddStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupsProvisionalStmt != nil {
+		if cerr := q.assetGroupsProvisionalStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupsProvisionalStmt: %w", cerr)
 		}
 	}
 	if q.assetLogAttachStmt != nil {
@@ -2492,6 +2523,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing documentListByIDsStmt: %w", cerr)
 		}
 	}
+	if q.documentRenumberStmt != nil {
+		if cerr := q.documentRenumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentRenumberStmt: %w", cerr)
+		}
+	}
 	if q.documentScopesStmt != nil {
 		if cerr := q.documentScopesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing documentScopesStmt: %w", cerr)
@@ -2562,6 +2598,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing documentTypeDeleteStmt: %w", cerr)
 		}
 	}
+	if q.documentTypeFormatStmt != nil {
+		if cerr := q.documentTypeFormatStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentTypeFormatStmt: %w", cerr)
+		}
+	}
 	if q.documentTypeGetStmt != nil {
 		if cerr := q.documentTypeGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing documentTypeGetStmt: %w", cerr)
@@ -2590,6 +2631,11 @@ func (q *Queries) Close() error {
 	if q.documentUpdateStmt != nil {
 		if cerr := q.documentUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing documentUpdateStmt: %w", cerr)
+		}
+	}
+	if q.documentsProvisionalStmt != nil {
+		if cerr := q.documentsProvisionalStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentsProvisionalStmt: %w", cerr)
 		}
 	}
 	if q.domainApprovedCountStmt != nil {
@@ -3085,6 +3131,16 @@ func (q *Queries) Close() error {
 	if q.mergeRequestOpenBetweenStmt != nil {
 		if cerr := q.mergeRequestOpenBetweenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing mergeRequestOpenBetweenStmt: %w", cerr)
+		}
+	}
+	if q.mergeRequestRenumberStmt != nil {
+		if cerr := q.mergeRequestRenumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mergeRequestRenumberStmt: %w", cerr)
+		}
+	}
+	if q.mergeRequestsProvisionalStmt != nil {
+		if cerr := q.mergeRequestsProvisionalStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mergeRequestsProvisionalStmt: %w", cerr)
 		}
 	}
 	if q.metaGetStmt != nil {
@@ -4757,8 +4813,10 @@ type Queries struct {
 	assetGroupMembersOfStmt                   *sql.Stmt
 	assetGroupMembersOutsideFleetStmt         *sql.Stmt
 	assetGroupNamedByDocumentStmt             *sql.Stmt
+	assetGroupRenumberStmt                    *sql.Stmt
 	assetGroupUpdateStmt                      *sql.Stmt
 	assetGroupWorkItemCountAddStmt            *sql.Stmt
+	assetGroupsProvisionalStmt                *sql.Stmt
 	assetLogAttachStmt                        *sql.Stmt
 	assetLogAttachmentsOfGroupStmt            *sql.Stmt
 	assetLogCreateStmt                        *sql.Stmt
@@ -4860,6 +4918,7 @@ type Queries struct {
 	documentForkCountStmt                     *sql.Stmt
 	documentGetStmt                           *sql.Stmt
 	documentListByIDsStmt                     *sql.Stmt
+	documentRenumberStmt                      *sql.Stmt
 	documentScopesStmt                        *sql.Stmt
 	documentSetDefaultBranchStmt              *sql.Stmt
 	documentSetDeletedStmt                    *sql.Stmt
@@ -4874,12 +4933,14 @@ type Queries struct {
 	documentStorageAddStmt                    *sql.Stmt
 	documentTypeCreateStmt                    *sql.Stmt
 	documentTypeDeleteStmt                    *sql.Stmt
+	documentTypeFormatStmt                    *sql.Stmt
 	documentTypeGetStmt                       *sql.Stmt
 	documentTypeInUseStmt                     *sql.Stmt
 	documentTypeListByIDsStmt                 *sql.Stmt
 	documentTypeNumberedStmt                  *sql.Stmt
 	documentTypeUpdateStmt                    *sql.Stmt
 	documentUpdateStmt                        *sql.Stmt
+	documentsProvisionalStmt                  *sql.Stmt
 	domainApprovedCountStmt                   *sql.Stmt
 	domainCreateStmt                          *sql.Stmt
 	domainDeleteStmt                          *sql.Stmt
@@ -4979,6 +5040,8 @@ type Queries struct {
 	mergeRequestFinishStmt                    *sql.Stmt
 	mergeRequestListByIDsStmt                 *sql.Stmt
 	mergeRequestOpenBetweenStmt               *sql.Stmt
+	mergeRequestRenumberStmt                  *sql.Stmt
+	mergeRequestsProvisionalStmt              *sql.Stmt
 	metaGetStmt                               *sql.Stmt
 	metaPutStmt                               *sql.Stmt
 	milestoneCreateStmt                       *sql.Stmt
@@ -5344,8 +5407,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetGroupMembersOfStmt:                   q.assetGroupMembersOfStmt,
 		assetGroupMembersOutsideFleetStmt:         q.assetGroupMembersOutsideFleetStmt,
 		assetGroupNamedByDocumentStmt:             q.assetGroupNamedByDocumentStmt,
+		assetGroupRenumberStmt:                    q.assetGroupRenumberStmt,
 		assetGroupUpdateStmt:                      q.assetGroupUpdateStmt,
 		assetGroupWorkItemCountAddStmt:            q.assetGroupWorkItemCountAddStmt,
+		assetGroupsProvisionalStmt:                q.assetGroupsProvisionalStmt,
 		assetLogAttachStmt:                        q.assetLogAttachStmt,
 		assetLogAttachmentsOfGroupStmt:            q.assetLogAttachmentsOfGroupStmt,
 		assetLogCreateStmt:                        q.assetLogCreateStmt,
@@ -5447,6 +5512,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		documentForkCountStmt:                     q.documentForkCountStmt,
 		documentGetStmt:                           q.documentGetStmt,
 		documentListByIDsStmt:                     q.documentListByIDsStmt,
+		documentRenumberStmt:                      q.documentRenumberStmt,
 		documentScopesStmt:                        q.documentScopesStmt,
 		documentSetDefaultBranchStmt:              q.documentSetDefaultBranchStmt,
 		documentSetDeletedStmt:                    q.documentSetDeletedStmt,
@@ -5461,12 +5527,14 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		documentStorageAddStmt:                    q.documentStorageAddStmt,
 		documentTypeCreateStmt:                    q.documentTypeCreateStmt,
 		documentTypeDeleteStmt:                    q.documentTypeDeleteStmt,
+		documentTypeFormatStmt:                    q.documentTypeFormatStmt,
 		documentTypeGetStmt:                       q.documentTypeGetStmt,
 		documentTypeInUseStmt:                     q.documentTypeInUseStmt,
 		documentTypeListByIDsStmt:                 q.documentTypeListByIDsStmt,
 		documentTypeNumberedStmt:                  q.documentTypeNumberedStmt,
 		documentTypeUpdateStmt:                    q.documentTypeUpdateStmt,
 		documentUpdateStmt:                        q.documentUpdateStmt,
+		documentsProvisionalStmt:                  q.documentsProvisionalStmt,
 		domainApprovedCountStmt:                   q.domainApprovedCountStmt,
 		domainCreateStmt:                          q.domainCreateStmt,
 		domainDeleteStmt:                          q.domainDeleteStmt,
@@ -5566,6 +5634,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		mergeRequestFinishStmt:                    q.mergeRequestFinishStmt,
 		mergeRequestListByIDsStmt:                 q.mergeRequestListByIDsStmt,
 		mergeRequestOpenBetweenStmt:               q.mergeRequestOpenBetweenStmt,
+		mergeRequestRenumberStmt:                  q.mergeRequestRenumberStmt,
+		mergeRequestsProvisionalStmt:              q.mergeRequestsProvisionalStmt,
 		metaGetStmt:                               q.metaGetStmt,
 		metaPutStmt:                               q.metaPutStmt,
 		milestoneCreateStmt:                       q.milestoneCreateStmt,

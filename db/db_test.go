@@ -400,6 +400,9 @@ var scanAllowed = map[string]string{
 	"numberBlocksHeld":            "a clone's leased blocks: a few rows per counter",
 	"workItemsProvisional":        "a partial index of provisional numbers only (none outside a clone offline)",
 	"systemsProvisional":          "a partial index of provisional numbers only (none outside a clone offline)",
+	"documentsProvisional":        "a partial index of provisional numbers only (none outside a clone offline)",
+	"mergeRequestsProvisional":    "a partial index of provisional numbers only (none outside a clone offline)",
+	"assetGroupsProvisional":      "a partial index of provisional numbers only (none outside a clone offline)",
 }
 
 // TestQueryPlansSeek: no sqlc query reads a whole table to find a few rows
