@@ -455,6 +455,16 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 				return err
 			}
 			err := ins()
+			if isUniqueError(err) {
+				// A key an index keeps unique, given here too.
+				retry, drop, rerr := s.indexKeyRule(ctx, tx, q, t, e, key, cols, allowed)
+				if rerr != nil || drop {
+					return rerr
+				}
+				if retry {
+					err = ins()
+				}
+			}
 			if !isForeignKeyError(err) {
 				return err
 			}
@@ -498,6 +508,15 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 		return err
 	}
 	err = upd()
+	if isUniqueError(err) {
+		retry, drop, rerr := s.indexKeyRule(ctx, tx, q, t, e, key, write, allowed)
+		if rerr != nil || drop {
+			return rerr
+		}
+		if retry {
+			err = upd()
+		}
+	}
 	if !isForeignKeyError(err) {
 		return err
 	}

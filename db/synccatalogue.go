@@ -75,7 +75,12 @@ type TablePolicy struct {
 	// nodes gave one key are both kept, the later renamed, with a conflict
 	// record (docs/sync.md).
 	UniqueKey []string
+	// IndexKey: a key a unique index of the table enforces, and how two
+	// nodes' rows with one are kept (db/syncindexkeys.go).
+	IndexKey *IndexKeyRule
 }
+
+func (p TablePolicy) indexKey(r IndexKeyRule) TablePolicy { p.IndexKey = &r; return p }
 
 func (p TablePolicy) unique(cols ...string) TablePolicy { p.UniqueKey = cols; return p }
 
@@ -174,7 +179,7 @@ var SyncCatalogue = map[string]TablePolicy{
 
 	// Accounts: the members of the node's organisations, so they sign in
 	// offline; profile columns merge per column.
-	"users":             repl(RulePlain).noOrg(),
+	"users":             repl(RulePlain).noOrg().indexKey(IndexKeyRule{Cols: []string{"email"}, Where: "deleted_at IS NULL", Held: heldAddress}),
 	"user_emails":       repl(RuleUnique).noOrg(),
 	"user_identities":   repl(RuleSecurity).noOrg(),
 	"user_totp_secrets": repl(RulePlain).noOrg(),
@@ -190,7 +195,7 @@ var SyncCatalogue = map[string]TablePolicy{
 	"fleet_shares":         repl(RuleSecurity),
 	"project_shares":       repl(RuleSecurity),
 	"document_shares":      repl(RuleSecurity),
-	"organisation_domains": repl(RuleUnique),
+	"organisation_domains": repl(RuleUnique).indexKey(IndexKeyRule{Cols: []string{"organisation_id", "domain"}}),
 
 	// Plain records.
 	"projects": repl(RuleUnique).unique("organisation_id", "code").derivedCols("open_milestone_count", "closed_milestone_count",
@@ -207,7 +212,7 @@ var SyncCatalogue = map[string]TablePolicy{
 	"disciplines":             repl(RuleUnique).unique("organisation_id", "code"),
 	"integrations":            repl(RulePlain),
 	"inductions":              repl(RulePlain),
-	"user_inductions":         repl(RulePlain),
+	"user_inductions":         repl(RulePlain).indexKey(IndexKeyRule{Cols: []string{"induction_id", "user_id"}}),
 	"location_inductions":     repl(RulePlain),
 	"work_item_types":         repl(RulePlain),
 	"work_items":              repl(RulePlain),
@@ -220,7 +225,7 @@ var SyncCatalogue = map[string]TablePolicy{
 	"asset_statuses":          repl(RulePlain),
 	"asset_zones":             repl(RulePlain),
 	"asset_fields":            repl(RulePlain),
-	"asset_field_enum_values": repl(RulePlain),
+	"asset_field_enum_values": repl(RulePlain).indexKey(IndexKeyRule{Cols: []string{"asset_field_id", "value"}}),
 	"asset_types":             repl(RulePlain),
 	"asset_type_fields":       repl(RulePlain),
 	"asset_type_zones":        repl(RulePlain),

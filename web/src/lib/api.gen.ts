@@ -5356,7 +5356,7 @@ export interface components {
             code?: string | null;
             name?: string | null;
         };
-        /** @description A code two offices gave two records while apart (offline sync). Both records are kept; record_id, the later, was renamed from value to renamed_to; other_id kept value. */
+        /** @description A key two offices gave two records while apart (offline sync). A code: both records are kept; record_id, the later, was renamed from value to renamed_to; other_id kept value. An account's e-mail address: both accounts are kept, record_id's address (value) is held aside until a person settles it (renamed_to, an address no mail reaches). A domain, induction assignment or asset field option made twice: record_id, the later, was removed (renamed_to empty); other_id stays. */
         SyncConflict: {
             created_at: components["schemas"]["Time"];
             field: string;
@@ -5367,7 +5367,7 @@ export interface components {
             other_id: components["schemas"]["Id"];
             record_id: components["schemas"]["Id"];
             /** @enum {string} */
-            record_type: "project" | "package" | "location" | "sub_location" | "discipline";
+            record_type: "project" | "package" | "location" | "sub_location" | "discipline" | "account" | "domain" | "induction_assignment" | "asset_field_option";
             renamed_to: string;
             settled_at: components["schemas"]["NullableTime"];
             settled_by: components["schemas"]["NullableId"];
