@@ -1338,6 +1338,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncReceivedSetStmt, err = db.PrepareContext(ctx, syncReceivedSet); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncReceivedSet: %w", err)
 	}
+	if q.syncRowHistoryStmt, err = db.PrepareContext(ctx, syncRowHistory); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncRowHistory: %w", err)
+	}
 	if q.syncRowKnownStmt, err = db.PrepareContext(ctx, syncRowKnown); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncRowKnown: %w", err)
 	}
@@ -3983,6 +3986,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncReceivedSetStmt: %w", cerr)
 		}
 	}
+	if q.syncRowHistoryStmt != nil {
+		if cerr := q.syncRowHistoryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncRowHistoryStmt: %w", cerr)
+		}
+	}
 	if q.syncRowKnownStmt != nil {
 		if cerr := q.syncRowKnownStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncRowKnownStmt: %w", cerr)
@@ -5210,6 +5218,7 @@ type Queries struct {
 	syncReceivedStmt                          *sql.Stmt
 	syncReceivedRecordLogStmt                 *sql.Stmt
 	syncReceivedSetStmt                       *sql.Stmt
+	syncRowHistoryStmt                        *sql.Stmt
 	syncRowKnownStmt                          *sql.Stmt
 	syncRowLaterStmt                          *sql.Stmt
 	syncRowLatestStmt                         *sql.Stmt
@@ -5804,6 +5813,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncReceivedStmt:                          q.syncReceivedStmt,
 		syncReceivedRecordLogStmt:                 q.syncReceivedRecordLogStmt,
 		syncReceivedSetStmt:                       q.syncReceivedSetStmt,
+		syncRowHistoryStmt:                        q.syncRowHistoryStmt,
 		syncRowKnownStmt:                          q.syncRowKnownStmt,
 		syncRowLaterStmt:                          q.syncRowLaterStmt,
 		syncRowLatestStmt:                         q.syncRowLatestStmt,
