@@ -1751,3 +1751,10 @@ ALTER TABLE sync_hub ADD COLUMN last_received INTEGER NOT NULL DEFAULT 0; -- ent
 CREATE INDEX documents_provisional ON documents(id) WHERE number < 0 OR instr(formatted_number, 'PROV-') > 0;
 CREATE INDEX document_merge_requests_provisional ON document_merge_requests(id) WHERE number < 0;
 CREATE INDEX asset_groups_provisional ON asset_groups(id) WHERE number < 0;
+-- == 0175_sync_clone_retry (issue 30) ==
+-- A pairing code is consumed when the clone it paired for was sent whole
+-- (docs/sync.md, "Pairing, clone and transport"): until then, and until the
+-- code expires, presenting it again pairs the laptop anew under the same
+-- node id (a clone download cut short can be retried with the same code).
+ALTER TABLE sync_pairing_codes ADD COLUMN node INTEGER;
+ALTER TABLE sync_nodes ADD COLUMN cloned_at TEXT;

@@ -1287,6 +1287,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncNodeActiveStmt, err = db.PrepareContext(ctx, syncNodeActive); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeActive: %w", err)
 	}
+	if q.syncNodeClonedStmt, err = db.PrepareContext(ctx, syncNodeCloned); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeCloned: %w", err)
+	}
 	if q.syncNodeCreateStmt, err = db.PrepareContext(ctx, syncNodeCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeCreate: %w", err)
 	}
@@ -1311,6 +1314,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncNodeOrgsStmt, err = db.PrepareContext(ctx, syncNodeOrgs); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeOrgs: %w", err)
 	}
+	if q.syncNodeRekeyStmt, err = db.PrepareContext(ctx, syncNodeRekey); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeRekey: %w", err)
+	}
 	if q.syncNodeRevokeStmt, err = db.PrepareContext(ctx, syncNodeRevoke); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeRevoke: %w", err)
 	}
@@ -1325,6 +1331,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncPairingCodeCreateStmt, err = db.PrepareContext(ctx, syncPairingCodeCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncPairingCodeCreate: %w", err)
+	}
+	if q.syncPairingCodePairedStmt, err = db.PrepareContext(ctx, syncPairingCodePaired); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncPairingCodePaired: %w", err)
 	}
 	if q.syncPairingCodeTakeStmt, err = db.PrepareContext(ctx, syncPairingCodeTake); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncPairingCodeTake: %w", err)
@@ -3901,6 +3910,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncNodeActiveStmt: %w", cerr)
 		}
 	}
+	if q.syncNodeClonedStmt != nil {
+		if cerr := q.syncNodeClonedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeClonedStmt: %w", cerr)
+		}
+	}
 	if q.syncNodeCreateStmt != nil {
 		if cerr := q.syncNodeCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncNodeCreateStmt: %w", cerr)
@@ -3941,6 +3955,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncNodeOrgsStmt: %w", cerr)
 		}
 	}
+	if q.syncNodeRekeyStmt != nil {
+		if cerr := q.syncNodeRekeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeRekeyStmt: %w", cerr)
+		}
+	}
 	if q.syncNodeRevokeStmt != nil {
 		if cerr := q.syncNodeRevokeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncNodeRevokeStmt: %w", cerr)
@@ -3964,6 +3983,11 @@ func (q *Queries) Close() error {
 	if q.syncPairingCodeCreateStmt != nil {
 		if cerr := q.syncPairingCodeCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncPairingCodeCreateStmt: %w", cerr)
+		}
+	}
+	if q.syncPairingCodePairedStmt != nil {
+		if cerr := q.syncPairingCodePairedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncPairingCodePairedStmt: %w", cerr)
 		}
 	}
 	if q.syncPairingCodeTakeStmt != nil {
@@ -5201,6 +5225,7 @@ type Queries struct {
 	syncLastHLCStmt                           *sql.Stmt
 	syncLastReceivedStmt                      *sql.Stmt
 	syncNodeActiveStmt                        *sql.Stmt
+	syncNodeClonedStmt                        *sql.Stmt
 	syncNodeCreateStmt                        *sql.Stmt
 	syncNodeExchangedStmt                     *sql.Stmt
 	syncNodeGetInOrgStmt                      *sql.Stmt
@@ -5209,11 +5234,13 @@ type Queries struct {
 	syncNodeListByIDsStmt                     *sql.Stmt
 	syncNodeOrgAddStmt                        *sql.Stmt
 	syncNodeOrgsStmt                          *sql.Stmt
+	syncNodeRekeyStmt                         *sql.Stmt
 	syncNodeRevokeStmt                        *sql.Stmt
 	syncNodeTallyStmt                         *sql.Stmt
 	syncNoncePruneStmt                        *sql.Stmt
 	syncNonceTakeStmt                         *sql.Stmt
 	syncPairingCodeCreateStmt                 *sql.Stmt
+	syncPairingCodePairedStmt                 *sql.Stmt
 	syncPairingCodeTakeStmt                   *sql.Stmt
 	syncReceivedStmt                          *sql.Stmt
 	syncReceivedRecordLogStmt                 *sql.Stmt
@@ -5796,6 +5823,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncLastHLCStmt:                           q.syncLastHLCStmt,
 		syncLastReceivedStmt:                      q.syncLastReceivedStmt,
 		syncNodeActiveStmt:                        q.syncNodeActiveStmt,
+		syncNodeClonedStmt:                        q.syncNodeClonedStmt,
 		syncNodeCreateStmt:                        q.syncNodeCreateStmt,
 		syncNodeExchangedStmt:                     q.syncNodeExchangedStmt,
 		syncNodeGetInOrgStmt:                      q.syncNodeGetInOrgStmt,
@@ -5804,11 +5832,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncNodeListByIDsStmt:                     q.syncNodeListByIDsStmt,
 		syncNodeOrgAddStmt:                        q.syncNodeOrgAddStmt,
 		syncNodeOrgsStmt:                          q.syncNodeOrgsStmt,
+		syncNodeRekeyStmt:                         q.syncNodeRekeyStmt,
 		syncNodeRevokeStmt:                        q.syncNodeRevokeStmt,
 		syncNodeTallyStmt:                         q.syncNodeTallyStmt,
 		syncNoncePruneStmt:                        q.syncNoncePruneStmt,
 		syncNonceTakeStmt:                         q.syncNonceTakeStmt,
 		syncPairingCodeCreateStmt:                 q.syncPairingCodeCreateStmt,
+		syncPairingCodePairedStmt:                 q.syncPairingCodePairedStmt,
 		syncPairingCodeTakeStmt:                   q.syncPairingCodeTakeStmt,
 		syncReceivedStmt:                          q.syncReceivedStmt,
 		syncReceivedRecordLogStmt:                 q.syncReceivedRecordLogStmt,

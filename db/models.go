@@ -811,6 +811,7 @@ type SyncNode struct {
 	LastReceived   int64
 	LastSent       int64
 	NumbersHeld    string
+	ClonedAt       *string
 }
 
 type SyncNodeOrg struct {
@@ -849,6 +850,7 @@ type SyncPairingCode struct {
 	CreatedAt     string
 	ExpiresAt     string
 	UsedAt        *string
+	Node          *int64
 }
 
 type SyncReceived struct {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -348,10 +349,17 @@ func (s *Server) syncPair(rq *request) error {
 	if err := p.err(); err != nil {
 		return err
 	}
+	// A pairing code is a secret a caller may guess: the guessing limits.
+	g := guessOf("sync pairing", "")
+	if err := s.allowGuess(rq, g); err != nil {
+		return err
+	}
 	var out syncPairJSON
+	badCode := false
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		c, err := q.SyncPairingCodeTake(rq.ctx, db.SyncPairingCodeTakeParams{Now: ptr(s.nowText()), CodeHash: pairingCodeHash(b.Code)})
 		if db.IsNotFound(err) {
+			badCode = true
 			return errUnauthorized("The pairing code is not valid: it may be mistyped, used already or expired. Ask for a new one.")
 		}
 		if err != nil {
@@ -359,6 +367,16 @@ func (s *Server) syncPair(rq *request) error {
 		}
 		if out.Organisations, err = parseOrgs(c.Organisations); err != nil {
 			return err
+		}
+		if c.Node != nil {
+			// The code paired a laptop whose clone never arrived whole (a
+			// cut download): the laptop pairs again, same node id, its
+			// new key (the old one is refused from now on).
+			out.Node, out.HubNode = *c.Node, s.store.NodeID()
+			if err := q.SyncNodeRekey(rq.ctx, db.SyncNodeRekeyParams{PublicKey: key, Name: b.Name, PairedAt: s.nowText(), Node: out.Node}); err != nil {
+				return err
+			}
+			return s.auditPairing(rq, q, out, c.CreatedBy, b.Name)
 		}
 		used, err := q.SyncNodeIDsUsed(rq.ctx)
 		if err != nil {
@@ -383,8 +401,9 @@ func (s *Server) syncPair(rq *request) error {
 			PairedBy: c.CreatedBy, PairedAt: s.nowText()}); err != nil {
 			return err
 		}
-		targets, _ := json.Marshal(map[string]string{"node": strconv.FormatInt(out.Node, 10)})
-		details, _ := json.Marshal(auditDetails{Values: map[string]string{"name": b.Name}})
+		if err := q.SyncPairingCodePaired(rq.ctx, db.SyncPairingCodePairedParams{Node: &out.Node, ID: c.ID}); err != nil {
+			return err
+		}
 		for _, o := range out.Organisations {
 			if err := q.SyncNodeOrgAdd(rq.ctx, db.SyncNodeOrgAddParams{OrganisationID: o, Node: out.Node}); err != nil {
 				if db.IsConflict(err) || db.IsNotFound(err) {
@@ -392,22 +411,33 @@ func (s *Server) syncPair(rq *request) error {
 				}
 				return err
 			}
-			// No person signs this request: the pairing is on the
-			// authority of the owner who made the code, in each
-			// organisation's trail.
-			if err := s.store.AppendAudit(rq.ctx, q, db.AuditLog{ID: s.store.IDs.Next(), Chain: o, OrganisationID: &o, ActorID: &c.CreatedBy,
-				Action: "POST /sync/pair", TargetIds: string(targets), ChangedFields: `["name"]`, RequestID: requestID(rq.ctx),
-				CreatedAt: s.nowText(), Details: string(details)}); err != nil {
-				return err
-			}
 		}
-		return nil
+		return s.auditPairing(rq, q, out, c.CreatedBy, b.Name)
 	})
+	if badCode {
+		s.failedGuess(rq, g)
+	}
 	if err != nil {
 		return err
 	}
 	s.log.Info("sync node paired", "node", out.Node, "name", b.Name, "organisations", out.Organisations)
 	return rq.json(http.StatusCreated, out)
+}
+
+// auditPairing writes the pairing to each paired organisation's trail. No
+// person signs this request: it is on the authority of the owner who made
+// the code.
+func (s *Server) auditPairing(rq *request, q *db.Queries, out syncPairJSON, by int64, name string) error {
+	targets, _ := json.Marshal(map[string]string{"node": strconv.FormatInt(out.Node, 10)})
+	details, _ := json.Marshal(auditDetails{Values: map[string]string{"name": name}})
+	for _, o := range out.Organisations {
+		if err := s.store.AppendAudit(rq.ctx, q, db.AuditLog{ID: s.store.IDs.Next(), Chain: o, OrganisationID: &o, ActorID: &by,
+			Action: "POST /sync/pair", TargetIds: string(targets), ChangedFields: `["name"]`, RequestID: requestID(rq.ctx),
+			CreatedAt: s.nowText(), Details: string(details)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Signed requests. The node signs, with its Ed25519 key, the method, the
@@ -532,8 +562,16 @@ func (s *Server) syncClone(rq *request) error {
 	rq.w.Header().Set("Content-Type", "application/vnd.sqlite3")
 	rq.w.Header().Set("Content-Length", strconv.FormatInt(st.Size(), 10))
 	rq.w.WriteHeader(http.StatusOK)
-	_, _ = io.Copy(rq.w, f) // a cut copy is refused by the node (its length)
-	return nil
+	sent, err := io.Copy(rq.w, f) // a cut copy is refused by the node (its length)
+	if err != nil || sent != st.Size() {
+		s.log.Warn("sync clone cut", "node", node, "sent", sent, "bytes", st.Size())
+		return nil // the code may pair again until it expires
+	}
+	// Sent whole: the pairing code is consumed.
+	ctx := context.WithoutCancel(rq.ctx)
+	return s.store.InTx(ctx, func(q *db.Queries) error {
+		return q.SyncNodeCloned(ctx, db.SyncNodeClonedParams{Now: ptr(s.nowText()), Node: node})
+	})
 }
 
 // syncExchange is one page each way. Named sections: other payloads

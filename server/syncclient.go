@@ -134,7 +134,7 @@ func SyncClone(ctx context.Context, hubURL, code, name, dbPath string, progress 
 	n := &syncNode{url: hubURL, node: paired.Node, key: key}
 	resp, err = n.do(ctx, http.MethodGet, "/sync/clone", nil)
 	if err != nil {
-		return 0, nil, fmt.Errorf("clone (node %d is paired: revoke it and make a new code to try again): %w", paired.Node, err)
+		return 0, nil, fmt.Errorf("clone (run the same command again with the same code before it expires): %w", err)
 	}
 	defer resp.Body.Close()
 	part := dbPath + ".part"
@@ -154,7 +154,7 @@ func SyncClone(ctx context.Context, hubURL, code, name, dbPath string, progress 
 		err = cerr
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("clone: %w", err)
+		return 0, nil, fmt.Errorf("clone (run the same command again with the same code before it expires): %w", err)
 	}
 	if err := os.Rename(part, dbPath); err != nil {
 		return 0, nil, err

@@ -2699,7 +2699,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A site node presents a pairing code and its Ed25519 public key; the hub assigns it a node id (docs/sync.md). No sign-in; the code is the credential and is used up. */
+        /** A site node presents a pairing code and its Ed25519 public key; the hub assigns it a node id (docs/sync.md). No sign-in; the code is the credential, used up once the node's clone was sent whole (until then, and until it expires, presenting it again pairs the same node id with the new key). Wrong codes are guessing attempts (429 with Retry-After). */
         post: operations["postSyncPair"];
         delete?: never;
         options?: never;
@@ -14942,6 +14942,7 @@ export interface operations {
             409: components["responses"]["409"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
+            429: components["responses"]["429"];
             500: components["responses"]["500"];
             503: components["responses"]["503"];
             507: components["responses"]["507"];
