@@ -1758,3 +1758,14 @@ CREATE INDEX asset_groups_provisional ON asset_groups(id) WHERE number < 0;
 -- node id (a clone download cut short can be retried with the same code).
 ALTER TABLE sync_pairing_codes ADD COLUMN node INTEGER;
 ALTER TABLE sync_nodes ADD COLUMN cloned_at TEXT;
+-- == 0176_sync_exchange_tally (issue 30) ==
+-- On the hub, what the current exchange with a node has moved so far, per
+-- organisation, until its last round writes one audit entry per
+-- organisation (docs/sync.md, "Audit"). Node-local.
+CREATE TABLE sync_exchange_tally (
+    node INTEGER NOT NULL,
+    organisation_id INTEGER NOT NULL,
+    received INTEGER NOT NULL DEFAULT 0,
+    sent INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (node, organisation_id)
+) WITHOUT ROWID;

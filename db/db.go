@@ -1365,6 +1365,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncSiteMergeRequestsByIDsStmt, err = db.PrepareContext(ctx, syncSiteMergeRequestsByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncSiteMergeRequestsByIDs: %w", err)
 	}
+	if q.syncTallyAddStmt, err = db.PrepareContext(ctx, syncTallyAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncTallyAdd: %w", err)
+	}
+	if q.syncTallyTakeStmt, err = db.PrepareContext(ctx, syncTallyTake); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncTallyTake: %w", err)
+	}
 	if q.systemCreateStmt, err = db.PrepareContext(ctx, systemCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemCreate: %w", err)
 	}
@@ -4040,6 +4046,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncSiteMergeRequestsByIDsStmt: %w", cerr)
 		}
 	}
+	if q.syncTallyAddStmt != nil {
+		if cerr := q.syncTallyAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncTallyAddStmt: %w", cerr)
+		}
+	}
+	if q.syncTallyTakeStmt != nil {
+		if cerr := q.syncTallyTakeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncTallyTakeStmt: %w", cerr)
+		}
+	}
 	if q.systemCreateStmt != nil {
 		if cerr := q.systemCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing systemCreateStmt: %w", cerr)
@@ -5251,6 +5267,8 @@ type Queries struct {
 	syncRowLatestStmt                         *sql.Stmt
 	syncRowPresenceStmt                       *sql.Stmt
 	syncSiteMergeRequestsByIDsStmt            *sql.Stmt
+	syncTallyAddStmt                          *sql.Stmt
+	syncTallyTakeStmt                         *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
 	systemGetStmt                             *sql.Stmt
 	systemListByIDsStmt                       *sql.Stmt
@@ -5849,6 +5867,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncRowLatestStmt:                         q.syncRowLatestStmt,
 		syncRowPresenceStmt:                       q.syncRowPresenceStmt,
 		syncSiteMergeRequestsByIDsStmt:            q.syncSiteMergeRequestsByIDsStmt,
+		syncTallyAddStmt:                          q.syncTallyAddStmt,
+		syncTallyTakeStmt:                         q.syncTallyTakeStmt,
 		systemCreateStmt:                          q.systemCreateStmt,
 		systemGetStmt:                             q.systemGetStmt,
 		systemListByIDsStmt:                       q.systemListByIDsStmt,

@@ -783,6 +783,13 @@ type SyncConflict struct {
 	SettledBy      *int64
 }
 
+type SyncExchangeTally struct {
+	Node           int64
+	OrganisationID int64
+	Received       int64
+	Sent           int64
+}
+
 type SyncHub struct {
 	ID             int64
 	Url            string

@@ -153,6 +153,7 @@ var SyncCatalogue = map[string]TablePolicy{
 	"sync_hub":               local(),
 	"sync_number_blocks":     local(), // a clone's leased blocks
 	"sync_number_grants":     local(), // the hub's book of blocks leased
+	"sync_exchange_tally":    local(), // the hub's count of an exchange under way
 	// Storage accounting of document chunks this node stored first: the
 	// chunks travel with issue II, which must revisit this.
 	"organisation_document_storage": local(),

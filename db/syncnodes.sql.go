@@ -476,3 +476,59 @@ func (q *Queries) SyncPairingCodeTake(ctx context.Context, arg SyncPairingCodeTa
 	)
 	return i, err
 }
+
+const syncTallyAdd = `-- name: SyncTallyAdd :exec
+INSERT INTO sync_exchange_tally(node, organisation_id, received, sent) VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT(node, organisation_id) DO UPDATE SET received = received + excluded.received, sent = sent + excluded.sent
+`
+
+type SyncTallyAddParams struct {
+	Node           int64
+	OrganisationID int64
+	Received       int64
+	Sent           int64
+}
+
+func (q *Queries) SyncTallyAdd(ctx context.Context, arg SyncTallyAddParams) error {
+	_, err := q.exec(ctx, q.syncTallyAddStmt, syncTallyAdd,
+		arg.Node,
+		arg.OrganisationID,
+		arg.Received,
+		arg.Sent,
+	)
+	return err
+}
+
+const syncTallyTake = `-- name: SyncTallyTake :many
+DELETE FROM sync_exchange_tally WHERE node = ?1 RETURNING organisation_id, received, sent
+`
+
+type SyncTallyTakeRow struct {
+	OrganisationID int64
+	Received       int64
+	Sent           int64
+}
+
+// The exchange's last round: what it moved, per organisation, taken.
+func (q *Queries) SyncTallyTake(ctx context.Context, node int64) ([]SyncTallyTakeRow, error) {
+	rows, err := q.query(ctx, q.syncTallyTakeStmt, syncTallyTake, node)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SyncTallyTakeRow
+	for rows.Next() {
+		var i SyncTallyTakeRow
+		if err := rows.Scan(&i.OrganisationID, &i.Received, &i.Sent); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

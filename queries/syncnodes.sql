@@ -88,3 +88,11 @@ WHERE c.hlc > @min_hlc
   AND (c.org IN (SELECT value FROM json_each(@orgs_json))
     OR (c.org IS NULL AND c.tbl = 'users' AND EXISTS (SELECT 1 FROM organisation_members m
         WHERE m.organisation_id IN (SELECT value FROM json_each(@orgs_json)) AND m.user_id = json_extract(c.pk, '$[0]'))));
+
+-- name: SyncTallyAdd :exec
+INSERT INTO sync_exchange_tally(node, organisation_id, received, sent) VALUES (@node, @organisation_id, @received, @sent)
+ON CONFLICT(node, organisation_id) DO UPDATE SET received = received + excluded.received, sent = sent + excluded.sent;
+
+-- The exchange's last round: what it moved, per organisation, taken.
+-- name: SyncTallyTake :many
+DELETE FROM sync_exchange_tally WHERE node = @node RETURNING organisation_id, received, sent;

@@ -638,6 +638,26 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 			return err
 		}
 	}
+	// The exchange's last round: nothing to move either way.
+	waiting, err := s.store.SyncPending(rq.ctx, in.Vector, orgs)
+	if err != nil {
+		return err
+	}
+	if quiet := countEntries(in.Changes) == 0 && len(blocks) == 0 && waiting == 0; quiet || applied > 0 {
+		if err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
+			if applied > 0 {
+				if err := tallyExchange(rq, q, node, in.Changes, false); err != nil {
+					return err
+				}
+			}
+			if quiet {
+				return s.auditExchangeEnd(rq, q, node)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	page, err := s.store.SyncChangesFor(rq.ctx, in.Vector, orgs, limit)
 	if err != nil {
 		return err
@@ -660,15 +680,19 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 	if in.Vector == nil {
 		vb = []byte("{}")
 	}
+	more := pending > int64(entries)
 	if err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		if err := q.SyncNodeExchanged(rq.ctx, db.SyncNodeExchangedParams{Now: ptr(s.nowText()), Vector: string(vb), PendingFrom: in.Pending, Node: node}); err != nil {
 			return err
 		}
-		return syncNodeTally(rq.ctx, q, node, &in, applied, entries)
+		if err := syncNodeTally(rq.ctx, q, node, &in, applied, entries); err != nil {
+			return err
+		}
+		return tallyExchange(rq, q, node, page, true)
 	}); err != nil {
 		return err
 	}
-	out := syncExchange{Vector: vector, Changes: page, Pending: pending - int64(entries), More: pending > int64(entries),
+	out := syncExchange{Vector: vector, Changes: page, Pending: pending - int64(entries), More: more,
 		Applied: applied, Time: s.now().UnixMilli(), Blocks: blocks}
 	if out.Changes == nil {
 		out.Changes = []db.SyncEntry{}
@@ -680,6 +704,59 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 	rq.w.Header().Set("Content-Type", "application/json")
 	rq.w.WriteHeader(http.StatusOK)
 	_, _ = rq.w.Write(buf.Bytes())
+	return nil
+}
+
+// Exchanges in the audit trail: an exchange is in each of its
+// organisations' trails once, with what it moved, not once per page. Each
+// page's changes (applied from the node, sent to it; audit entries aside,
+// so an exchange's own entry does not make the next one audited) are
+// added up per organisation in sync_exchange_tally; the round in which
+// nothing is left to move either way writes one entry per organisation
+// that moved anything, before the hub's answer is read, so the entries
+// travel in this exchange (one more round) and the next one finds nothing.
+// A cut exchange's count waits for the next exchange's last round.
+
+// tallyExchange adds a page's changes per organisation.
+func tallyExchange(rq *request, q *db.Queries, node int64, page []db.SyncEntry, sent bool) error {
+	by := map[int64]int64{}
+	for _, e := range page {
+		if e.Op != "s" && e.Org != nil && e.Table != "audit_log" {
+			by[*e.Org]++
+		}
+	}
+	for org, n := range by {
+		p := db.SyncTallyAddParams{Node: node, OrganisationID: org, Received: n}
+		if sent {
+			p.Received, p.Sent = 0, n
+		}
+		if err := q.SyncTallyAdd(rq.ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// auditExchangeEnd writes the finished exchange's entries.
+func (s *Server) auditExchangeEnd(rq *request, q *db.Queries, node int64) error {
+	rows, err := q.SyncTallyTake(rq.ctx, node)
+	if err != nil {
+		return err
+	}
+	targets, _ := json.Marshal(map[string]string{"node": strconv.FormatInt(node, 10)})
+	for _, r := range rows {
+		if r.Received+r.Sent == 0 {
+			continue
+		}
+		org := r.OrganisationID
+		details, _ := json.Marshal(map[string]any{"count": r.Received + r.Sent, "values": map[string]string{
+			"received": strconv.FormatInt(r.Received, 10), "sent": strconv.FormatInt(r.Sent, 10)}})
+		if err := s.store.AppendAudit(rq.ctx, q, db.AuditLog{ID: s.store.IDs.Next(), Chain: org, OrganisationID: &org,
+			Action: "SYNC exchange", TargetIds: string(targets), ChangedFields: "[]", RequestID: requestID(rq.ctx),
+			CreatedAt: s.nowText(), Details: string(details)}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -116,6 +116,27 @@ func TestSyncExchangeResumesAfterCut(t *testing.T) {
 	if err != nil || count() != n+2 || res.ClockOffset < time.Hour {
 		t.Fatalf("an exchange two hours apart: %+v %v", res, err)
 	}
+	// Each exchange that moved anything is in the organisation's trail
+	// once, with its count (the cut one with the one that resumed it; the
+	// quiet one not at all).
+	trail := e.must(200, alice, "GET", "/organisations/"+acme+"/audit-log?action=SYNC%20exchange", nil).arr(t)
+	if len(trail) != 2 {
+		t.Fatalf("exchanges in the trail: %d, want 2: %v", len(trail), trail)
+	}
+	counts := []float64{}
+	for _, a := range trail {
+		d, _ := a["details"].(map[string]any)
+		c, _ := d["count"].(float64)
+		counts = append(counts, c)
+	}
+	// Newest first: Late (with what came with it), then the twelve
+	// projects and what came with them (the number blocks' counters).
+	if counts[0] < 1 || counts[0] >= n || counts[1] < n {
+		t.Fatalf("exchange counts %v, want a few (Late) then at least %d (the projects, resumed after the cut)", counts, n)
+	}
+	if north := e.must(200, alice, "GET", "/organisations/"+north+"/audit-log?action=SYNC%20exchange", nil).arr(t); len(north) != 1 {
+		t.Fatalf("the second organisation's trail: %v", north)
+	}
 	// The hub's status of the node: nothing waiting for it.
 	st := e.must(200, alice, "GET", "/organisations/"+acme+"/sync/nodes", nil).arr(t)
 	if len(st) != 1 || st[0]["pending_to_node"] != float64(0) || st[0]["last_exchange_at"] == nil {
