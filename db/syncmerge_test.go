@@ -39,11 +39,11 @@ INSERT INTO permission_grants (organisation_id, scope_type, scope_id, target_typ
 	}
 	orgs := []int64{10}
 
-	// Apart; the site's clock an hour ahead.
+	// Apart; the site's clock ahead (within the skew a hub takes).
 	hub.at(t0.Add(time.Minute))
 	hub.exec(t, `DELETE FROM permission_grants WHERE scope_id = 10 AND target_id = 2`)
 	hub.exec(t, `INSERT INTO organisation_bans (organisation_id, user_id, banned_at, banned_by) VALUES (10, 3, `+ts+`, 1)`)
-	site.at(t0.Add(time.Hour))
+	site.at(t0.Add(4 * time.Minute))
 	site.exec(t, `UPDATE permission_grants SET allow_mask = 3 WHERE scope_id = 10 AND target_id = 2`)
 	site.exec(t, `DELETE FROM permission_grants WHERE scope_id = 10 AND target_id = 2`)
 	site.exec(t, `INSERT INTO permission_grants (organisation_id, scope_type, scope_id, target_type, target_id, allow_mask) VALUES (10, 'organisation', 10, 'user', 2, 7)`)
@@ -69,6 +69,7 @@ INSERT INTO permission_grants (organisation_id, scope_type, scope_id, target_typ
 
 	// A grant the site makes after it saw the revoke stands.
 	site.at(t0.Add(2 * time.Hour))
+	hub.at(t0.Add(2 * time.Hour))
 	site.exec(t, `INSERT INTO permission_grants (organisation_id, scope_type, scope_id, target_type, target_id, allow_mask) VALUES (10, 'organisation', 10, 'user', 2, 1)`)
 	exchange(t, site.s, hub.s, orgs, 2)
 	exchange(t, hub.s, site.s, orgs, 2)
@@ -127,6 +128,7 @@ INSERT INTO permission_grants (organisation_id, scope_type, scope_id, target_typ
 	site.exec(t, `UPDATE permission_grants SET allow_mask = 7, deny_mask = 2 WHERE scope_id = 10 AND target_id = 2`)
 	// Changed at one office only: its value, as always.
 	site.exec(t, `UPDATE permission_grants SET allow_mask = 9 WHERE scope_id = 100 AND target_id = 2`)
+	hub.at(t0.Add(time.Hour)) // the two clocks agree again when they meet
 
 	exchange(t, site.s, hub.s, orgs, 2)
 	exchange(t, hub.s, site.s, orgs, 2)
@@ -141,6 +143,7 @@ INSERT INTO permission_grants (organisation_id, scope_type, scope_id, target_typ
 	}
 	// A change made after seeing both stands, on both.
 	site.at(t0.Add(2 * time.Hour))
+	hub.at(t0.Add(2 * time.Hour))
 	site.exec(t, `UPDATE permission_grants SET allow_mask = 3, deny_mask = 0 WHERE scope_id = 10 AND target_id = 2`)
 	exchange(t, site.s, hub.s, orgs, 2)
 	exchange(t, hub.s, site.s, orgs, 2)
@@ -168,6 +171,7 @@ INSERT INTO member_roles (organisation_id, user_id, role_id) VALUES (10, 2, 50);
 	hub.exec(t, `DELETE FROM member_roles WHERE organisation_id = 10 AND user_id = 2; DELETE FROM organisation_members WHERE organisation_id = 10 AND user_id = 2`)
 	site.at(t0.Add(time.Hour))
 	site.exec(t, `INSERT INTO member_roles (organisation_id, user_id, role_id) VALUES (10, 2, 51), (10, 3, 51)`)
+	hub.at(t0.Add(time.Hour))
 
 	exchange(t, site.s, hub.s, orgs, 2)
 	exchange(t, hub.s, site.s, orgs, 2)

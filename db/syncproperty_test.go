@@ -114,8 +114,10 @@ func runSyncCase(t *testing.T, dir string, seedBytes []byte, seedN uint64) {
 		if err := os.WriteFile(path, seedBytes, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		// Clocks up to an hour apart.
-		skew := time.Duration(rng.IntN(7200)-3600) * time.Second
+		// Laptops' clocks up to an hour behind the hub's, or ahead within
+		// the skew the hub takes (MaxClockSkew: changes dated further
+		// ahead wait for the hub's clock, TestSyncClockBounded).
+		skew := time.Duration(rng.IntN(3600+240)-3600) * time.Second
 		if i == 0 {
 			skew = 0
 		}

@@ -195,6 +195,9 @@ type SyncResult struct {
 	// answer (the network's delay included).
 	ClockOffset time.Duration
 	PendingIn   int64
+	// HeldBack: changes of this node dated ahead of the hub's clock (by
+	// more than the allowed skew) wait until the hub's clock reaches them.
+	HeldBack bool
 }
 
 // syncPushBytes bounds a pushed page's body, under the hub's default
@@ -239,6 +242,7 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 		pageSize = syncDefaultPage
 	}
 	exchange := newNonce()
+	clockRetried := false
 	for {
 		res.Rounds++
 		vector, err := store.SyncVector(ctx)
@@ -260,6 +264,11 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 			if push, err = store.SyncChangesFor(ctx, hubVector, orgs, size); err != nil {
 				return res, err
 			}
+			// Only what the hub takes: changes dated within the allowed
+			// skew of its clock (a minute spare); later ones wait.
+			if cut := clockCut(push, time.Now().Add(n.offset+db.MaxClockSkew-time.Minute)); cut < len(push) {
+				push, res.HeldBack = push[:cut], true
+			}
 			pending, err := store.SyncPending(ctx, hubVector, orgs)
 			if err != nil {
 				return res, err
@@ -269,8 +278,16 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 				break
 			}
 		}
+		offsetUsed := n.offset
 		resp, err := n.do(ctx, http.MethodPost, "/sync/exchange", body)
 		if err != nil {
+			if d := n.offset - offsetUsed; !clockRetried && (d > db.MaxClockSkew/2 || d < -db.MaxClockSkew/2) {
+				// Refused for changes dated ahead of the hub's clock, which
+				// this node has just learnt: the round again, trimmed by it.
+				clockRetried = true
+				res.Rounds--
+				continue
+			}
 			return res, err
 		}
 		var in syncExchange
@@ -280,6 +297,13 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 			return res, fmt.Errorf("exchange answer: %w", err)
 		}
 		res.ClockOffset = time.Until(time.UnixMilli(in.Time))
+		// A clock more than the allowed skew off takes the hub's time for
+		// its changes from now on (each exchange measures it afresh).
+		if res.ClockOffset > db.MaxClockSkew || res.ClockOffset < -db.MaxClockSkew {
+			store.SetClockOffset(res.ClockOffset)
+		} else {
+			store.SetClockOffset(0)
+		}
 		res.Sent += in.Applied
 		sentEntries := countEntries(push)
 		if _, err := store.ApplySyncChanges(ctx, in.Changes, orgs); err != nil {
@@ -332,6 +356,18 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 		return res, err
 	}
 	return res, nil
+}
+
+// clockCut is how many of a page (in clock order, account snapshots
+// first) are dated no later than until.
+func clockCut(page []db.SyncEntry, until time.Time) int {
+	limit := until.UnixMilli() << 16
+	for i, e := range page {
+		if e.Op != "s" && e.HLC > limit {
+			return i
+		}
+	}
+	return len(page)
 }
 
 func countEntries(page []db.SyncEntry) int {
