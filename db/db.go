@@ -1302,6 +1302,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncNodeIDsUsedStmt, err = db.PrepareContext(ctx, syncNodeIDsUsed); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeIDsUsed: %w", err)
 	}
+	if q.syncNodeLastContactStmt, err = db.PrepareContext(ctx, syncNodeLastContact); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeLastContact: %w", err)
+	}
 	if q.syncNodeListStmt, err = db.PrepareContext(ctx, syncNodeList); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeList: %w", err)
 	}
@@ -3941,6 +3944,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncNodeIDsUsedStmt: %w", cerr)
 		}
 	}
+	if q.syncNodeLastContactStmt != nil {
+		if cerr := q.syncNodeLastContactStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeLastContactStmt: %w", cerr)
+		}
+	}
 	if q.syncNodeListStmt != nil {
 		if cerr := q.syncNodeListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncNodeListStmt: %w", cerr)
@@ -5246,6 +5254,7 @@ type Queries struct {
 	syncNodeExchangedStmt                     *sql.Stmt
 	syncNodeGetInOrgStmt                      *sql.Stmt
 	syncNodeIDsUsedStmt                       *sql.Stmt
+	syncNodeLastContactStmt                   *sql.Stmt
 	syncNodeListStmt                          *sql.Stmt
 	syncNodeListByIDsStmt                     *sql.Stmt
 	syncNodeOrgAddStmt                        *sql.Stmt
@@ -5846,6 +5855,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncNodeExchangedStmt:                     q.syncNodeExchangedStmt,
 		syncNodeGetInOrgStmt:                      q.syncNodeGetInOrgStmt,
 		syncNodeIDsUsedStmt:                       q.syncNodeIDsUsedStmt,
+		syncNodeLastContactStmt:                   q.syncNodeLastContactStmt,
 		syncNodeListStmt:                          q.syncNodeListStmt,
 		syncNodeListByIDsStmt:                     q.syncNodeListByIDsStmt,
 		syncNodeOrgAddStmt:                        q.syncNodeOrgAddStmt,

@@ -860,6 +860,11 @@ type SyncPairingCode struct {
 	Node          *int64
 }
 
+type SyncPruned struct {
+	Origin int64
+	Hlc    int64
+}
+
 type SyncReceived struct {
 	Origin int64
 	Hlc    int64

@@ -154,6 +154,7 @@ var SyncCatalogue = map[string]TablePolicy{
 	"sync_number_blocks":     local(), // a clone's leased blocks
 	"sync_number_grants":     local(), // the hub's book of blocks leased
 	"sync_exchange_tally":    local(), // the hub's count of an exchange under way
+	"sync_pruned":            local(), // how far the log was pruned
 	// Storage accounting of document chunks this node stored first: the
 	// chunks travel with issue II, which must revisit this.
 	"organisation_document_storage": local(),

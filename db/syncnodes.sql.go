@@ -250,6 +250,18 @@ func (q *Queries) SyncNodeIDsUsed(ctx context.Context) ([]int64, error) {
 	return items, nil
 }
 
+const syncNodeLastContact = `-- name: SyncNodeLastContact :one
+SELECT CAST(coalesce(last_exchange_at, paired_at) AS TEXT) FROM sync_nodes WHERE node = ?1
+`
+
+// When the node was last heard from (its last exchange, else its pairing).
+func (q *Queries) SyncNodeLastContact(ctx context.Context, node int64) (string, error) {
+	row := q.queryRow(ctx, q.syncNodeLastContactStmt, syncNodeLastContact, node)
+	var column_1 string
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const syncNodeList = `-- name: SyncNodeList :many
 SELECT n.node, n.public_key, n.name, n.paired_by, n.paired_at, n.revoked_at, n.last_exchange_at, n.vector, n.pending_from, n.exchange_id, n.last_received, n.last_sent, n.numbers_held, n.cloned_at
 FROM sync_node_orgs o JOIN sync_nodes n ON n.node = o.node

@@ -96,3 +96,7 @@ ON CONFLICT(node, organisation_id) DO UPDATE SET received = received + excluded.
 -- The exchange's last round: what it moved, per organisation, taken.
 -- name: SyncTallyTake :many
 DELETE FROM sync_exchange_tally WHERE node = @node RETURNING organisation_id, received, sent;
+
+-- When the node was last heard from (its last exchange, else its pairing).
+-- name: SyncNodeLastContact :one
+SELECT CAST(coalesce(last_exchange_at, paired_at) AS TEXT) FROM sync_nodes WHERE node = @node;

@@ -609,6 +609,9 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.syncNodeAwayTooLong(rq, node); err != nil {
+		return err
+	}
 	var in syncExchange
 	if err := json.Unmarshal(body, &in); err != nil {
 		return badRequest("The exchange is not valid JSON: %v", err)
@@ -705,6 +708,69 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 	rq.w.WriteHeader(http.StatusOK)
 	_, _ = rq.w.Write(buf.Bytes())
 	return nil
+}
+
+// syncRetention is how long the log keeps what every node holds.
+func (s *Server) syncRetention() time.Duration {
+	if s.cfg.SyncRetention > 0 {
+		return s.cfg.SyncRetention
+	}
+	return db.DefaultSyncRetention
+}
+
+// syncNodeAwayTooLong refuses a node last heard from longer ago than the
+// log's retention: what it lacks may be pruned, so it cannot catch up by
+// exchanging (410, in plain words: clone again).
+func (s *Server) syncNodeAwayTooLong(rq *request, node int64) error {
+	var last string
+	if err := s.store.ReadTx(rq.ctx, func(q *db.Queries) (err error) {
+		last, err = q.SyncNodeLastContact(rq.ctx, node)
+		return err
+	}); err != nil {
+		return err
+	}
+	t, err := db.ParseTime(last)
+	if err != nil {
+		return err
+	}
+	if s.now().Sub(t) <= s.syncRetention() {
+		return nil
+	}
+	days := int(s.syncRetention().Hours() / 24)
+	return errorf(http.StatusGone, "This laptop has not synced for longer than head office keeps changes (%d days), so it can no longer catch up. Make a new copy: ask an owner for a new pairing code and run workspace sync clone into a new file. Changes made on this laptop since its last sync stay in its old file only.", days)
+}
+
+// pruneSyncLogDaily prunes the sync change log (db.PruneSyncLog) every six
+// hours for the server's lifetime (serve).
+func (s *Server) pruneSyncLogDaily(ctx context.Context) {
+	next := time.NewTimer(time.Minute)
+	defer next.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-next.C:
+		}
+		if _, err := s.pruneSyncLog(ctx, s.now()); err != nil && ctx.Err() == nil {
+			s.log.Error("sync log pruning", "err", err)
+		}
+		next.Reset(6 * time.Hour)
+	}
+}
+
+// pruneSyncLog removes the entries every node holds that are older than
+// the retention.
+func (s *Server) pruneSyncLog(ctx context.Context, now time.Time) (int64, error) {
+	since := now.Add(-s.syncRetention())
+	ack, err := s.store.SyncAcknowledged(ctx, since)
+	if err != nil {
+		return 0, err
+	}
+	n, err := s.store.PruneSyncLog(ctx, ack, since.UnixMilli()<<16)
+	if err == nil && n > 0 {
+		s.log.Info("sync log pruned", "entries", n)
+	}
+	return n, err
 }
 
 // Exchanges in the audit trail: an exchange is in each of its

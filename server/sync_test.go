@@ -436,3 +436,27 @@ func TestSyncPairingGuessesLimited(t *testing.T) {
 	e.clock.Advance(2 * time.Minute)
 	e.pair(t, code)
 }
+
+// TestSyncNodeAwayTooLong: a node not heard from for longer than the log's
+// retention is told, in words, to clone again (410, nothing applied); a
+// node heard from within it exchanges; the pruning job runs.
+func TestSyncNodeAwayTooLong(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	code := e.must(201, f.alice, "POST", acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
+	n := e.pair(t, code)
+	body := []byte(`{"vector":{},"changes":[],"limit":10}`)
+	if r := e.serve(e.signed(n, n.key, "POST", "/sync/exchange", body, e.clock.Now(), "nonce-away-within-0001")); r.Status != http.StatusOK {
+		t.Fatalf("within the retention: %d %s", r.Status, r.Body)
+	}
+	e.clock.Advance(db.DefaultSyncRetention + time.Hour)
+	r := e.serve(e.signed(n, n.key, "POST", "/sync/exchange", body, e.clock.Now(), "nonce-away-too-long-01"))
+	if r.Status != http.StatusGone || !strings.Contains(string(r.Body), "Make a new copy") || !strings.Contains(string(r.Body), "30 days") {
+		t.Fatalf("away too long: %d %s", r.Status, r.Body)
+	}
+	// The job prunes what no node served within the retention lacks.
+	if _, err := e.srv.pruneSyncLog(context.Background(), e.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -2681,7 +2681,7 @@ export interface paths {
         put?: never;
         /**
          * One page each way - the node's changes the hub lacks are applied (one transaction, whole or nothing), and a page of what the node lacks comes back. Signed by the node's key.
-         * @description 401 for an unknown or revoked node, a bad signature, a time more than five minutes from the hub's or a nonce seen before (nothing changes); 422 for a page the hub refuses (an unknown table, another organisation's row, a broken constraint).
+         * @description 401 for an unknown or revoked node, a bad signature, a time more than five minutes from the hub's or a nonce seen before (nothing changes); 410 for a node not heard from for longer than the hub keeps changes (it must be cloned again); 422 for a page the hub refuses (an unknown table, another organisation's row, a broken constraint, a change dated more than five minutes ahead of the hub's clock).
          */
         post: operations["postSyncExchange"];
         delete?: never;
@@ -14907,6 +14907,7 @@ export interface operations {
             };
             400: components["responses"]["400"];
             401: components["responses"]["401"];
+            410: components["responses"]["410"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             422: components["responses"]["422"];
