@@ -562,16 +562,24 @@ func (s *Server) syncClone(rq *request) error {
 	rq.w.Header().Set("Content-Type", "application/vnd.sqlite3")
 	rq.w.Header().Set("Content-Length", strconv.FormatInt(st.Size(), 10))
 	rq.w.WriteHeader(http.StatusOK)
-	sent, err := io.Copy(rq.w, f) // a cut copy is refused by the node (its length)
-	if err != nil || sent != st.Size() {
+	// All but the last byte, then the code is consumed, then the last
+	// byte: a laptop that has the whole file never finds its code still
+	// usable (a cut copy is refused by the node, by its length, and may be
+	// fetched again with the same code until it expires).
+	sent, err := io.CopyN(rq.w, f, st.Size()-1)
+	if err != nil || sent != st.Size()-1 {
 		s.log.Warn("sync clone cut", "node", node, "sent", sent, "bytes", st.Size())
-		return nil // the code may pair again until it expires
+		return nil
 	}
-	// Sent whole: the pairing code is consumed.
 	ctx := context.WithoutCancel(rq.ctx)
-	return s.store.InTx(ctx, func(q *db.Queries) error {
+	if err := s.store.InTx(ctx, func(q *db.Queries) error {
 		return q.SyncNodeCloned(ctx, db.SyncNodeClonedParams{Now: ptr(s.nowText()), Node: node})
-	})
+	}); err != nil {
+		s.log.Error("sync clone: recording it", "node", node, "err", err)
+		return nil // the answer has begun: the node finds the copy cut
+	}
+	_, _ = io.Copy(rq.w, f)
+	return nil
 }
 
 // syncExchange is one page each way. Named sections: other payloads
