@@ -159,7 +159,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			srvCtx, stopJobs := context.WithCancel(ctx)
 			h, err := server.New(srvCtx, store, server.Config{
 				Issuer: issuerURL, Audience: audience, Registration: registration, MaxBody: maxBody,
-				WebhookPoll: time.Second, AllowPrivateEgress: allowPrivateEgress, Reminders: true,
+				WebhookPoll: time.Second, AllowPrivateEgress: allowPrivateEgress, Reminders: true, PruneSyncLog: true,
 				MaxJSONBody: maxJSONBody, InFlightBody: inFlightBody,
 				MaxProjectsPerOrg: maxProjects, MaxMembersPerOrg: maxMembers, ExternalIssuers: ext,
 				SMTPURL: smtpURL, Logger: logger, AccountAttempts: accountAttempts, AddressAttempts: addressAttempts,

@@ -1765,3 +1765,37 @@ CREATE TABLE sync_object_staging (
 CREATE INDEX document_revisions_content ON document_revisions(hash);
 CREATE INDEX asset_logs_attachment ON asset_logs(attachment_hash) WHERE attachment_hash IS NOT NULL;
 CREATE INDEX induction_revisions_file ON induction_revisions(file_hash) WHERE file_hash IS NOT NULL;
+-- == 0174_sync_provisional_documents_assets (issue 30) ==
+-- Provisional numbers of documents, merge requests and assets, found when
+-- blocks arrive (docs/sync.md, "Number blocks"). A document numbered from a
+-- prefix keeps the organisation's number in number and the prefix's in
+-- formatted_number: either may be provisional.
+CREATE INDEX documents_provisional ON documents(id) WHERE number < 0 OR instr(formatted_number, 'PROV-') > 0;
+CREATE INDEX document_merge_requests_provisional ON document_merge_requests(id) WHERE number < 0;
+CREATE INDEX asset_groups_provisional ON asset_groups(id) WHERE number < 0;
+-- == 0175_sync_clone_retry (issue 30) ==
+-- A pairing code is consumed when the clone it paired for was sent whole
+-- (docs/sync.md, "Pairing, clone and transport"): until then, and until the
+-- code expires, presenting it again pairs the laptop anew under the same
+-- node id (a clone download cut short can be retried with the same code).
+ALTER TABLE sync_pairing_codes ADD COLUMN node INTEGER;
+ALTER TABLE sync_nodes ADD COLUMN cloned_at TEXT;
+-- == 0176_sync_exchange_tally (issue 30) ==
+-- On the hub, what the current exchange with a node has moved so far, per
+-- organisation, until its last round writes one audit entry per
+-- organisation (docs/sync.md, "Audit"). Node-local.
+CREATE TABLE sync_exchange_tally (
+    node INTEGER NOT NULL,
+    organisation_id INTEGER NOT NULL,
+    received INTEGER NOT NULL DEFAULT 0,
+    sent INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (node, organisation_id)
+) WITHOUT ROWID;
+-- == 0177_sync_pruned (issue 30) ==
+-- How far the change log was pruned, per origin (docs/sync.md, "Pruning
+-- the log"): entries of it up to hlc were deleted once every node had them
+-- and they were older than the retention. Node-local.
+CREATE TABLE sync_pruned (
+    origin INTEGER PRIMARY KEY,
+    hlc INTEGER NOT NULL
+);

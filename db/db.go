@@ -147,11 +147,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.assetGroupNamedByDocumentStmt, err = db.PrepareContext(ctx, assetGroupNamedByDocument); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupNamedByDocument: %w", err)
 	}
+	if q.assetGroupRenumberStmt, err = db.PrepareContext(ctx, assetGroupRenumber); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupRenumber: %w", err)
+	}
 	if q.assetGroupUpdateStmt, err = db.PrepareContext(ctx, assetGroupUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupUpdate: %w", err)
 	}
 	if q.assetGroupWorkItemCountAddStmt, err = db.PrepareContext(ctx, assetGroupWorkItemCountAdd); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetGroupWorkItemCountAdd: %w", err)
+	}
+	if q.assetGroupsProvisionalStmt, err = db.PrepareContext(ctx, assetGroupsProvisional); err != nil {
+		return nil, fmt.Errorf("error preparing query AssetGroupsProvisional: %w", err)
 	}
 	if q.assetLogAttachStmt, err = db.PrepareContext(ctx, assetLogAttach); err != nil {
 		return nil, fmt.Errorf("error preparing query AssetLogAttach: %w", err)
@@ -456,6 +462,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.documentListByIDsStmt, err = db.PrepareContext(ctx, documentListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentListByIDs: %w", err)
 	}
+	if q.documentRenumberStmt, err = db.PrepareContext(ctx, documentRenumber); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentRenumber: %w", err)
+	}
 	if q.documentScopesStmt, err = db.PrepareContext(ctx, documentScopes); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentScopes: %w", err)
 	}
@@ -498,6 +507,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.documentTypeDeleteStmt, err = db.PrepareContext(ctx, documentTypeDelete); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentTypeDelete: %w", err)
 	}
+	if q.documentTypeFormatStmt, err = db.PrepareContext(ctx, documentTypeFormat); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentTypeFormat: %w", err)
+	}
 	if q.documentTypeGetStmt, err = db.PrepareContext(ctx, documentTypeGet); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentTypeGet: %w", err)
 	}
@@ -515,6 +527,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.documentUpdateStmt, err = db.PrepareContext(ctx, documentUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query DocumentUpdate: %w", err)
+	}
+	if q.documentsProvisionalStmt, err = db.PrepareContext(ctx, documentsProvisional); err != nil {
+		return nil, fmt.Errorf("error preparing query DocumentsProvisional: %w", err)
 	}
 	if q.domainApprovedCountStmt, err = db.PrepareContext(ctx, domainApprovedCount); err != nil {
 		return nil, fmt.Errorf("error preparing query DomainApprovedCount: %w", err)
@@ -812,6 +827,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.mergeRequestOpenBetweenStmt, err = db.PrepareContext(ctx, mergeRequestOpenBetween); err != nil {
 		return nil, fmt.Errorf("error preparing query MergeRequestOpenBetween: %w", err)
+	}
+	if q.mergeRequestRenumberStmt, err = db.PrepareContext(ctx, mergeRequestRenumber); err != nil {
+		return nil, fmt.Errorf("error preparing query MergeRequestRenumber: %w", err)
+	}
+	if q.mergeRequestsProvisionalStmt, err = db.PrepareContext(ctx, mergeRequestsProvisional); err != nil {
+		return nil, fmt.Errorf("error preparing query MergeRequestsProvisional: %w", err)
 	}
 	if q.metaGetStmt, err = db.PrepareContext(ctx, metaGet); err != nil {
 		return nil, fmt.Errorf("error preparing query MetaGet: %w", err)
@@ -1275,6 +1296,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncNodeActiveStmt, err = db.PrepareContext(ctx, syncNodeActive); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeActive: %w", err)
 	}
+	if q.syncNodeClonedStmt, err = db.PrepareContext(ctx, syncNodeCloned); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeCloned: %w", err)
+	}
 	if q.syncNodeCreateStmt, err = db.PrepareContext(ctx, syncNodeCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeCreate: %w", err)
 	}
@@ -1287,6 +1311,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncNodeIDsUsedStmt, err = db.PrepareContext(ctx, syncNodeIDsUsed); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeIDsUsed: %w", err)
 	}
+	if q.syncNodeLastContactStmt, err = db.PrepareContext(ctx, syncNodeLastContact); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeLastContact: %w", err)
+	}
 	if q.syncNodeListStmt, err = db.PrepareContext(ctx, syncNodeList); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeList: %w", err)
 	}
@@ -1298,6 +1325,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncNodeOrgsStmt, err = db.PrepareContext(ctx, syncNodeOrgs); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeOrgs: %w", err)
+	}
+	if q.syncNodeRekeyStmt, err = db.PrepareContext(ctx, syncNodeRekey); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncNodeRekey: %w", err)
 	}
 	if q.syncNodeRevokeStmt, err = db.PrepareContext(ctx, syncNodeRevoke); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeRevoke: %w", err)
@@ -1314,6 +1344,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncPairingCodeCreateStmt, err = db.PrepareContext(ctx, syncPairingCodeCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncPairingCodeCreate: %w", err)
 	}
+	if q.syncPairingCodePairedStmt, err = db.PrepareContext(ctx, syncPairingCodePaired); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncPairingCodePaired: %w", err)
+	}
 	if q.syncPairingCodeTakeStmt, err = db.PrepareContext(ctx, syncPairingCodeTake); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncPairingCodeTake: %w", err)
 	}
@@ -1328,6 +1361,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncRootOfOrgsStmt, err = db.PrepareContext(ctx, syncRootOfOrgs); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncRootOfOrgs: %w", err)
+	}
+	if q.syncRowHistoryStmt, err = db.PrepareContext(ctx, syncRowHistory); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncRowHistory: %w", err)
 	}
 	if q.syncRowKnownStmt, err = db.PrepareContext(ctx, syncRowKnown); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncRowKnown: %w", err)
@@ -1355,6 +1391,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.syncStagedPutStmt, err = db.PrepareContext(ctx, syncStagedPut); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncStagedPut: %w", err)
+	}
+	if q.syncTallyAddStmt, err = db.PrepareContext(ctx, syncTallyAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncTallyAdd: %w", err)
+	}
+	if q.syncTallyTakeStmt, err = db.PrepareContext(ctx, syncTallyTake); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncTallyTake: %w", err)
 	}
 	if q.systemCreateStmt, err = db.PrepareContext(ctx, systemCreate); err != nil {
 		return nil, fmt.Errorf("error preparing query SystemCreate: %w", err)
@@ -2001,6 +2043,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing assetGroupNamedByDocumentStmt: %w", cerr)
 		}
 	}
+	if q.assetGroupRenumberStmt != nil {
+		if cerr := q.assetGroupRenumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupRenumberStmt: %w", cerr)
+		}
+	}
 	if q.assetGroupUpdateStmt != nil {
 		if cerr := q.assetGroupUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetGroupUpdateStmt: %w", cerr)
@@ -2009,6 +2056,11 @@ func (q *Queries) Close() error {
 	if q.assetGroupWorkItemCountAddStmt != nil {
 		if cerr := q.assetGroupWorkItemCountAddStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing assetGroupWorkItemCountAddStmt: %w", cerr)
+		}
+	}
+	if q.assetGroupsProvisionalStmt != nil {
+		if cerr := q.assetGroupsProvisionalStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing assetGroupsProvisionalStmt: %w", cerr)
 		}
 	}
 	if q.assetLogAttachStmt != nil {
@@ -2516,6 +2568,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing documentListByIDsStmt: %w", cerr)
 		}
 	}
+	if q.documentRenumberStmt != nil {
+		if cerr := q.documentRenumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentRenumberStmt: %w", cerr)
+		}
+	}
 	if q.documentScopesStmt != nil {
 		if cerr := q.documentScopesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing documentScopesStmt: %w", cerr)
@@ -2586,6 +2643,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing documentTypeDeleteStmt: %w", cerr)
 		}
 	}
+	if q.documentTypeFormatStmt != nil {
+		if cerr := q.documentTypeFormatStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentTypeFormatStmt: %w", cerr)
+		}
+	}
 	if q.documentTypeGetStmt != nil {
 		if cerr := q.documentTypeGetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing documentTypeGetStmt: %w", cerr)
@@ -2614,6 +2676,11 @@ func (q *Queries) Close() error {
 	if q.documentUpdateStmt != nil {
 		if cerr := q.documentUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing documentUpdateStmt: %w", cerr)
+		}
+	}
+	if q.documentsProvisionalStmt != nil {
+		if cerr := q.documentsProvisionalStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing documentsProvisionalStmt: %w", cerr)
 		}
 	}
 	if q.domainApprovedCountStmt != nil {
@@ -3109,6 +3176,16 @@ func (q *Queries) Close() error {
 	if q.mergeRequestOpenBetweenStmt != nil {
 		if cerr := q.mergeRequestOpenBetweenStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing mergeRequestOpenBetweenStmt: %w", cerr)
+		}
+	}
+	if q.mergeRequestRenumberStmt != nil {
+		if cerr := q.mergeRequestRenumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mergeRequestRenumberStmt: %w", cerr)
+		}
+	}
+	if q.mergeRequestsProvisionalStmt != nil {
+		if cerr := q.mergeRequestsProvisionalStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing mergeRequestsProvisionalStmt: %w", cerr)
 		}
 	}
 	if q.metaGetStmt != nil {
@@ -3881,6 +3958,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncNodeActiveStmt: %w", cerr)
 		}
 	}
+	if q.syncNodeClonedStmt != nil {
+		if cerr := q.syncNodeClonedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeClonedStmt: %w", cerr)
+		}
+	}
 	if q.syncNodeCreateStmt != nil {
 		if cerr := q.syncNodeCreateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncNodeCreateStmt: %w", cerr)
@@ -3901,6 +3983,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncNodeIDsUsedStmt: %w", cerr)
 		}
 	}
+	if q.syncNodeLastContactStmt != nil {
+		if cerr := q.syncNodeLastContactStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeLastContactStmt: %w", cerr)
+		}
+	}
 	if q.syncNodeListStmt != nil {
 		if cerr := q.syncNodeListStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncNodeListStmt: %w", cerr)
@@ -3919,6 +4006,11 @@ func (q *Queries) Close() error {
 	if q.syncNodeOrgsStmt != nil {
 		if cerr := q.syncNodeOrgsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncNodeOrgsStmt: %w", cerr)
+		}
+	}
+	if q.syncNodeRekeyStmt != nil {
+		if cerr := q.syncNodeRekeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncNodeRekeyStmt: %w", cerr)
 		}
 	}
 	if q.syncNodeRevokeStmt != nil {
@@ -3946,6 +4038,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncPairingCodeCreateStmt: %w", cerr)
 		}
 	}
+	if q.syncPairingCodePairedStmt != nil {
+		if cerr := q.syncPairingCodePairedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncPairingCodePairedStmt: %w", cerr)
+		}
+	}
 	if q.syncPairingCodeTakeStmt != nil {
 		if cerr := q.syncPairingCodeTakeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncPairingCodeTakeStmt: %w", cerr)
@@ -3969,6 +4066,11 @@ func (q *Queries) Close() error {
 	if q.syncRootOfOrgsStmt != nil {
 		if cerr := q.syncRootOfOrgsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncRootOfOrgsStmt: %w", cerr)
+		}
+	}
+	if q.syncRowHistoryStmt != nil {
+		if cerr := q.syncRowHistoryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncRowHistoryStmt: %w", cerr)
 		}
 	}
 	if q.syncRowKnownStmt != nil {
@@ -4014,6 +4116,16 @@ func (q *Queries) Close() error {
 	if q.syncStagedPutStmt != nil {
 		if cerr := q.syncStagedPutStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncStagedPutStmt: %w", cerr)
+		}
+	}
+	if q.syncTallyAddStmt != nil {
+		if cerr := q.syncTallyAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncTallyAddStmt: %w", cerr)
+		}
+	}
+	if q.syncTallyTakeStmt != nil {
+		if cerr := q.syncTallyTakeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncTallyTakeStmt: %w", cerr)
 		}
 	}
 	if q.systemCreateStmt != nil {
@@ -4821,8 +4933,10 @@ type Queries struct {
 	assetGroupMembersOfStmt                   *sql.Stmt
 	assetGroupMembersOutsideFleetStmt         *sql.Stmt
 	assetGroupNamedByDocumentStmt             *sql.Stmt
+	assetGroupRenumberStmt                    *sql.Stmt
 	assetGroupUpdateStmt                      *sql.Stmt
 	assetGroupWorkItemCountAddStmt            *sql.Stmt
+	assetGroupsProvisionalStmt                *sql.Stmt
 	assetLogAttachStmt                        *sql.Stmt
 	assetLogAttachmentsOfGroupStmt            *sql.Stmt
 	assetLogCreateStmt                        *sql.Stmt
@@ -4924,6 +5038,7 @@ type Queries struct {
 	documentForkCountStmt                     *sql.Stmt
 	documentGetStmt                           *sql.Stmt
 	documentListByIDsStmt                     *sql.Stmt
+	documentRenumberStmt                      *sql.Stmt
 	documentScopesStmt                        *sql.Stmt
 	documentSetDefaultBranchStmt              *sql.Stmt
 	documentSetDeletedStmt                    *sql.Stmt
@@ -4938,12 +5053,14 @@ type Queries struct {
 	documentStorageAddStmt                    *sql.Stmt
 	documentTypeCreateStmt                    *sql.Stmt
 	documentTypeDeleteStmt                    *sql.Stmt
+	documentTypeFormatStmt                    *sql.Stmt
 	documentTypeGetStmt                       *sql.Stmt
 	documentTypeInUseStmt                     *sql.Stmt
 	documentTypeListByIDsStmt                 *sql.Stmt
 	documentTypeNumberedStmt                  *sql.Stmt
 	documentTypeUpdateStmt                    *sql.Stmt
 	documentUpdateStmt                        *sql.Stmt
+	documentsProvisionalStmt                  *sql.Stmt
 	domainApprovedCountStmt                   *sql.Stmt
 	domainCreateStmt                          *sql.Stmt
 	domainDeleteStmt                          *sql.Stmt
@@ -5043,6 +5160,8 @@ type Queries struct {
 	mergeRequestFinishStmt                    *sql.Stmt
 	mergeRequestListByIDsStmt                 *sql.Stmt
 	mergeRequestOpenBetweenStmt               *sql.Stmt
+	mergeRequestRenumberStmt                  *sql.Stmt
+	mergeRequestsProvisionalStmt              *sql.Stmt
 	metaGetStmt                               *sql.Stmt
 	metaPutStmt                               *sql.Stmt
 	milestoneCreateStmt                       *sql.Stmt
@@ -5197,24 +5316,29 @@ type Queries struct {
 	syncLastHLCStmt                           *sql.Stmt
 	syncLastReceivedStmt                      *sql.Stmt
 	syncNodeActiveStmt                        *sql.Stmt
+	syncNodeClonedStmt                        *sql.Stmt
 	syncNodeCreateStmt                        *sql.Stmt
 	syncNodeExchangedStmt                     *sql.Stmt
 	syncNodeGetInOrgStmt                      *sql.Stmt
 	syncNodeIDsUsedStmt                       *sql.Stmt
+	syncNodeLastContactStmt                   *sql.Stmt
 	syncNodeListStmt                          *sql.Stmt
 	syncNodeListByIDsStmt                     *sql.Stmt
 	syncNodeOrgAddStmt                        *sql.Stmt
 	syncNodeOrgsStmt                          *sql.Stmt
+	syncNodeRekeyStmt                         *sql.Stmt
 	syncNodeRevokeStmt                        *sql.Stmt
 	syncNodeTallyStmt                         *sql.Stmt
 	syncNoncePruneStmt                        *sql.Stmt
 	syncNonceTakeStmt                         *sql.Stmt
 	syncPairingCodeCreateStmt                 *sql.Stmt
+	syncPairingCodePairedStmt                 *sql.Stmt
 	syncPairingCodeTakeStmt                   *sql.Stmt
 	syncReceivedStmt                          *sql.Stmt
 	syncReceivedRecordLogStmt                 *sql.Stmt
 	syncReceivedSetStmt                       *sql.Stmt
 	syncRootOfOrgsStmt                        *sql.Stmt
+	syncRowHistoryStmt                        *sql.Stmt
 	syncRowKnownStmt                          *sql.Stmt
 	syncRowLaterStmt                          *sql.Stmt
 	syncRowLatestStmt                         *sql.Stmt
@@ -5224,6 +5348,8 @@ type Queries struct {
 	syncStagedGetStmt                         *sql.Stmt
 	syncStagedPruneStmt                       *sql.Stmt
 	syncStagedPutStmt                         *sql.Stmt
+	syncTallyAddStmt                          *sql.Stmt
+	syncTallyTakeStmt                         *sql.Stmt
 	systemCreateStmt                          *sql.Stmt
 	systemGetStmt                             *sql.Stmt
 	systemListByIDsStmt                       *sql.Stmt
@@ -5416,8 +5542,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		assetGroupMembersOfStmt:                   q.assetGroupMembersOfStmt,
 		assetGroupMembersOutsideFleetStmt:         q.assetGroupMembersOutsideFleetStmt,
 		assetGroupNamedByDocumentStmt:             q.assetGroupNamedByDocumentStmt,
+		assetGroupRenumberStmt:                    q.assetGroupRenumberStmt,
 		assetGroupUpdateStmt:                      q.assetGroupUpdateStmt,
 		assetGroupWorkItemCountAddStmt:            q.assetGroupWorkItemCountAddStmt,
+		assetGroupsProvisionalStmt:                q.assetGroupsProvisionalStmt,
 		assetLogAttachStmt:                        q.assetLogAttachStmt,
 		assetLogAttachmentsOfGroupStmt:            q.assetLogAttachmentsOfGroupStmt,
 		assetLogCreateStmt:                        q.assetLogCreateStmt,
@@ -5519,6 +5647,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		documentForkCountStmt:                     q.documentForkCountStmt,
 		documentGetStmt:                           q.documentGetStmt,
 		documentListByIDsStmt:                     q.documentListByIDsStmt,
+		documentRenumberStmt:                      q.documentRenumberStmt,
 		documentScopesStmt:                        q.documentScopesStmt,
 		documentSetDefaultBranchStmt:              q.documentSetDefaultBranchStmt,
 		documentSetDeletedStmt:                    q.documentSetDeletedStmt,
@@ -5533,12 +5662,14 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		documentStorageAddStmt:                    q.documentStorageAddStmt,
 		documentTypeCreateStmt:                    q.documentTypeCreateStmt,
 		documentTypeDeleteStmt:                    q.documentTypeDeleteStmt,
+		documentTypeFormatStmt:                    q.documentTypeFormatStmt,
 		documentTypeGetStmt:                       q.documentTypeGetStmt,
 		documentTypeInUseStmt:                     q.documentTypeInUseStmt,
 		documentTypeListByIDsStmt:                 q.documentTypeListByIDsStmt,
 		documentTypeNumberedStmt:                  q.documentTypeNumberedStmt,
 		documentTypeUpdateStmt:                    q.documentTypeUpdateStmt,
 		documentUpdateStmt:                        q.documentUpdateStmt,
+		documentsProvisionalStmt:                  q.documentsProvisionalStmt,
 		domainApprovedCountStmt:                   q.domainApprovedCountStmt,
 		domainCreateStmt:                          q.domainCreateStmt,
 		domainDeleteStmt:                          q.domainDeleteStmt,
@@ -5638,6 +5769,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		mergeRequestFinishStmt:                    q.mergeRequestFinishStmt,
 		mergeRequestListByIDsStmt:                 q.mergeRequestListByIDsStmt,
 		mergeRequestOpenBetweenStmt:               q.mergeRequestOpenBetweenStmt,
+		mergeRequestRenumberStmt:                  q.mergeRequestRenumberStmt,
+		mergeRequestsProvisionalStmt:              q.mergeRequestsProvisionalStmt,
 		metaGetStmt:                               q.metaGetStmt,
 		metaPutStmt:                               q.metaPutStmt,
 		milestoneCreateStmt:                       q.milestoneCreateStmt,
@@ -5792,24 +5925,29 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncLastHLCStmt:                           q.syncLastHLCStmt,
 		syncLastReceivedStmt:                      q.syncLastReceivedStmt,
 		syncNodeActiveStmt:                        q.syncNodeActiveStmt,
+		syncNodeClonedStmt:                        q.syncNodeClonedStmt,
 		syncNodeCreateStmt:                        q.syncNodeCreateStmt,
 		syncNodeExchangedStmt:                     q.syncNodeExchangedStmt,
 		syncNodeGetInOrgStmt:                      q.syncNodeGetInOrgStmt,
 		syncNodeIDsUsedStmt:                       q.syncNodeIDsUsedStmt,
+		syncNodeLastContactStmt:                   q.syncNodeLastContactStmt,
 		syncNodeListStmt:                          q.syncNodeListStmt,
 		syncNodeListByIDsStmt:                     q.syncNodeListByIDsStmt,
 		syncNodeOrgAddStmt:                        q.syncNodeOrgAddStmt,
 		syncNodeOrgsStmt:                          q.syncNodeOrgsStmt,
+		syncNodeRekeyStmt:                         q.syncNodeRekeyStmt,
 		syncNodeRevokeStmt:                        q.syncNodeRevokeStmt,
 		syncNodeTallyStmt:                         q.syncNodeTallyStmt,
 		syncNoncePruneStmt:                        q.syncNoncePruneStmt,
 		syncNonceTakeStmt:                         q.syncNonceTakeStmt,
 		syncPairingCodeCreateStmt:                 q.syncPairingCodeCreateStmt,
+		syncPairingCodePairedStmt:                 q.syncPairingCodePairedStmt,
 		syncPairingCodeTakeStmt:                   q.syncPairingCodeTakeStmt,
 		syncReceivedStmt:                          q.syncReceivedStmt,
 		syncReceivedRecordLogStmt:                 q.syncReceivedRecordLogStmt,
 		syncReceivedSetStmt:                       q.syncReceivedSetStmt,
 		syncRootOfOrgsStmt:                        q.syncRootOfOrgsStmt,
+		syncRowHistoryStmt:                        q.syncRowHistoryStmt,
 		syncRowKnownStmt:                          q.syncRowKnownStmt,
 		syncRowLaterStmt:                          q.syncRowLaterStmt,
 		syncRowLatestStmt:                         q.syncRowLatestStmt,
@@ -5819,6 +5957,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncStagedGetStmt:                         q.syncStagedGetStmt,
 		syncStagedPruneStmt:                       q.syncStagedPruneStmt,
 		syncStagedPutStmt:                         q.syncStagedPutStmt,
+		syncTallyAddStmt:                          q.syncTallyAddStmt,
+		syncTallyTakeStmt:                         q.syncTallyTakeStmt,
 		systemCreateStmt:                          q.systemCreateStmt,
 		systemGetStmt:                             q.systemGetStmt,
 		systemListByIDsStmt:                       q.systemListByIDsStmt,

@@ -401,6 +401,9 @@ var scanAllowed = map[string]string{
 	"syncStagedPrune":             "objects a cut fetch left waiting: few, emptied by the next fetch",
 	"workItemsProvisional":        "a partial index of provisional numbers only (none outside a clone offline)",
 	"systemsProvisional":          "a partial index of provisional numbers only (none outside a clone offline)",
+	"documentsProvisional":        "a partial index of provisional numbers only (none outside a clone offline)",
+	"mergeRequestsProvisional":    "a partial index of provisional numbers only (none outside a clone offline)",
+	"assetGroupsProvisional":      "a partial index of provisional numbers only (none outside a clone offline)",
 }
 
 // TestQueryPlansSeek: no sqlc query reads a whole table to find a few rows

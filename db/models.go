@@ -783,6 +783,13 @@ type SyncConflict struct {
 	SettledBy      *int64
 }
 
+type SyncExchangeTally struct {
+	Node           int64
+	OrganisationID int64
+	Received       int64
+	Sent           int64
+}
+
 type SyncHub struct {
 	ID             int64
 	Url            string
@@ -811,6 +818,7 @@ type SyncNode struct {
 	LastReceived   int64
 	LastSent       int64
 	NumbersHeld    string
+	ClonedAt       *string
 }
 
 type SyncNodeOrg struct {
@@ -857,6 +865,12 @@ type SyncPairingCode struct {
 	CreatedAt     string
 	ExpiresAt     string
 	UsedAt        *string
+	Node          *int64
+}
+
+type SyncPruned struct {
+	Origin int64
+	Hlc    int64
 }
 
 type SyncReceived struct {

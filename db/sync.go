@@ -268,7 +268,28 @@ type hlcClock struct {
 	mu   sync.Mutex
 	last uint64
 	now  func() time.Time
+	// offset corrects the wall clock by what the hub said of it (a site
+	// whose clock is off: SetClockOffset).
+	offset atomic.Int64
 }
+
+// MaxClockSkew is how far ahead of the hub's wall clock a change it takes
+// may be dated (docs/sync.md, "The clock"): a node whose clock is far
+// ahead cannot push every node's clock into the future.
+const MaxClockSkew = 5 * time.Minute
+
+func (h *hlcClock) wall() time.Time { return h.now().Add(time.Duration(h.offset.Load())) }
+
+// bound is the latest clock the hub takes from another node.
+func (h *hlcClock) bound() uint64 {
+	return uint64(h.wall().Add(MaxClockSkew).UnixMilli())<<16 | 0xffff
+}
+
+// SetClockOffset corrects this node's wall clock by d for its clock from
+// now on (the hub's time minus this node's, learnt at an exchange). The
+// clock still never goes backwards: with the node's clock ahead, it counts
+// on from its last value until the corrected time passes it.
+func (s *Store) SetClockOffset(d time.Duration) { s.clock.offset.Store(int64(d)) }
 
 // HLCTime is the wall time part of a clock value.
 func HLCTime(h int64) time.Time { return time.UnixMilli(h >> 16).UTC() }
@@ -276,7 +297,7 @@ func HLCTime(h int64) time.Time { return time.UnixMilli(h >> 16).UTC() }
 func (h *hlcClock) next() int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	pt := uint64(h.now().UnixMilli()) << 16
+	pt := uint64(h.wall().UnixMilli()) << 16
 	if pt > h.last {
 		h.last = pt
 	} else {
@@ -285,7 +306,9 @@ func (h *hlcClock) next() int64 {
 	return int64(h.last)
 }
 
-// observe moves the clock past a clock received from another node.
+// observe moves the clock past a clock received from another node. (The
+// hub takes no change dated further ahead of its clock than MaxClockSkew:
+// ApplySyncChanges refuses it, so no node pushes the clocks far ahead.)
 func (h *hlcClock) observe(remote int64) {
 	h.mu.Lock()
 	if uint64(remote) > h.last {
@@ -336,7 +359,6 @@ func (s *Store) initSync(ctx context.Context, now func() time.Time) error {
 	if err != nil {
 		return err
 	}
-	s.clock = &hlcClock{now: now, last: uint64(max(own, received))}
 	var clone string
 	err = s.Writer.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'sync_clone'`).Scan(&clone)
 	switch {
@@ -345,6 +367,7 @@ func (s *Store) initSync(ctx context.Context, now func() time.Time) error {
 	case !errors.Is(err, sql.ErrNoRows):
 		return err
 	}
+	s.clock = &hlcClock{now: now, last: uint64(max(own, received))}
 	return nil
 }
 

@@ -221,6 +221,56 @@ func (q *Queries) SyncReceivedSet(ctx context.Context, arg SyncReceivedSetParams
 	return err
 }
 
+const syncRowHistory = `-- name: SyncRowHistory :many
+SELECT hlc, origin, op, seen, cols FROM sync_changes
+WHERE tbl = ?1 AND pk = ?2
+ORDER BY hlc, origin
+`
+
+type SyncRowHistoryParams struct {
+	Tbl string
+	Pk  string
+}
+
+type SyncRowHistoryRow struct {
+	Hlc    int64
+	Origin int64
+	Op     string
+	Seen   *string
+	Cols   *string
+}
+
+// Every entry of a row, with what its maker had seen: the stricter merge
+// of a grant's concurrent edits.
+func (q *Queries) SyncRowHistory(ctx context.Context, arg SyncRowHistoryParams) ([]SyncRowHistoryRow, error) {
+	rows, err := q.query(ctx, q.syncRowHistoryStmt, syncRowHistory, arg.Tbl, arg.Pk)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SyncRowHistoryRow
+	for rows.Next() {
+		var i SyncRowHistoryRow
+		if err := rows.Scan(
+			&i.Hlc,
+			&i.Origin,
+			&i.Op,
+			&i.Seen,
+			&i.Cols,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const syncRowKnown = `-- name: SyncRowKnown :one
 SELECT EXISTS (SELECT 1 FROM sync_changes WHERE tbl = ?1 AND pk = ?2)
 `

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -200,7 +201,9 @@ func TestSyncClockMonotonicAcrossRestarts(t *testing.T) {
 	if len(log) != 3 || log[2].Hlc != last+1 {
 		t.Errorf("after the restart: %d entries, last clock %d, want %d", len(log), log[len(log)-1].Hlc, last+1)
 	}
-	// A clock received from another node moves this one past it.
+	// A clock received from another node moves this one past it (within
+	// the allowed skew ahead of the wall clock: here set right again).
+	s.SetClockOffset(3 * time.Hour)
 	s.clock.observe(last + 1000)
 	write(s, "d")
 	if s.HLC() != last+1001 {
@@ -243,5 +246,95 @@ func TestSyncClockAboveAnotherProcessesEntries(t *testing.T) {
 		if log[i].Hlc <= log[i-1].Hlc {
 			t.Errorf("entry %d (seq %d): clock %d not above %d", i, log[i].Seq, log[i].Hlc, log[i-1].Hlc)
 		}
+	}
+}
+
+// TestSyncClockBounded: changes from a node whose clock is two hours
+// ahead are refused (the page whole, with the reason), so they never push
+// this node's clock into the future; once this node's clock reaches them
+// they are taken. A node told its clock is off takes the corrected time
+// for its next changes.
+func TestSyncClockBounded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	wall := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	hubN := &syncNode{}
+	hubN.at(wall)
+	hubPath := filepath.Join(dir, "hub.db")
+	hub := openSyncStore(t, hubPath, 1, hubN.clock())
+	defer func() { hub.Close() }()
+	if err := hub.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+		_, err := tx.Exec(seedOrg)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sitePath := filepath.Join(dir, "site.db")
+	if _, err := hub.Writer.ExecContext(ctx, `VACUUM INTO ?`, sitePath); err != nil {
+		t.Fatal(err)
+	}
+	ahead := wall.Add(2 * time.Hour)
+	site := openSyncStore(t, sitePath, 2, func() time.Time { return ahead })
+	defer site.Close()
+	if err := site.SyncRecordClonedLog(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rename := func(s *Store, name string) {
+		t.Helper()
+		if err := s.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+			_, err := tx.Exec(`UPDATE projects SET name = ? WHERE id = 100`, name)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rename(site, "From the future")
+	vector, err := hub.SyncVector(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := site.SyncChangesFor(ctx, vector, []int64{10}, 10)
+	if err != nil || len(page) == 0 {
+		t.Fatalf("the site's page: %v %v", page, err)
+	}
+	before := hub.HLC()
+	if _, err := hub.ApplySyncChanges(ctx, page, []int64{10}); !errors.Is(err, ErrSyncRefused) || !strings.Contains(err.Error(), "clock is wrong") {
+		t.Fatalf("a page dated two hours ahead: %v", err)
+	}
+	if hub.HLC() != before {
+		t.Fatalf("the refused page moved the hub's clock to %v", HLCTime(hub.HLC()))
+	}
+	if got := dump(t, hub, `SELECT name FROM projects WHERE id = 100`); got[0] != "[Bridge]" {
+		t.Fatalf("the refused page changed %v", got)
+	}
+	// Two hours later at head office, the same changes are taken.
+	hubN.at(ahead)
+	if n, err := hub.ApplySyncChanges(ctx, page, []int64{10}); err != nil || n == 0 {
+		t.Fatalf("the page once the hub's clock reached it: %d %v", n, err)
+	}
+	if got := dump(t, hub, `SELECT name FROM projects WHERE id = 100`); got[0] != "[From the future]" {
+		t.Fatalf("after: %v", got)
+	}
+	// The site, told its clock is two hours ahead: counts on from its last
+	// clock (never backwards); a node without changes ahead takes the
+	// corrected time at once.
+	site.SetClockOffset(-2 * time.Hour)
+	last := site.HLC()
+	rename(site, "Counted")
+	if site.HLC() != last+1 {
+		t.Fatalf("site clock %d after %d: want one tick on", site.HLC(), last)
+	}
+	fresh := openSyncStore(t, filepath.Join(dir, "fresh.db"), 3, func() time.Time { return ahead })
+	defer fresh.Close()
+	fresh.SetClockOffset(-2 * time.Hour)
+	if err := fresh.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+		_, err := tx.Exec(`INSERT INTO users (email, created_at, updated_at) VALUES ('z@example.com', '2026-11-26T00:00:00.000Z', '2026-11-26T00:00:00.000Z')`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := HLCTime(fresh.HLC()); !got.Equal(wall) {
+		t.Fatalf("a corrected clock dated its change %v, want %v", got, wall)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -231,6 +232,14 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 			}
 			if e.HLC < prevHLC {
 				return refuse("entry %d is out of clock order", i)
+			}
+			if s.IsSyncHub() && uint64(e.HLC) > s.clock.bound() {
+				// Dated ahead of the hub's clock by more than the skew
+				// allowed: taken, it would push every clock into the
+				// future. (A site takes what the hub passes on: the hub's
+				// clock is the reference.)
+				return refuse("entry %d is dated %s, more than %s ahead of this computer's clock: the sending computer's clock is wrong",
+					i, HLCTime(e.HLC).Format(time.RFC3339), MaxClockSkew)
 			}
 			prevHLC = e.HLC
 			t := (*tp)[e.Table]
@@ -469,6 +478,16 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 				return err
 			}
 			err := ins()
+			if isUniqueError(err) {
+				// A key an index keeps unique, given here too.
+				retry, drop, rerr := s.indexKeyRule(ctx, tx, q, t, e, key, cols, allowed)
+				if rerr != nil || drop {
+					return rerr
+				}
+				if retry {
+					err = ins()
+				}
+			}
 			if !isForeignKeyError(err) {
 				return err
 			}
@@ -512,6 +531,15 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 		return err
 	}
 	err = upd()
+	if isUniqueError(err) {
+		retry, drop, rerr := s.indexKeyRule(ctx, tx, q, t, e, key, write, allowed)
+		if rerr != nil || drop {
+			return rerr
+		}
+		if retry {
+			err = upd()
+		}
+	}
 	if !isForeignKeyError(err) {
 		return err
 	}

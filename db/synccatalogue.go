@@ -79,9 +79,14 @@ type TablePolicy struct {
 	// changed, so never logged; a page names the ones its rows need and
 	// they move by hash (syncobjects.go).
 	Objects bool
+	// IndexKey: a key a unique index of the table enforces, and how two
+	// nodes' rows with one are kept (db/syncindexkeys.go).
+	IndexKey *IndexKeyRule
 }
 
 func (p TablePolicy) objects() TablePolicy { p.Objects = true; return p }
+
+func (p TablePolicy) indexKey(r IndexKeyRule) TablePolicy { p.IndexKey = &r; return p }
 
 func (p TablePolicy) unique(cols ...string) TablePolicy { p.UniqueKey = cols; return p }
 
@@ -155,6 +160,8 @@ var SyncCatalogue = map[string]TablePolicy{
 	"sync_number_blocks":     local(), // a clone's leased blocks
 	"sync_number_grants":     local(), // the hub's book of blocks leased
 	"sync_object_staging":    local(), // objects fetched, not yet stored
+	"sync_exchange_tally":    local(), // the hub's count of an exchange under way
+	"sync_pruned":            local(), // how far the log was pruned
 	// Bytes of document chunks this node stored first, per organisation
 	// (storage_usage): each node counts what it holds, chunks received by
 	// sync charged to the organisation whose page brought them.
@@ -182,7 +189,7 @@ var SyncCatalogue = map[string]TablePolicy{
 
 	// Accounts: the members of the node's organisations, so they sign in
 	// offline; profile columns merge per column.
-	"users":             repl(RulePlain).noOrg(),
+	"users":             repl(RulePlain).noOrg().indexKey(IndexKeyRule{Cols: []string{"email"}, Where: "deleted_at IS NULL", Held: heldAddress}),
 	"user_emails":       repl(RuleUnique).noOrg(),
 	"user_identities":   repl(RuleSecurity).noOrg(),
 	"user_totp_secrets": repl(RulePlain).noOrg(),
@@ -198,7 +205,7 @@ var SyncCatalogue = map[string]TablePolicy{
 	"fleet_shares":         repl(RuleSecurity),
 	"project_shares":       repl(RuleSecurity),
 	"document_shares":      repl(RuleSecurity),
-	"organisation_domains": repl(RuleUnique),
+	"organisation_domains": repl(RuleUnique).indexKey(IndexKeyRule{Cols: []string{"organisation_id", "domain"}}),
 
 	// Plain records.
 	"projects": repl(RuleUnique).unique("organisation_id", "code").derivedCols("open_milestone_count", "closed_milestone_count",
@@ -215,7 +222,7 @@ var SyncCatalogue = map[string]TablePolicy{
 	"disciplines":             repl(RuleUnique).unique("organisation_id", "code"),
 	"integrations":            repl(RulePlain),
 	"inductions":              repl(RulePlain),
-	"user_inductions":         repl(RulePlain),
+	"user_inductions":         repl(RulePlain).indexKey(IndexKeyRule{Cols: []string{"induction_id", "user_id"}}),
 	"location_inductions":     repl(RulePlain),
 	"work_item_types":         repl(RulePlain),
 	"work_items":              repl(RulePlain),
@@ -228,7 +235,7 @@ var SyncCatalogue = map[string]TablePolicy{
 	"asset_statuses":          repl(RulePlain),
 	"asset_zones":             repl(RulePlain),
 	"asset_fields":            repl(RulePlain),
-	"asset_field_enum_values": repl(RulePlain),
+	"asset_field_enum_values": repl(RulePlain).indexKey(IndexKeyRule{Cols: []string{"asset_field_id", "value"}}),
 	"asset_types":             repl(RulePlain),
 	"asset_type_fields":       repl(RulePlain),
 	"asset_type_zones":        repl(RulePlain),

@@ -519,6 +519,18 @@ func securityPresent(entries []presenceEntry, addCloses bool) bool {
 // change (so every node follows) and written to the organisation's audit
 // trail; a laptop follows quietly until the hub's change arrives.
 func (s *Store) securityRule(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable, e SyncEntry) error {
+	if err := s.securityPresence(ctx, tx, q, t, e); err != nil {
+		return err
+	}
+	if err := s.grantMasks(ctx, tx, q, t, e); err != nil {
+		return err
+	}
+	return s.rolesNeedMembership(ctx, tx, q, e)
+}
+
+// securityPresence: the fail-closed judgement of whether a row of security
+// state is there (securityPresent), made real.
+func (s *Store) securityPresence(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable, e SyncEntry) error {
 	if SyncCatalogue[t.name].Rule != RuleSecurity || (e.Op != "i" && e.Op != "d") || t.name == "organisations" {
 		return nil
 	}

@@ -125,6 +125,21 @@ func (q *Queries) SyncNodeActive(ctx context.Context, node int64) (SyncNodeActiv
 	return i, err
 }
 
+const syncNodeCloned = `-- name: SyncNodeCloned :exec
+UPDATE sync_nodes SET cloned_at = coalesce(cloned_at, ?1) WHERE node = ?2
+`
+
+type SyncNodeClonedParams struct {
+	Now  *string
+	Node int64
+}
+
+// The clone was sent whole: the pairing code is consumed.
+func (q *Queries) SyncNodeCloned(ctx context.Context, arg SyncNodeClonedParams) error {
+	_, err := q.exec(ctx, q.syncNodeClonedStmt, syncNodeCloned, arg.Now, arg.Node)
+	return err
+}
+
 const syncNodeCreate = `-- name: SyncNodeCreate :exec
 INSERT INTO sync_nodes(node, public_key, name, paired_by, paired_at)
 VALUES (?1, ?2, ?3, ?4, ?5)
@@ -235,8 +250,20 @@ func (q *Queries) SyncNodeIDsUsed(ctx context.Context) ([]int64, error) {
 	return items, nil
 }
 
+const syncNodeLastContact = `-- name: SyncNodeLastContact :one
+SELECT CAST(coalesce(last_exchange_at, paired_at) AS TEXT) FROM sync_nodes WHERE node = ?1
+`
+
+// When the node was last heard from (its last exchange, else its pairing).
+func (q *Queries) SyncNodeLastContact(ctx context.Context, node int64) (string, error) {
+	row := q.queryRow(ctx, q.syncNodeLastContactStmt, syncNodeLastContact, node)
+	var column_1 string
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const syncNodeList = `-- name: SyncNodeList :many
-SELECT n.node, n.public_key, n.name, n.paired_by, n.paired_at, n.revoked_at, n.last_exchange_at, n.vector, n.pending_from, n.exchange_id, n.last_received, n.last_sent, n.numbers_held
+SELECT n.node, n.public_key, n.name, n.paired_by, n.paired_at, n.revoked_at, n.last_exchange_at, n.vector, n.pending_from, n.exchange_id, n.last_received, n.last_sent, n.numbers_held, n.cloned_at
 FROM sync_node_orgs o JOIN sync_nodes n ON n.node = o.node
 WHERE o.organisation_id = ?1
 ORDER BY n.node
@@ -265,6 +292,7 @@ func (q *Queries) SyncNodeList(ctx context.Context, organisationID int64) ([]Syn
 			&i.LastReceived,
 			&i.LastSent,
 			&i.NumbersHeld,
+			&i.ClonedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -318,6 +346,28 @@ func (q *Queries) SyncNodeOrgs(ctx context.Context, node int64) ([]int64, error)
 		return nil, err
 	}
 	return items, nil
+}
+
+const syncNodeRekey = `-- name: SyncNodeRekey :exec
+UPDATE sync_nodes SET public_key = ?1, name = ?2, paired_at = ?3 WHERE node = ?4 AND cloned_at IS NULL
+`
+
+type SyncNodeRekeyParams struct {
+	PublicKey []byte
+	Name      string
+	PairedAt  string
+	Node      int64
+}
+
+// A node paired again with its code before its clone arrived: its new key.
+func (q *Queries) SyncNodeRekey(ctx context.Context, arg SyncNodeRekeyParams) error {
+	_, err := q.exec(ctx, q.syncNodeRekeyStmt, syncNodeRekey,
+		arg.PublicKey,
+		arg.Name,
+		arg.PairedAt,
+		arg.Node,
+	)
+	return err
 }
 
 const syncNodeRevoke = `-- name: SyncNodeRevoke :exec
@@ -391,10 +441,25 @@ func (q *Queries) SyncPairingCodeCreate(ctx context.Context, arg SyncPairingCode
 	return err
 }
 
+const syncPairingCodePaired = `-- name: SyncPairingCodePaired :exec
+UPDATE sync_pairing_codes SET node = ?1 WHERE id = ?2
+`
+
+type SyncPairingCodePairedParams struct {
+	Node *int64
+	ID   int64
+}
+
+func (q *Queries) SyncPairingCodePaired(ctx context.Context, arg SyncPairingCodePairedParams) error {
+	_, err := q.exec(ctx, q.syncPairingCodePairedStmt, syncPairingCodePaired, arg.Node, arg.ID)
+	return err
+}
+
 const syncPairingCodeTake = `-- name: SyncPairingCodeTake :one
-UPDATE sync_pairing_codes SET used_at = ?1
-WHERE code_hash = ?2 AND used_at IS NULL AND expires_at > ?1
-RETURNING id, organisations, created_by
+UPDATE sync_pairing_codes SET used_at = coalesce(used_at, ?1)
+WHERE code_hash = ?2 AND expires_at > ?1 AND (used_at IS NULL OR node IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM sync_nodes n WHERE n.node = sync_pairing_codes.node AND (n.cloned_at IS NOT NULL OR n.revoked_at IS NOT NULL)))
+RETURNING id, organisations, created_by, node
 `
 
 type SyncPairingCodeTakeParams struct {
@@ -406,12 +471,76 @@ type SyncPairingCodeTakeRow struct {
 	ID            int64
 	Organisations string
 	CreatedBy     int64
+	Node          *int64
 }
 
-// A code is used once: the first pairing that presents it in time takes it.
+// A code is used once: the first pairing that presents it in time takes it;
+// presented again before it expires, it pairs again only while the node it
+// paired has not received its clone whole (node: that node, to pair anew).
 func (q *Queries) SyncPairingCodeTake(ctx context.Context, arg SyncPairingCodeTakeParams) (SyncPairingCodeTakeRow, error) {
 	row := q.queryRow(ctx, q.syncPairingCodeTakeStmt, syncPairingCodeTake, arg.Now, arg.CodeHash)
 	var i SyncPairingCodeTakeRow
-	err := row.Scan(&i.ID, &i.Organisations, &i.CreatedBy)
+	err := row.Scan(
+		&i.ID,
+		&i.Organisations,
+		&i.CreatedBy,
+		&i.Node,
+	)
 	return i, err
+}
+
+const syncTallyAdd = `-- name: SyncTallyAdd :exec
+INSERT INTO sync_exchange_tally(node, organisation_id, received, sent) VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT(node, organisation_id) DO UPDATE SET received = received + excluded.received, sent = sent + excluded.sent
+`
+
+type SyncTallyAddParams struct {
+	Node           int64
+	OrganisationID int64
+	Received       int64
+	Sent           int64
+}
+
+func (q *Queries) SyncTallyAdd(ctx context.Context, arg SyncTallyAddParams) error {
+	_, err := q.exec(ctx, q.syncTallyAddStmt, syncTallyAdd,
+		arg.Node,
+		arg.OrganisationID,
+		arg.Received,
+		arg.Sent,
+	)
+	return err
+}
+
+const syncTallyTake = `-- name: SyncTallyTake :many
+DELETE FROM sync_exchange_tally WHERE node = ?1 RETURNING organisation_id, received, sent
+`
+
+type SyncTallyTakeRow struct {
+	OrganisationID int64
+	Received       int64
+	Sent           int64
+}
+
+// The exchange's last round: what it moved, per organisation, taken.
+func (q *Queries) SyncTallyTake(ctx context.Context, node int64) ([]SyncTallyTakeRow, error) {
+	rows, err := q.query(ctx, q.syncTallyTakeStmt, syncTallyTake, node)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SyncTallyTakeRow
+	for rows.Next() {
+		var i SyncTallyTakeRow
+		if err := rows.Scan(&i.OrganisationID, &i.Received, &i.Sent); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -165,9 +165,9 @@ func (s *Store) GrantNumberBlocks(ctx context.Context, nodeID int64, orgs []int6
 }
 
 // AcceptNumberBlocks (on a clone): keeps the blocks the hub granted (a
-// block already held is kept once), then gives provisional work item and
-// system numbers real ones from them, oldest first; what no block covers
-// stays provisional until the next exchange.
+// block already held is kept once), then gives this node's provisional
+// numbers real ones from them, every kind in provisionalKinds, oldest
+// first; what no block covers stays provisional until the next exchange.
 func (s *Store) AcceptNumberBlocks(ctx context.Context, blocks []NumberBlock) error {
 	return s.InTx(ctx, func(q *Queries) error {
 		for _, b := range blocks {
@@ -183,58 +183,256 @@ func (s *Store) AcceptNumberBlocks(ctx context.Context, blocks []NumberBlock) er
 		if err != nil {
 			return err
 		}
-		formats := map[int64]PrefixesOfOrganisationRow{}
-		items, err := q.WorkItemsProvisional(ctx, node)
-		if err != nil {
-			return err
-		}
-		for _, w := range items {
-			counter := "work_item"
-			if w.PrefixID != nil {
-				counter = PrefixCounter(*w.PrefixID)
-			}
-			n, err := q.NumberBlockDraw(ctx, NumberBlockDrawParams{OrganisationID: w.OrganisationID, Counter: counter})
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
-			}
+		rn := renumbering{ctx: ctx, q: q, node: node, prefixes: map[int64][]PrefixesOfOrganisationRow{}}
+		for _, k := range provisionalKinds {
+			rows, err := k.list(ctx, q, node)
 			if err != nil {
 				return err
 			}
-			formatted := strconv.FormatInt(n, 10)
-			if w.PrefixID != nil {
-				p, ok := formats[*w.PrefixID]
-				if !ok {
-					ps, err := q.PrefixesOfOrganisation(ctx, w.OrganisationID)
-					if err != nil {
-						return err
-					}
-					for _, x := range ps {
-						formats[x.ID] = x
-					}
-					p = formats[*w.PrefixID]
+			for _, r := range rows {
+				if err := rn.renumber(k, r); err != nil {
+					return err
 				}
-				formatted = FormatNumber(p.NumberFormat, p.NumberDigits, n)
-			}
-			if err := q.WorkItemRenumber(ctx, WorkItemRenumberParams{Number: n, FormattedNumber: formatted, ID: w.ID}); err != nil {
-				return err
-			}
-		}
-		systems, err := q.SystemsProvisional(ctx, node)
-		if err != nil {
-			return err
-		}
-		for _, sy := range systems {
-			n, err := q.NumberBlockDraw(ctx, NumberBlockDrawParams{OrganisationID: sy.OrganisationID, Counter: "system"})
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if err := q.SystemRenumber(ctx, SystemRenumberParams{Number: n, ID: sy.ID}); err != nil {
-				return err
 			}
 		}
 		return nil
 	})
+}
+
+// provisionalRow is a row numbered provisionally (or, for a document, whose
+// prefix number is): number is the row's counter number, formatted its
+// text (empty for kinds with none).
+type provisionalRow struct {
+	id, org   int64
+	prefixID  *int64
+	typeID    *int64
+	number    int64
+	formatted string
+}
+
+// provisionalKind is one kind of numbered row: which counter numbers it
+// (a prefix's when prefixID is set), how its text is made and how it is
+// written back. Documents are numbered by the organisation's counter and,
+// when made from a prefix, carry the prefix's number as their text (the
+// prefix id is not kept: renumbering finds it by its template).
+type provisionalKind struct {
+	table, counter string
+	list           func(context.Context, *Queries, int64) ([]provisionalRow, error)
+	write          func(context.Context, *Queries, provisionalRow) error
+	text           bool // a formatted_number made from the number
+	document       bool
+}
+
+var provisionalKinds = []provisionalKind{
+	{table: "work_items", counter: "work_item", text: true,
+		list: func(ctx context.Context, q *Queries, node int64) ([]provisionalRow, error) {
+			rows, err := q.WorkItemsProvisional(ctx, node)
+			return mapRows(rows, err, func(r WorkItemsProvisionalRow) provisionalRow {
+				return provisionalRow{id: r.ID, org: r.OrganisationID, prefixID: r.PrefixID}
+			})
+		},
+		write: func(ctx context.Context, q *Queries, r provisionalRow) error {
+			return q.WorkItemRenumber(ctx, WorkItemRenumberParams{Number: r.number, FormattedNumber: r.formatted, ID: r.id})
+		}},
+	{table: "systems", counter: "system",
+		list: func(ctx context.Context, q *Queries, node int64) ([]provisionalRow, error) {
+			rows, err := q.SystemsProvisional(ctx, node)
+			return mapRows(rows, err, func(r SystemsProvisionalRow) provisionalRow {
+				return provisionalRow{id: r.ID, org: r.OrganisationID}
+			})
+		},
+		write: func(ctx context.Context, q *Queries, r provisionalRow) error {
+			return q.SystemRenumber(ctx, SystemRenumberParams{Number: r.number, ID: r.id})
+		}},
+	{table: "documents", counter: "documents", document: true,
+		list: func(ctx context.Context, q *Queries, node int64) ([]provisionalRow, error) {
+			rows, err := q.DocumentsProvisional(ctx, node)
+			return mapRows(rows, err, func(r DocumentsProvisionalRow) provisionalRow {
+				return provisionalRow{id: r.ID, org: r.OrganisationID, typeID: r.TypeID, number: r.Number, formatted: r.FormattedNumber}
+			})
+		},
+		write: func(ctx context.Context, q *Queries, r provisionalRow) error {
+			if err := q.DocumentRenumber(ctx, DocumentRenumberParams{Number: r.number, FormattedNumber: r.formatted, ID: r.id}); err != nil {
+				return err
+			}
+			if r.typeID == nil || r.number < 0 {
+				return nil
+			}
+			// The type's count of numbers (a high-water mark) as when drawn online.
+			return q.DocumentTypeNumbered(ctx, DocumentTypeNumberedParams{ID: *r.typeID, Number: r.number})
+		}},
+	{table: "document_merge_requests", counter: "merge_requests",
+		list: func(ctx context.Context, q *Queries, node int64) ([]provisionalRow, error) {
+			rows, err := q.MergeRequestsProvisional(ctx, node)
+			return mapRows(rows, err, func(r MergeRequestsProvisionalRow) provisionalRow {
+				return provisionalRow{id: r.ID, org: r.OrganisationID}
+			})
+		},
+		write: func(ctx context.Context, q *Queries, r provisionalRow) error {
+			return q.MergeRequestRenumber(ctx, MergeRequestRenumberParams{Number: r.number, ID: r.id})
+		}},
+	{table: "asset_groups", counter: "asset", text: true,
+		list: func(ctx context.Context, q *Queries, node int64) ([]provisionalRow, error) {
+			rows, err := q.AssetGroupsProvisional(ctx, node)
+			return mapRows(rows, err, func(r AssetGroupsProvisionalRow) provisionalRow {
+				return provisionalRow{id: r.ID, org: r.OrganisationID, prefixID: r.PrefixID}
+			})
+		},
+		write: func(ctx context.Context, q *Queries, r provisionalRow) error {
+			n, f := r.number, r.formatted
+			return q.AssetGroupRenumber(ctx, AssetGroupRenumberParams{Number: &n, FormattedNumber: &f, ID: r.id})
+		}},
+}
+
+func mapRows[T any](rows []T, err error, f func(T) provisionalRow) ([]provisionalRow, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]provisionalRow, len(rows))
+	for i, r := range rows {
+		out[i] = f(r)
+	}
+	return out, nil
+}
+
+// renumbering is one AcceptNumberBlocks pass: the prefixes' templates of
+// the organisations met so far.
+type renumbering struct {
+	ctx      context.Context
+	q        *Queries
+	node     int64
+	prefixes map[int64][]PrefixesOfOrganisationRow
+}
+
+// draw takes the next leased number of a counter; ok false when no block
+// has one left (the row stays provisional).
+func (rn *renumbering) draw(org int64, counter string) (int64, bool, error) {
+	n, err := rn.q.NumberBlockDraw(rn.ctx, NumberBlockDrawParams{OrganisationID: org, Counter: counter})
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return n, err == nil, err
+}
+
+func (rn *renumbering) orgPrefixes(org int64) ([]PrefixesOfOrganisationRow, error) {
+	if ps, ok := rn.prefixes[org]; ok {
+		return ps, nil
+	}
+	ps, err := rn.q.PrefixesOfOrganisation(rn.ctx, org)
+	rn.prefixes[org] = ps
+	return ps, err
+}
+
+func (rn *renumbering) prefix(org, id int64) (PrefixesOfOrganisationRow, error) {
+	ps, err := rn.orgPrefixes(org)
+	for _, p := range ps {
+		if p.ID == id {
+			return p, err
+		}
+	}
+	return PrefixesOfOrganisationRow{NumberFormat: "{number}"}, err
+}
+
+// renumber gives r real numbers where it has provisional ones and blocks
+// allow, and writes it when anything changed.
+func (rn *renumbering) renumber(k provisionalKind, r provisionalRow) error {
+	if k.document {
+		return rn.renumberDocument(k, r)
+	}
+	counter := k.counter
+	if r.prefixID != nil {
+		counter = PrefixCounter(*r.prefixID)
+	}
+	n, ok, err := rn.draw(r.org, counter)
+	if err != nil || !ok {
+		return err
+	}
+	r.number = n
+	if k.text {
+		r.formatted = strconv.FormatInt(n, 10)
+		if r.prefixID != nil {
+			p, err := rn.prefix(r.org, *r.prefixID)
+			if err != nil {
+				return err
+			}
+			r.formatted = FormatNumber(p.NumberFormat, p.NumberDigits, n)
+		}
+	}
+	return k.write(rn.ctx, rn.q, r)
+}
+
+// renumberDocument: a provisional organisation number is replaced from the
+// documents counter, and the text with it when the text was made from it
+// (plain or by the type's template); a text made from a prefix that reads
+// this node's PROV-<node>-<n> gets the prefix's next leased number, the
+// prefix found as the one whose template gives exactly that text.
+func (rn *renumbering) renumberDocument(k provisionalKind, r provisionalRow) error {
+	old, changed := r, false
+	if r.number < 0 && (-r.number)>>32 == rn.node {
+		n, ok, err := rn.draw(r.org, k.counter)
+		if err != nil {
+			return err
+		}
+		if ok {
+			typeFormat := ""
+			if r.typeID != nil {
+				if typeFormat, err = rn.q.DocumentTypeFormat(rn.ctx, *r.typeID); err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+			}
+			switch {
+			case r.formatted == ProvisionalText(old.number):
+				r.formatted = strconv.FormatInt(n, 10)
+			case typeFormat != "" && r.formatted == FormatNumber(typeFormat, nil, old.number):
+				r.formatted = FormatNumber(typeFormat, nil, n)
+			}
+			r.number, changed = n, true
+		}
+	}
+	if p, ok, err := rn.documentPrefix(r); err != nil {
+		return err
+	} else if ok {
+		n, drawn, err := rn.draw(r.org, PrefixCounter(p.ID))
+		if err != nil {
+			return err
+		}
+		if drawn {
+			r.formatted, changed = FormatNumber(p.NumberFormat, p.NumberDigits, n), true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return k.write(rn.ctx, rn.q, r)
+}
+
+// documentPrefix finds the prefix whose template made r's text from a
+// provisional number of this node (PROV-<node>-<k> in it); with several
+// alike templates the lowest id (they would read alike online too).
+func (rn *renumbering) documentPrefix(r provisionalRow) (PrefixesOfOrganisationRow, bool, error) {
+	mark := "PROV-" + strconv.FormatInt(rn.node, 10) + "-"
+	i := strings.Index(r.formatted, mark)
+	if i < 0 {
+		return PrefixesOfOrganisationRow{}, false, nil
+	}
+	digits := r.formatted[i+len(mark):]
+	j := 0
+	for j < len(digits) && digits[j] >= '0' && digits[j] <= '9' {
+		j++
+	}
+	k, err := strconv.ParseInt(digits[:j], 10, 64)
+	if err != nil || k < 1 || k >= 1<<32 {
+		return PrefixesOfOrganisationRow{}, false, nil
+	}
+	pn := -(rn.node<<32 | k)
+	ps, err := rn.orgPrefixes(r.org)
+	if err != nil {
+		return PrefixesOfOrganisationRow{}, false, err
+	}
+	for _, p := range ps {
+		if FormatNumber(p.NumberFormat, p.NumberDigits, pn) == r.formatted {
+			return p, true, nil
+		}
+	}
+	return PrefixesOfOrganisationRow{}, false, nil
 }

@@ -9,6 +9,54 @@ import (
 	"context"
 )
 
+const assetGroupRenumber = `-- name: AssetGroupRenumber :exec
+UPDATE asset_groups SET number = ?1, formatted_number = ?2 WHERE id = ?3
+`
+
+type AssetGroupRenumberParams struct {
+	Number          *int64
+	FormattedNumber *string
+	ID              int64
+}
+
+func (q *Queries) AssetGroupRenumber(ctx context.Context, arg AssetGroupRenumberParams) error {
+	_, err := q.exec(ctx, q.assetGroupRenumberStmt, assetGroupRenumber, arg.Number, arg.FormattedNumber, arg.ID)
+	return err
+}
+
+const assetGroupsProvisional = `-- name: AssetGroupsProvisional :many
+SELECT id, organisation_id, prefix_id FROM asset_groups WHERE number < 0 AND (-number) >> 32 = CAST(?1 AS INTEGER) ORDER BY id
+`
+
+type AssetGroupsProvisionalRow struct {
+	ID             int64
+	OrganisationID int64
+	PrefixID       *int64
+}
+
+func (q *Queries) AssetGroupsProvisional(ctx context.Context, node int64) ([]AssetGroupsProvisionalRow, error) {
+	rows, err := q.query(ctx, q.assetGroupsProvisionalStmt, assetGroupsProvisional, node)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AssetGroupsProvisionalRow
+	for rows.Next() {
+		var i AssetGroupsProvisionalRow
+		if err := rows.Scan(&i.ID, &i.OrganisationID, &i.PrefixID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const counterLease = `-- name: CounterLease :one
 INSERT INTO organisation_counters(organisation_id, name, last_number) VALUES (?1, ?2, ?3)
 ON CONFLICT(organisation_id, name) DO UPDATE SET last_number = last_number + excluded.last_number
@@ -26,6 +74,123 @@ func (q *Queries) CounterLease(ctx context.Context, arg CounterLeaseParams) (int
 	var last_number int64
 	err := row.Scan(&last_number)
 	return last_number, err
+}
+
+const documentRenumber = `-- name: DocumentRenumber :exec
+UPDATE documents SET number = ?1, formatted_number = ?2 WHERE id = ?3
+`
+
+type DocumentRenumberParams struct {
+	Number          int64
+	FormattedNumber string
+	ID              int64
+}
+
+func (q *Queries) DocumentRenumber(ctx context.Context, arg DocumentRenumberParams) error {
+	_, err := q.exec(ctx, q.documentRenumberStmt, documentRenumber, arg.Number, arg.FormattedNumber, arg.ID)
+	return err
+}
+
+const documentTypeFormat = `-- name: DocumentTypeFormat :one
+SELECT number_format FROM document_types WHERE id = ?1
+`
+
+func (q *Queries) DocumentTypeFormat(ctx context.Context, id int64) (string, error) {
+	row := q.queryRow(ctx, q.documentTypeFormatStmt, documentTypeFormat, id)
+	var number_format string
+	err := row.Scan(&number_format)
+	return number_format, err
+}
+
+const documentsProvisional = `-- name: DocumentsProvisional :many
+SELECT id, organisation_id, number, formatted_number, type_id FROM documents
+WHERE (number < 0 OR instr(formatted_number, 'PROV-') > 0)
+AND ((-number) >> 32 = ?1 OR instr(formatted_number, 'PROV-' || CAST(?1 AS TEXT) || '-') > 0) ORDER BY id
+`
+
+type DocumentsProvisionalRow struct {
+	ID              int64
+	OrganisationID  int64
+	Number          int64
+	FormattedNumber string
+	TypeID          *int64
+}
+
+// A document is provisional by its organisation number or by the prefix's
+// number in its text (PROV-<node>-<n>); this node's only.
+func (q *Queries) DocumentsProvisional(ctx context.Context, node int64) ([]DocumentsProvisionalRow, error) {
+	rows, err := q.query(ctx, q.documentsProvisionalStmt, documentsProvisional, node)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DocumentsProvisionalRow
+	for rows.Next() {
+		var i DocumentsProvisionalRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganisationID,
+			&i.Number,
+			&i.FormattedNumber,
+			&i.TypeID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const mergeRequestRenumber = `-- name: MergeRequestRenumber :exec
+UPDATE document_merge_requests SET number = ?1 WHERE id = ?2
+`
+
+type MergeRequestRenumberParams struct {
+	Number int64
+	ID     int64
+}
+
+func (q *Queries) MergeRequestRenumber(ctx context.Context, arg MergeRequestRenumberParams) error {
+	_, err := q.exec(ctx, q.mergeRequestRenumberStmt, mergeRequestRenumber, arg.Number, arg.ID)
+	return err
+}
+
+const mergeRequestsProvisional = `-- name: MergeRequestsProvisional :many
+SELECT id, organisation_id FROM document_merge_requests WHERE number < 0 AND (-number) >> 32 = ?1 ORDER BY id
+`
+
+type MergeRequestsProvisionalRow struct {
+	ID             int64
+	OrganisationID int64
+}
+
+func (q *Queries) MergeRequestsProvisional(ctx context.Context, node int64) ([]MergeRequestsProvisionalRow, error) {
+	rows, err := q.query(ctx, q.mergeRequestsProvisionalStmt, mergeRequestsProvisional, node)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MergeRequestsProvisionalRow
+	for rows.Next() {
+		var i MergeRequestsProvisionalRow
+		if err := rows.Scan(&i.ID, &i.OrganisationID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const numberBlockAccept = `-- name: NumberBlockAccept :exec

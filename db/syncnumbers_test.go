@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -128,5 +130,178 @@ func TestSyncNumberBlocks(t *testing.T) {
 	}
 	if err := clone.AcceptNumberBlocks(ctx, []NumberBlock{{OrganisationID: 10, Counter: "work_item", First: 9, Last: 3}}); err == nil {
 		t.Error("a block ending before it starts was accepted")
+	}
+}
+
+// TestSyncProvisionalNumbersEveryKind: blocks accepted on a clone replace
+// its provisional numbers of documents (the organisation's number, the text
+// made from it plainly or by the type's template, and a prefix's number in
+// the text), merge requests and assets (by the asset counter or a prefix),
+// oldest first; another node's provisional number is left to that node.
+func TestSyncProvisionalNumbersEveryKind(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	hubPath := filepath.Join(dir, "hub.db")
+	seed := openSyncStore(t, hubPath, 1, nil)
+	const at = `'2026-11-26T00:00:00.000Z'`
+	if err := seed.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+		_, err := tx.Exec(seedOrg + `
+INSERT INTO prefixes (id, organisation_id, number_format, number_digits, created_at) VALUES (500, 10, 'D-{number}', 3, ` + at + `);
+INSERT INTO prefixes (id, organisation_id, number_format, created_at) VALUES (501, 10, 'A-{number}', ` + at + `);
+INSERT INTO document_types (id, organisation_id, name, number_format, created_at) VALUES (600, 10, 'Method', 'DT-{number}', ` + at + `);
+INSERT INTO asset_types (id, organisation_id, ephemerality, name, created_at) VALUES (700, 10, 0, 'Crane', ` + at + `);
+INSERT INTO documents (id, organisation_id, number, formatted_number, title, created_at, created_by, updated_at, updated_by) VALUES (800, 10, 900, '900', 'Plan', ` + at + `, 1, ` + at + `, 1);
+INSERT INTO document_revisions (id, document_id, hash, generation, created_at, created_by) VALUES (801, 800, x'00', 0, ` + at + `, 1);
+INSERT INTO document_branches (id, organisation_id, document_id, name, revision_id, created_at, created_by) VALUES (802, 10, 800, 'main', 801, ` + at + `, 1);
+INSERT INTO document_branches (id, organisation_id, document_id, name, revision_id, created_at, created_by) VALUES (803, 10, 800, 'site', 801, ` + at + `, 1);`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := seed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(hubPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clonePath := filepath.Join(dir, "clone.db")
+	if err := os.WriteFile(clonePath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hub := openSyncStore(t, hubPath, 1, nil)
+	defer hub.Close()
+	clone := openSyncStore(t, clonePath, 2, nil)
+	defer clone.Close()
+	if err := clone.SyncRecordClonedLog(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hub.SetNumberBlockSize(4)
+
+	// insert draws a number of counter on the clone (a prefix's through its
+	// template) and writes one row with it.
+	insert := func(stmt string, counter string, format func(int64) string, extra ...any) int64 {
+		t.Helper()
+		id := clone.IDs.Next()
+		err := clone.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+			n, _, leased, err := DrawLeased(ctx, q, 10, counter)
+			if err != nil || !leased {
+				t.Fatalf("draw %s: %v leased %v", counter, err, leased)
+			}
+			_, err = tx.Exec(stmt, append([]any{id, n, format(n)}, extra...)...)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	plain := func(n int64) string { return FormatNumber("{number}", nil, n) }
+	doc := `INSERT INTO documents (id, organisation_id, number, formatted_number, title, type_id, created_at, created_by, updated_at, updated_by) VALUES (?, 10, ?, ?, 'Site doc', ?, ` + at + `, 1, ` + at + `, 1)`
+	// A document from prefix 500: the organisation's number and the
+	// prefix's text are drawn apart; here the organisation's number is real
+	// (a block of it held) and the prefix's provisional.
+	if err := clone.AcceptNumberBlocks(ctx, []NumberBlock{{OrganisationID: 10, Counter: "documents", First: 1000, Last: 1000}}); err != nil {
+		t.Fatal(err)
+	}
+	var prefixText string
+	prefixDoc := func() int64 {
+		var text string
+		if err := clone.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+			p, _, _, err := DrawLeased(ctx, q, 10, PrefixCounter(500))
+			text = FormatNumber("D-{number}", &[]int64{3}[0], p)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		prefixText = text
+		return insert(doc, "documents", func(int64) string { return prefixText }, nil)
+	}
+	docReal := prefixDoc()
+	docPlain := insert(doc, "documents", plain, nil)
+	docTyped := insert(doc, "documents", func(n int64) string { return FormatNumber("DT-{number}", nil, n) }, 600)
+	docBoth := prefixDoc()
+	mr := insert(`INSERT INTO document_merge_requests (id, organisation_id, number, document_id, from_document_id, from_branch_id, to_branch_id, title, created_at, created_by, updated_at)
+VALUES (?, 10, ?, 800, 800, 803, 802, ?, `+at+`, 1, `+at+`)`, "merge_requests", func(int64) string { return "Site edits" })
+	asset := `INSERT INTO asset_groups (id, organisation_id, type_id, ephemerality, number, formatted_number, prefix_id, name, normalised_name, created_at, created_by, updated_at, updated_by)
+VALUES (?, 10, 700, 0, ?, ?, ?, 'Crane', 'crane', ` + at + `, 1, ` + at + `, 1)`
+	assetPlain := insert(asset, "asset", plain, nil)
+	assetPrefixed := insert(asset, PrefixCounter(501), func(n int64) string { return FormatNumber("A-{number}", nil, n) }, 501)
+	// Another laptop's provisional document, received here: its own to replace.
+	other := clone.IDs.Next()
+	if err := clone.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+		_, err := tx.Exec(doc, other, -(3<<32 | 1), "PROV-3-1", nil)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	row := func(query string, id int64) string {
+		t.Helper()
+		got := dump(t, clone, strings.ReplaceAll(query, "?", strconv.FormatInt(id, 10)))
+		if len(got) != 1 {
+			t.Fatalf("%s: %v", query, got)
+		}
+		return got[0]
+	}
+	docRow := `SELECT number, formatted_number FROM documents WHERE id = ?`
+	for _, c := range []struct {
+		query string
+		id    int64
+		want  string
+	}{
+		{docRow, docReal, "[1000 D-PROV-2-1]"},
+		{docRow, docPlain, "[-8589934593 PROV-2-1]"},
+		{docRow, docTyped, "[-8589934594 DT-PROV-2-2]"},
+		{docRow, docBoth, "[-8589934595 D-PROV-2-2]"},
+		{`SELECT number FROM document_merge_requests WHERE id = ?`, mr, "[-8589934593]"},
+		{`SELECT number, formatted_number FROM asset_groups WHERE id = ?`, assetPlain, "[-8589934593 PROV-2-1]"},
+		{`SELECT number, formatted_number FROM asset_groups WHERE id = ?`, assetPrefixed, "[-8589934593 A-PROV-2-1]"},
+	} {
+		if got := row(c.query, c.id); got != c.want {
+			t.Errorf("before blocks, %d: %s, want %s", c.id, got, c.want)
+		}
+	}
+
+	held, err := clone.HeldNumberBlocks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := hub.GrantNumberBlocks(ctx, 2, []int64{10}, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := clone.AcceptNumberBlocks(ctx, blocks); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		query string
+		id    int64
+		want  string
+	}{
+		{docRow, docReal, "[1000 D-001]"},
+		{docRow, docPlain, "[1 1]"},
+		{docRow, docTyped, "[2 DT-2]"},
+		{docRow, docBoth, "[3 D-002]"},
+		{docRow, other, "[-12884901889 PROV-3-1]"},
+		{`SELECT number FROM document_merge_requests WHERE id = ?`, mr, "[1]"},
+		{`SELECT number, formatted_number FROM asset_groups WHERE id = ?`, assetPlain, "[1 1]"},
+		{`SELECT number, formatted_number FROM asset_groups WHERE id = ?`, assetPrefixed, "[1 A-1]"},
+		{`SELECT last_number FROM document_types WHERE id = ?`, 600, "[2]"},
+	} {
+		if got := row(c.query, c.id); got != c.want {
+			t.Errorf("after blocks, %d: %s, want %s", c.id, got, c.want)
+		}
+	}
+	// The renumbering is the clone's own change, to go up to the hub.
+	if got := dump(t, clone, `SELECT count(*) FROM sync_changes WHERE origin = 2 AND op = 'u' AND tbl IN ('documents', 'document_merge_requests', 'asset_groups')`); got[0] != "[7]" {
+		t.Errorf("renumbering logged %v, want 7 updates (4 documents, 1 merge request, 2 assets)", got)
+	}
+	// Accepting again changes nothing.
+	if err := clone.AcceptNumberBlocks(ctx, blocks); err != nil {
+		t.Fatal(err)
+	}
+	if got := row(docRow, docBoth); got != "[3 D-002]" {
+		t.Errorf("accepted twice: %s", got)
 	}
 }

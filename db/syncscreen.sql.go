@@ -59,7 +59,7 @@ func (q *Queries) SyncHubTally(ctx context.Context, arg SyncHubTallyParams) erro
 
 const syncNodeListByIDs = `-- name: SyncNodeListByIDs :many
 
-SELECT n.node, n.public_key, n.name, n.paired_by, n.paired_at, n.revoked_at, n.last_exchange_at, n.vector, n.pending_from, n.exchange_id, n.last_received, n.last_sent, n.numbers_held FROM json_each(?1) j JOIN sync_nodes n ON n.node = j.value
+SELECT n.node, n.public_key, n.name, n.paired_by, n.paired_at, n.revoked_at, n.last_exchange_at, n.vector, n.pending_from, n.exchange_id, n.last_received, n.last_sent, n.numbers_held, n.cloned_at FROM json_each(?1) j JOIN sync_nodes n ON n.node = j.value
 ORDER BY j.key
 `
 
@@ -87,6 +87,7 @@ func (q *Queries) SyncNodeListByIDs(ctx context.Context, idsJson interface{}) ([
 			&i.LastReceived,
 			&i.LastSent,
 			&i.NumbersHeld,
+			&i.ClonedAt,
 		); err != nil {
 			return nil, err
 		}

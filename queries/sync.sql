@@ -72,3 +72,10 @@ ORDER BY hlc DESC, origin DESC LIMIT 1;
 SELECT hlc, origin, op, seen, cols FROM sync_changes
 WHERE tbl = @tbl AND pk = @pk AND (op = 'i' OR op = 'd')
 ORDER BY hlc, origin;
+
+-- Every entry of a row, with what its maker had seen: the stricter merge
+-- of a grant's concurrent edits.
+-- name: SyncRowHistory :many
+SELECT hlc, origin, op, seen, cols FROM sync_changes
+WHERE tbl = @tbl AND pk = @pk
+ORDER BY hlc, origin;

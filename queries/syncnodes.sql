@@ -4,11 +4,25 @@
 INSERT INTO sync_pairing_codes(id, code_hash, organisations, created_by, created_at, expires_at)
 VALUES (@id, @code_hash, @organisations, @created_by, @created_at, @expires_at);
 
--- A code is used once: the first pairing that presents it in time takes it.
+-- A code is used once: the first pairing that presents it in time takes it;
+-- presented again before it expires, it pairs again only while the node it
+-- paired has not received its clone whole (node: that node, to pair anew).
 -- name: SyncPairingCodeTake :one
-UPDATE sync_pairing_codes SET used_at = @now
-WHERE code_hash = @code_hash AND used_at IS NULL AND expires_at > @now
-RETURNING id, organisations, created_by;
+UPDATE sync_pairing_codes SET used_at = coalesce(used_at, @now)
+WHERE code_hash = @code_hash AND expires_at > @now AND (used_at IS NULL OR node IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM sync_nodes n WHERE n.node = sync_pairing_codes.node AND (n.cloned_at IS NOT NULL OR n.revoked_at IS NOT NULL)))
+RETURNING id, organisations, created_by, node;
+
+-- name: SyncPairingCodePaired :exec
+UPDATE sync_pairing_codes SET node = @node WHERE id = @id;
+
+-- A node paired again with its code before its clone arrived: its new key.
+-- name: SyncNodeRekey :exec
+UPDATE sync_nodes SET public_key = @public_key, name = @name, paired_at = @paired_at WHERE node = @node AND cloned_at IS NULL;
+
+-- The clone was sent whole: the pairing code is consumed.
+-- name: SyncNodeCloned :exec
+UPDATE sync_nodes SET cloned_at = coalesce(cloned_at, @now) WHERE node = @node;
 
 -- name: SyncNodeCreate :exec
 INSERT INTO sync_nodes(node, public_key, name, paired_by, paired_at)
@@ -74,3 +88,15 @@ WHERE c.hlc > @min_hlc
   AND (c.org IN (SELECT value FROM json_each(@orgs_json))
     OR (c.org IS NULL AND c.tbl = 'users' AND EXISTS (SELECT 1 FROM organisation_members m
         WHERE m.organisation_id IN (SELECT value FROM json_each(@orgs_json)) AND m.user_id = json_extract(c.pk, '$[0]'))));
+
+-- name: SyncTallyAdd :exec
+INSERT INTO sync_exchange_tally(node, organisation_id, received, sent) VALUES (@node, @organisation_id, @received, @sent)
+ON CONFLICT(node, organisation_id) DO UPDATE SET received = received + excluded.received, sent = sent + excluded.sent;
+
+-- The exchange's last round: what it moved, per organisation, taken.
+-- name: SyncTallyTake :many
+DELETE FROM sync_exchange_tally WHERE node = @node RETURNING organisation_id, received, sent;
+
+-- When the node was last heard from (its last exchange, else its pairing).
+-- name: SyncNodeLastContact :one
+SELECT CAST(coalesce(last_exchange_at, paired_at) AS TEXT) FROM sync_nodes WHERE node = @node;

@@ -64,3 +64,28 @@ SELECT id, organisation_id FROM systems WHERE number < 0 AND (-number) >> 32 = @
 
 -- name: SystemRenumber :exec
 UPDATE systems SET number = @number WHERE id = @id;
+
+-- A document is provisional by its organisation number or by the prefix's
+-- number in its text (PROV-<node>-<n>); this node's only.
+-- name: DocumentsProvisional :many
+SELECT id, organisation_id, number, formatted_number, type_id FROM documents
+WHERE (number < 0 OR instr(formatted_number, 'PROV-') > 0)
+AND ((-number) >> 32 = @node OR instr(formatted_number, 'PROV-' || CAST(@node AS TEXT) || '-') > 0) ORDER BY id;
+
+-- name: DocumentRenumber :exec
+UPDATE documents SET number = @number, formatted_number = @formatted_number WHERE id = @id;
+
+-- name: DocumentTypeFormat :one
+SELECT number_format FROM document_types WHERE id = @id;
+
+-- name: MergeRequestsProvisional :many
+SELECT id, organisation_id FROM document_merge_requests WHERE number < 0 AND (-number) >> 32 = @node ORDER BY id;
+
+-- name: MergeRequestRenumber :exec
+UPDATE document_merge_requests SET number = @number WHERE id = @id;
+
+-- name: AssetGroupsProvisional :many
+SELECT id, organisation_id, prefix_id FROM asset_groups WHERE number < 0 AND (-number) >> 32 = CAST(@node AS INTEGER) ORDER BY id;
+
+-- name: AssetGroupRenumber :exec
+UPDATE asset_groups SET number = @number, formatted_number = @formatted_number WHERE id = @id;

@@ -63,6 +63,11 @@ type Config struct {
 	AllowPrivateEgress bool
 	// Reminders runs the daily induction reminder mail (serve sets it).
 	Reminders bool
+	// SyncRetention: how long the sync change log keeps entries every node
+	// holds (0: db.DefaultSyncRetention); a node away longer is told to
+	// clone again. PruneSyncLog runs the pruning job (serve sets it).
+	SyncRetention time.Duration
+	PruneSyncLog  bool
 	// MaxJSONBody is the largest body of any request but an upload
 	// (multipart), 0: 1 MiB. InFlightBody bounds the body bytes of all
 	// requests at once (503 with Retry-After beyond), 0: 128 MiB.
@@ -209,6 +214,9 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 	s.background(func() { s.reloadKeysEvery(ctx, keyReload) })
 	s.background(func() { s.sweepPresence(ctx) })
 	s.background(func() { s.purgeNotificationsDaily(ctx) })
+	if cfg.PruneSyncLog {
+		s.background(func() { s.pruneSyncLogDaily(ctx) })
+	}
 	// Event streams end with the server's lifetime at the latest.
 	s.background(func() { <-ctx.Done(); s.StopStreams() })
 	return s, nil

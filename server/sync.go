@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -348,10 +349,17 @@ func (s *Server) syncPair(rq *request) error {
 	if err := p.err(); err != nil {
 		return err
 	}
+	// A pairing code is a secret a caller may guess: the guessing limits.
+	g := guessOf("sync pairing", "")
+	if err := s.allowGuess(rq, g); err != nil {
+		return err
+	}
 	var out syncPairJSON
+	badCode := false
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		c, err := q.SyncPairingCodeTake(rq.ctx, db.SyncPairingCodeTakeParams{Now: ptr(s.nowText()), CodeHash: pairingCodeHash(b.Code)})
 		if db.IsNotFound(err) {
+			badCode = true
 			return errUnauthorized("The pairing code is not valid: it may be mistyped, used already or expired. Ask for a new one.")
 		}
 		if err != nil {
@@ -359,6 +367,16 @@ func (s *Server) syncPair(rq *request) error {
 		}
 		if out.Organisations, err = parseOrgs(c.Organisations); err != nil {
 			return err
+		}
+		if c.Node != nil {
+			// The code paired a laptop whose clone never arrived whole (a
+			// cut download): the laptop pairs again, same node id, its
+			// new key (the old one is refused from now on).
+			out.Node, out.HubNode = *c.Node, s.store.NodeID()
+			if err := q.SyncNodeRekey(rq.ctx, db.SyncNodeRekeyParams{PublicKey: key, Name: b.Name, PairedAt: s.nowText(), Node: out.Node}); err != nil {
+				return err
+			}
+			return s.auditPairing(rq, q, out, c.CreatedBy, b.Name)
 		}
 		used, err := q.SyncNodeIDsUsed(rq.ctx)
 		if err != nil {
@@ -383,8 +401,9 @@ func (s *Server) syncPair(rq *request) error {
 			PairedBy: c.CreatedBy, PairedAt: s.nowText()}); err != nil {
 			return err
 		}
-		targets, _ := json.Marshal(map[string]string{"node": strconv.FormatInt(out.Node, 10)})
-		details, _ := json.Marshal(auditDetails{Values: map[string]string{"name": b.Name}})
+		if err := q.SyncPairingCodePaired(rq.ctx, db.SyncPairingCodePairedParams{Node: &out.Node, ID: c.ID}); err != nil {
+			return err
+		}
 		for _, o := range out.Organisations {
 			if err := q.SyncNodeOrgAdd(rq.ctx, db.SyncNodeOrgAddParams{OrganisationID: o, Node: out.Node}); err != nil {
 				if db.IsConflict(err) || db.IsNotFound(err) {
@@ -392,22 +411,33 @@ func (s *Server) syncPair(rq *request) error {
 				}
 				return err
 			}
-			// No person signs this request: the pairing is on the
-			// authority of the owner who made the code, in each
-			// organisation's trail.
-			if err := s.store.AppendAudit(rq.ctx, q, db.AuditLog{ID: s.store.IDs.Next(), Chain: o, OrganisationID: &o, ActorID: &c.CreatedBy,
-				Action: "POST /sync/pair", TargetIds: string(targets), ChangedFields: `["name"]`, RequestID: requestID(rq.ctx),
-				CreatedAt: s.nowText(), Details: string(details)}); err != nil {
-				return err
-			}
 		}
-		return nil
+		return s.auditPairing(rq, q, out, c.CreatedBy, b.Name)
 	})
+	if badCode {
+		s.failedGuess(rq, g)
+	}
 	if err != nil {
 		return err
 	}
 	s.log.Info("sync node paired", "node", out.Node, "name", b.Name, "organisations", out.Organisations)
 	return rq.json(http.StatusCreated, out)
+}
+
+// auditPairing writes the pairing to each paired organisation's trail. No
+// person signs this request: it is on the authority of the owner who made
+// the code.
+func (s *Server) auditPairing(rq *request, q *db.Queries, out syncPairJSON, by int64, name string) error {
+	targets, _ := json.Marshal(map[string]string{"node": strconv.FormatInt(out.Node, 10)})
+	details, _ := json.Marshal(auditDetails{Values: map[string]string{"name": name}})
+	for _, o := range out.Organisations {
+		if err := s.store.AppendAudit(rq.ctx, q, db.AuditLog{ID: s.store.IDs.Next(), Chain: o, OrganisationID: &o, ActorID: &by,
+			Action: "POST /sync/pair", TargetIds: string(targets), ChangedFields: `["name"]`, RequestID: requestID(rq.ctx),
+			CreatedAt: s.nowText(), Details: string(details)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Signed requests. The node signs, with its Ed25519 key, the method, the
@@ -532,7 +562,23 @@ func (s *Server) syncClone(rq *request) error {
 	rq.w.Header().Set("Content-Type", "application/vnd.sqlite3")
 	rq.w.Header().Set("Content-Length", strconv.FormatInt(st.Size(), 10))
 	rq.w.WriteHeader(http.StatusOK)
-	_, _ = io.Copy(rq.w, f) // a cut copy is refused by the node (its length)
+	// All but the last byte, then the code is consumed, then the last
+	// byte: a laptop that has the whole file never finds its code still
+	// usable (a cut copy is refused by the node, by its length, and may be
+	// fetched again with the same code until it expires).
+	sent, err := io.CopyN(rq.w, f, st.Size()-1)
+	if err != nil || sent != st.Size()-1 {
+		s.log.Warn("sync clone cut", "node", node, "sent", sent, "bytes", st.Size())
+		return nil
+	}
+	ctx := context.WithoutCancel(rq.ctx)
+	if err := s.store.InTx(ctx, func(q *db.Queries) error {
+		return q.SyncNodeCloned(ctx, db.SyncNodeClonedParams{Now: ptr(s.nowText()), Node: node})
+	}); err != nil {
+		s.log.Error("sync clone: recording it", "node", node, "err", err)
+		return nil // the answer has begun: the node finds the copy cut
+	}
+	_, _ = io.Copy(rq.w, f)
 	return nil
 }
 
@@ -571,6 +617,9 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.syncNodeAwayTooLong(rq, node); err != nil {
+		return err
+	}
 	var in syncExchange
 	if err := json.Unmarshal(body, &in); err != nil {
 		return badRequest("The exchange is not valid JSON: %v", err)
@@ -600,6 +649,26 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 			return err
 		}
 	}
+	// The exchange's last round: nothing to move either way.
+	waiting, err := s.store.SyncPending(rq.ctx, in.Vector, orgs)
+	if err != nil {
+		return err
+	}
+	if quiet := countEntries(in.Changes) == 0 && len(blocks) == 0 && waiting == 0; quiet || applied > 0 {
+		if err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
+			if applied > 0 {
+				if err := tallyExchange(rq, q, node, in.Changes, false); err != nil {
+					return err
+				}
+			}
+			if quiet {
+				return s.auditExchangeEnd(rq, q, node)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	page, err := s.store.SyncChangesFor(rq.ctx, in.Vector, orgs, limit)
 	if err != nil {
 		return err
@@ -622,15 +691,19 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 	if in.Vector == nil {
 		vb = []byte("{}")
 	}
+	more := pending > int64(entries)
 	if err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		if err := q.SyncNodeExchanged(rq.ctx, db.SyncNodeExchangedParams{Now: ptr(s.nowText()), Vector: string(vb), PendingFrom: in.Pending, Node: node}); err != nil {
 			return err
 		}
-		return syncNodeTally(rq.ctx, q, node, &in, applied, entries)
+		if err := syncNodeTally(rq.ctx, q, node, &in, applied, entries); err != nil {
+			return err
+		}
+		return tallyExchange(rq, q, node, page, true)
 	}); err != nil {
 		return err
 	}
-	out := syncExchange{Vector: vector, Changes: page, Pending: pending - int64(entries), More: pending > int64(entries),
+	out := syncExchange{Vector: vector, Changes: page, Pending: pending - int64(entries), More: more,
 		Applied: applied, Time: s.now().UnixMilli(), Blocks: blocks}
 	if out.Changes == nil {
 		out.Changes = []db.SyncEntry{}
@@ -642,6 +715,122 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 	rq.w.Header().Set("Content-Type", "application/json")
 	rq.w.WriteHeader(http.StatusOK)
 	_, _ = rq.w.Write(buf.Bytes())
+	return nil
+}
+
+// syncRetention is how long the log keeps what every node holds.
+func (s *Server) syncRetention() time.Duration {
+	if s.cfg.SyncRetention > 0 {
+		return s.cfg.SyncRetention
+	}
+	return db.DefaultSyncRetention
+}
+
+// syncNodeAwayTooLong refuses a node last heard from longer ago than the
+// log's retention: what it lacks may be pruned, so it cannot catch up by
+// exchanging (410, in plain words: clone again).
+func (s *Server) syncNodeAwayTooLong(rq *request, node int64) error {
+	var last string
+	if err := s.store.ReadTx(rq.ctx, func(q *db.Queries) (err error) {
+		last, err = q.SyncNodeLastContact(rq.ctx, node)
+		return err
+	}); err != nil {
+		return err
+	}
+	t, err := db.ParseTime(last)
+	if err != nil {
+		return err
+	}
+	if s.now().Sub(t) <= s.syncRetention() {
+		return nil
+	}
+	days := int(s.syncRetention().Hours() / 24)
+	return errorf(http.StatusGone, "This laptop has not synced for longer than head office keeps changes (%d days), so it can no longer catch up. Make a new copy: ask an owner for a new pairing code and run workspace sync clone into a new file. Changes made on this laptop since its last sync stay in its old file only.", days)
+}
+
+// pruneSyncLogDaily prunes the sync change log (db.PruneSyncLog) every six
+// hours for the server's lifetime (serve).
+func (s *Server) pruneSyncLogDaily(ctx context.Context) {
+	next := time.NewTimer(time.Minute)
+	defer next.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-next.C:
+		}
+		if _, err := s.pruneSyncLog(ctx, s.now()); err != nil && ctx.Err() == nil {
+			s.log.Error("sync log pruning", "err", err)
+		}
+		next.Reset(6 * time.Hour)
+	}
+}
+
+// pruneSyncLog removes the entries every node holds that are older than
+// the retention.
+func (s *Server) pruneSyncLog(ctx context.Context, now time.Time) (int64, error) {
+	since := now.Add(-s.syncRetention())
+	ack, err := s.store.SyncAcknowledged(ctx, since)
+	if err != nil {
+		return 0, err
+	}
+	n, err := s.store.PruneSyncLog(ctx, ack, since.UnixMilli()<<16)
+	if err == nil && n > 0 {
+		s.log.Info("sync log pruned", "entries", n)
+	}
+	return n, err
+}
+
+// Exchanges in the audit trail: an exchange is in each of its
+// organisations' trails once, with what it moved, not once per page. Each
+// page's changes (applied from the node, sent to it; audit entries aside,
+// so an exchange's own entry does not make the next one audited) are
+// added up per organisation in sync_exchange_tally; the round in which
+// nothing is left to move either way writes one entry per organisation
+// that moved anything, before the hub's answer is read, so the entries
+// travel in this exchange (one more round) and the next one finds nothing.
+// A cut exchange's count waits for the next exchange's last round.
+
+// tallyExchange adds a page's changes per organisation.
+func tallyExchange(rq *request, q *db.Queries, node int64, page []db.SyncEntry, sent bool) error {
+	by := map[int64]int64{}
+	for _, e := range page {
+		if e.Op != "s" && e.Org != nil && e.Table != "audit_log" {
+			by[*e.Org]++
+		}
+	}
+	for org, n := range by {
+		p := db.SyncTallyAddParams{Node: node, OrganisationID: org, Received: n}
+		if sent {
+			p.Received, p.Sent = 0, n
+		}
+		if err := q.SyncTallyAdd(rq.ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// auditExchangeEnd writes the finished exchange's entries.
+func (s *Server) auditExchangeEnd(rq *request, q *db.Queries, node int64) error {
+	rows, err := q.SyncTallyTake(rq.ctx, node)
+	if err != nil {
+		return err
+	}
+	targets, _ := json.Marshal(map[string]string{"node": strconv.FormatInt(node, 10)})
+	for _, r := range rows {
+		if r.Received+r.Sent == 0 {
+			continue
+		}
+		org := r.OrganisationID
+		details, _ := json.Marshal(map[string]any{"count": r.Received + r.Sent, "values": map[string]string{
+			"received": strconv.FormatInt(r.Received, 10), "sent": strconv.FormatInt(r.Sent, 10)}})
+		if err := s.store.AppendAudit(rq.ctx, q, db.AuditLog{ID: s.store.IDs.Next(), Chain: org, OrganisationID: &org,
+			Action: "SYNC exchange", TargetIds: string(targets), ChangedFields: "[]", RequestID: requestID(rq.ctx),
+			CreatedAt: s.nowText(), Details: string(details)}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

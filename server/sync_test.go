@@ -129,6 +129,11 @@ func TestSyncPairingCodes(t *testing.T) {
 	if len(trail) != 1 || trail[0]["actor_id"] != f.alice.ID || trail[0]["target_ids"].(map[string]any)["node"] != strconv.FormatInt(n.node, 10) {
 		t.Fatalf("audit trail of the pairing: %v", trail)
 	}
+	// Once its clone was sent whole the code is used (TestSyncCloneRetry:
+	// before that it pairs again).
+	if r := e.serve(e.signed(n, n.key, "GET", "/sync/clone", nil, e.clock.Now(), "nonce-pairing-codes-clone")); r.Status != http.StatusOK {
+		t.Fatalf("clone: %d", r.Status)
+	}
 	e.run(t, []scenario{
 		{"pair: the code again", nil, "POST", "/sync/pair", map[string]any{"code": code, "name": "Site", "public_key": pk}, 401, nil},
 	})
@@ -362,3 +367,96 @@ func httptestBody(b []byte) *readCloser { return &readCloser{bytes.NewReader(b)}
 type readCloser struct{ *bytes.Reader }
 
 func (readCloser) Close() error { return nil }
+
+// TestSyncCloneRetry: a laptop whose clone download was cut pairs again
+// with the same code (same node id, its new key; the old key refused) and
+// fetches its clone; once a clone was sent whole the code is consumed; a
+// half-paired node an owner revoked cannot be paired again with it.
+func TestSyncCloneRetry(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	code := e.must(201, f.alice, "POST", acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
+	first := e.pair(t, code)
+	// The download never came (the laptop's process ended): pair again.
+	again := e.pair(t, code)
+	if again.node != first.node {
+		t.Fatalf("paired again as node %d, want %d (the same)", again.node, first.node)
+	}
+	if r := e.serve(e.signed(first, first.key, "GET", "/sync/clone", nil, e.clock.Now(), "nonce-old-key-clone-01")); r.Status != http.StatusUnauthorized {
+		t.Fatalf("the first key after pairing again: %d, want 401", r.Status)
+	}
+	r := e.serve(e.signed(again, again.key, "GET", "/sync/clone", nil, e.clock.Now(), "nonce-new-key-clone-01"))
+	if r.Status != http.StatusOK || len(r.Body) < 1024 || !bytes.HasPrefix(r.Body, []byte("SQLite format 3")) {
+		t.Fatalf("clone with the new key: %d, %d bytes", r.Status, len(r.Body))
+	}
+	// Sent whole: the code is consumed.
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	pk := base64.StdEncoding.EncodeToString(pub)
+	e.run(t, []scenario{
+		{"pair: the code after the clone", nil, "POST", "/sync/pair", map[string]any{"code": code, "name": "Site", "public_key": pk}, 401, nil},
+	})
+	// The pairing is in the trail each time, by the code's maker.
+	if trail := e.must(200, f.alice, "GET", acme+"/audit-log?action=POST%20/sync/pair", nil).arr(t); len(trail) != 2 {
+		t.Fatalf("pairings in the trail: %d, want 2", len(trail))
+	}
+
+	// A half-paired node the owner revoked: its code pairs no more.
+	code2 := e.must(201, f.alice, "POST", acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
+	half := e.pair(t, code2)
+	e.must(204, f.alice, "DELETE", acme+"/sync/nodes/"+strconv.FormatInt(half.node, 10), nil)
+	e.run(t, []scenario{
+		{"pair: the code of a revoked node", nil, "POST", "/sync/pair", map[string]any{"code": code2, "name": "Site", "public_key": pk}, 401, nil},
+		{"foreign organisation cannot make a code here", f.mallory, "POST", acme + "/sync/pairing-codes", map[string]any{}, 403, nil},
+	})
+}
+
+// TestSyncPairingGuessesLimited: wrong pairing codes spend the client
+// address's attempts; when they run out the next pairing, even with a
+// good code, is 429 with Retry-After, and nothing is paired.
+func TestSyncPairingGuessesLimited(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t, func(c *Config) { c.AddressAttempts = 3 })
+	e, acme := f.e, "/organisations/"+f.acme
+	code := e.must(201, f.alice, "POST", acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	pk := base64.StdEncoding.EncodeToString(pub)
+	for i := range 3 {
+		e.must(401, nil, "POST", "/sync/pair", map[string]any{"code": "ABCDE-ABCDE-ABCDE-ABCD" + strconv.Itoa(i+2), "name": "Site", "public_key": pk})
+	}
+	r := e.must(429, nil, "POST", "/sync/pair", map[string]any{"code": code, "name": "Site", "public_key": pk})
+	if secs, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || secs < 1 {
+		t.Fatalf("Retry-After %q", r.Header.Get("Retry-After"))
+	}
+	var nodes int
+	if err := e.store.Reader.QueryRow(`SELECT count(*) FROM sync_nodes`).Scan(&nodes); err != nil || nodes != 0 {
+		t.Fatalf("paired while limited: %d %v", nodes, err)
+	}
+	// In time the attempts come back and the good code pairs.
+	e.clock.Advance(2 * time.Minute)
+	e.pair(t, code)
+}
+
+// TestSyncNodeAwayTooLong: a node not heard from for longer than the log's
+// retention is told, in words, to clone again (410, nothing applied); a
+// node heard from within it exchanges; the pruning job runs.
+func TestSyncNodeAwayTooLong(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	code := e.must(201, f.alice, "POST", acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
+	n := e.pair(t, code)
+	body := []byte(`{"vector":{},"changes":[],"limit":10}`)
+	if r := e.serve(e.signed(n, n.key, "POST", "/sync/exchange", body, e.clock.Now(), "nonce-away-within-0001")); r.Status != http.StatusOK {
+		t.Fatalf("within the retention: %d %s", r.Status, r.Body)
+	}
+	e.clock.Advance(db.DefaultSyncRetention + time.Hour)
+	r := e.serve(e.signed(n, n.key, "POST", "/sync/exchange", body, e.clock.Now(), "nonce-away-too-long-01"))
+	if r.Status != http.StatusGone || !strings.Contains(string(r.Body), "Make a new copy") || !strings.Contains(string(r.Body), "30 days") {
+		t.Fatalf("away too long: %d %s", r.Status, r.Body)
+	}
+	// The job prunes what no node served within the retention lacks.
+	if _, err := e.srv.pruneSyncLog(context.Background(), e.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -146,7 +146,7 @@ func SyncClone(ctx context.Context, hubURL, code, name, dbPath string, progress 
 	n := &syncNode{url: hubURL, node: paired.Node, key: key}
 	resp, err = n.do(ctx, http.MethodGet, "/sync/clone", nil)
 	if err != nil {
-		return 0, nil, fmt.Errorf("clone (node %d is paired: revoke it and make a new code to try again): %w", paired.Node, err)
+		return 0, nil, fmt.Errorf("clone (run the same command again with the same code before it expires): %w", err)
 	}
 	defer resp.Body.Close()
 	part := dbPath + ".part"
@@ -166,7 +166,7 @@ func SyncClone(ctx context.Context, hubURL, code, name, dbPath string, progress 
 		err = cerr
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("clone: %w", err)
+		return 0, nil, fmt.Errorf("clone (run the same command again with the same code before it expires): %w", err)
 	}
 	if err := os.Rename(part, dbPath); err != nil {
 		return 0, nil, err
@@ -210,6 +210,9 @@ type SyncResult struct {
 	// ObjectsSent and ObjectsReceived: document chunks and files moved
 	// (each only to a side that lacked it).
 	ObjectsSent, ObjectsReceived int
+	// HeldBack: changes of this node dated ahead of the hub's clock (by
+	// more than the allowed skew) wait until the hub's clock reaches them.
+	HeldBack bool
 }
 
 // syncPushBytes bounds a pushed page's body, under the hub's default
@@ -254,6 +257,7 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 		pageSize = syncDefaultPage
 	}
 	exchange := newNonce()
+	clockRetried := false
 	for {
 		res.Rounds++
 		vector, err := store.SyncVector(ctx)
@@ -275,6 +279,11 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 			if push, err = store.SyncChangesFor(ctx, hubVector, orgs, size); err != nil {
 				return res, err
 			}
+			// Only what the hub takes: changes dated within the allowed
+			// skew of its clock (a minute spare); later ones wait.
+			if cut := clockCut(push, time.Now().Add(n.offset+db.MaxClockSkew-time.Minute)); cut < len(push) {
+				push, res.HeldBack = push[:cut], true
+			}
 			pending, err := store.SyncPending(ctx, hubVector, orgs)
 			if err != nil {
 				return res, err
@@ -290,8 +299,16 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 			return res, fmt.Errorf("sending documents and files: %w", err)
 		}
 		res.ObjectsSent += objs.sent
+		offsetUsed := n.offset
 		resp, err := n.do(ctx, http.MethodPost, "/sync/exchange", body)
 		if err != nil {
+			if d := n.offset - offsetUsed; !clockRetried && (d > db.MaxClockSkew/2 || d < -db.MaxClockSkew/2) {
+				// Refused for changes dated ahead of the hub's clock, which
+				// this node has just learnt: the round again, trimmed by it.
+				clockRetried = true
+				res.Rounds--
+				continue
+			}
 			return res, err
 		}
 		var in syncExchange
@@ -301,6 +318,13 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 			return res, fmt.Errorf("exchange answer: %w", err)
 		}
 		res.ClockOffset = time.Until(time.UnixMilli(in.Time))
+		// A clock more than the allowed skew off takes the hub's time for
+		// its changes from now on (each exchange measures it afresh).
+		if res.ClockOffset > db.MaxClockSkew || res.ClockOffset < -db.MaxClockSkew {
+			store.SetClockOffset(res.ClockOffset)
+		} else {
+			store.SetClockOffset(0)
+		}
 		res.Sent += in.Applied
 		sentEntries := countEntries(push)
 		fetched, err := store.SyncPullObjects(ctx, objs, db.SyncPageObjects(in.Changes))
@@ -358,6 +382,18 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 		return res, err
 	}
 	return res, nil
+}
+
+// clockCut is how many of a page (in clock order, account snapshots
+// first) are dated no later than until.
+func clockCut(page []db.SyncEntry, until time.Time) int {
+	limit := until.UnixMilli() << 16
+	for i, e := range page {
+		if e.Op != "s" && e.HLC > limit {
+			return i
+		}
+	}
+	return len(page)
 }
 
 func countEntries(page []db.SyncEntry) int {

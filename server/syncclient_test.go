@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -116,9 +117,94 @@ func TestSyncExchangeResumesAfterCut(t *testing.T) {
 	if err != nil || count() != n+2 || res.ClockOffset < time.Hour {
 		t.Fatalf("an exchange two hours apart: %+v %v", res, err)
 	}
+	// Each exchange that moved anything is in the organisation's trail
+	// once, with its count (the cut one with the one that resumed it; the
+	// quiet one not at all).
+	trail := e.must(200, alice, "GET", "/organisations/"+acme+"/audit-log?action=SYNC%20exchange", nil).arr(t)
+	if len(trail) != 2 {
+		t.Fatalf("exchanges in the trail: %d, want 2: %v", len(trail), trail)
+	}
+	counts := []float64{}
+	for _, a := range trail {
+		d, _ := a["details"].(map[string]any)
+		c, _ := d["count"].(float64)
+		counts = append(counts, c)
+	}
+	// Newest first: Late (with what came with it), then the twelve
+	// projects and what came with them (the number blocks' counters).
+	if counts[0] < 1 || counts[0] >= n || counts[1] < n {
+		t.Fatalf("exchange counts %v, want a few (Late) then at least %d (the projects, resumed after the cut)", counts, n)
+	}
+	if north := e.must(200, alice, "GET", "/organisations/"+north+"/audit-log?action=SYNC%20exchange", nil).arr(t); len(north) != 1 {
+		t.Fatalf("the second organisation's trail: %v", north)
+	}
 	// The hub's status of the node: nothing waiting for it.
 	st := e.must(200, alice, "GET", "/organisations/"+acme+"/sync/nodes", nil).arr(t)
 	if len(st) != 1 || st[0]["pending_to_node"] != float64(0) || st[0]["last_exchange_at"] == nil {
 		t.Fatalf("nodes %v", st)
+	}
+}
+
+// TestSyncClockAheadWaits: changes a laptop made while its clock was two
+// hours ahead (set right since) are dated ahead of head office's clock:
+// the laptop sends only what the hub takes (the hub refuses the rest,
+// TestSyncClockBounded), still receives the hub's changes, and says its
+// own wait; its changes dated in the hub's time go.
+func TestSyncClockAheadWaits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.clock.Advance(time.Since(e.clock.Now())) // the node signs with the wall clock
+	alice := e.user("Alice")
+	acme := e.org(alice, "Acme")
+	hub := httptest.NewServer(e.srv)
+	t.Cleanup(hub.Close)
+	code := e.must(201, alice, "POST", "/organisations/"+acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "site.db")
+	if _, _, err := SyncClone(ctx, hub.URL, code, "Site", path, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var ahead atomic.Int64
+	ahead.Store(int64(2 * time.Hour))
+	node, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1,
+		Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	exec := func(q string) {
+		t.Helper()
+		if err := node.InTxSQL(ctx, func(tx *sql.Tx, _ *db.Queries) error {
+			_, err := tx.Exec(q)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`UPDATE organisations SET name = 'Acme (site)'`)
+	e.must(201, alice, "POST", "/organisations/"+acme+"/projects", map[string]any{"name": "From the office"})
+	name := func(s *db.Store) (n string) {
+		if err := s.Reader.QueryRow(`SELECT name FROM organisations`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	res, err := SyncNow(ctx, node, 0, nil)
+	if err != nil {
+		t.Fatalf("an exchange with changes dated ahead: %v", err)
+	}
+	if !res.HeldBack || res.Received == 0 || res.Sent != 0 {
+		t.Fatalf("result %+v: want the laptop's change held back and the office's received", res)
+	}
+	var projects int
+	if err := node.Reader.QueryRow(`SELECT count(*) FROM projects WHERE name = 'From the office'`).Scan(&projects); err != nil || projects != 1 {
+		t.Fatalf("the office's project on the laptop: %d %v", projects, err)
+	}
+	if got := name(e.store); got != "Acme" {
+		t.Fatalf("the hub took a change dated two hours ahead: %q", got)
+	}
+	var pending int64
+	if err := node.Reader.QueryRow(`SELECT count(*) FROM sync_changes WHERE origin = ?`, node.NodeID()).Scan(&pending); err != nil || pending == 0 {
+		t.Fatalf("the laptop's change is gone from its log: %d %v", pending, err)
 	}
 }

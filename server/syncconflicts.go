@@ -8,10 +8,12 @@ import (
 )
 
 // Sync conflicts (docs/sync.md): what an exchange between offices found for
-// a person to settle. Today one kind: a code (of a project, package,
-// location, sub-location or discipline) two offices gave two records while
-// apart; both records were kept and the later renamed. Settling says a
-// person has looked (renamed either record, or kept the new code).
+// a person to settle: a code (of a project, package, location,
+// sub-location or discipline) two offices gave two records while apart
+// (both kept, the later renamed); an e-mail address two offices gave two
+// accounts (both kept, the later's address held aside in renamed_to); or
+// one domain, induction assignment or asset field option made twice (the
+// later removed, renamed_to empty). Settling says a person has looked.
 
 type syncConflictJSON struct {
 	ID             db.ID   `json:"id"`
@@ -32,6 +34,10 @@ type syncConflictJSON struct {
 var syncRecordTypes = map[string]string{
 	"projects": "project", "project_packages": "package", "locations": "location",
 	"sub_locations": "sub_location", "disciplines": "discipline",
+	// Keys an index keeps unique (db/syncindexkeys.go): an account's
+	// address held aside, or one of two alike rows removed.
+	"users": "account", "organisation_domains": "domain", "user_inductions": "induction_assignment",
+	"asset_field_enum_values": "asset_field_option",
 }
 
 func toSyncConflict(c db.SyncConflict) syncConflictJSON {

@@ -163,7 +163,10 @@ func runSync(ctx context.Context, store *db.Store, run *syncRun, logger *slog.Lo
 		return res, err
 	}
 	offset := res.ClockOffset.Round(time.Second)
-	if offset > 2*time.Minute || offset < -2*time.Minute {
+	if res.HeldBack {
+		logger.Warn("sync exchange: changes made here are dated ahead of the hub's clock (this computer's clock was wrong when they were made); they wait until the hub's clock reaches them",
+			append(attrs, "clock_offset", offset)...)
+	} else if offset > 2*time.Minute || offset < -2*time.Minute {
 		logger.Warn("sync exchange: this node's clock is off from the hub's", append(attrs, "clock_offset", offset)...)
 	} else {
 		logger.Info("sync exchange", append(attrs, "clock_offset", offset)...)

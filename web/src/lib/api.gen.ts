@@ -2681,7 +2681,7 @@ export interface paths {
         put?: never;
         /**
          * One page each way - the node's changes the hub lacks are applied (one transaction, whole or nothing), and a page of what the node lacks comes back. Signed by the node's key.
-         * @description 401 for an unknown or revoked node, a bad signature, a time more than five minutes from the hub's or a nonce seen before (nothing changes); 422 for a page the hub refuses (an unknown table, another organisation's row, a broken constraint).
+         * @description 401 for an unknown or revoked node, a bad signature, a time more than five minutes from the hub's or a nonce seen before (nothing changes); 410 for a node not heard from for longer than the hub keeps changes (it must be cloned again); 422 for a page the hub refuses (an unknown table, another organisation's row, a broken constraint, a change dated more than five minutes ahead of the hub's clock).
          */
         post: operations["postSyncExchange"];
         delete?: never;
@@ -2734,7 +2734,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A site node presents a pairing code and its Ed25519 public key; the hub assigns it a node id (docs/sync.md). No sign-in; the code is the credential and is used up. */
+        /** A site node presents a pairing code and its Ed25519 public key; the hub assigns it a node id (docs/sync.md). No sign-in; the code is the credential, used up once the node's clone was sent whole (until then, and until it expires, presenting it again pairs the same node id with the new key). Wrong codes are guessing attempts (429 with Retry-After). */
         post: operations["postSyncPair"];
         delete?: never;
         options?: never;
@@ -5391,7 +5391,7 @@ export interface components {
             code?: string | null;
             name?: string | null;
         };
-        /** @description A code two offices gave two records while apart (offline sync). Both records are kept; record_id, the later, was renamed from value to renamed_to; other_id kept value. */
+        /** @description A key two offices gave two records while apart (offline sync). A code: both records are kept; record_id, the later, was renamed from value to renamed_to; other_id kept value. An account's e-mail address: both accounts are kept, record_id's address (value) is held aside until a person settles it (renamed_to, an address no mail reaches). A domain, induction assignment or asset field option made twice: record_id, the later, was removed (renamed_to empty); other_id stays. */
         SyncConflict: {
             created_at: components["schemas"]["Time"];
             field: string;
@@ -5402,7 +5402,7 @@ export interface components {
             other_id: components["schemas"]["Id"];
             record_id: components["schemas"]["Id"];
             /** @enum {string} */
-            record_type: "project" | "package" | "location" | "sub_location" | "discipline";
+            record_type: "project" | "package" | "location" | "sub_location" | "discipline" | "account" | "domain" | "induction_assignment" | "asset_field_option";
             renamed_to: string;
             settled_at: components["schemas"]["NullableTime"];
             settled_by: components["schemas"]["NullableId"];
@@ -14950,6 +14950,7 @@ export interface operations {
             };
             400: components["responses"]["400"];
             401: components["responses"]["401"];
+            410: components["responses"]["410"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             422: components["responses"]["422"];
@@ -15077,6 +15078,7 @@ export interface operations {
             409: components["responses"]["409"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
+            429: components["responses"]["429"];
             500: components["responses"]["500"];
             503: components["responses"]["503"];
             507: components["responses"]["507"];
