@@ -262,7 +262,10 @@ func TestSyncDocumentFastForward(t *testing.T) {
 	if got := dump(t, site.s, `SELECT count(*) FROM documents WHERE organisation_id = 20`); got[0] != "[0]" {
 		t.Fatalf("the foreign document reached the clone: %v", got)
 	}
+	// The hub takes no change dated ahead of its clock (db.MaxClockSkew):
+	// its clock moves with the site's.
 	site.at(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC))
+	hub.at(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC))
 	rev := commitDoc(t, site.s, 501, setText(3, "site text"))
 	commitDoc(t, site.s, 501, setCell(3, "done"))
 	head := branchHead(t, site.s, 501)
@@ -308,6 +311,7 @@ func TestSyncDocumentMerges(t *testing.T) {
 	hubRev := commitDoc(t, hub.s, 501, setText(1, "hub one"))
 	site.at(time.Date(2026, 11, 28, 8, 30, 0, 0, time.UTC))
 	siteRev := commitDoc(t, site.s, 501, setCell(2, "site cell"))
+	hub.at(time.Date(2026, 11, 28, 8, 30, 0, 0, time.UTC)) // not behind the site's changes (MaxClockSkew)
 	syncDocs(t, site.s, hub.s, orgs)
 	merged := branchHead(t, hub.s, 501)
 	var parents string
@@ -331,6 +335,7 @@ func TestSyncDocumentMerges(t *testing.T) {
 	hubRev = commitDoc(t, hub.s, 501, setText(4, "hub four"))
 	site.at(time.Date(2026, 11, 28, 9, 30, 0, 0, time.UTC))
 	siteRev = commitDoc(t, site.s, 501, setText(4, "site four"))
+	hub.at(time.Date(2026, 11, 28, 9, 30, 0, 0, time.UTC))
 	syncDocs(t, site.s, hub.s, orgs)
 	syncDocs(t, hub.s, site.s, orgs)
 	for _, s := range []*Store{hub.s, site.s} {
