@@ -127,24 +127,6 @@ func (s *Server) purgeNotifications(ctx context.Context, now time.Time) (int64, 
 	return n, err
 }
 
-// purgeNotificationsDaily runs the purge a minute after start (not in the
-// start's own rush of writes) and then every 6 hours, until ctx ends.
-func (s *Server) purgeNotificationsDaily(ctx context.Context) {
-	next := time.NewTimer(time.Minute)
-	defer next.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-next.C:
-		}
-		if _, err := s.purgeNotifications(ctx, s.clock()); err != nil && ctx.Err() == nil {
-			s.log.Error("notification purge", "err", err)
-		}
-		next.Reset(6 * time.Hour)
-	}
-}
-
 type notificationJSON struct {
 	ID    db.ID  `json:"id"`
 	Kind  string `json:"kind"`

@@ -213,13 +213,32 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 	}
 	s.background(func() { s.reloadKeysEvery(ctx, keyReload) })
 	s.background(func() { s.sweepPresence(ctx) })
-	s.background(func() { s.purgeNotificationsDaily(ctx) })
+	s.background(func() { s.everySixHours(ctx, "notification purge", s.purgeNotifications) })
 	if cfg.PruneSyncLog {
-		s.background(func() { s.pruneSyncLogDaily(ctx) })
+		s.background(func() { s.everySixHours(ctx, "sync log pruning", s.pruneSyncLog) })
 	}
 	// Event streams end with the server's lifetime at the latest.
 	s.background(func() { <-ctx.Done(); s.StopStreams() })
 	return s, nil
+}
+
+// everySixHours runs a clean-up job a minute after start (not in the
+// start's own rush of writes) and then every six hours, until ctx ends. A
+// failure is logged; the next run tries again.
+func (s *Server) everySixHours(ctx context.Context, name string, job func(context.Context, time.Time) (int64, error)) {
+	next := time.NewTimer(time.Minute)
+	defer next.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-next.C:
+		}
+		if _, err := job(ctx, s.clock()); err != nil && ctx.Err() == nil {
+			s.log.Error(name, "err", err)
+		}
+		next.Reset(6 * time.Hour)
+	}
 }
 
 // background runs work for the server's lifetime (New's ctx); Wait waits

@@ -748,24 +748,6 @@ func (s *Server) syncNodeAwayTooLong(rq *request, node int64) error {
 	return errorf(http.StatusGone, "This laptop has not synced for longer than head office keeps changes (%d days), so it can no longer catch up. Make a new copy: ask an owner for a new pairing code and run workspace sync clone into a new file. Changes made on this laptop since its last sync stay in its old file only.", days)
 }
 
-// pruneSyncLogDaily prunes the sync change log (db.PruneSyncLog) every six
-// hours for the server's lifetime (serve).
-func (s *Server) pruneSyncLogDaily(ctx context.Context) {
-	next := time.NewTimer(time.Minute)
-	defer next.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-next.C:
-		}
-		if _, err := s.pruneSyncLog(ctx, s.now()); err != nil && ctx.Err() == nil {
-			s.log.Error("sync log pruning", "err", err)
-		}
-		next.Reset(6 * time.Hour)
-	}
-}
-
 // pruneSyncLog removes the entries every node holds that are older than
 // the retention.
 func (s *Server) pruneSyncLog(ctx context.Context, now time.Time) (int64, error) {
