@@ -667,6 +667,32 @@ var documentFilter = db.FilterFields{
 // documentList: the documents of the organisation the caller may view
 // (VIEW_DOCUMENTS on each document's layer), deleted ones only when the
 // filter names is_deleted.
+// viewableDocumentLayers: the layers of the organisation (the
+// organisation, a project, a package, keyed "project:package" with 0 for
+// none) whose documents the caller may view. The layers are few: each is
+// authorised once, and its access kept in access when that is not nil.
+func viewableDocumentLayers(rq *request, q *db.Queries, orgID int64, access map[string]Access) ([]string, error) {
+	scopes, err := q.DocumentScopes(rq.ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	var visible []string
+	for _, sc := range scopes {
+		a, err := authorize(rq.ctx, q, rq.user.ID, orgID, Scopes{Project: sc.ProjectID, Package: sc.PackageID})
+		if err != nil {
+			return nil, err
+		}
+		key := fmt.Sprintf("%d:%d", sc.ProjectID, sc.PackageID)
+		if access != nil {
+			access[key] = a
+		}
+		if a.Can(ViewDocuments) {
+			visible = append(visible, key)
+		}
+	}
+	return visible, nil
+}
+
 func (s *Server) documentList(rq *request) error {
 	// the caller's access per layer, for each row's permissions
 	access := map[string]Access{}
@@ -675,23 +701,9 @@ func (s *Server) documentList(rq *request) error {
 			if _, err := orgAccess(rq, q, orgID, http.StatusBadRequest, 0); err != nil {
 				return listSQL{}, err
 			}
-			// the layers documents sit in are few (the organisation, projects,
-			// packages): each is authorised once
-			scopes, err := q.DocumentScopes(rq.ctx, orgID)
+			visible, err := viewableDocumentLayers(rq, q, orgID, access)
 			if err != nil {
 				return listSQL{}, err
-			}
-			var visible []string
-			for _, sc := range scopes {
-				a, err := authorize(rq.ctx, q, rq.user.ID, orgID, Scopes{Project: sc.ProjectID, Package: sc.PackageID})
-				if err != nil {
-					return listSQL{}, err
-				}
-				key := fmt.Sprintf("%d:%d", sc.ProjectID, sc.PackageID)
-				access[key] = a
-				if a.Can(ViewDocuments) {
-					visible = append(visible, key)
-				}
 			}
 			if len(visible) == 0 {
 				return listSQL{}, nil

@@ -379,21 +379,9 @@ func (s *Server) syncMergeRequestList(rq *request) error {
 			if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 				return listSQL{}, err
 			}
-			// Documents are seen by layer (the organisation, a project, a
-			// package), as in the document list: each layer authorised once.
-			scopes, err := q.DocumentScopes(rq.ctx, orgID)
+			visible, err := viewableDocumentLayers(rq, q, orgID, nil)
 			if err != nil {
 				return listSQL{}, err
-			}
-			var visible []string
-			for _, sc := range scopes {
-				a, err := authorize(rq.ctx, q, rq.user.ID, orgID, Scopes{Project: sc.ProjectID, Package: sc.PackageID})
-				if err != nil {
-					return listSQL{}, err
-				}
-				if a.Can(ViewDocuments) {
-					visible = append(visible, fmt.Sprintf("%d:%d", sc.ProjectID, sc.PackageID))
-				}
 			}
 			if len(visible) == 0 {
 				return listSQL{}, nil
