@@ -21,7 +21,7 @@ const docTS = `'2026-11-26T00:00:00.000Z'`
 // newSyncDoc writes a document of org with one sheet, one text column and
 // clauses 1..n ("clause i"), its first revision and its branch main (id
 // doc+1), as the documents handler does.
-func newSyncDoc(t *testing.T, s *Store, doc, org int64, n int) {
+func newSyncDoc(t testing.TB, s *Store, doc, org int64, n int) {
 	t.Helper()
 	ctx := context.Background()
 	if err := s.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
@@ -128,7 +128,7 @@ func setCell(id int64, v string) func(d *docengine.Doc) error {
 }
 
 // docText reads a branch head's clauses as "id:text|cell" lines.
-func docText(t *testing.T, s *Store, branch int64) []string {
+func docText(t testing.TB, s *Store, branch int64) []string {
 	t.Helper()
 	ctx := context.Background()
 	var out []string

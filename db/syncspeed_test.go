@@ -304,15 +304,15 @@ func BenchmarkSyncCloneLarge(b *testing.B) {
 						return err
 					}
 				}
-				clause := fmt.Sprintf(`{"clause":"%d.%d","text":"The contractor shall keep the works area safe, tidy and lit; clause %d applies to every package."}`, k/100, k%100, k)
-				if _, err := tx.Exec(`INSERT INTO document_chunks (id, hash, data) VALUES (?, ?, ?)`, 500000+k, []byte(fmt.Sprintf("chunk-%08d", k)), []byte(clause)); err != nil {
-					return err
-				}
 			}
 			return nil
 		}); err != nil {
 			b.Fatal(err)
 		}
+		// A real 10,000-clause document in each organisation (the engine's
+		// chunks under a revision): the clone copies its own organisation's.
+		newSyncDoc(b, hub, 500, 10, 10000)
+		newSyncDoc(b, hub, 600, 11, 10000)
 		mem := startMemPeak()
 		b.StartTimer()
 		start := time.Now()
@@ -333,6 +333,14 @@ func BenchmarkSyncCloneLarge(b *testing.B) {
 		var n int
 		if err := site.Reader.QueryRowContext(ctx, `SELECT count(*) FROM projects`).Scan(&n); err != nil || n != 10001 {
 			b.Fatalf("the clone holds %d projects (%v), want 10,001", n, err)
+		}
+		// The document reads on the laptop (its first 1,000 clauses, from
+		// the copied chunks); the other organisation's is not there.
+		if got := docText(b, site, 501); len(got) != 1000 || got[999] != "1000:clause 1000|" {
+			b.Fatalf("the clone reads %d clauses of its document", len(got))
+		}
+		if err := site.Reader.QueryRowContext(ctx, `SELECT count(*) FROM document_branches WHERE id = 601`).Scan(&n); err != nil || n != 0 {
+			b.Fatalf("the other organisation's document reached the clone (%d, %v)", n, err)
 		}
 		st, err := os.Stat(clonePath)
 		if err != nil {
