@@ -65,7 +65,7 @@ func newNotifyFixture(t *testing.T, opts ...func(*Config)) *notifyFixture {
 // screen, and mails it when their preference says so.
 func TestNotificationsPerEvent(t *testing.T) {
 	t.Parallel()
-	f := newNotifyFixture(t)
+	f := newNotifyFixture(t, func(c *Config) { c.PublicURL = testPublicURL })
 	e, acme := f.e, "/organisations/"+f.acme
 	wantOne := func(t *testing.T, u *testUser, kind, linkPrefix string) map[string]any {
 		t.Helper()
@@ -79,13 +79,15 @@ func TestNotificationsPerEvent(t *testing.T) {
 		return n
 	}
 	// Every mail of a notification carries the absolute link to its screen
-	// on the public URL, and its title as the subject.
-	wantMail := func(t *testing.T, to string, n map[string]any) {
+	// on the public URL, and its title as the subject; what every mail must
+	// be (checkMail) and its words are held to a golden file.
+	wantMail := func(t *testing.T, to string, n map[string]any, golden string) {
 		t.Helper()
-		subject, body := e.lastMailTo(t, to)
-		if subject != n["title"] || !strings.Contains(body, "http://workspace.test"+n["link"].(string)) || strings.Contains(body, "/users/@me") {
-			t.Fatalf("mail to %s: %q %q; want the subject %q and the link %s", to, subject, body, n["title"], n["link"])
+		m := e.newestMail(to, "")
+		if m.Subject != n["title"] || !strings.Contains(m.Body, testPublicURL+n["link"].(string)) {
+			t.Fatalf("mail to %s: %q %q; want the subject %q and the link %s", to, m.Subject, m.Body, n["title"], n["link"])
 		}
+		checkMail(t, "notify-"+golden, m, n["link"].(string))
 	}
 
 	t.Run("invited to an organisation", func(t *testing.T) {
@@ -110,7 +112,7 @@ func TestNotificationsPerEvent(t *testing.T) {
 		if !strings.Contains(n["title"].(string), "Working at height") || !strings.Contains(n["body"].(string), "Mon 23 Nov 2026 07:00 UTC") {
 			t.Fatalf("toolbox notification %v: want the talk's title and time", n)
 		}
-		wantMail(t, f.bob.Email, n)
+		wantMail(t, f.bob.Email, n, "toolbox-invite")
 		if e.countKind(f.alice, notifyToolboxInvite) != 0 {
 			t.Fatal("the one who invited themself was notified")
 		}
@@ -149,7 +151,7 @@ func TestNotificationsPerEvent(t *testing.T) {
 		if !strings.Contains(n["body"].(string), "Tue 1 Dec 2026") {
 			t.Fatalf("induction notification %v: want its due date", n)
 		}
-		wantMail(t, f.bob.Email, n)
+		wantMail(t, f.bob.Email, n, "induction-assigned")
 		// Assigning again (200) and assigning oneself notify no one.
 		e.must(200, f.alice, "POST", "/inductions/"+f.induction+"/users/"+f.bob.ID, nil)
 		e.must(201, f.alice, "POST", "/inductions/"+f.induction+"/users/"+f.alice.ID, nil)
@@ -164,7 +166,7 @@ func TestNotificationsPerEvent(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := wantOne(t, f.bob, notifyInductionDue, "/app/me/inductions/"+f.induction)
-		wantMail(t, f.bob.Email, n)
+		wantMail(t, f.bob.Email, n, "induction-due")
 	})
 
 	var item string
@@ -175,7 +177,7 @@ func TestNotificationsPerEvent(t *testing.T) {
 		if !strings.Contains(n["title"].(string), "Fix the pump") {
 			t.Fatalf("work item notification %v", n)
 		}
-		wantMail(t, f.bob.Email, n)
+		wantMail(t, f.bob.Email, n, "workitem-assigned")
 		if e.countKind(f.alice, notifyWorkItemAssign) != 0 {
 			t.Fatal("the assigner was notified")
 		}
@@ -191,7 +193,7 @@ func TestNotificationsPerEvent(t *testing.T) {
 		e.must(200, f.alice, "PUT", "/workitems/"+item+"/subscription", nil)
 		e.must(200, f.alice, "PATCH", "/workitems/"+item, map[string]any{"status": "closed"})
 		n := wantOne(t, f.bob, notifyWorkItemChange, "/app/workitems/"+item)
-		wantMail(t, f.bob.Email, n)
+		wantMail(t, f.bob.Email, n, "workitem-changed")
 		if e.countKind(f.alice, notifyWorkItemChange) != 0 {
 			t.Fatal("the one who closed it was notified")
 		}
@@ -205,7 +207,7 @@ func TestNotificationsPerEvent(t *testing.T) {
 		if !strings.Contains(n["title"].(string), "Bridge") {
 			t.Fatalf("share notification %v", n)
 		}
-		wantMail(t, f.carol.Email, n)
+		wantMail(t, f.carol.Email, n, "share-waiting")
 		// A share to an organisation notifies no single person.
 		e.must(201, f.alice, "POST", "/projects/"+p+"/shares", map[string]any{"organisation_id": f.evil})
 		if e.countKind(f.mallory, notifyShare) != 0 {
@@ -219,7 +221,7 @@ func TestNotificationsPerEvent(t *testing.T) {
 		e.grantUser(f.acme, f.bob, EditDocuments)
 		e.must(201, f.bob, "POST", "/documents/"+doc+"/merge-requests", map[string]any{"from_branch": "draft", "to_branch": "main", "title": "Tidy"})
 		n := wantOne(t, f.alice, notifyMergeRequest, "/app/documents/"+doc)
-		wantMail(t, f.alice.Email, n)
+		wantMail(t, f.alice.Email, n, "merge-request")
 		// The owner's own request asks nothing of them.
 		e.must(201, f.alice, "POST", "/documents/"+doc+"/branches", map[string]any{"name": "mine"})
 		e.must(201, f.alice, "POST", "/documents/"+doc+"/merge-requests", map[string]any{"from_branch": "mine", "to_branch": "draft"})
@@ -244,7 +246,7 @@ func TestNotificationsPerEvent(t *testing.T) {
 		e.exec(`UPDATE users SET phone_number_confirmed = 1 WHERE id = ?`, f.bob.id)
 		w := e.must(201, f.alice, "POST", acme+"/workitems", map[string]any{"type_id": f.typ, "title": "Texted", "assignee_ids": []string{f.bob.ID}}).obj(t)["id"].(string)
 		_, body := e.lastMailTo(t, "+15550001111")
-		if !strings.Contains(body, "Texted") || !strings.HasSuffix(body, "http://workspace.test/app/workitems/"+w) {
+		if !strings.Contains(body, "Texted") || !strings.HasSuffix(body, testPublicURL+"/app/workitems/"+w) {
 			t.Fatalf("text %q: want the title and the link", body)
 		}
 	})
