@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -297,6 +298,14 @@ func browser(t *testing.T) context.Context {
 			// trying to reach Google.
 			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 			chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+		}
+		for _, f := range strings.Fields(os.Getenv("WORKSPACE_CHROMIUM_FLAGS")) {
+			name, value, hasValue := strings.Cut(f, "=")
+			if hasValue {
+				opts = append(opts, chromedp.Flag(name, value))
+			} else {
+				opts = append(opts, chromedp.Flag(name, true))
+			}
 		}
 		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 		bctx, cancelBrowser := chromedp.NewContext(actx)
@@ -787,6 +796,34 @@ func (p *page) signIn(email, password string) {
 	p.click("Sign in")
 }
 
+// openSignedIn opens path as the person, signed in without the sign-in
+// form: a refresh token from the password grant is put where the app keeps
+// it (sessionStorage, this tab), and the app's first load exchanges it. The
+// form costs two more page loads (the sign-in page and the app's callback),
+// about a second of Chromium each; tests that prove the form
+// (TestBrowserSignInAndAccount, TestBrowserMailJourney, the second
+// person's sign-in in several tests) still click through it.
+func (p *page) openSignedIn(path, email, password string) {
+	p.t.Helper()
+	p.step = "signed in as " + email
+	resp, err := http.PostForm(p.base+"/oauth/token", url.Values{"grant_type": {"password"}, "username": {email}, "password": {password}})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	var tok struct {
+		RefreshToken string `json:"refresh_token"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&tok)
+	resp.Body.Close()
+	if err != nil || tok.RefreshToken == "" {
+		p.t.Fatalf("password grant for %s: %d %v", email, resp.StatusCode, err)
+	}
+	// sessionStorage belongs to the origin: a light page of it first (no app).
+	p.open("/favicon.svg")
+	p.run(chromedp.Evaluate[chromedp.Void](`sessionStorage.setItem('workspace.refresh', ` + js(tok.RefreshToken) + `)`))
+	p.open(path)
+}
+
 func (p *page) signOut() {
 	p.t.Helper()
 	p.step = "sign-out"
@@ -1138,8 +1175,7 @@ func orgWithOwner(t *testing.T, bctx context.Context, base, who, orgName string,
 	if r.StatusCode != http.StatusCreated {
 		t.Fatalf("register %s: %d", email, r.StatusCode)
 	}
-	p.open("/")
-	p.signIn(email, password)
+	p.openSignedIn("/app/", email, password)
 	p.waitFor(`location.pathname.startsWith('/app/') && document.querySelector('header.top') !== null`, "the app after signing in")
 	p.step = "create an organisation"
 	p.fill("Name", orgName)
