@@ -257,5 +257,15 @@ func TestSyncSiteMergeRequests(t *testing.T) {
 		}},
 		{"an absent organisation", f.alice, "GET", "/organisations/123456789/sync/merge-requests", nil, 404, nil},
 		{"no token", nil, "GET", acme + "/sync/merge-requests", nil, 401, nil},
+		// The screen's link opens the document on the site's branch: its
+		// name's slashes are escaped in the path, and it is one name.
+		{"the site's branch, by its escaped name", f.alice, "GET", "/documents/" + doc + "/branches/site%2F7%2Fmain", nil, 200, func(t *testing.T, r *testResponse) {
+			if b := r.obj(t)["branch"].(map[string]any); b["name"] != "site/7/main" {
+				t.Errorf("got %v", b)
+			}
+		}},
+		{"a name that is not one", f.alice, "GET", "/documents/" + doc + "/branches/site%2F7", nil, 404, nil},
+		{"the site's branch, another organisation's owner", f.mallory, "GET", "/documents/" + doc + "/branches/site%2F7%2Fmain", nil, 403, nil},
+		{"a plain branch still", f.alice, "GET", "/documents/" + doc + "/branches/draft", nil, 200, nil},
 	})
 }
