@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"unicode"
 
@@ -416,7 +417,12 @@ func (s *Server) branchCreate(rq *request) error {
 
 // branchByPath reads the {name} branch of the document.
 func branchByPath(rq *request, q *db.Queries, d db.Document) (db.DocumentBranch, error) {
-	b, err := q.BranchByName(rq.ctx, db.BranchByNameParams{DocumentID: d.ID, Name: rq.params.ByName("name")})
+	// rewriteBranchPath routed the name escaped (it may hold slashes).
+	name, err := url.PathUnescape(rq.params.ByName("name"))
+	if err != nil {
+		return db.DocumentBranch{}, branchAbsent()
+	}
+	b, err := q.BranchByName(rq.ctx, db.BranchByNameParams{DocumentID: d.ID, Name: name})
 	if db.IsNotFound(err) {
 		return b, branchAbsent()
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
@@ -429,6 +430,24 @@ func rewriteUserPath(r *http.Request) {
 		return
 	}
 	r.URL.Path = userByIDPath + rest
+	r.URL.RawPath = ""
+}
+
+// rewriteBranchPath lets a branch name hold slashes (an exchange names a
+// site's branch site/<node>/<branch>): the client escapes them (%2F), but
+// the router sees the decoded path, where they split the name into
+// segments no route has. Everything after /branches/ is the name: it is
+// routed escaped as one segment and unescaped by branchByPath.
+func rewriteBranchPath(r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/documents/")
+	if !ok {
+		return
+	}
+	id, name, ok := strings.Cut(rest, "/branches/")
+	if !ok || id == "" || strings.Contains(id, "/") || name == "" {
+		return
+	}
+	r.URL.Path = "/documents/" + id + "/branches/" + url.PathEscape(name)
 	r.URL.RawPath = ""
 }
 

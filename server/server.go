@@ -377,6 +377,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rewriteUserPath(r)
 	rewriteOrgImagePath(r)
+	rewriteBranchPath(r)
 	s.router.ServeHTTP(sw, r)
 }
 

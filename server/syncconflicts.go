@@ -50,10 +50,16 @@ func toSyncConflict(c db.SyncConflict) syncConflictJSON {
 		CreatedAt: c.CreatedAt, SettledAt: c.SettledAt, SettledBy: optID(c.SettledBy)}
 }
 
+// syncConflictFilter: the screen pages the open conflicts
+// (settled_at eq null) apart from the settled ones.
+var syncConflictFilter = db.FilterFields{
+	"settled_at": {Column: "settled_at", Kind: db.FieldTime},
+}
+
 // syncConflictList pages an organisation's conflicts, newest first, through
 // the list shell (an absent organisation is 404, as for the settle route).
 func (s *Server) syncConflictList(rq *request) error {
-	return listPage(s, rq, listSpec[syncConflictJSON]{Path: "id",
+	return listPage(s, rq, listSpec[syncConflictJSON]{Path: "id", Fields: syncConflictFilter,
 		Scope: func(_ *sql.Tx, q *db.Queries, orgID int64, _ listQuery) (listSQL, error) {
 			if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 				return listSQL{}, err

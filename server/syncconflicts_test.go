@@ -77,6 +77,17 @@ func TestSyncConflicts(t *testing.T) {
 				t.Errorf("got %v", l)
 			}
 		}},
+		{"the open ones only", f.alice, "GET", list + "?$filter=settled_at%20eq%20null", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 1 || l[0]["id"] != older || r.Header.Get("X-Total-Count") != "1" {
+				t.Errorf("got %v", l)
+			}
+		}},
+		{"the settled ones only", f.alice, "GET", list + "?$filter=settled_at%20ne%20null", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 1 || l[0]["id"] != mine {
+				t.Errorf("got %v", l)
+			}
+		}},
+		{"a filter on a field not offered", f.alice, "GET", list + "?$filter=value%20eq%20'B7'", nil, 400, nil},
 		{"the other organisation's conflict is untouched", f.mallory, "GET", "/organisations/" + f.evil + "/sync-conflicts", nil, 200, func(t *testing.T, r *testResponse) {
 			if l := r.arr(t); len(l) != 1 || l[0]["settled_at"] != nil {
 				t.Errorf("got %v", l)

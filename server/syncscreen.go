@@ -272,7 +272,7 @@ func (s *Server) syncNowGet(rq *request) error {
 }
 
 // syncNodeList pages the nodes paired for an organisation through the list
-// shell, by node id.
+// shell: those still paired by name, then the revoked.
 func (s *Server) syncNodeList(rq *request) error {
 	var org int64
 	return listPage(s, rq, listSpec[syncNodeJSON]{Path: "id",
@@ -282,7 +282,10 @@ func (s *Server) syncNodeList(rq *request) error {
 			}
 			org = orgID
 			// sync_node_orgs has no id column: the node is the page's id.
-			return listSQL{From: "(SELECT node AS id, organisation_id FROM sync_node_orgs)", Where: "organisation_id = ?", Args: []any{orgID}}, nil
+			// Laptops still paired first, by name (a hub of hundreds is
+			// read by name), then the revoked ones.
+			return listSQL{From: "(SELECT o.node AS id, o.organisation_id, n.name, n.revoked_at FROM sync_node_orgs o JOIN sync_nodes n ON n.node = o.node)",
+				Where: "organisation_id = ?", Args: []any{orgID}, OrderBy: "revoked_at IS NOT NULL, casefold(name), id"}, nil
 		},
 		Rows: func(ctx context.Context, q *db.Queries, ids []int64) ([]syncNodeJSON, error) {
 			rows, err := q.SyncNodeListByIDs(ctx, idsJSON(ids))

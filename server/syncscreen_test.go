@@ -257,5 +257,64 @@ func TestSyncSiteMergeRequests(t *testing.T) {
 		}},
 		{"an absent organisation", f.alice, "GET", "/organisations/123456789/sync/merge-requests", nil, 404, nil},
 		{"no token", nil, "GET", acme + "/sync/merge-requests", nil, 401, nil},
+		// The screen's link opens the document on the site's branch: its
+		// name's slashes are escaped in the path, and it is one name.
+		{"the site's branch, by its escaped name", f.alice, "GET", "/documents/" + doc + "/branches/site%2F7%2Fmain", nil, 200, func(t *testing.T, r *testResponse) {
+			if b := r.obj(t)["branch"].(map[string]any); b["name"] != "site/7/main" {
+				t.Errorf("got %v", b)
+			}
+		}},
+		{"a name that is not one", f.alice, "GET", "/documents/" + doc + "/branches/site%2F7", nil, 404, nil},
+		{"the site's branch, another organisation's owner", f.mallory, "GET", "/documents/" + doc + "/branches/site%2F7%2Fmain", nil, 403, nil},
+		{"a plain branch still", f.alice, "GET", "/documents/" + doc + "/branches/draft", nil, 200, nil},
+	})
+}
+
+// TestSyncNodesPaged: a hub's laptops are paged for the screen, those
+// still paired first by name (whatever the case), then the revoked; the
+// page limits are the lists' own; another organisation's laptops are not
+// in the list, nor is the list theirs to read.
+func TestSyncNodesPaged(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	names := map[int64]string{1001: "yard", 1002: "Depot", 1003: "Bridge", 1004: "Annex (old)", 1005: "canal"}
+	for n, name := range names {
+		e.syncNode(f.acme, n)
+		if _, err := e.store.Writer.Exec(`UPDATE sync_nodes SET name = ? WHERE node = ?`, name, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.store.Writer.Exec(`UPDATE sync_nodes SET revoked_at = '2026-11-28T00:00:00.000Z' WHERE node = 1004`); err != nil {
+		t.Fatal(err)
+	}
+	e.syncNode(f.evil, 1006)
+	page := func(want ...string) func(t *testing.T, r *testResponse) {
+		return func(t *testing.T, r *testResponse) {
+			l := r.arr(t)
+			got := []string{}
+			for _, n := range l {
+				got = append(got, n["name"].(string))
+			}
+			if strings.Join(got, ",") != strings.Join(want, ",") || r.Header.Get("X-Total-Count") != "5" {
+				t.Errorf("got %v, total %q", got, r.Header.Get("X-Total-Count"))
+			}
+		}
+	}
+	list := acme + "/sync/nodes"
+	e.run(t, []scenario{
+		{"the first page", f.alice, "GET", list + "?$top=2", nil, 200, page("Bridge", "canal")},
+		{"the second page", f.alice, "GET", list + "?$top=2&$skip=2", nil, 200, page("Depot", "yard")},
+		{"the last page: the revoked laptop", f.alice, "GET", list + "?$top=2&$skip=4", nil, 200, page("Annex (old)")},
+		{"past the end", f.alice, "GET", list + "?$skip=9", nil, 200, page()},
+		{"a page too large", f.alice, "GET", list + "?$top=1001", nil, 400, nil},
+		{"a negative skip", f.alice, "GET", list + "?$skip=-1", nil, 400, nil},
+		{"another organisation's owner", f.mallory, "GET", list, nil, 403, nil},
+		{"an absent organisation", f.alice, "GET", "/organisations/123456789/sync/nodes", nil, 404, nil},
+		{"the other organisation's own", f.mallory, "GET", "/organisations/" + f.evil + "/sync/nodes", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 1 || l[0]["node"] != float64(1006) {
+				t.Errorf("got %v", l)
+			}
+		}},
 	})
 }

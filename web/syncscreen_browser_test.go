@@ -12,6 +12,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -145,6 +146,27 @@ func TestBrowserSyncScreen(t *testing.T) {
 			p.click("Revoke Site office")
 			p.see("Site office can no longer exchange with head office.")
 			p.seeIn(".tag.warn", "revoked")
+
+			p.step = "a hub of many laptops: paged, by name, the revoked one last"
+			for i := 1; i <= 21; i++ {
+				node := 900 + i
+				if _, err := hubStore.Writer.Exec(`INSERT INTO sync_nodes (node, public_key, name, paired_by, paired_at) VALUES (?, x'00', ?, 1, ?)`,
+					node, fmt.Sprintf("Laptop %02d", i), db.FormatTime(time.Now())); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := hubStore.Writer.Exec(`INSERT INTO sync_node_orgs (organisation_id, node) VALUES (?, ?)`, orgID, node); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p.open("/app/orgs/" + orgID + "/sync")
+			p.see("Laptop 01")
+			p.seeIn("nav.pager", "1–20 of 22")
+			p.click("Next")
+			p.seeIn("nav.pager", "21–22 of 22")
+			p.see("Laptop 21")
+			p.see("Site office")
+			p.noHorizontalScroll()
+			p.axe("head office's Sync screen, page two of its laptops")
 
 			l.step = "the revoked laptop's Sync now: refused, in words"
 			l.click("Sync now")

@@ -2125,7 +2125,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What exchanges between offices found for a person to settle, newest first (MANAGE_ORGANISATION). */
+        /** What exchanges between offices found for a person to settle, newest first (MANAGE_ORGANISATION). $filter: settled_at (eq null: the open ones). */
         get: operations["getOrganisationsIdSyncConflicts"];
         put?: never;
         post?: never;
@@ -2176,7 +2176,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The site nodes paired for the organisation (MANAGE_ORGANISATION), revoked ones included, by node id, with their last exchange, what is waiting each way and the numbers they have left. */
+        /** The site nodes paired for the organisation (MANAGE_ORGANISATION), those still paired first by name, then the revoked ones, with their last exchange, what is waiting each way and the numbers they have left. */
         get: operations["getOrganisationsIdSyncNodes"];
         put?: never;
         post?: never;
@@ -13367,6 +13367,8 @@ export interface operations {
     getOrganisationsIdSyncConflicts: {
         parameters: {
             query?: {
+                /** @description OData-style filter (docs/lists.md). */
+                $filter?: components["parameters"]["odata_filter"];
                 /** @description How many items to skip. */
                 $skip?: components["parameters"]["odata_skip"];
                 /** @description Page size. */
