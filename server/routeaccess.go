@@ -540,6 +540,23 @@ var (
 // both, so a member who holds neither is refused before its body. A row
 // the path names that is absent is the handler's to answer.
 
+// loadOrNil loads the row the path's param names and hands it to check.
+// A malformed id or an absent row is nil: the handler answers it (400 or
+// 404) in its own words, so the route does not decide it first.
+func loadOrNil[T any](rq *request, param string, get func(context.Context, int64) (T, error), check func(T) error) error {
+	id, err := rq.pathID(param)
+	if err != nil {
+		return nil
+	}
+	row, err := get(rq.ctx, id)
+	if db.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return check(row)
+}
+
 // selfOr: the path's param names a user; that user, or a holder of p.
 func selfOr(param string, p Permission) func(rq *request, _ *db.Queries, a Access) error {
 	return func(rq *request, _ *db.Queries, a Access) error {
@@ -557,51 +574,33 @@ var (
 		if err := a.Require(0); err != nil || a.Can(ManageTeams) {
 			return err
 		}
-		wgID, err1 := rq.pathID("id")
-		teamID, err2 := rq.pathID("team")
-		if err1 != nil || err2 != nil {
-			return nil
-		}
-		t, err := q.TeamGet(rq.ctx, teamID)
-		if db.IsNotFound(err) || (err == nil && t.WorkgroupID != wgID) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		m, err := q.TeamMemberGet(rq.ctx, db.TeamMemberGetParams{TeamID: t.ID, UserID: rq.user.ID})
-		if err != nil && !db.IsNotFound(err) {
-			return err
-		}
-		return a.RequireOr(err == nil && m.IsLeader, ManageTeams)
-	})
-	// assetLogAuthor: the log's author, or MANAGE_FLEETS.
-	assetLogAuthor = assetLog(0).whole("MANAGE_FLEETS, or the log's author", func(rq *request, q *db.Queries, a Access) error {
-		id, err := rq.pathID("id")
+		wgID, err := rq.pathID("id")
 		if err != nil {
 			return nil
 		}
-		l, err := q.AssetLogGet(rq.ctx, id)
-		if db.IsNotFound(err) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		return a.RequireSelfOr(l.CreatedBy, ManageFleets)
+		return loadOrNil(rq, "team", q.TeamGet, func(t db.Team) error {
+			if t.WorkgroupID != wgID {
+				return nil // another workgroup's team is absent here
+			}
+			m, err := q.TeamMemberGet(rq.ctx, db.TeamMemberGetParams{TeamID: t.ID, UserID: rq.user.ID})
+			if err != nil && !db.IsNotFound(err) {
+				return err
+			}
+			return a.RequireOr(err == nil && m.IsLeader, ManageTeams)
+		})
+	})
+	// assetLogAuthor: the log's author, or MANAGE_FLEETS.
+	assetLogAuthor = assetLog(0).whole("MANAGE_FLEETS, or the log's author", func(rq *request, q *db.Queries, a Access) error {
+		return loadOrNil(rq, "id", q.AssetLogGet, func(l db.AssetLog) error {
+			return a.RequireSelfOr(l.CreatedBy, ManageFleets)
+		})
 	})
 	// scheduleWriting: MANAGE_TEAMS, or CREATE_WORKITEMS for a work item's
 	// schedule (scheduleWriter).
 	scheduleWriting = schedule(0).whole("MANAGE_TEAMS (CREATE_WORKITEMS for a work item's schedule)", func(rq *request, q *db.Queries, a Access) error {
-		id, err := rq.pathID("id")
-		if err != nil {
-			return nil
-		}
-		sc, err := q.ScheduleGet(rq.ctx, id)
-		if db.IsNotFound(err) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		return a.Require(scheduleWriter(sc))
+		return loadOrNil(rq, "id", q.ScheduleGet, func(sc db.Schedule) error {
+			return a.Require(scheduleWriter(sc))
+		})
 	})
 	// orgOwner: the organisation's owner.
 	orgOwner = org(0).whole("the owner", func(_ *request, _ *db.Queries, a Access) error {
@@ -623,15 +622,7 @@ var roleOutranking = role(ManageRoles).whole("MANAGE_ROLES, ranked above the rol
 	if err := a.Require(ManageRoles); err != nil {
 		return err
 	}
-	id, err := rq.pathID("id")
-	if err != nil {
-		return nil
-	}
-	r, err := q.RoleGet(rq.ctx, id)
-	if db.IsNotFound(err) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	return requireOutranks(a, r.SortOrder)
+	return loadOrNil(rq, "id", q.RoleGet, func(r db.Role) error {
+		return requireOutranks(a, r.SortOrder)
+	})
 })

@@ -144,17 +144,9 @@ var (
 		if !rq.bodyFields(&b) || b.UserID == nil || int64(*b.UserID) == rq.user.ID {
 			return nil
 		}
-		id, err := rq.pathID("id")
-		if err != nil {
-			return nil
-		}
-		sc, err := q.ScheduleGet(rq.ctx, id)
-		if db.IsNotFound(err) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		return a.Require(scheduleWriter(sc))
+		return loadOrNil(rq, "id", q.ScheduleGet, func(sc db.Schedule) error {
+			return a.Require(scheduleWriter(sc))
+		})
 	}).fromBody()
 
 	// documentCreating: EDIT_DOCUMENTS in the organisation the body names,
@@ -250,20 +242,13 @@ var toolboxOpening = access{auth: true, scope: "toolbox", wholeRule: true,
 		if strings.TrimSpace(rq.r.URL.Query().Get("token")) != "" {
 			return nil
 		}
-		id, err := rq.pathID("id")
-		if err != nil {
-			return nil
-		}
-		invited, err := q.ScheduleInvitedToToolbox(rq.ctx, db.ScheduleInvitedToToolboxParams{ToolboxID: &id, UserID: rq.user.ID})
-		if err != nil || invited {
-			return err
-		}
-		if _, err := q.ToolboxGet(rq.ctx, id); db.IsNotFound(err) {
-			return nil // the handler answers an absent toolbox
-		} else if err != nil {
-			return err
-		}
-		return badRequest("You are not invited to this toolbox: scan its QR code or give your TOTP code as token.")
+		return loadOrNil(rq, "id", q.ToolboxGet, func(t db.Toolbox) error {
+			invited, err := q.ScheduleInvitedToToolbox(rq.ctx, db.ScheduleInvitedToToolboxParams{ToolboxID: &t.ID, UserID: rq.user.ID})
+			if err != nil || invited {
+				return err
+			}
+			return badRequest("You are not invited to this toolbox: scan its QR code or give your TOTP code as token.")
+		})
 	}}
 
 // toolboxSigning: the proof is in the body: the signing token
@@ -276,10 +261,6 @@ func (s *Server) toolboxSigning() access {
 		rule: "the signing token GET /users/@me/toolboxes/{id} gave the caller (jwt), or a schedule of the toolbox the caller is checked in to (schedule_id)",
 		load: func(*request, *db.Queries) (Access, error) { return Access{}, nil },
 		check: func(rq *request, q *db.Queries, _ Access) error {
-			id, err := rq.pathID("id")
-			if err != nil {
-				return nil
-			}
 			var b struct {
 				JWT        *string `json:"jwt"`
 				ScheduleID *db.ID  `json:"schedule_id"`
@@ -287,22 +268,19 @@ func (s *Server) toolboxSigning() access {
 			if !rq.bodyFields(&b) {
 				return nil
 			}
-			if _, err := q.ToolboxGet(rq.ctx, id); db.IsNotFound(err) {
-				return nil // the handler answers an absent toolbox
-			} else if err != nil {
-				return err
-			}
-			if b.JWT != nil && strings.TrimSpace(*b.JWT) != "" {
-				_, err := s.checkSignToken(strings.TrimSpace(*b.JWT), rq.user.ID, signObject("toolbox", id))
-				return err
-			}
-			if b.ScheduleID != nil {
-				sc, err := q.ScheduleGet(rq.ctx, int64(*b.ScheduleID))
-				if db.IsNotFound(err) || (err == nil && (sc.ToolboxID == nil || *sc.ToolboxID != id)) {
-					return notFound("The schedule does not exist for this toolbox.")
+			return loadOrNil(rq, "id", q.ToolboxGet, func(t db.Toolbox) error {
+				if b.JWT != nil && strings.TrimSpace(*b.JWT) != "" {
+					_, err := s.checkSignToken(strings.TrimSpace(*b.JWT), rq.user.ID, signObject("toolbox", t.ID))
+					return err
 				}
-				return err
-			}
-			return nil
+				if b.ScheduleID != nil {
+					sc, err := q.ScheduleGet(rq.ctx, int64(*b.ScheduleID))
+					if db.IsNotFound(err) || (err == nil && (sc.ToolboxID == nil || *sc.ToolboxID != t.ID)) {
+						return notFound("The schedule does not exist for this toolbox.")
+					}
+					return err
+				}
+				return nil
+			})
 		}}
 }
