@@ -18,33 +18,7 @@ import (
 func TestSyncNumberBlocks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir := t.TempDir()
-	hubPath := filepath.Join(dir, "hub.db")
-	seed := openSyncStore(t, hubPath, 1, nil)
-	if err := seed.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
-		_, err := tx.Exec(seedOrg + `INSERT INTO work_item_types (id, organisation_id, name, colour, created_at) VALUES (300, 10, 'Defect', '', '2026-11-26T00:00:00.000Z');`)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := seed.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(hubPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clonePath := filepath.Join(dir, "clone.db")
-	if err := os.WriteFile(clonePath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	hub := openSyncStore(t, hubPath, 1, nil)
-	defer hub.Close()
-	clone := openSyncStore(t, clonePath, 2, nil)
-	defer clone.Close()
-	if err := clone.SyncRecordClonedLog(ctx); err != nil {
-		t.Fatal(err)
-	}
+	hub, clone := hubAndClone(t, `INSERT INTO work_item_types (id, organisation_id, name, colour, created_at) VALUES (300, 10, 'Defect', '', '2026-11-26T00:00:00.000Z');`)
 	hub.SetNumberBlockSize(4)
 	orgs := []int64{10}
 	draw := func(s *Store) (n int64, provisional bool) {
@@ -141,42 +115,16 @@ func TestSyncNumberBlocks(t *testing.T) {
 func TestSyncProvisionalNumbersEveryKind(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir := t.TempDir()
-	hubPath := filepath.Join(dir, "hub.db")
-	seed := openSyncStore(t, hubPath, 1, nil)
 	const at = `'2026-11-26T00:00:00.000Z'`
-	if err := seed.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
-		_, err := tx.Exec(seedOrg + `
-INSERT INTO prefixes (id, organisation_id, number_format, number_digits, created_at) VALUES (500, 10, 'D-{number}', 3, ` + at + `);
-INSERT INTO prefixes (id, organisation_id, number_format, created_at) VALUES (501, 10, 'A-{number}', ` + at + `);
-INSERT INTO document_types (id, organisation_id, name, number_format, created_at) VALUES (600, 10, 'Method', 'DT-{number}', ` + at + `);
-INSERT INTO asset_types (id, organisation_id, ephemerality, name, created_at) VALUES (700, 10, 0, 'Crane', ` + at + `);
-INSERT INTO documents (id, organisation_id, number, formatted_number, title, created_at, created_by, updated_at, updated_by) VALUES (800, 10, 900, '900', 'Plan', ` + at + `, 1, ` + at + `, 1);
-INSERT INTO document_revisions (id, document_id, hash, generation, created_at, created_by) VALUES (801, 800, x'00', 0, ` + at + `, 1);
-INSERT INTO document_branches (id, organisation_id, document_id, name, revision_id, created_at, created_by) VALUES (802, 10, 800, 'main', 801, ` + at + `, 1);
-INSERT INTO document_branches (id, organisation_id, document_id, name, revision_id, created_at, created_by) VALUES (803, 10, 800, 'site', 801, ` + at + `, 1);`)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := seed.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(hubPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clonePath := filepath.Join(dir, "clone.db")
-	if err := os.WriteFile(clonePath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	hub := openSyncStore(t, hubPath, 1, nil)
-	defer hub.Close()
-	clone := openSyncStore(t, clonePath, 2, nil)
-	defer clone.Close()
-	if err := clone.SyncRecordClonedLog(ctx); err != nil {
-		t.Fatal(err)
-	}
+	hub, clone := hubAndClone(t, `
+INSERT INTO prefixes (id, organisation_id, number_format, number_digits, created_at) VALUES (500, 10, 'D-{number}', 3, `+at+`);
+INSERT INTO prefixes (id, organisation_id, number_format, created_at) VALUES (501, 10, 'A-{number}', `+at+`);
+INSERT INTO document_types (id, organisation_id, name, number_format, created_at) VALUES (600, 10, 'Method', 'DT-{number}', `+at+`);
+INSERT INTO asset_types (id, organisation_id, ephemerality, name, created_at) VALUES (700, 10, 0, 'Crane', `+at+`);
+INSERT INTO documents (id, organisation_id, number, formatted_number, title, created_at, created_by, updated_at, updated_by) VALUES (800, 10, 900, '900', 'Plan', `+at+`, 1, `+at+`, 1);
+INSERT INTO document_revisions (id, document_id, hash, generation, created_at, created_by) VALUES (801, 800, x'00', 0, `+at+`, 1);
+INSERT INTO document_branches (id, organisation_id, document_id, name, revision_id, created_at, created_by) VALUES (802, 10, 800, 'main', 801, `+at+`, 1);
+INSERT INTO document_branches (id, organisation_id, document_id, name, revision_id, created_at, created_by) VALUES (803, 10, 800, 'site', 801, `+at+`, 1);`)
 	hub.SetNumberBlockSize(4)
 
 	// insert draws a number of counter on the clone (a prefix's through its
@@ -245,21 +193,28 @@ VALUES (?, 10, 700, 0, ?, ?, ?, 'Crane', 'crane', ` + at + `, 1, ` + at + `, 1)`
 		return got[0]
 	}
 	docRow := `SELECT number, formatted_number FROM documents WHERE id = ?`
-	for _, c := range []struct {
-		query string
-		id    int64
-		want  string
+	mrRow := `SELECT number FROM document_merge_requests WHERE id = ?`
+	assetRow := `SELECT number, formatted_number FROM asset_groups WHERE id = ?`
+	// Each kind's row before the clone holds blocks and after it accepts
+	// them ("" where only the after state is the point).
+	kinds := []struct {
+		query         string
+		id            int64
+		before, after string
 	}{
-		{docRow, docReal, "[1000 D-PROV-2-1]"},
-		{docRow, docPlain, "[-8589934593 PROV-2-1]"},
-		{docRow, docTyped, "[-8589934594 DT-PROV-2-2]"},
-		{docRow, docBoth, "[-8589934595 D-PROV-2-2]"},
-		{`SELECT number FROM document_merge_requests WHERE id = ?`, mr, "[-8589934593]"},
-		{`SELECT number, formatted_number FROM asset_groups WHERE id = ?`, assetPlain, "[-8589934593 PROV-2-1]"},
-		{`SELECT number, formatted_number FROM asset_groups WHERE id = ?`, assetPrefixed, "[-8589934593 A-PROV-2-1]"},
-	} {
-		if got := row(c.query, c.id); got != c.want {
-			t.Errorf("before blocks, %d: %s, want %s", c.id, got, c.want)
+		{docRow, docReal, "[1000 D-PROV-2-1]", "[1000 D-001]"},
+		{docRow, docPlain, "[-8589934593 PROV-2-1]", "[1 1]"},
+		{docRow, docTyped, "[-8589934594 DT-PROV-2-2]", "[2 DT-2]"},
+		{docRow, docBoth, "[-8589934595 D-PROV-2-2]", "[3 D-002]"},
+		{docRow, other, "", "[-12884901889 PROV-3-1]"},
+		{mrRow, mr, "[-8589934593]", "[1]"},
+		{assetRow, assetPlain, "[-8589934593 PROV-2-1]", "[1 1]"},
+		{assetRow, assetPrefixed, "[-8589934593 A-PROV-2-1]", "[1 A-1]"},
+		{`SELECT last_number FROM document_types WHERE id = ?`, 600, "", "[2]"},
+	}
+	for _, c := range kinds {
+		if got := row(c.query, c.id); c.before != "" && got != c.before {
+			t.Errorf("before blocks, %d: %s, want %s", c.id, got, c.before)
 		}
 	}
 
@@ -274,23 +229,9 @@ VALUES (?, 10, 700, 0, ?, ?, ?, 'Crane', 'crane', ` + at + `, 1, ` + at + `, 1)`
 	if err := clone.AcceptNumberBlocks(ctx, blocks); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		query string
-		id    int64
-		want  string
-	}{
-		{docRow, docReal, "[1000 D-001]"},
-		{docRow, docPlain, "[1 1]"},
-		{docRow, docTyped, "[2 DT-2]"},
-		{docRow, docBoth, "[3 D-002]"},
-		{docRow, other, "[-12884901889 PROV-3-1]"},
-		{`SELECT number FROM document_merge_requests WHERE id = ?`, mr, "[1]"},
-		{`SELECT number, formatted_number FROM asset_groups WHERE id = ?`, assetPlain, "[1 1]"},
-		{`SELECT number, formatted_number FROM asset_groups WHERE id = ?`, assetPrefixed, "[1 A-1]"},
-		{`SELECT last_number FROM document_types WHERE id = ?`, 600, "[2]"},
-	} {
-		if got := row(c.query, c.id); got != c.want {
-			t.Errorf("after blocks, %d: %s, want %s", c.id, got, c.want)
+	for _, c := range kinds {
+		if got := row(c.query, c.id); got != c.after {
+			t.Errorf("after blocks, %d: %s, want %s", c.id, got, c.after)
 		}
 	}
 	// The renumbering is the clone's own change, to go up to the hub.
@@ -304,4 +245,39 @@ VALUES (?, 10, 700, 0, ?, ?, ?, 'Crane', 'crane', ` + at + `, 1, ` + at + `, 1)`
 	if got := row(docRow, docBoth); got != "[3 D-002]" {
 		t.Errorf("accepted twice: %s", got)
 	}
+}
+
+// hubAndClone: a hub (node 1) seeded with seedOrg and more, and a clone
+// (node 2) copied from it as a laptop is, its log recorded as cloned.
+func hubAndClone(t *testing.T, more string) (hub, clone *Store) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	hubPath := filepath.Join(dir, "hub.db")
+	seed := openSyncStore(t, hubPath, 1, nil)
+	if err := seed.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+		_, err := tx.Exec(seedOrg + more)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := seed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(hubPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clonePath := filepath.Join(dir, "clone.db")
+	if err := os.WriteFile(clonePath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hub = openSyncStore(t, hubPath, 1, nil)
+	t.Cleanup(func() { hub.Close() })
+	clone = openSyncStore(t, clonePath, 2, nil)
+	t.Cleanup(func() { clone.Close() })
+	if err := clone.SyncRecordClonedLog(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return hub, clone
 }
