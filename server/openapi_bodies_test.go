@@ -722,12 +722,12 @@ func (f *bodyFixture) check(t *testing.T, op bodyOp, path string, body map[strin
 			t.Errorf("%s: without any of %v answered %d, want 400: %.300s", op.key, g, resp.Status, resp.Body)
 		}
 	}
-	before := f.auditCount(t, routeKeyOf(op.key))
+	before := auditCount(t, f.e, routeKeyOf(op.key))
 	resp := f.send(u, op, path, body)
 	j, _ := json.Marshal(body)
 	switch {
 	case resp.Status >= 200 && resp.Status < 300:
-		f.audited(t, routeKeyOf(op.key), before)
+		audited(t, f.e, routeKeyOf(op.key), before)
 		var a map[string]any
 		if json.Unmarshal(resp.Body, &a) == nil {
 			f.answers[op.key] = a

@@ -19,17 +19,24 @@ import (
 // wall clock, as signed requests do.
 func syncLaptop(t *testing.T, f *orgFixture) (hub *httptest.Server, l *testEnv, alice *testUser) {
 	t.Helper()
-	f.e.clock.Advance(time.Since(f.e.clock.Now()))
-	hub = httptest.NewServer(f.e.srv)
+	return laptopOf(t, f.e, f.alice, f.acme)
+}
+
+// laptopOf clones org of e (served at its own URL), paired by its owner,
+// into a laptop's server; owner is the owner's token there.
+func laptopOf(t *testing.T, e *testEnv, owner *testUser, org string) (hub *httptest.Server, l *testEnv, ownerThere *testUser) {
+	t.Helper()
+	e.clock.Advance(time.Since(e.clock.Now()))
+	hub = httptest.NewServer(e.srv)
 	t.Cleanup(hub.Close)
-	code := f.e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
+	code := e.must(201, owner, "POST", "/organisations/"+org+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
 	path := filepath.Join(t.TempDir(), "site.db")
 	if _, _, err := SyncClone(context.Background(), hub.URL, code, "Site office", path, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	l = openEnv(t, path)
 	l.clock.Advance(time.Since(l.clock.Now()))
-	u, err := l.store.R.UserGet(context.Background(), f.alice.id)
+	u, err := l.store.R.UserGet(context.Background(), owner.id)
 	if err != nil {
 		t.Fatal(err)
 	}
