@@ -116,8 +116,8 @@ func readInductionMultipart(r *http.Request) (inductionBody, *pdfFile, error) {
 		case "description":
 			b.Description = &v
 		case "valid_for":
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
+			n, ok := formSeconds(v)
+			if !ok {
 				return b, nil, fieldError("valid_for", "must be a whole number of seconds")
 			}
 			b.ValidFor = &n
@@ -174,4 +174,14 @@ func (s *Server) inductionAttachment(rq *request) error {
 	rq.w.WriteHeader(http.StatusOK)
 	_, _ = rq.w.Write(blob.Data)
 	return nil
+}
+
+// formSeconds reads valid_for as openapi.yaml's pattern writes it: one to
+// ten digits, nothing around them (no sign, no spaces).
+func formSeconds(v string) (int64, bool) {
+	if len(v) == 0 || len(v) > 10 || strings.TrimLeft(v, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
 }

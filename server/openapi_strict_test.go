@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -241,4 +242,41 @@ func typeHas(t any, want string) bool {
 		}
 	}
 	return false
+}
+
+// TestOpenAPIFormFieldsAgree: the multipart form fields the server reads
+// by rule accept exactly what openapi.yaml's enum or pattern does, so a
+// value the schema refuses (" 2", "0x2", "+5") is refused by the server too.
+func TestOpenAPIFormFieldsAgree(t *testing.T) {
+	t.Parallel()
+	d, err := apiDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(d.json)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := []string{"", "0", "1", "2", "3", "255", "256", " 2", "2 ", "02", "0x2", "+5", "-1", "true", "false", " true", "T", "9999999999", "99999999999", "1.5"}
+	for _, c := range []struct {
+		schema, field string
+		server        func(string) bool
+	}{
+		{"UserPatchForm", "allow_connections_from", func(v string) bool { _, ok := formAllowFrom(v); return ok }},
+		{"UserPatchForm", "allow_shares_from", func(v string) bool { _, ok := formAllowFrom(v); return ok }},
+		{"UserPatchForm", "enable_email_notifications", func(v string) bool { _, err := strconv.ParseBool(v); return err == nil }},
+		{"InductionForm", "valid_for", func(v string) bool { _, ok := formSeconds(v); return ok }},
+	} {
+		ref := doc.Components.Schemas[c.schema]
+		if ref == nil || ref.Value.Properties[c.field] == nil {
+			t.Fatalf("%s.%s is not in openapi.yaml", c.schema, c.field)
+		}
+		s := ref.Value.Properties[c.field].Value
+		for _, v := range values {
+			schemaOK := s.VisitJSON(v) == nil
+			if got := c.server(v); got != schemaOK {
+				t.Errorf("%s.%s %q: the server accepts %v, the schema %v", c.schema, c.field, v, got, schemaOK)
+			}
+		}
+	}
 }

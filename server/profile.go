@@ -172,15 +172,15 @@ func readMultipartPatch(r *http.Request) (userPatch, error) {
 			}
 			*texts[name] = &v
 		case bools[name] != nil:
-			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			b, err := strconv.ParseBool(v)
 			if err != nil {
 				return p, fieldError(name, "must be true or false")
 			}
 			*bools[name] = &b
 		case ints[name] != nil:
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 0, 64)
-			if err != nil {
-				return p, fieldError(name, "must be an integer")
+			n, ok := formAllowFrom(v)
+			if !ok {
+				return p, fieldError(name, "must be 0, 1, 2 or 255")
 			}
 			*ints[name] = &n
 		case isUserReadOnly(name):
@@ -490,4 +490,16 @@ func phoneCode() (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("%06d", n.Int64()), nil
+}
+
+// formAllowFrom reads an allow-from form part: exactly one of the four
+// choices as openapi.yaml's enum writes it (a form is filled by a person's
+// browser, which sends the choice's own text; no spaces, no "0x2").
+func formAllowFrom(v string) (int64, bool) {
+	switch v {
+	case "0", "1", "2", "255":
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return n, true
+	}
+	return 0, false
 }
