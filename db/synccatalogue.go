@@ -265,12 +265,13 @@ var SyncCatalogue = map[string]TablePolicy{
 	"organisation_counters": repl(RuleNumbers),
 
 	// Documents and files (issue II).
-	"documents":               repl(RuleDocuments),
-	"document_chunks":         repl(RuleDocuments).noOrg().objects(),
-	"document_revisions":      repl(RuleDocuments).via("documents", "document_id"),
-	"document_branches":       repl(RuleDocuments),
+	"documents":          repl(RuleDocuments),
+	"document_chunks":    repl(RuleDocuments).noOrg().objects(),
+	"document_revisions": repl(RuleDocuments).via("documents", "document_id"),
+	"document_branches": repl(RuleDocuments).indexKey(IndexKeyRule{Cols: []string{"document_id", "name"},
+		Where: "deleted_at IS NULL", Rename: maxDocKey}),
 	"document_merge_requests": repl(RuleDocuments),
-	"document_tags":           repl(RuleDocuments),
+	"document_tags":           repl(RuleDocuments).indexKey(IndexKeyRule{Cols: []string{"document_id", "release", "label"}, Rename: maxDocKey}),
 	"document_bookmarks":      repl(RuleDocuments).via("documents", "document_id"),
 	"document_field_bindings": repl(RuleDocuments).via("documents", "document_id"),
 	"blobs":                   repl(RuleFiles).noOrg().objects(),

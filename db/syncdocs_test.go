@@ -506,3 +506,74 @@ func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// TestSyncDocumentBranchAndTagNames: the hub and a site each make a branch
+// draft and a tag v1 on one document while apart. The exchange goes
+// through: both branches and both tags stay, the later of each (by clock:
+// the site's branch, the hub's tag) renamed draft-2 / v1-2, each a
+// conflict listed on both nodes. A renamed branch's head still follows its
+// own branch (the site edits its draft after the rename reached it), each
+// tag still names its own revision, and the nodes end equal.
+func TestSyncDocumentBranchAndTagNames(t *testing.T) {
+	t.Parallel()
+	hub, site := docPair(t)
+	orgs := []int64{10}
+	branch := func(n *syncNode, id int64) {
+		n.exec(t, `INSERT INTO document_branches (id, organisation_id, document_id, name, revision_id, created_at, created_by)
+			SELECT ?, 10, 500, 'draft', revision_id, `+docTS+`, 1 FROM document_branches WHERE id = 501`, id)
+	}
+	tag := func(n *syncNode, id, rev int64) {
+		n.exec(t, `INSERT INTO document_tags (id, organisation_id, document_id, revision_id, label, created_at, created_by)
+			VALUES (?, 10, 500, ?, 'v1', `+docTS+`, 1)`, id, rev)
+	}
+	// The hub's branch first, the site's later; the site's tag first, the
+	// hub's later.
+	hub.at(time.Date(2026, 11, 28, 8, 10, 0, 0, time.UTC))
+	branch(hub, 700)
+	hubDraft := commitDoc(t, hub.s, 700, setText(1, "hub draft"))
+	site.at(time.Date(2026, 11, 28, 8, 20, 0, 0, time.UTC))
+	branch(site, 800)
+	siteDraft := commitDoc(t, site.s, 800, setText(2, "site draft"))
+	tag(site, 810, siteDraft)
+	hub.at(time.Date(2026, 11, 28, 8, 30, 0, 0, time.UTC))
+	tag(hub, 710, hubDraft)
+
+	syncDocs(t, site.s, hub.s, orgs)
+	syncDocs(t, hub.s, site.s, orgs)
+	// The site goes on on its branch, now draft-2 here too.
+	site.at(time.Date(2026, 11, 28, 8, 40, 0, 0, time.UTC))
+	siteNext := commitDoc(t, site.s, 800, setText(3, "site draft again"))
+	hub.at(time.Date(2026, 11, 28, 8, 40, 0, 0, time.UTC))
+	syncDocs(t, site.s, hub.s, orgs)
+	syncDocs(t, hub.s, site.s, orgs)
+
+	for _, s := range []*Store{hub.s, site.s} {
+		got := dump(t, s, `SELECT id, name, revision_id FROM document_branches WHERE document_id = 500 AND id IN (700, 800) ORDER BY id`)
+		if want := []string{fmt.Sprintf("[700 draft %d]", hubDraft), fmt.Sprintf("[800 draft-2 %d]", siteNext)}; !reflect.DeepEqual(got, want) {
+			t.Errorf("node %d: branches %v, want %v", s.NodeID(), got, want)
+		}
+		got = dump(t, s, `SELECT id, label, revision_id FROM document_tags WHERE document_id = 500 ORDER BY id`)
+		if want := []string{fmt.Sprintf("[710 v1-2 %d]", hubDraft), fmt.Sprintf("[810 v1 %d]", siteDraft)}; !reflect.DeepEqual(got, want) {
+			t.Errorf("node %d: tags %v, want %v", s.NodeID(), got, want)
+		}
+		got = dump(t, s, `SELECT kind, tbl, col, row_id, other_id, value, renamed_to, settled_at FROM sync_conflicts ORDER BY row_id`)
+		if want := []string{"[unique document_tags label 710 810 v1 v1-2 <nil>]", "[unique document_branches name 800 700 draft draft-2 <nil>]"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("node %d: conflicts %v, want %v", s.NodeID(), got, want)
+		}
+		if got := docText(t, s, 800); got[1] != "2:site draft|" || got[2] != "3:site draft again|" || got[0] != "1:clause 1|" {
+			t.Errorf("node %d: the site's branch reads %v", s.NodeID(), got)
+		}
+		if got := docText(t, s, 700); got[0] != "1:hub draft|" || got[1] != "2:clause 2|" {
+			t.Errorf("node %d: the hub's branch reads %v", s.NodeID(), got)
+		}
+	}
+	for _, q := range []string{`SELECT * FROM document_branches WHERE organisation_id = 10 ORDER BY id`, `SELECT * FROM document_tags ORDER BY id`,
+		`SELECT * FROM sync_conflicts ORDER BY id`, `SELECT id, from_branch_id, to_branch_id FROM document_merge_requests ORDER BY id`} {
+		if a, b := dump(t, hub.s, q), dump(t, site.s, q); !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: hub %v, site %v", q, a, b)
+		}
+	}
+	if got := dump(t, hub.s, `SELECT count(*) FROM document_merge_requests`); got[0] != "[0]" {
+		t.Errorf("two branches of one name made %v merge requests: they are two branches, not one", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -27,6 +28,8 @@ import (
 //     can sign in with), the address itself is kept in a conflict record,
 //     and a person settles it (gives that account another address, or
 //     removes one of the accounts).
+//   - Rename (a document's branch names and tag labels): both rows stay,
+//     the later renamed with a free suffix ("draft-2"), as codes are.
 //   - Otherwise the two rows say the same thing (one domain, one
 //     assignment, one option): the earlier row stays, the later goes, and
 //     a conflict record says so.
@@ -44,6 +47,11 @@ type IndexKeyRule struct {
 	// Held: the placeholder the later row's key becomes (nil: the later
 	// row is removed instead).
 	Held func(id int64) string
+	// Rename: both rows are kept, as for codes (resolveUnique): the later
+	// row's key gets the first free suffix "-2", "-3"..., cut to this many
+	// characters (0: no rename). A branch name or a tag label given on one
+	// document at two offices: each names different work.
+	Rename int
 }
 
 // heldAddress is an account's address held aside: the .invalid domain
@@ -129,6 +137,32 @@ func (s *Store) indexKeyRule(ctx context.Context, tx *sql.Tx, q *Queries, t *cap
 			}
 		}
 		retry = true
+	case rule.Rename > 0:
+		// Every node picks the first suffix free here; the hub's pick,
+		// logged, is the one that stays (its change is the later).
+		if resolution, err = freeKey(ctx, tx, t.name, rule, args, value, rule.Rename); err != nil {
+			return false, false, err
+		}
+		if incomingLater {
+			row[col] = resolution
+		} else if _, err := tx.ExecContext(ctx, `UPDATE `+quoteIdent(t.name)+` SET `+quoteIdent(col)+` = ? WHERE id = ?`, resolution, later); err != nil {
+			return false, false, err
+		}
+		if hub {
+			// Both rows' names are logged, the renamed one's first: a
+			// laptop that settled a collision its own way (its rows were
+			// not the hub's at that moment) meets the hub's names of both
+			// later and ends where the hub does.
+			cols := string(appendValue(append(appendJSONString([]byte{'{'}, col), ':'), resolution)) + "}"
+			if err := s.logOwn(ctx, q, t.name, t.keyOfKey([]any{later}), "u", &cols, org); err != nil {
+				return false, false, err
+			}
+			cols = string(appendValue(append(appendJSONString([]byte{'{'}, col), ':'), value)) + "}"
+			if err := s.logOwn(ctx, q, t.name, t.keyOfKey([]any{kept}), "u", &cols, org); err != nil {
+				return false, false, err
+			}
+		}
+		retry = true
 	case incomingLater:
 		// The entry's row is the later of two alike: not kept. A row here
 		// (an update that made it alike) goes.
@@ -169,6 +203,38 @@ func (s *Store) indexKeyRule(ctx context.Context, tx *sql.Tx, q *Queries, t *cap
 		}
 	}
 	return retry, drop, nil
+}
+
+// freeKey is value with the first suffix "-2", "-3"... no row of the
+// index's scope (args: the index's columns' values, the last the key) has,
+// cut to max characters.
+func freeKey(ctx context.Context, tx *sql.Tx, table string, rule *IndexKeyRule, args []any, value string, max int) (string, error) {
+	conds := make([]string, 0, len(rule.Cols)+1)
+	for _, c := range rule.Cols {
+		conds = append(conds, quoteIdent(c)+" = ?")
+	}
+	if rule.Where != "" {
+		conds = append(conds, rule.Where)
+	}
+	stmt := `SELECT 1 FROM ` + quoteIdent(table) + ` WHERE ` + strings.Join(conds, " AND ") + ` LIMIT 1`
+	for n := 2; ; n++ {
+		suffix := "-" + strconv.Itoa(n)
+		base := value
+		for utf8.RuneCountInString(base)+len(suffix) > max && base != "" {
+			_, size := utf8.DecodeLastRuneInString(base)
+			base = base[:len(base)-size]
+		}
+		cand := base + suffix
+		a := append(append([]any{}, args[:len(rule.Cols)-1]...), cand)
+		var one int
+		err := tx.QueryRowContext(ctx, stmt, a...).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return cand, nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
 }
 
 // conflictOrgs: the organisations whose owners see a conflict: the row's

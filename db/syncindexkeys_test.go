@@ -104,8 +104,6 @@ func TestSyncUniqueIndexesHaveRules(t *testing.T) {
 		"invites(code)":                                   "16 random characters (about 95 bits): two nodes never draw one",
 		"user_emails_user_email":                          "a person's other addresses never leave their node",
 		"document_chunks(hash)":                           "content-addressed: one hash is one content (issue II)",
-		"document_branches_name":                          "branch heads merge by the documents rule (issue II)",
-		"document_tags_label":                             "documents rule (issue II)",
 	}
 	rows, err := s.Reader.Query(`SELECT m.name, i.name, i.origin, coalesce(x.sql, '') FROM sqlite_master m, pragma_index_list(m.name) i
 		LEFT JOIN sqlite_master x ON x.name = i.name WHERE m.type = 'table' AND i."unique" AND i.origin <> 'pk'`)

@@ -295,6 +295,10 @@ func (s *Store) IsSyncHub() bool { return s.auditNode.Load() == 0 }
 // a renamed code keeps to it.
 const maxCodeLen = 12
 
+// maxDocKey is the longest branch name and tag label the API takes: a
+// renamed one keeps to it.
+const maxDocKey = 50
+
 // resolveUnique (on the hub, after an entry was applied): when the row's
 // unique key (a code) is now also another row's, and the two were given
 // on different nodes, both rows stay and the later (by the clock of the

@@ -38,6 +38,9 @@ var syncRecordTypes = map[string]string{
 	// address held aside, or one of two alike rows removed.
 	"users": "account", "organisation_domains": "domain", "user_inductions": "induction_assignment",
 	"asset_field_enum_values": "asset_field_option",
+	// A document's branch name or tag label given twice: both kept, the
+	// later renamed, as codes are.
+	"document_branches": "document_branch", "document_tags": "document_tag",
 }
 
 func toSyncConflict(c db.SyncConflict) syncConflictJSON {

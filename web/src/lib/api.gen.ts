@@ -5402,7 +5402,7 @@ export interface components {
             other_id: components["schemas"]["Id"];
             record_id: components["schemas"]["Id"];
             /** @enum {string} */
-            record_type: "project" | "package" | "location" | "sub_location" | "discipline" | "account" | "domain" | "induction_assignment" | "asset_field_option";
+            record_type: "project" | "package" | "location" | "sub_location" | "discipline" | "account" | "domain" | "induction_assignment" | "asset_field_option" | "document_branch" | "document_tag";
             renamed_to: string;
             settled_at: components["schemas"]["NullableTime"];
             settled_by: components["schemas"]["NullableId"];
