@@ -192,6 +192,7 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 	}
 	tp := s.changes.cap.tables.Load()
 	err = s.InTxSQL(context.WithValue(ctx, noCaptureKey{}, true), func(tx *sql.Tx, q *Queries) error {
+		ctx := withTxStmts(ctx, tx)
 		applied = 0
 		vector, err := s.SyncVector(ctx)
 		if err != nil {
@@ -374,10 +375,10 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 	exists := false
 	var rowOrg sql.NullInt64
 	if t.orgCol >= 0 {
-		err = tx.QueryRowContext(ctx, `SELECT `+quoteIdent(t.cols[t.orgCol])+` FROM `+quoteIdent(t.name)+where, whereArgs...).Scan(&rowOrg)
+		err = txScanRow(ctx, tx, `SELECT `+quoteIdent(t.cols[t.orgCol])+` FROM `+quoteIdent(t.name)+where, whereArgs, &rowOrg)
 	} else {
 		var one int
-		err = tx.QueryRowContext(ctx, `SELECT 1 FROM `+quoteIdent(t.name)+where, whereArgs...).Scan(&one)
+		err = txScanRow(ctx, tx, `SELECT 1 FROM `+quoteIdent(t.name)+where, whereArgs, &one)
 	}
 	switch {
 	case err == nil:
@@ -392,7 +393,7 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 	if t.via != nil && e.Op != "d" {
 		if parent, ok := cols[t.cols[t.viaCol]]; ok {
 			var o int64
-			err := tx.QueryRowContext(ctx, `SELECT organisation_id FROM `+quoteIdent(t.via.Table)+` WHERE id = ?`, parent).Scan(&o)
+			err := txScanRow(ctx, tx, `SELECT organisation_id FROM `+quoteIdent(t.via.Table)+` WHERE id = ?`, []any{parent}, &o)
 			if err == nil && o != *e.Org {
 				return refuse("%s: the parent row's organisation is not the entry's", e.Table)
 			}
@@ -402,9 +403,18 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 	// What this node changed of the row after the entry's clock (ties by
 	// node id): those columns stay, a later delete keeps the row gone, a
 	// later create keeps it.
-	later, err := s.w.WithTx(tx).SyncRowLater(ctx, SyncRowLaterParams{Tbl: e.Table, Pk: e.Key, Hlc: e.HLC})
-	if err != nil {
-		return err
+	// An update left with no columns (a branch's head taken out by
+	// splitBranchHead, which headRule decides) writes nothing whatever came
+	// later: skip reading the row's later changes. The hub logs each head it
+	// takes as its own, so a branch a site edited all month had thousands
+	// of them, each read again for every head the site sent (BenchmarkSyncBusyMonth
+	// spent 60% of its time there).
+	var later []SyncRowLaterRow
+	if e.Op != "u" || len(cols) > 0 {
+		later, err = s.w.WithTx(tx).SyncRowLater(ctx, SyncRowLaterParams{Tbl: e.Table, Pk: e.Key, Hlc: e.HLC})
+		if err != nil {
+			return err
+		}
 	}
 	kept := map[string]bool{}
 	laterDelete, laterCreate := false, false
@@ -441,7 +451,7 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 			return nil
 		}
 		del := func() error {
-			_, err := tx.ExecContext(ctx, `DELETE FROM `+quoteIdent(t.name)+where, whereArgs...)
+			_, err := txExec(ctx, tx, `DELETE FROM `+quoteIdent(t.name)+where, whereArgs...)
 			return err
 		}
 		err = del()
@@ -474,7 +484,7 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 						names, marks, args = append(names, quoteIdent(c)), append(marks, "?"), append(args, v)
 					}
 				}
-				_, err := tx.ExecContext(ctx, `INSERT INTO `+quoteIdent(t.name)+` (`+strings.Join(names, ", ")+`) VALUES (`+strings.Join(marks, ", ")+`)`, args...)
+				_, err := txExec(ctx, tx, `INSERT INTO `+quoteIdent(t.name)+` (`+strings.Join(names, ", ")+`) VALUES (`+strings.Join(marks, ", ")+`)`, args...)
 				return err
 			}
 			err := ins()
@@ -527,7 +537,7 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 		if len(sets) == 0 {
 			return nil
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE `+quoteIdent(t.name)+` SET `+strings.Join(sets, ", ")+where, append(args, whereArgs...)...)
+		_, err := txExec(ctx, tx, `UPDATE `+quoteIdent(t.name)+` SET `+strings.Join(sets, ", ")+where, append(args, whereArgs...)...)
 		return err
 	}
 	err = upd()
