@@ -17,8 +17,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -2197,8 +2197,7 @@ func TestBrowserDocumentEditor(t *testing.T) {
 
 			a.step = "a second editor, in another browser context"
 			b := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
-			b.open("/app/documents/" + docID)
-			b.signIn(email, "Edna password")
+			b.openSignedIn("/app/documents/"+docID, email, "Edna password")
 			b.seeIn("h1", "Earthworks")
 			b.waitFor(clauseTexts+` === 'Excavate|Backfill'`, "the second editor's clauses")
 			b.step = "presence: each editor sees the other, and where"

@@ -341,8 +341,7 @@ func TestBrowserDocumentGrid(t *testing.T) {
 
 			a.step = "two editors: a change on an old base is merged"
 			b := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
-			b.open("/app/documents/" + docID)
-			b.signIn(email, "Gina password")
+			b.openSignedIn("/app/documents/"+docID, email, "Gina password")
 			b.seeIn("h1", "Scope of works")
 			b.waitFor(columnHeads+` === 'Status|Quantity'`, "the second editor's columns")
 			b.click("Rename sheet")

@@ -133,9 +133,8 @@ func TestBrowserBellFollows(t *testing.T) {
 	}
 
 	p := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
+	p.openSignedIn("/app/", worker, "worker password")
 	p.step = "signed in with nothing unread"
-	p.open("/")
-	p.signIn(worker, "worker password")
 	p.waitFor(`location.pathname === '/app/'`, "the app's home")
 	p.waitFor(`document.querySelector('a.bell')?.getAttribute('aria-label') === 'Notifications, none unread'`, "the bell at none")
 

@@ -42,11 +42,8 @@ func TestBrowserProvisionalNumbers(t *testing.T) {
 			}
 
 			p := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
+			p.openSignedIn("/app/workitems/"+offline.ID, email, "owner password")
 			p.step = "the provisional number on the work item's screen"
-			p.open("/")
-			p.signIn(email, "owner password")
-			p.waitFor(`location.pathname === '/app/'`, "the app's home")
-			p.open("/app/workitems/" + offline.ID)
 			p.seeIn("h1", "Check the hoist")
 			p.seeIn("h1", "provisional")
 			p.see("Provisional number — a final one is given at the next sync.")

@@ -11,6 +11,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -206,8 +207,7 @@ func TestBrowserDragReorder(t *testing.T) {
 
 			p.step = "toolbox: archived in another tab meanwhile, the drag is refused and the order comes back"
 			o := newPage(t, bctx, base, vp.width, vp.height, vp.mobile)
-			o.run(chromedp.Navigate(talk))
-			o.signIn(email, password)
+			o.openSignedIn(strings.TrimPrefix(talk, base), email, password)
 			o.seeIn("h1", "Ladder safety")
 			o.click("Archive")
 			o.see("Archived.")

@@ -74,10 +74,7 @@ func TestBrowserSyncScreen(t *testing.T) {
 			awLogin(t, laptopBase, email, password).must(201, "POST", acme+"/projects", map[string]any{"name": "Site hut", "code": "B7"})
 
 			l := newPage(t, bctx, laptopBase, vp.width, vp.height, vp.mobile)
-			l.open("/")
-			l.signIn(email, password)
-			l.waitFor(`location.pathname.startsWith('/app/') && document.querySelector('header.top') !== null`, "the laptop's app after signing in")
-			l.open("/app/orgs/" + orgID + "/sync")
+			l.openSignedIn("/app/orgs/"+orgID+"/sync", email, password)
 			l.step = "the laptop's Sync screen before the exchange"
 			l.see("This laptop and head office")
 			l.waitFor(`!document.body.innerText.includes("0 changes made here") && document.body.innerText.includes("changes made here")`, "changes waiting to go")
