@@ -145,8 +145,20 @@ func TestBrowserSyncScreen(t *testing.T) {
 			p.seeIn(".tag.warn", "revoked")
 
 			p.step = "a hub of many laptops: paged, by name, the revoked one last"
+			// Free node numbers (1-1023, as the hub gives them): the hub
+			// gave the laptop a random one, which may be any of them.
+			var free []int64
+			for n := int64(1023); len(free) < 21; n-- {
+				var taken int
+				if err := hubStore.Writer.QueryRow(`SELECT count(*) FROM sync_nodes WHERE node = ?`, n).Scan(&taken); err != nil {
+					t.Fatal(err)
+				}
+				if taken == 0 && n != hubStore.NodeID() {
+					free = append(free, n)
+				}
+			}
 			for i := 1; i <= 21; i++ {
-				node := 900 + i
+				node := free[i-1]
 				if _, err := hubStore.Writer.Exec(`INSERT INTO sync_nodes (node, public_key, name, paired_by, paired_at) VALUES (?, x'00', ?, 1, ?)`,
 					node, fmt.Sprintf("Laptop %02d", i), db.FormatTime(time.Now())); err != nil {
 					t.Fatal(err)
