@@ -121,20 +121,29 @@ func (s *Store) indexKeyRule(ctx context.Context, tx *sql.Tx, q *Queries, t *cap
 	if t.orgCol < 0 {
 		org = nil
 	}
+	// logName logs (on the hub) the key column of row id as v; setLater
+	// gives the later row v, in the entry when it is the later, and logs it.
+	logName := func(id any, v string) error {
+		if !hub {
+			return nil
+		}
+		cols := string(appendValue(append(appendJSONString([]byte{'{'}, col), ':'), v)) + "}"
+		return s.logOwn(ctx, q, t.name, t.keyOfKey([]any{id}), "u", &cols, org)
+	}
+	setLater := func(v string) error {
+		if incomingLater {
+			row[col] = v
+		} else if _, err := tx.ExecContext(ctx, `UPDATE `+quoteIdent(t.name)+` SET `+quoteIdent(col)+` = ? WHERE id = ?`, v, later); err != nil {
+			return err
+		}
+		return logName(later, v)
+	}
 	var resolution string
 	switch {
 	case rule.Held != nil:
 		resolution = rule.Held(later)
-		if incomingLater {
-			row[col] = resolution
-		} else if _, err := tx.ExecContext(ctx, `UPDATE `+quoteIdent(t.name)+` SET `+quoteIdent(col)+` = ? WHERE id = ?`, resolution, later); err != nil {
+		if err := setLater(resolution); err != nil {
 			return false, false, err
-		}
-		if hub {
-			cols := string(appendValue(append(appendJSONString([]byte{'{'}, col), ':'), resolution)) + "}"
-			if err := s.logOwn(ctx, q, t.name, t.keyOfKey([]any{later}), "u", &cols, org); err != nil {
-				return false, false, err
-			}
 		}
 		retry = true
 	case rule.Rename > 0:
@@ -143,24 +152,15 @@ func (s *Store) indexKeyRule(ctx context.Context, tx *sql.Tx, q *Queries, t *cap
 		if resolution, err = freeKey(ctx, tx, t.name, rule, args, value, rule.Rename); err != nil {
 			return false, false, err
 		}
-		if incomingLater {
-			row[col] = resolution
-		} else if _, err := tx.ExecContext(ctx, `UPDATE `+quoteIdent(t.name)+` SET `+quoteIdent(col)+` = ? WHERE id = ?`, resolution, later); err != nil {
+		// Both rows' names are logged on the hub, the renamed one's first:
+		// a laptop that settled a collision its own way (its rows were not
+		// the hub's at that moment) meets the hub's names of both later and
+		// ends where the hub does.
+		if err := setLater(resolution); err != nil {
 			return false, false, err
 		}
-		if hub {
-			// Both rows' names are logged, the renamed one's first: a
-			// laptop that settled a collision its own way (its rows were
-			// not the hub's at that moment) meets the hub's names of both
-			// later and ends where the hub does.
-			cols := string(appendValue(append(appendJSONString([]byte{'{'}, col), ':'), resolution)) + "}"
-			if err := s.logOwn(ctx, q, t.name, t.keyOfKey([]any{later}), "u", &cols, org); err != nil {
-				return false, false, err
-			}
-			cols = string(appendValue(append(appendJSONString([]byte{'{'}, col), ':'), value)) + "}"
-			if err := s.logOwn(ctx, q, t.name, t.keyOfKey([]any{kept}), "u", &cols, org); err != nil {
-				return false, false, err
-			}
+		if err := logName(kept, value); err != nil {
+			return false, false, err
 		}
 		retry = true
 	case incomingLater:
@@ -217,6 +217,13 @@ func freeKey(ctx context.Context, tx *sql.Tx, table string, rule *IndexKeyRule, 
 		conds = append(conds, rule.Where)
 	}
 	stmt := `SELECT 1 FROM ` + quoteIdent(table) + ` WHERE ` + strings.Join(conds, " AND ") + ` LIMIT 1`
+	return firstFreeSuffix(ctx, tx, stmt, args[:len(rule.Cols)-1], value, max)
+}
+
+// firstFreeSuffix is value with the first suffix "-2", "-3"... for which
+// taken (SELECT 1 ... LIMIT 1, the candidate its last argument after
+// fixed) finds no row, cut to max characters.
+func firstFreeSuffix(ctx context.Context, tx *sql.Tx, taken string, fixed []any, value string, max int) (string, error) {
 	for n := 2; ; n++ {
 		suffix := "-" + strconv.Itoa(n)
 		base := value
@@ -225,9 +232,8 @@ func freeKey(ctx context.Context, tx *sql.Tx, table string, rule *IndexKeyRule, 
 			base = base[:len(base)-size]
 		}
 		cand := base + suffix
-		a := append(append([]any{}, args[:len(rule.Cols)-1]...), cand)
 		var one int
-		err := tx.QueryRowContext(ctx, stmt, a...).Scan(&one)
+		err := tx.QueryRowContext(ctx, taken, append(append([]any{}, fixed...), cand)...).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return cand, nil
 		}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // The merge rules beyond the plain per-column one (docs/sync.md "Merge
@@ -414,24 +413,7 @@ func (s *Store) resolveUnique(ctx context.Context, tx *sql.Tx, q *Queries, t *ca
 // freeCode is value with the first suffix "-2", "-3"... no row in the
 // scope has, cut to the longest code the API takes.
 func (s *Store) freeCode(ctx context.Context, tx *sql.Tx, t *capTable, scope string, vals []any, value string) (string, error) {
-	for n := 2; ; n++ {
-		suffix := "-" + strconv.Itoa(n)
-		base := value
-		for utf8.RuneCountInString(base)+len(suffix) > maxCodeLen && base != "" {
-			_, size := utf8.DecodeLastRuneInString(base)
-			base = base[:len(base)-size]
-		}
-		cand := base + suffix
-		args := append(append([]any{}, vals[:len(vals)-1]...), cand)
-		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+quoteIdent(t.name)+` WHERE `+scope+` LIMIT 1`, args...).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return cand, nil
-		}
-		if err != nil {
-			return "", err
-		}
-	}
+	return firstFreeSuffix(ctx, tx, `SELECT 1 FROM `+quoteIdent(t.name)+` WHERE `+scope+` LIMIT 1`, vals[:len(vals)-1], value, maxCodeLen)
 }
 
 // logOwnRow logs a row this node's rules made, whole, as an insert.
