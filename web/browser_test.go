@@ -40,18 +40,21 @@ import (
 	"workspace/server/docengine"
 )
 
-// chromium finds the browser: $CHROMIUM, then Debian's paths.
+// chromium finds the browser: $CHROMIUM, then Debian's headless shell,
+// then a full Chromium. The headless shell is the same engine without the
+// browser's windowing layers: the browser suite took about half the CPU
+// with it (docs/testing.md), and the suite's time is Chromium's CPU.
 func chromium(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("CHROMIUM"); p != "" {
 		return p
 	}
-	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
+	for _, name := range []string{"/usr/bin/chromium-headless-shell", "chromium-headless-shell", "/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
-	t.Skip("browser tests skipped: no Chromium installed (apt-get install -y chromium, or set CHROMIUM)")
+	t.Skip("browser tests skipped: no Chromium installed (apt-get install -y chromium-headless-shell, or set CHROMIUM)")
 	return ""
 }
 
