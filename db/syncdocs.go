@@ -250,6 +250,26 @@ func SiteBranchName(node int64, branch string) string {
 	return "site/" + strconv.FormatInt(node, 10) + "/" + branch
 }
 
+// SyncMergeCheck lists what a merge of document heads breaks that the
+// document engine cannot see (formulas that no longer compile, enum cells
+// naming a value their column lost: the server's mergeConstraints), so the
+// hub never makes a head the API's own merge would refuse. The server sets
+// it when it is linked in (db cannot import server); nil checks nothing.
+var SyncMergeCheck func(ctx context.Context, q *Queries, st *docengine.Stage, base, ours, theirs, merged docengine.Hash) ([]docengine.Conflict, error)
+
+// auditDocumentSync writes the hub's judgement of a document's heads (a
+// merge made, or the site's head kept apart for a person) in the
+// organisation's audit chain, and logs it so every node holds it.
+func (s *Store) auditDocumentSync(ctx context.Context, tx *sql.Tx, q *Queries, org, document int64, branch, action string) error {
+	targets, _ := json.Marshal(map[string]string{"id": strconv.FormatInt(document, 10), "branch": branch})
+	id := s.IDs.Next()
+	if err := s.AppendAudit(ctx, q, AuditLog{ID: id, Chain: org, OrganisationID: &org, Action: action,
+		TargetIds: string(targets), ChangedFields: "[]", CreatedAt: FormatTime(s.clock.now())}); err != nil {
+		return err
+	}
+	return s.logOwnRow(ctx, tx, q, "audit_log", id, &org)
+}
+
 // headRule decides the head of branch id after an entry (e) moved it to
 // incoming (docs/sync.md, "Documents and files").
 func (s *Store) headRule(ctx context.Context, tx *sql.Tx, q *Queries, e SyncEntry, id, incoming int64) error {
@@ -316,6 +336,12 @@ func (s *Store) headRule(ctx context.Context, tx *sql.Tx, q *Queries, e SyncEntr
 		if err != nil {
 			return fmt.Errorf("merge of branch %d: %w", id, err)
 		}
+		if len(conflicts) == 0 && SyncMergeCheck != nil {
+			conflicts, err = SyncMergeCheck(ctx, q, st, docengine.Hash(base.hash), docengine.Hash(here.hash), docengine.Hash(in.hash), merged)
+			if err != nil {
+				return fmt.Errorf("constraints of the merge of branch %d: %w", id, err)
+			}
+		}
 		if len(conflicts) == 0 {
 			n, err := st.Flush(merged)
 			if err != nil {
@@ -341,6 +367,9 @@ func (s *Store) headRule(ctx context.Context, tx *sql.Tx, q *Queries, e SyncEntr
 				return err
 			}
 			if err := move(m.ID); err != nil {
+				return err
+			}
+			if err := s.auditDocumentSync(ctx, tx, q, org, br.DocumentID, br.Name, "SYNC document merged"); err != nil {
 				return err
 			}
 			return s.logHead(ctx, q, id, m.ID, org)
@@ -387,6 +416,9 @@ func (s *Store) headRule(ctx context.Context, tx *sql.Tx, q *Queries, e SyncEntr
 			return err
 		}
 		if err := s.logOwnRow(ctx, tx, q, "document_merge_requests", m.ID, &org); err != nil {
+			return err
+		}
+		if err := s.auditDocumentSync(ctx, tx, q, org, br.DocumentID, br.Name, "SYNC document kept apart"); err != nil {
 			return err
 		}
 	} else if err != nil {

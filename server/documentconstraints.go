@@ -17,6 +17,10 @@ import (
 // without a formula cycle, and enum cells name a value of their column's
 // item field.
 
+// The sync's merge of document heads on the hub checks the same (db cannot
+// import server, so it is handed over when this package is linked in).
+func init() { db.SyncMergeCheck = mergeConstraints }
+
 // mergeConstraints lists the constraint conflicts of merged, the merge of
 // ours and theirs from base.
 func mergeConstraints(ctx context.Context, q *db.Queries, st *docengine.Stage, base, ours, theirs, merged docengine.Hash) ([]docengine.Conflict, error) {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,6 +48,48 @@ func nodeClauses(t *testing.T, s *db.Store, docID int64) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// nodeCommit makes a revision of a document's main branch in a node's file
+// as the change flow would (edit on the head, flushed, the branch moved).
+func nodeCommit(t *testing.T, node *db.Store, docID int64, edit func(d *docengine.Doc) error) {
+	t.Helper()
+	ctx := context.Background()
+	if err := node.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
+		br, err := q.BranchByName(ctx, db.BranchByNameParams{DocumentID: docID, Name: "main"})
+		if err != nil {
+			return err
+		}
+		head, err := q.RevisionGet(ctx, br.RevisionID)
+		if err != nil {
+			return err
+		}
+		st := docengine.NewStage(chunkStore{ctx, q})
+		d, err := st.Open(hashOf(head.Hash))
+		if err != nil {
+			return err
+		}
+		if err := edit(d); err != nil {
+			return err
+		}
+		h, err := d.Save()
+		if err != nil {
+			return err
+		}
+		if _, err := st.Flush(h); err != nil {
+			return err
+		}
+		parents, _ := json.Marshal([]db.ID{db.ID(head.ID)})
+		rev, err := q.RevisionCreate(ctx, db.RevisionCreateParams{ID: node.IDs.Next(), DocumentID: head.DocumentID, Hash: h[:],
+			ParentID: &head.ID, Parents: string(parents), Generation: head.Generation + 1, CreatedAt: db.FormatTime(time.Now()), CreatedBy: head.CreatedBy})
+		if err != nil {
+			return err
+		}
+		_, err = q.BranchMove(ctx, db.BranchMoveParams{ID: br.ID, RevisionID: rev.ID, OldRevisionID: head.ID})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestSyncDocumentsAndFilesOverHTTP: a clone holds its organisation's
@@ -102,44 +145,15 @@ func TestSyncDocumentsAndFilesOverHTTP(t *testing.T) {
 	siteFile := []byte("site induction pdf")
 	siteHash := sha256.Sum256(siteFile)
 	acmeID, _ := db.ParseID(f.acme)
+	nodeCommit(t, node, int64(docID), func(d *docengine.Doc) error {
+		return d.InsertClause(node.IDs.Next(), docengine.Place{}, "Site clause")
+	})
 	if err := node.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
-		br, err := q.BranchByName(ctx, db.BranchByNameParams{DocumentID: int64(docID), Name: "main"})
-		if err != nil {
-			return err
-		}
-		head, err := q.RevisionGet(ctx, br.RevisionID)
-		if err != nil {
-			return err
-		}
-		st := docengine.NewStage(chunkStore{ctx, q})
-		d, err := st.Open(hashOf(head.Hash))
-		if err != nil {
-			return err
-		}
-		if err := d.InsertClause(node.IDs.Next(), docengine.Place{}, "Site clause"); err != nil {
-			return err
-		}
-		h, err := d.Save()
-		if err != nil {
-			return err
-		}
-		if _, err := st.Flush(h); err != nil {
-			return err
-		}
-		parents, _ := json.Marshal([]db.ID{db.ID(head.ID)})
-		rev, err := q.RevisionCreate(ctx, db.RevisionCreateParams{ID: node.IDs.Next(), DocumentID: head.DocumentID, Hash: h[:],
-			ParentID: &head.ID, Parents: string(parents), Generation: head.Generation + 1, CreatedAt: db.FormatTime(time.Now()), CreatedBy: head.CreatedBy})
-		if err != nil {
-			return err
-		}
-		if _, err := q.BranchMove(ctx, db.BranchMoveParams{ID: br.ID, RevisionID: rev.ID, OldRevisionID: head.ID}); err != nil {
-			return err
-		}
 		if err := q.BlobPut(ctx, db.BlobPutParams{Hash: hex.EncodeToString(siteHash[:]), ContentType: "application/pdf",
 			Size: int64(len(siteFile)), Data: siteFile, CreatedAt: "2026-11-26T00:00:00.000Z"}); err != nil {
 			return err
 		}
-		_, err = q.OrgBlobAttach(ctx, db.OrgBlobAttachParams{OrganisationID: int64(acmeID), Hash: hex.EncodeToString(siteHash[:])})
+		_, err := q.OrgBlobAttach(ctx, db.OrgBlobAttachParams{OrganisationID: int64(acmeID), Hash: hex.EncodeToString(siteHash[:])})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -308,5 +322,104 @@ func TestSyncDocumentsAndFilesOverHTTP(t *testing.T) {
 	e.srv.ServeHTTP(w, req)
 	if w.Code != http.StatusUnauthorized {
 		t.Errorf("an unsigned fetch: %d", w.Code)
+	}
+}
+
+// TestSyncMergeOfHeadsChecksConstraints: when head office and a site
+// laptop both moved a document's branch, the hub's merge is held to the
+// API's own merge rules. Edits of different clauses merge into one head
+// with both parents; a site's value of an enum column whose choices head
+// office changed meanwhile merges cleanly as text but breaks the column's
+// constraint, so the site's head is kept on its own branch with an open
+// merge request and head office's head stays. Both judgements are in the
+// organisation's audit log, and in no other organisation's.
+func TestSyncMergeOfHeadsChecksConstraints(t *testing.T) {
+	t.Parallel()
+	f := newDocFixture(t)
+	e := f.e
+	e.clock.Advance(time.Since(e.clock.Now())) // the node signs with the wall clock
+	ctx := context.Background()
+	c := content{f: f, doc: "/documents/" + f.doc}
+	h := c.change(t, "POST", c.rev(c.head(t, "main"))+"/columns", map[string]any{"name": "Status", "type": "enum", "field_id": f.enumID})
+	col := e.must(200, f.alice, "GET", c.rev(h)+"/columns", nil).arr(t)[0]["column_id"].(string)
+	h = c.change(t, "POST", c.rev(h)+"/clauses", map[string]any{"text": "one"})
+	c.change(t, "POST", c.rev(h)+"/clauses", map[string]any{"text": "two"})
+	colour := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/document-fields",
+		map[string]any{"name": "Colour", "type": 4, "values": []map[string]any{{"value": "Red"}}}).obj(t)["id"].(string)
+
+	hub := httptest.NewServer(e.srv)
+	t.Cleanup(hub.Close)
+	code := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
+	path := filepath.Join(t.TempDir(), "site.db")
+	if _, _, err := SyncClone(ctx, hub.URL, code, "Site", path, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	node, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	docID, _ := db.ParseID(f.doc)
+	colID, _ := db.ParseID(col)
+	audited := func(action string) []map[string]any {
+		return e.must(200, f.alice, "GET", "/organisations/"+f.acme+"/audit-log?action="+url.QueryEscape(action), nil).arr(t)
+	}
+
+	// Different clauses on each side: one merged head.
+	nodeCommit(t, node, int64(docID), func(d *docengine.Doc) error {
+		return d.InsertClause(node.IDs.Next(), docengine.Place{}, "Site clause")
+	})
+	c.change(t, "POST", c.rev(c.head(t, "main"))+"/clauses", map[string]any{"text": "Hub clause"})
+	if _, err := SyncNow(ctx, node, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	merged := e.must(200, f.alice, "GET", c.doc+"/branches/main", nil).obj(t)
+	rev := e.must(200, f.alice, "GET", c.rev(merged["hash"].(string)), nil).obj(t)
+	if ps, _ := rev["parents"].([]any); len(ps) != 2 {
+		t.Fatalf("the merged head's revision %v", rev)
+	}
+	if texts := strings.Join(nodeClauses(t, e.store, int64(docID)), "|"); !strings.Contains(texts, "Site clause") || !strings.Contains(texts, "Hub clause") {
+		t.Fatalf("the merged head reads %s", texts)
+	}
+	if l := audited("SYNC document merged"); len(l) != 1 || l[0]["target_ids"].(map[string]any)["id"] != f.doc ||
+		l[0]["target_ids"].(map[string]any)["branch"] != "main" {
+		t.Fatalf("the merge's audit entries %v", l)
+	}
+	if l := e.must(200, f.alice, "GET", c.doc+"/merge-requests", nil).arr(t); len(l) != 0 {
+		t.Fatalf("a clean merge opened merge requests %v", l)
+	}
+
+	// The site sets Status on the first clause to Draft; head office
+	// meanwhile makes the column choose from Colour, which has no Draft.
+	clauses := c.clauseIDs(t, c.head(t, "main"))
+	first, _ := db.ParseID(clauses[0])
+	nodeCommit(t, node, int64(docID), func(d *docengine.Doc) error {
+		return d.SetCell(int64(first), int64(colID), f.valueA)
+	})
+	hubHead := c.change(t, "PATCH", c.rev(c.head(t, "main"))+"/columns/"+col, map[string]any{"field_id": colour})
+	if _, err := SyncNow(ctx, node, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.head(t, "main"); got != hubHead {
+		t.Fatalf("head office's head moved to %s (was %s): a merge that breaks the column's choices was taken", got, hubHead)
+	}
+	site := db.SiteBranchName(node.NodeID(), "main")
+	mrs := e.must(200, f.alice, "GET", c.doc+"/merge-requests", nil).arr(t)
+	if len(mrs) != 1 || mrs[0]["from_branch"].(map[string]any)["name"] != site || mrs[0]["to_branch"].(map[string]any)["name"] != "main" ||
+		mrs[0]["status"] != "open" {
+		t.Fatalf("merge requests %v", mrs)
+	}
+	mr := e.must(200, f.alice, "GET", c.doc+"/merge-requests/"+fmt.Sprint(mrs[0]["number"]), nil).obj(t)
+	cs, _ := mr["conflicts"].([]any)
+	if mr["mergeable"] != false || len(cs) != 1 || cs[0].(map[string]any)["kind"] != "constraint" {
+		t.Fatalf("the site's merge request %v", mr)
+	}
+	if l := audited("SYNC document kept apart"); len(l) != 1 || l[0]["target_ids"].(map[string]any)["id"] != f.doc {
+		t.Fatalf("the kept-apart audit entries %v", l)
+	}
+	for _, en := range e.must(200, f.mallory, "GET", "/organisations/"+f.evil+"/audit-log?$top=1000", nil).arr(t) {
+		if strings.HasPrefix(en["action"].(string), "SYNC document") {
+			t.Fatalf("another organisation's log holds %v", en)
+		}
 	}
 }

@@ -84,6 +84,9 @@ export const auditSentences: Record<string, [Happened, string, string]> = {
   "POST /organisations/:id/sync-conflicts/:conflict/settle": ["changed", "Settings", "settled a code two offices gave while apart"],
   // Not a route: the hub's judgement when two offices changed access at once (docs/sync.md).
   "SYNC security": ["changed", "Members", "kept the stricter of two changes to access made while offices were apart"],
+  // Not routes: the hub's judgement of a document's heads both offices moved (docs/sync.md).
+  "SYNC document merged": ["changed", "Work", "merged a site office's changes into a document"],
+  "SYNC document kept apart": ["other", "Work", "kept a site office's changes apart for a person to settle in a document"],
   // Not a route: one per exchange with a site laptop and organisation, with what it moved (details.count; values received and sent).
   "SYNC exchange": ["other", "Settings", "exchanged {count} changes with a site laptop"],
   "PUT /organisations/:id/icon": ["changed", "Settings", "changed the icon of {org}"],
