@@ -45,7 +45,11 @@ func busyDay(ctx context.Context, site *Store, day int, perDay int, id int64) (i
 	at := fmt.Sprintf("'2026-11-%02dT08:00:00.000Z'", 1+day%28)
 	made := 0
 	var items []int64
-	head := int64(41)
+	// each day's first edit follows the last day's: one line of history
+	var head int64
+	if err := site.Reader.QueryRowContext(ctx, `SELECT revision_id FROM document_branches WHERE id = 42`).Scan(&head); err != nil {
+		return id, err
+	}
 	for made < perDay {
 		err := site.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
 			exec := func(s string, args ...any) error {
@@ -93,7 +97,11 @@ func busyDay(ctx context.Context, site *Store, day int, perDay int, id int64) (i
 				// Three cell edits: a revision each, the head moved.
 				for k := 0; k < 3; k++ {
 					id++
-					if err := exec(`INSERT INTO document_revisions (id, document_id, hash, parent_id, generation, message, created_at, created_by) VALUES (?, 40, ?, ?, ?, 'cell edit', @T, 1)`, id, []byte(strconv.FormatInt(id, 16)), head, id); err != nil {
+					// parents as the change flow writes them: the hub's merge base reads
+					// them (without, every head the site sent looked unrelated to the
+					// hub's and became a merge request, not a fast-forward)
+					parents, _ := json.Marshal([]ID{ID(head)})
+					if err := exec(`INSERT INTO document_revisions (id, document_id, hash, parent_id, parents, generation, message, created_at, created_by) VALUES (?, 40, ?, ?, ?, ?, 'cell edit', @T, 1)`, id, []byte(strconv.FormatInt(id, 16)), head, string(parents), id); err != nil {
 						return err
 					}
 					head = id
@@ -262,6 +270,18 @@ func BenchmarkSyncBusyMonth(b *testing.B) {
 		}
 		if want := logged * 14 / 26; evidence < want-30 || evidence > want+30 {
 			b.Fatalf("the hub holds %d evidence rows, want about %d", evidence, want)
+		}
+		// Only the site edited the diary: the hub fast-forwarded to its head
+		// and opened no merge request.
+		var hubHead, siteHead, requests int64
+		if err := hub.Reader.QueryRowContext(ctx, `SELECT (SELECT revision_id FROM document_branches WHERE id = 42), (SELECT count(*) FROM document_merge_requests)`).Scan(&hubHead, &requests); err != nil {
+			b.Fatal(err)
+		}
+		if err := site.Reader.QueryRowContext(ctx, `SELECT revision_id FROM document_branches WHERE id = 42`).Scan(&siteHead); err != nil {
+			b.Fatal(err)
+		}
+		if hubHead != siteHead || requests != 0 {
+			b.Fatalf("the hub's diary head %d, the site's %d, merge requests %d: want a fast-forward", hubHead, siteHead, requests)
 		}
 		b.ReportMetric(took.Seconds(), "s/exchange")
 		b.ReportMetric(float64(total)/took.Seconds(), "changes/s")
