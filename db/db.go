@@ -1293,6 +1293,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncLastReceivedStmt, err = db.PrepareContext(ctx, syncLastReceived); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncLastReceived: %w", err)
 	}
+	if q.syncLeaseGetStmt, err = db.PrepareContext(ctx, syncLeaseGet); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncLeaseGet: %w", err)
+	}
+	if q.syncLeasePutStmt, err = db.PrepareContext(ctx, syncLeasePut); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncLeasePut: %w", err)
+	}
+	if q.syncLeaseReleaseStmt, err = db.PrepareContext(ctx, syncLeaseRelease); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncLeaseRelease: %w", err)
+	}
+	if q.syncLeaseRenewStmt, err = db.PrepareContext(ctx, syncLeaseRenew); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncLeaseRenew: %w", err)
+	}
 	if q.syncNodeActiveStmt, err = db.PrepareContext(ctx, syncNodeActive); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncNodeActive: %w", err)
 	}
@@ -3953,6 +3965,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncLastReceivedStmt: %w", cerr)
 		}
 	}
+	if q.syncLeaseGetStmt != nil {
+		if cerr := q.syncLeaseGetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncLeaseGetStmt: %w", cerr)
+		}
+	}
+	if q.syncLeasePutStmt != nil {
+		if cerr := q.syncLeasePutStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncLeasePutStmt: %w", cerr)
+		}
+	}
+	if q.syncLeaseReleaseStmt != nil {
+		if cerr := q.syncLeaseReleaseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncLeaseReleaseStmt: %w", cerr)
+		}
+	}
+	if q.syncLeaseRenewStmt != nil {
+		if cerr := q.syncLeaseRenewStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncLeaseRenewStmt: %w", cerr)
+		}
+	}
 	if q.syncNodeActiveStmt != nil {
 		if cerr := q.syncNodeActiveStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncNodeActiveStmt: %w", cerr)
@@ -5315,6 +5347,10 @@ type Queries struct {
 	syncIsMemberStmt                          *sql.Stmt
 	syncLastHLCStmt                           *sql.Stmt
 	syncLastReceivedStmt                      *sql.Stmt
+	syncLeaseGetStmt                          *sql.Stmt
+	syncLeasePutStmt                          *sql.Stmt
+	syncLeaseReleaseStmt                      *sql.Stmt
+	syncLeaseRenewStmt                        *sql.Stmt
 	syncNodeActiveStmt                        *sql.Stmt
 	syncNodeClonedStmt                        *sql.Stmt
 	syncNodeCreateStmt                        *sql.Stmt
@@ -5924,6 +5960,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncIsMemberStmt:                          q.syncIsMemberStmt,
 		syncLastHLCStmt:                           q.syncLastHLCStmt,
 		syncLastReceivedStmt:                      q.syncLastReceivedStmt,
+		syncLeaseGetStmt:                          q.syncLeaseGetStmt,
+		syncLeasePutStmt:                          q.syncLeasePutStmt,
+		syncLeaseReleaseStmt:                      q.syncLeaseReleaseStmt,
+		syncLeaseRenewStmt:                        q.syncLeaseRenewStmt,
 		syncNodeActiveStmt:                        q.syncNodeActiveStmt,
 		syncNodeClonedStmt:                        q.syncNodeClonedStmt,
 		syncNodeCreateStmt:                        q.syncNodeCreateStmt,

@@ -804,6 +804,15 @@ type SyncHub struct {
 	LastReceived   int64
 }
 
+type SyncLease struct {
+	ID        int64
+	Holder    string
+	Pid       int64
+	Host      string
+	StartedAt string
+	ExpiresAt string
+}
+
 type SyncNode struct {
 	Node           int64
 	PublicKey      []byte

@@ -167,6 +167,82 @@ func (q *Queries) SyncLastReceived(ctx context.Context) (int64, error) {
 	return column_1, err
 }
 
+const syncLeaseGet = `-- name: SyncLeaseGet :one
+SELECT holder, pid, host, started_at, expires_at FROM sync_lease WHERE id = 1
+`
+
+type SyncLeaseGetRow struct {
+	Holder    string
+	Pid       int64
+	Host      string
+	StartedAt string
+	ExpiresAt string
+}
+
+func (q *Queries) SyncLeaseGet(ctx context.Context) (SyncLeaseGetRow, error) {
+	row := q.queryRow(ctx, q.syncLeaseGetStmt, syncLeaseGet)
+	var i SyncLeaseGetRow
+	err := row.Scan(
+		&i.Holder,
+		&i.Pid,
+		&i.Host,
+		&i.StartedAt,
+		&i.ExpiresAt,
+	)
+	return i, err
+}
+
+const syncLeasePut = `-- name: SyncLeasePut :exec
+INSERT OR REPLACE INTO sync_lease(id, holder, pid, host, started_at, expires_at)
+VALUES (1, ?1, ?2, ?3, ?4, ?5)
+`
+
+type SyncLeasePutParams struct {
+	Holder    string
+	Pid       int64
+	Host      string
+	StartedAt string
+	ExpiresAt string
+}
+
+// The exchange's lease of this file, taken (TakeSyncLease decides when).
+func (q *Queries) SyncLeasePut(ctx context.Context, arg SyncLeasePutParams) error {
+	_, err := q.exec(ctx, q.syncLeasePutStmt, syncLeasePut,
+		arg.Holder,
+		arg.Pid,
+		arg.Host,
+		arg.StartedAt,
+		arg.ExpiresAt,
+	)
+	return err
+}
+
+const syncLeaseRelease = `-- name: SyncLeaseRelease :exec
+DELETE FROM sync_lease WHERE id = 1 AND holder = ?1
+`
+
+func (q *Queries) SyncLeaseRelease(ctx context.Context, holder string) error {
+	_, err := q.exec(ctx, q.syncLeaseReleaseStmt, syncLeaseRelease, holder)
+	return err
+}
+
+const syncLeaseRenew = `-- name: SyncLeaseRenew :execrows
+UPDATE sync_lease SET expires_at = ?1 WHERE id = 1 AND holder = ?2
+`
+
+type SyncLeaseRenewParams struct {
+	ExpiresAt string
+	Holder    string
+}
+
+func (q *Queries) SyncLeaseRenew(ctx context.Context, arg SyncLeaseRenewParams) (int64, error) {
+	result, err := q.exec(ctx, q.syncLeaseRenewStmt, syncLeaseRenew, arg.ExpiresAt, arg.Holder)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const syncReceived = `-- name: SyncReceived :many
 SELECT origin, hlc FROM sync_received ORDER BY origin
 `

@@ -79,3 +79,17 @@ ORDER BY hlc, origin;
 SELECT hlc, origin, op, seen, cols FROM sync_changes
 WHERE tbl = @tbl AND pk = @pk
 ORDER BY hlc, origin;
+
+-- The exchange's lease of this file, taken (TakeSyncLease decides when).
+-- name: SyncLeasePut :exec
+INSERT OR REPLACE INTO sync_lease(id, holder, pid, host, started_at, expires_at)
+VALUES (1, @holder, @pid, @host, @started_at, @expires_at);
+
+-- name: SyncLeaseGet :one
+SELECT holder, pid, host, started_at, expires_at FROM sync_lease WHERE id = 1;
+
+-- name: SyncLeaseRenew :execrows
+UPDATE sync_lease SET expires_at = @expires_at WHERE id = 1 AND holder = @holder;
+
+-- name: SyncLeaseRelease :exec
+DELETE FROM sync_lease WHERE id = 1 AND holder = @holder;

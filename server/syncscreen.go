@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -47,14 +48,22 @@ type syncRunJSON struct {
 type syncRun struct {
 	mu    sync.Mutex
 	state syncRunJSON
+	store *db.Store
+	// lease is the token of the file's exchange lease while this
+	// process's exchange runs (db.TakeSyncLease).
+	lease string
 }
+
+// syncLeaseTTL is how long the lease of an exchange killed mid-way keeps
+// others out; a running exchange renews it every third of that.
+var syncLeaseTTL = 90 * time.Second
 
 // syncRuns: one syncRun per store (a process serves one store; tests run
 // several).
 var syncRuns sync.Map
 
 func syncRunOf(store *db.Store) *syncRun {
-	r, _ := syncRuns.LoadOrStore(store, &syncRun{state: syncRunJSON{State: "idle"}})
+	r, _ := syncRuns.LoadOrStore(store, &syncRun{state: syncRunJSON{State: "idle"}, store: store})
 	return r.(*syncRun)
 }
 
@@ -64,8 +73,14 @@ func (r *syncRun) get() syncRunJSON {
 	return r.state
 }
 
-// errSyncBusy: an exchange is running already.
-var errSyncBusy = errors.New("an exchange with head office is already running")
+// errSyncBusy: an exchange is running already; errSyncElsewhere: in
+// another process using the same database file; errSyncLeaseLost: another
+// exchange took this one's lease (this process stalled past syncLeaseTTL).
+var (
+	errSyncBusy      = errors.New("an exchange with head office is already running")
+	errSyncElsewhere = errors.New("an exchange with head office is running in another program using this database")
+	errSyncLeaseLost = errors.New("another exchange took over this database's lease")
+)
 
 // begin marks an exchange running; false when one is.
 func (r *syncRun) begin(toSend, toReceive int64) bool {
@@ -80,6 +95,15 @@ func (r *syncRun) begin(toSend, toReceive int64) bool {
 }
 
 func (r *syncRun) end(res SyncResult, words string) {
+	r.mu.Lock()
+	lease := r.lease
+	r.lease = ""
+	r.mu.Unlock()
+	if lease != "" {
+		// Released before the state says done, so a start that follows
+		// finds the file free. One left behind expires (syncLeaseTTL).
+		_ = r.store.ReleaseSyncLease(context.Background(), lease)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := db.FormatTime(time.Now())
@@ -114,8 +138,9 @@ func (p syncProgress) syncRound(res SyncResult) {
 // syncRoundReporter is told each round's counts by SyncNow.
 type syncRoundReporter interface{ syncRound(SyncResult) }
 
-// beginSync marks the store's exchange running, with its estimates; it
-// fails with errSyncBusy when one is running.
+// beginSync marks the store's exchange running, with its estimates, and
+// takes the database file's lease; it fails with errSyncBusy when one runs
+// in this process, errSyncElsewhere when one runs in another.
 func beginSync(ctx context.Context, store *db.Store) (*syncRun, error) {
 	var toSend, toReceive int64
 	var hub db.SyncHubScreenRow
@@ -137,13 +162,56 @@ func beginSync(ctx context.Context, store *db.Store) (*syncRun, error) {
 	if !run.begin(toSend, toReceive) {
 		return run, errSyncBusy
 	}
+	lease := rand.Text()
+	taken, other, err := store.TakeSyncLease(ctx, lease, time.Now(), syncLeaseTTL)
+	if err == nil && !taken {
+		err = fmt.Errorf("%w (process %d on %s, since %s)", errSyncElsewhere, other.Pid, other.Host, other.StartedAt.Format(time.RFC3339))
+	}
+	if err != nil {
+		run.end(SyncResult{}, syncErrorWords("", err))
+		return run, err
+	}
+	run.mu.Lock()
+	run.lease = lease
+	run.mu.Unlock()
 	return run, nil
+}
+
+// keepLease renews the run's lease until done is closed; when another
+// exchange has taken it, it stops this one.
+func (r *syncRun) keepLease(ctx context.Context, stop context.CancelCauseFunc, done <-chan struct{}) {
+	t := time.NewTicker(syncLeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		r.mu.Lock()
+		lease := r.lease
+		r.mu.Unlock()
+		if held, err := r.store.RenewSyncLease(ctx, lease, time.Now(), syncLeaseTTL); err == nil && !held {
+			stop(errSyncLeaseLost)
+			return
+		}
+	}
 }
 
 // runSync runs the exchange begun by beginSync and logs its line.
 func runSync(ctx context.Context, store *db.Store, run *syncRun, logger *slog.Logger, progress io.Writer) (SyncResult, error) {
 	start := time.Now()
-	res, err := SyncNow(ctx, store, 0, syncProgress{w: progress, run: run})
+	leaseCtx, stop := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go run.keepLease(leaseCtx, stop, done)
+	res, err := SyncNow(leaseCtx, store, 0, syncProgress{w: progress, run: run})
+	close(done)
+	if cause := context.Cause(leaseCtx); err != nil && errors.Is(cause, errSyncLeaseLost) {
+		err = cause
+	}
+	stop(nil)
 	words := ""
 	hubURL := ""
 	if err != nil {
@@ -200,6 +268,10 @@ func syncErrorWords(hubURL string, err error) string {
 	switch {
 	case errors.Is(err, errSyncBusy):
 		return "An exchange with head office is already running: wait for it to finish."
+	case errors.Is(err, errSyncElsewhere):
+		return "An exchange with head office is already running in another program on this laptop: wait for it to finish, then try again."
+	case errors.Is(err, errSyncLeaseLost):
+		return "This exchange stopped because another exchange on this laptop took over after this one had stalled. Nothing was lost: the other goes on from where this one stopped."
 	case errors.Is(err, context.Canceled):
 		return "The exchange stopped because this server was shutting down. Nothing was lost: the next exchange goes on from where it stopped."
 	case errors.As(err, &refusal) && refusal.Status == http.StatusUnauthorized:
@@ -247,7 +319,9 @@ func (s *Server) syncNowStart(rq *request) error {
 	if err != nil {
 		return err
 	}
-	run, err := beginSync(rq.ctx, s.store)
+	// The server's context: the exchange and its lease outlive the request
+	// (whose writes would each add an audit entry).
+	run, err := beginSync(s.ctx, s.store)
 	if err == nil {
 		s.background(func() { _, _ = runSync(s.ctx, s.store, run, s.log, nil) })
 	}

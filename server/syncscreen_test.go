@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"path/filepath"
@@ -151,6 +152,31 @@ func TestSyncScreen(t *testing.T) {
 	}
 	run.end(SyncResult{}, "")
 
+	// Another program on the same file (a `sync now` in a terminal) holds
+	// the file's lease: the laptop's server starts none and says so; once
+	// it ends, the server starts again (the revocation below).
+	var file string
+	if err := l.store.Reader.QueryRow(`SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file); err != nil {
+		t.Fatal(err)
+	}
+	other, err := db.Open(context.Background(), db.Options{Path: file, NodeID: -1, Unprepared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	otherRun, err := beginSync(context.Background(), other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.must(202, alice, "POST", acme+"/sync/now", nil).obj(t)
+	if words, _ := refused["error"].(string); refused["state"] != "failed" || !strings.Contains(words, "another program on this laptop") {
+		t.Fatalf("a start beside another program's exchange: %v", refused)
+	}
+	if _, err := beginSync(context.Background(), l.store); !errors.Is(err, errSyncElsewhere) {
+		t.Fatalf("an exchange began beside another program's: %v", err)
+	}
+	otherRun.end(SyncResult{}, "")
+
 	// Head office revokes the laptop: refused, in words.
 	nodeID := strconv.FormatInt(l.store.NodeID(), 10)
 	f.e.must(204, f.alice, "DELETE", acme+"/sync/nodes/"+nodeID, nil)
@@ -208,6 +234,8 @@ func TestSyncErrorWords(t *testing.T) {
 		{&hubRefusal{Status: 409}, "refused the exchange"},
 		{context.Canceled, "shutting down"},
 		{errSyncBusy, "already running"},
+		{fmt.Errorf("%w (process 4242 on site-laptop)", errSyncElsewhere), "another program on this laptop"},
+		{errSyncLeaseLost, "took over"},
 		{errors.New("applying the hub's page: disk full"), "stopped before it finished"},
 	} {
 		got := syncErrorWords("https://hub.example.com", c.err)
