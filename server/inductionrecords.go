@@ -186,6 +186,11 @@ func (s *Server) userInductionComplete(rq *request) error {
 	if err := rq.decode(&b); err != nil {
 		return err
 	}
+	// One answer per question: more cannot be right, and each extra would
+	// be a problem of its own in the answer.
+	if len(b.Answers) > maxQuestions {
+		return fieldError("answers", fmt.Sprintf("must list at most %d answers, one per question", maxQuestions))
+	}
 	var out recordJSON
 	err = s.store.InTx(rq.ctx, func(q *db.Queries) error {
 		ui, err := q.UserInductionGet(rq.ctx, db.UserInductionGetParams{InductionID: id, UserID: rq.user.ID})

@@ -41,7 +41,7 @@ func requestSchemaFields(t *testing.T, visit func(where string, s map[string]any
 			walk(name, sub)
 			return
 		}
-		if typeHas(s["type"], "string") || typeHas(s["type"], "integer") || typeHas(s["type"], "number") {
+		if typeHas(s["type"], "string") || typeHas(s["type"], "integer") || typeHas(s["type"], "number") || typeHas(s["type"], "array") {
 			visit(where, s)
 		}
 		props, _ := s["properties"].(map[string]any)
@@ -100,6 +100,9 @@ func requestSchemaFields(t *testing.T, visit func(where string, s map[string]any
 func bounded(s map[string]any) bool {
 	if s["enum"] != nil || s["const"] != nil {
 		return true
+	}
+	if typeHas(s["type"], "array") && s["maxItems"] == nil {
+		return false
 	}
 	if typeHas(s["type"], "string") {
 		switch {

@@ -5162,6 +5162,7 @@ export interface components {
             values?: components["schemas"]["ValueEntryWrite"][] | null;
         };
         RecordWrite: {
+            /** @description one per question of the revision */
             answers?: {
                 enum_id?: components["schemas"]["NullableIdIn"];
                 question_id?: components["schemas"]["NullableIdIn"];
