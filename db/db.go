@@ -1224,6 +1224,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.subLocationListForOrganisationStmt, err = db.PrepareContext(ctx, subLocationListForOrganisation); err != nil {
 		return nil, fmt.Errorf("error preparing query SubLocationListForOrganisation: %w", err)
 	}
+	if q.subLocationUpdateStmt, err = db.PrepareContext(ctx, subLocationUpdate); err != nil {
+		return nil, fmt.Errorf("error preparing query SubLocationUpdate: %w", err)
+	}
 	if q.subLocationsOfLocationsStmt, err = db.PrepareContext(ctx, subLocationsOfLocations); err != nil {
 		return nil, fmt.Errorf("error preparing query SubLocationsOfLocations: %w", err)
 	}
@@ -3850,6 +3853,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing subLocationListForOrganisationStmt: %w", cerr)
 		}
 	}
+	if q.subLocationUpdateStmt != nil {
+		if cerr := q.subLocationUpdateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing subLocationUpdateStmt: %w", cerr)
+		}
+	}
 	if q.subLocationsOfLocationsStmt != nil {
 		if cerr := q.subLocationsOfLocationsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing subLocationsOfLocationsStmt: %w", cerr)
@@ -5324,6 +5332,7 @@ type Queries struct {
 	subLocationGetStmt                        *sql.Stmt
 	subLocationListStmt                       *sql.Stmt
 	subLocationListForOrganisationStmt        *sql.Stmt
+	subLocationUpdateStmt                     *sql.Stmt
 	subLocationsOfLocationsStmt               *sql.Stmt
 	syncBlobHeldStmt                          *sql.Stmt
 	syncBlobOfOrgsStmt                        *sql.Stmt
@@ -5937,6 +5946,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		subLocationGetStmt:                        q.subLocationGetStmt,
 		subLocationListStmt:                       q.subLocationListStmt,
 		subLocationListForOrganisationStmt:        q.subLocationListForOrganisationStmt,
+		subLocationUpdateStmt:                     q.subLocationUpdateStmt,
 		subLocationsOfLocationsStmt:               q.subLocationsOfLocationsStmt,
 		syncBlobHeldStmt:                          q.syncBlobHeldStmt,
 		syncBlobOfOrgsStmt:                        q.syncBlobOfOrgsStmt,

@@ -495,3 +495,37 @@ func (q *Queries) SubLocationListForOrganisation(ctx context.Context, organisati
 	}
 	return items, nil
 }
+
+const subLocationUpdate = `-- name: SubLocationUpdate :one
+UPDATE sub_locations SET code = ?1, name = ?2, asset_capacity = ?3
+WHERE id = ?4
+RETURNING id, organisation_id, location_id, code, name, asset_capacity, enabled, created_at
+`
+
+type SubLocationUpdateParams struct {
+	Code          string
+	Name          string
+	AssetCapacity *int64
+	ID            int64
+}
+
+func (q *Queries) SubLocationUpdate(ctx context.Context, arg SubLocationUpdateParams) (SubLocation, error) {
+	row := q.queryRow(ctx, q.subLocationUpdateStmt, subLocationUpdate,
+		arg.Code,
+		arg.Name,
+		arg.AssetCapacity,
+		arg.ID,
+	)
+	var i SubLocation
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.LocationID,
+		&i.Code,
+		&i.Name,
+		&i.AssetCapacity,
+		&i.Enabled,
+		&i.CreatedAt,
+	)
+	return i, err
+}

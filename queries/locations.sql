@@ -56,3 +56,8 @@ DELETE FROM location_inductions WHERE location_id = @location_id AND induction_i
 
 -- name: LocationInductionIDs :many
 SELECT induction_id FROM location_inductions WHERE location_id = @location_id ORDER BY created_at, induction_id;
+
+-- name: SubLocationUpdate :one
+UPDATE sub_locations SET code = @code, name = @name, asset_capacity = @asset_capacity
+WHERE id = @id
+RETURNING *;

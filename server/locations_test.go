@@ -111,3 +111,54 @@ func TestDisciplines(t *testing.T) {
 		{"patch name too long", f.alice, "PATCH", path, map[string]any{"name": strings.Repeat("n", 201)}, 400, wantField("name")},
 	})
 }
+
+// TestSubLocationPatch: a sub-location's code, name and asset capacity are
+// corrected in place by those who manage locations; each limit, the
+// read-only fields, a member without the permission, another
+// organisation's owner and an absent sub-location are refused, and a
+// refusal changes nothing.
+func TestSubLocationPatch(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	depot := e.must(201, f.alice, "POST", acme+"/locations", map[string]any{"name": "Depot"}).obj(t)["id"].(string)
+	bay := e.must(201, f.alice, "POST", "/locations/"+depot+"/sub-locations", map[string]any{"name": "Bay 1", "code": "B1", "asset_capacity": 4}).obj(t)
+	sp := "/sub-locations/" + bay["id"].(string)
+	unchanged := func(t *testing.T) {
+		t.Helper()
+		for _, s := range e.must(200, f.alice, "GET", "/locations/"+depot+"/sub-locations", nil).arr(t) {
+			if s["id"] == bay["id"] && (s["code"] != "B1" || s["name"] != "Bay 1" || s["asset_capacity"] != float64(4)) {
+				t.Errorf("a refused change changed the sub-location: %v", s)
+			}
+		}
+	}
+	refused := func(t *testing.T, r *testResponse) { unchanged(t) }
+	e.run(t, []scenario{
+		{"code over 12", f.alice, "PATCH", sp, map[string]any{"code": strings.Repeat("c", 13)}, 400, wantField("code")},
+		{"empty name", f.alice, "PATCH", sp, map[string]any{"name": "  "}, 400, wantField("name")},
+		{"name over 200", f.alice, "PATCH", sp, map[string]any{"name": strings.Repeat("n", 201)}, 400, wantField("name")},
+		{"negative capacity", f.alice, "PATCH", sp, map[string]any{"asset_capacity": -1}, 400, wantField("asset_capacity")},
+		{"capacity of the wrong type", f.alice, "PATCH", sp, map[string]any{"asset_capacity": "four"}, 400, nil},
+		{"another location", f.alice, "PATCH", sp, map[string]any{"location_id": depot + "1"}, 400, wantField("location_id")},
+		{"malformed JSON", f.alice, "PATCH", sp, "{", 400, refused},
+		{"member without MANAGE_LOCATIONS", f.bob, "PATCH", sp, map[string]any{"code": "X"}, 403, refused},
+		{"another organisation's owner", f.mallory, "PATCH", sp, map[string]any{"code": "X"}, 403, refused},
+		{"absent sub-location", f.alice, "PATCH", "/sub-locations/123456789", map[string]any{"code": "X"}, 404, nil},
+		{"not an id", f.alice, "PATCH", "/sub-locations/x", map[string]any{"code": "X"}, 400, nil},
+		{"the code alone", f.alice, "PATCH", sp, map[string]any{"code": "B1-2"}, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["code"] != "B1-2" || o["name"] != "Bay 1" || o["asset_capacity"] != float64(4) {
+				t.Errorf("got %v", o)
+			}
+		}},
+		{"name and capacity cleared", f.alice, "PATCH", sp, map[string]any{"name": " Bay one ", "asset_capacity": nil}, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["name"] != "Bay one" || o["asset_capacity"] != nil || o["code"] != "B1-2" {
+				t.Errorf("got %v", o)
+			}
+		}},
+		{"the location lists the change", f.bob, "GET", "/locations/" + depot + "/sub-locations", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 1 || l[0]["code"] != "B1-2" || l[0]["name"] != "Bay one" {
+				t.Errorf("got %v", l)
+			}
+		}},
+	})
+}

@@ -94,6 +94,7 @@ var paramSources = map[string]string{
 	"/systems/{id}":                                       "POST /organisations/{id}/systems",
 	"/api/prefixes/{id}":                                  "POST /organisations/{id}/prefixes",
 	"/locations/{id}":                                     "POST /organisations/{id}/locations",
+	"/sub-locations/{id}":                                 "POST /locations/{id}/sub-locations",
 	"/api/disciplines/{id}":                               "POST /organisations/{id}/disciplines",
 	"/work-item-types/{id}":                               "POST /organisations/{id}/work-item-types",
 	"/workitems/{id}":                                     "POST /organisations/{id}/workitems",

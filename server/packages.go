@@ -37,7 +37,7 @@ type packageBody struct {
 
 func (b *packageBody) validate() error {
 	p := problems{}
-	optText(p, "code", b.Code, maxCodeLen)
+	optText(p, "code", b.Code, maxCode)
 	checkName(p, "name", b.Name, maxNameLen)
 	optText(p, "description", b.Description, maxDescriptionLen)
 	return p.err()

@@ -12,7 +12,6 @@ import (
 
 // Limits of the projects area the spec does not give (docs/projects.md).
 const (
-	maxCodeLen        = 12
 	maxNameLen        = 200
 	maxDescriptionLen = 4000
 	maxReadmeLen      = 64000
@@ -212,7 +211,7 @@ type projectBody struct {
 
 func (b *projectBody) validate() error {
 	p := problems{}
-	optText(p, "code", b.Code, maxCodeLen)
+	optText(p, "code", b.Code, maxCode)
 	checkName(p, "name", b.Name, maxNameLen)
 	optText(p, "description", b.Description, maxDescriptionLen)
 	optText(p, "readme", b.Readme, maxReadmeLen)

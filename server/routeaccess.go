@@ -322,6 +322,10 @@ var (
 		_, a, err := locationAccess(ctx, q, userID, id, http.StatusNotFound)
 		return a, err
 	})
+	subLocation = rowScope("sub-location", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
+		_, a, err := subLocationAccess(ctx, q, userID, id, http.StatusNotFound)
+		return a, err
+	})
 	workgroup = rowScope("workgroup", func(ctx context.Context, q *db.Queries, userID, id int64) (Access, error) {
 		_, a, err := workgroupAccess(ctx, q, userID, id, http.StatusNotFound)
 		return a, err

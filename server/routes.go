@@ -216,6 +216,7 @@ func (s *Server) routes() []route {
 		{"GET", "/locations/:id", location(0), s.locationGet},
 		{"PATCH", "/locations/:id", location(ManageLocations), s.locationPatch},
 		{"POST", "/locations/:id/sub-locations", location(ManageLocations), s.subLocationCreate},
+		{"PATCH", "/sub-locations/:id", subLocation(ManageLocations), s.subLocationPatch},
 		{"GET", "/locations/:id/sub-locations", decidedBy("location", "member, or the recipient of a share of a fleet there"), s.subLocationList},
 		{"GET", "/locations/:id/inductions", location(0), s.locationInductionList},
 		{"PUT", "/locations/:id/inductions/:induction", location(ManageLocations), s.locationInductionPut},

@@ -113,6 +113,7 @@ export const auditSentences: Record<string, [Happened, string, string]> = {
   "POST /organisations/:id/locations": ["created", "Site", "created a location"],
   "PATCH /locations/:id": ["changed", "Site", "changed a location"],
   "POST /locations/:id/sub-locations": ["created", "Site", "created a sub-location"],
+  "PATCH /sub-locations/:id": ["changed", "Site", "changed a sub-location"],
   "PUT /locations/:id/inductions/:induction": ["created", "Site", "required an induction at a location"],
   "DELETE /locations/:id/inductions/:induction": ["deleted", "Site", "stopped requiring an induction at a location"],
   "POST /organisations/:id/disciplines": ["created", "Settings", "created a discipline"],
