@@ -1365,6 +1365,21 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncPairingCodeTakeStmt, err = db.PrepareContext(ctx, syncPairingCodeTake); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncPairingCodeTake: %w", err)
 	}
+	if q.syncPieceAddStmt, err = db.PrepareContext(ctx, syncPieceAdd); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncPieceAdd: %w", err)
+	}
+	if q.syncPiecesStmt, err = db.PrepareContext(ctx, syncPieces); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncPieces: %w", err)
+	}
+	if q.syncPiecesDropStmt, err = db.PrepareContext(ctx, syncPiecesDrop); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncPiecesDrop: %w", err)
+	}
+	if q.syncPiecesHeldStmt, err = db.PrepareContext(ctx, syncPiecesHeld); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncPiecesHeld: %w", err)
+	}
+	if q.syncPiecesPruneStmt, err = db.PrepareContext(ctx, syncPiecesPrune); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncPiecesPrune: %w", err)
+	}
 	if q.syncReceivedStmt, err = db.PrepareContext(ctx, syncReceived); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncReceived: %w", err)
 	}
@@ -4088,6 +4103,31 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncPairingCodeTakeStmt: %w", cerr)
 		}
 	}
+	if q.syncPieceAddStmt != nil {
+		if cerr := q.syncPieceAddStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncPieceAddStmt: %w", cerr)
+		}
+	}
+	if q.syncPiecesStmt != nil {
+		if cerr := q.syncPiecesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncPiecesStmt: %w", cerr)
+		}
+	}
+	if q.syncPiecesDropStmt != nil {
+		if cerr := q.syncPiecesDropStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncPiecesDropStmt: %w", cerr)
+		}
+	}
+	if q.syncPiecesHeldStmt != nil {
+		if cerr := q.syncPiecesHeldStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncPiecesHeldStmt: %w", cerr)
+		}
+	}
+	if q.syncPiecesPruneStmt != nil {
+		if cerr := q.syncPiecesPruneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncPiecesPruneStmt: %w", cerr)
+		}
+	}
 	if q.syncReceivedStmt != nil {
 		if cerr := q.syncReceivedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncReceivedStmt: %w", cerr)
@@ -5379,6 +5419,11 @@ type Queries struct {
 	syncPairingCodeCreateStmt                 *sql.Stmt
 	syncPairingCodePairedStmt                 *sql.Stmt
 	syncPairingCodeTakeStmt                   *sql.Stmt
+	syncPieceAddStmt                          *sql.Stmt
+	syncPiecesStmt                            *sql.Stmt
+	syncPiecesDropStmt                        *sql.Stmt
+	syncPiecesHeldStmt                        *sql.Stmt
+	syncPiecesPruneStmt                       *sql.Stmt
 	syncReceivedStmt                          *sql.Stmt
 	syncReceivedRecordLogStmt                 *sql.Stmt
 	syncReceivedSetStmt                       *sql.Stmt
@@ -5993,6 +6038,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncPairingCodeCreateStmt:                 q.syncPairingCodeCreateStmt,
 		syncPairingCodePairedStmt:                 q.syncPairingCodePairedStmt,
 		syncPairingCodeTakeStmt:                   q.syncPairingCodeTakeStmt,
+		syncPieceAddStmt:                          q.syncPieceAddStmt,
+		syncPiecesStmt:                            q.syncPiecesStmt,
+		syncPiecesDropStmt:                        q.syncPiecesDropStmt,
+		syncPiecesHeldStmt:                        q.syncPiecesHeldStmt,
+		syncPiecesPruneStmt:                       q.syncPiecesPruneStmt,
 		syncReceivedStmt:                          q.syncReceivedStmt,
 		syncReceivedRecordLogStmt:                 q.syncReceivedRecordLogStmt,
 		syncReceivedSetStmt:                       q.syncReceivedSetStmt,

@@ -858,6 +858,14 @@ type SyncNumberGrant struct {
 	GrantedAt      string
 }
 
+type SyncObjectPiece struct {
+	Peer      int64
+	Hash      string
+	Pos       int64
+	Data      []byte
+	CreatedAt string
+}
+
 type SyncObjectStaging struct {
 	Hash        string
 	Kind        string

@@ -163,6 +163,7 @@ var SyncCatalogue = map[string]TablePolicy{
 	"sync_exchange_tally":    local(), // the hub's count of an exchange under way
 	"sync_pruned":            local(), // how far the log was pruned
 	"sync_lease":             local(), // the exchange running on this file
+	"sync_object_pieces":     local(), // pieces of a large file on its way
 	// Bytes of document chunks this node stored first, per organisation
 	// (storage_usage): each node counts what it holds, chunks received by
 	// sync charged to the organisation whose page brought them.

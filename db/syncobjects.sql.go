@@ -61,6 +61,105 @@ func (q *Queries) SyncChunkHeld(ctx context.Context, hash []byte) (int64, error)
 	return count, err
 }
 
+const syncPieceAdd = `-- name: SyncPieceAdd :exec
+INSERT INTO sync_object_pieces(peer, hash, pos, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+`
+
+type SyncPieceAddParams struct {
+	Peer      int64
+	Hash      string
+	Pos       int64
+	Data      []byte
+	CreatedAt string
+}
+
+func (q *Queries) SyncPieceAdd(ctx context.Context, arg SyncPieceAddParams) error {
+	_, err := q.exec(ctx, q.syncPieceAddStmt, syncPieceAdd,
+		arg.Peer,
+		arg.Hash,
+		arg.Pos,
+		arg.Data,
+		arg.CreatedAt,
+	)
+	return err
+}
+
+const syncPieces = `-- name: SyncPieces :many
+SELECT data FROM sync_object_pieces WHERE peer = ?1 AND hash = ?2 ORDER BY pos
+`
+
+type SyncPiecesParams struct {
+	Peer int64
+	Hash string
+}
+
+func (q *Queries) SyncPieces(ctx context.Context, arg SyncPiecesParams) ([][]byte, error) {
+	rows, err := q.query(ctx, q.syncPiecesStmt, syncPieces, arg.Peer, arg.Hash)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items [][]byte
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return nil, err
+		}
+		items = append(items, data)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const syncPiecesDrop = `-- name: SyncPiecesDrop :exec
+DELETE FROM sync_object_pieces WHERE peer = ?1 AND hash = ?2
+`
+
+type SyncPiecesDropParams struct {
+	Peer int64
+	Hash string
+}
+
+func (q *Queries) SyncPiecesDrop(ctx context.Context, arg SyncPiecesDropParams) error {
+	_, err := q.exec(ctx, q.syncPiecesDropStmt, syncPiecesDrop, arg.Peer, arg.Hash)
+	return err
+}
+
+const syncPiecesHeld = `-- name: SyncPiecesHeld :one
+SELECT CAST(coalesce(sum(length(data)), 0) AS INTEGER) FROM sync_object_pieces WHERE peer = ?1 AND hash = ?2
+`
+
+type SyncPiecesHeldParams struct {
+	Peer int64
+	Hash string
+}
+
+// Bytes of a file held in pieces from a peer.
+func (q *Queries) SyncPiecesHeld(ctx context.Context, arg SyncPiecesHeldParams) (int64, error) {
+	row := q.queryRow(ctx, q.syncPiecesHeldStmt, syncPiecesHeld, arg.Peer, arg.Hash)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const syncPiecesPrune = `-- name: SyncPiecesPrune :execrows
+DELETE FROM sync_object_pieces WHERE created_at < ?1
+`
+
+// Pieces of transfers abandoned long ago.
+func (q *Queries) SyncPiecesPrune(ctx context.Context, before string) (int64, error) {
+	result, err := q.exec(ctx, q.syncPiecesPruneStmt, syncPiecesPrune, before)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const syncRootOfOrgs = `-- name: SyncRootOfOrgs :one
 SELECT count(*) FROM document_revisions r JOIN documents d ON d.id = r.document_id
 WHERE r.hash = ?1 AND d.organisation_id IN (SELECT value FROM json_each(?2))

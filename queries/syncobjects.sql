@@ -43,3 +43,20 @@ AS held;
 DELETE FROM sync_object_staging
 WHERE (kind = 'blob' AND EXISTS (SELECT 1 FROM blobs b WHERE b.hash = sync_object_staging.hash))
    OR (kind <> 'blob' AND EXISTS (SELECT 1 FROM document_chunks c WHERE c.hash = unhex(sync_object_staging.hash)));
+
+-- Bytes of a file held in pieces from a peer.
+-- name: SyncPiecesHeld :one
+SELECT CAST(coalesce(sum(length(data)), 0) AS INTEGER) FROM sync_object_pieces WHERE peer = @peer AND hash = @hash;
+
+-- name: SyncPieceAdd :exec
+INSERT INTO sync_object_pieces(peer, hash, pos, data, created_at) VALUES (@peer, @hash, @pos, @data, @created_at);
+
+-- name: SyncPieces :many
+SELECT data FROM sync_object_pieces WHERE peer = @peer AND hash = @hash ORDER BY pos;
+
+-- name: SyncPiecesDrop :exec
+DELETE FROM sync_object_pieces WHERE peer = @peer AND hash = @hash;
+
+-- Pieces of transfers abandoned long ago.
+-- name: SyncPiecesPrune :execrows
+DELETE FROM sync_object_pieces WHERE created_at < @before;

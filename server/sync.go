@@ -760,6 +760,15 @@ func (s *Server) pruneSyncLog(ctx context.Context, now time.Time) (int64, error)
 	if err == nil && n > 0 {
 		s.log.Info("sync log pruned", "entries", n)
 	}
+	if err != nil {
+		return n, err
+	}
+	// Pieces of a file whose transfer was never finished: a week is many
+	// exchanges of a laptop that still means to send it.
+	pieces, err := s.store.SyncPiecesPrune(ctx, now.Add(-7*24*time.Hour))
+	if err == nil && pieces > 0 {
+		s.log.Info("sync file pieces pruned", "pieces", pieces)
+	}
 	return n, err
 }
 

@@ -294,7 +294,7 @@ func SyncNow(ctx context.Context, store *db.Store, pageSize int, progress io.Wri
 			}
 		}
 		// The page's objects the hub lacks go first (syncdocs.go).
-		objs := &hubObjects{n: n}
+		objs := &hubObjects{n: n, store: store}
 		if _, err := db.SyncSendObjects(ctx, store, objs, db.SyncPageObjects(push)); err != nil {
 			return res, fmt.Errorf("sending documents and files: %w", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"workspace/db"
@@ -95,11 +96,14 @@ func pathObject(rq *request) (db.SyncObject, error) {
 
 type syncObjectList struct {
 	Objects []db.SyncObject `json:"objects"`
+	// Received: of the large files missing, the bytes the hub holds in
+	// pieces from this node (by hash): the node sends the rest.
+	Received map[string]int64 `json:"received,omitempty"`
 }
 
 // syncObjectsMissing answers which of the objects named the hub lacks.
 func (s *Server) syncObjectsMissing(rq *request) error {
-	_, _, body, err := s.syncVerify(rq)
+	node, _, body, err := s.syncVerify(rq)
 	if err != nil {
 		return err
 	}
@@ -125,13 +129,29 @@ func (s *Server) syncObjectsMissing(rq *request) error {
 	if missing == nil {
 		missing = []db.SyncObject{}
 	}
-	return rq.json(http.StatusOK, syncObjectList{Objects: missing})
+	out := syncObjectList{Objects: missing}
+	for _, o := range missing {
+		if o.Kind != db.ObjBlob {
+			continue
+		}
+		held, err := s.store.SyncPiecesHeld(rq.ctx, node, o.Hash)
+		if err != nil {
+			return err
+		}
+		if held > 0 {
+			if out.Received == nil {
+				out.Received = map[string]int64{}
+			}
+			out.Received[o.Hash] = held
+		}
+	}
+	return rq.json(http.StatusOK, out)
 }
 
 // syncObjectPut stores an object a node pushes: its bytes must be the
 // object its hash names, and what it refers to must be here already.
 func (s *Server) syncObjectPut(rq *request) error {
-	_, orgs, body, err := s.syncVerify(rq)
+	node, orgs, body, err := s.syncVerify(rq)
 	if err != nil {
 		return err
 	}
@@ -150,6 +170,14 @@ func (s *Server) syncObjectPut(rq *request) error {
 	if o.Kind == db.ObjBlob {
 		d.ContentType, d.CreatedAt = rq.r.Header.Get("Content-Type"), rq.r.Header.Get(hdrObjectCreated)
 	}
+	if v := rq.r.URL.Query().Get("pos"); v != "" {
+		// A piece of a large file: kept until the last comes.
+		whole, err := s.syncObjectPiece(rq, node, o, v, body)
+		if err != nil || whole == nil {
+			return err
+		}
+		d.Data = whole
+	}
 	err = s.store.SyncObjectPut(rq.ctx, o, d)
 	if errors.Is(err, db.ErrSyncRefused) {
 		return errorf(http.StatusUnprocessableEntity, "The hub refused the object: %v", err)
@@ -159,6 +187,40 @@ func (s *Server) syncObjectPut(rq *request) error {
 	}
 	rq.w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// syncObjectPiece keeps one piece of a large file a node pushes (pos, and
+// total in the query, both signed with the request). A piece that does not
+// start where the held ones end is refused with what is held (409), so the
+// node goes on from there. It returns the whole file when this piece was
+// its last, nil before.
+func (s *Server) syncObjectPiece(rq *request, node int64, o db.SyncObject, posText string, piece []byte) ([]byte, error) {
+	pos, err := strconv.ParseInt(posText, 10, 64)
+	if err != nil || pos < 0 {
+		return nil, fieldError("pos", "must be the piece's first byte in the file, from 0")
+	}
+	total, err := strconv.ParseInt(rq.r.URL.Query().Get("total"), 10, 64)
+	switch {
+	case err != nil || total < 1 || total > syncMaxObjectBody:
+		return nil, fieldError("total", fmt.Sprintf("must be the file's size in bytes, 1 to %d", syncMaxObjectBody))
+	case o.Kind != db.ObjBlob:
+		return nil, fieldError("pos", "only files travel in pieces")
+	case len(piece) == 0 || len(piece) > db.SyncPieceSize || pos+int64(len(piece)) > total:
+		return nil, fieldError("pos", fmt.Sprintf("a piece holds 1 to %d bytes inside the file", db.SyncPieceSize))
+	}
+	held, added, err := s.store.SyncPieceAdd(rq.ctx, node, o.Hash, pos, piece)
+	if err != nil {
+		return nil, err
+	}
+	if !added {
+		return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf("The hub holds the first %d bytes of this file: send the rest from there.", held),
+			Extra: map[string]any{"received": held}}
+	}
+	if held < total {
+		rq.w.WriteHeader(http.StatusNoContent)
+		return nil, nil
+	}
+	return s.store.SyncPiecesTake(rq.ctx, node, o.Hash)
 }
 
 // syncObjectGet sends a node an object a row of its organisations names:
@@ -207,19 +269,32 @@ func (s *Server) syncObjectGet(rq *request) error {
 		ct = d.ContentType
 		rq.w.Header().Set(hdrObjectCreated, d.CreatedAt)
 	}
+	data, status := d.Data, http.StatusOK
+	// A node that holds the first pieces of a large file asks for the rest
+	// (Range: bytes=N-); anything else gets the whole file.
+	if from, ok := strings.CutPrefix(rq.r.Header.Get("Range"), "bytes="); ok && o.Kind == db.ObjBlob && strings.HasSuffix(from, "-") {
+		if n, err := strconv.Atoi(strings.TrimSuffix(from, "-")); err == nil && n > 0 && n < len(data) {
+			rq.w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", n, len(data)-1, len(data)))
+			data, status = data[n:], http.StatusPartialContent
+		}
+	}
 	rq.w.Header().Set("Content-Type", ct)
-	rq.w.Header().Set("Content-Length", strconv.Itoa(len(d.Data)))
-	rq.w.WriteHeader(http.StatusOK)
-	_, _ = rq.w.Write(d.Data)
+	rq.w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	rq.w.WriteHeader(status)
+	_, _ = rq.w.Write(data)
 	return nil
 }
 
 // hubObjects is the hub's object store seen from a node: a sink for the
 // node's pushes, a source of its fetches.
 type hubObjects struct {
-	n *syncNode
+	n     *syncNode
+	store *db.Store // where pieces of a large file fetched are kept
 	// counts, for the exchange's result
 	sent, fetched int
+	// received: bytes of large files the hub holds in pieces from this
+	// node, as its list of missing objects said.
+	received map[string]int64
 }
 
 func (h *hubObjects) SyncObjectsMissing(ctx context.Context, objs []db.SyncObject) ([]db.SyncObject, error) {
@@ -232,6 +307,12 @@ func (h *hubObjects) SyncObjectsMissing(ctx context.Context, objs []db.SyncObjec
 	var out syncObjectList
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		return nil, fmt.Errorf("objects the hub lacks: %w", err)
+	}
+	if h.received == nil {
+		h.received = map[string]int64{}
+	}
+	for hash, n := range out.Received {
+		h.received[hash] = n
 	}
 	return out.Objects, nil
 }
@@ -246,6 +327,13 @@ func (h *hubObjects) SyncObjectPut(ctx context.Context, o db.SyncObject, d db.Sy
 	if o.Org != 0 {
 		uri += "?org=" + strconv.FormatInt(o.Org, 10) // whose storage it counts in
 	}
+	if o.Kind == db.ObjBlob && len(d.Data) > db.SyncPieceSize {
+		if err := h.putPieces(ctx, uri, o, d.Data, ct, extra); err != nil {
+			return err
+		}
+		h.sent++
+		return nil
+	}
 	resp, err := h.n.doWith(ctx, http.MethodPut, uri, d.Data, ct, extra...)
 	if err != nil {
 		return err
@@ -255,12 +343,58 @@ func (h *hubObjects) SyncObjectPut(ctx context.Context, o db.SyncObject, d db.Sy
 	return nil
 }
 
+// putPieces sends a large file in pieces from what the hub holds of it;
+// when the hub holds other than it said (a piece of a cut request arrived
+// after all), it asks again and goes on from there.
+func (h *hubObjects) putPieces(ctx context.Context, uri string, o db.SyncObject, data []byte, ct string, extra []string) error {
+	total := int64(len(data))
+	pos := h.received[o.Hash]
+	for conflicts := 0; pos < total; {
+		end := min(pos+db.SyncPieceSize, total)
+		sep := "?"
+		if strings.Contains(uri, "?") {
+			sep = "&"
+		}
+		resp, err := h.n.doWith(ctx, http.MethodPut, fmt.Sprintf("%s%spos=%d&total=%d", uri, sep, pos, total), data[pos:end], ct, extra...)
+		var he *hubRefusal
+		if errors.As(err, &he) && he.Status == http.StatusConflict && conflicts < 3 {
+			conflicts++
+			missing, err := h.SyncObjectsMissing(ctx, []db.SyncObject{o})
+			if err != nil {
+				return err
+			}
+			if len(missing) == 0 {
+				return nil // it came whole meanwhile
+			}
+			pos = h.received[o.Hash]
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		pos = end
+	}
+	return nil
+}
+
 func (h *hubObjects) SyncObjectFetch(ctx context.Context, o, root db.SyncObject) (db.SyncObjectData, error) {
 	uri := "/sync/objects/" + o.Kind + "/" + o.Hash
 	if o.Kind != db.ObjBlob {
 		uri += "?root=" + url.QueryEscape(root.Hash)
 	}
-	resp, err := h.n.do(ctx, http.MethodGet, uri, nil)
+	var held int64
+	var extra []string
+	if o.Kind == db.ObjBlob && h.store != nil {
+		var err error
+		if held, err = h.store.SyncPiecesHeld(ctx, 0, o.Hash); err != nil {
+			return db.SyncObjectData{}, err
+		}
+		if held > 0 {
+			extra = []string{"Range", fmt.Sprintf("bytes=%d-", held)}
+		}
+	}
+	resp, err := h.n.doWith(ctx, http.MethodGet, uri, nil, "", extra...)
 	var he *hubRefusal
 	if errors.As(err, &he) && he.Status == http.StatusNotFound {
 		return db.SyncObjectData{}, fmt.Errorf("%w: %v", db.ErrSyncObjectAbsent, err)
@@ -269,13 +403,56 @@ func (h *hubObjects) SyncObjectFetch(ctx context.Context, o, root db.SyncObject)
 		return db.SyncObjectData{}, err
 	}
 	defer resp.Body.Close()
+	d := db.SyncObjectData{ContentType: resp.Header.Get("Content-Type"), CreatedAt: resp.Header.Get(hdrObjectCreated)}
+	if resp.StatusCode != http.StatusPartialContent && held > 0 {
+		// The whole file came instead: the pieces held go.
+		if _, err := h.store.SyncPiecesTake(ctx, 0, o.Hash); err != nil {
+			return d, err
+		}
+		held = 0
+	}
+	if o.Kind == db.ObjBlob && h.store != nil && held+resp.ContentLength > db.SyncPieceSize {
+		if d.Data, err = h.fetchPieces(ctx, o, held, held+resp.ContentLength, resp.Body); err != nil {
+			return d, err
+		}
+		h.fetched++
+		return d, nil
+	}
 	var buf bytes.Buffer
 	if _, err := io.Copy(&buf, io.LimitReader(resp.Body, syncMaxObjectBody+1)); err != nil {
-		return db.SyncObjectData{}, err
+		return d, err
 	}
 	h.fetched++
-	return db.SyncObjectData{Data: buf.Bytes(), ContentType: resp.Header.Get("Content-Type"),
-		CreatedAt: resp.Header.Get(hdrObjectCreated)}, nil
+	d.Data = buf.Bytes()
+	return d, nil
+}
+
+// fetchPieces reads a large file's body from pos on, keeping each piece as
+// it comes (a cut keeps what arrived: the next exchange asks for the
+// rest), and returns the whole file once the body has ended.
+func (h *hubObjects) fetchPieces(ctx context.Context, o db.SyncObject, pos, total int64, body io.Reader) ([]byte, error) {
+	buf := make([]byte, db.SyncPieceSize)
+	body = io.LimitReader(body, total-pos)
+	for {
+		n, err := io.ReadFull(body, buf)
+		if n > 0 {
+			if _, _, aerr := h.store.SyncPieceAdd(ctx, 0, o.Hash, pos, buf[:n]); aerr != nil {
+				return nil, aerr
+			}
+			pos += int64(n)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if pos != total {
+		// Cut: the pieces stay for the next exchange.
+		return nil, fmt.Errorf("a file from the hub stopped after %d of %d bytes: %w", pos, total, io.ErrUnexpectedEOF)
+	}
+	return h.store.SyncPiecesTake(ctx, 0, o.Hash)
 }
 
 // isSyncObjectPut: a node pushing an object, whose body may be a whole

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -14,6 +15,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -420,6 +422,140 @@ func TestSyncMergeOfHeadsChecksConstraints(t *testing.T) {
 	for _, en := range e.must(200, f.mallory, "GET", "/organisations/"+f.evil+"/audit-log?$top=1000", nil).arr(t) {
 		if strings.HasPrefix(en["action"].(string), "SYNC document") {
 			t.Fatalf("another organisation's log holds %v", en)
+		}
+	}
+}
+
+// TestSyncLargeFileResumesInsideIt: a file larger than a piece travels in
+// pieces both ways, and a cut inside it costs only the piece it cut: the
+// hub keeps the pieces a laptop pushed and says how far it holds, the
+// laptop keeps the pieces it fetched and asks for the rest (Range); both
+// end with the file byte for byte, and no piece that arrived is sent twice.
+func TestSyncLargeFileResumesInsideIt(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e := f.e
+	e.clock.Advance(time.Since(e.clock.Now())) // the node signs with the wall clock
+	ctx := context.Background()
+	acmeID, _ := db.ParseID(f.acme)
+	file := func(seed byte) ([]byte, string) {
+		b := make([]byte, 2*db.SyncPieceSize+db.SyncPieceSize/2) // two pieces and a half
+		for i := range b {
+			b[i] = byte(i*7) ^ seed
+		}
+		sum := sha256.Sum256(b)
+		return b, hex.EncodeToString(sum[:])
+	}
+	attach := func(s *db.Store, data []byte, hash string) {
+		t.Helper()
+		if err := s.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
+			if err := q.BlobPut(ctx, db.BlobPutParams{Hash: hash, ContentType: "application/pdf", Size: int64(len(data)), Data: data, CreatedAt: "2026-11-29T00:00:00.000Z"}); err != nil {
+				return err
+			}
+			_, err := q.OrgBlobAttach(ctx, db.OrgBlobAttachParams{OrganisationID: int64(acmeID), Hash: hash})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := func(s *db.Store, hash string) []byte {
+		t.Helper()
+		var data []byte
+		if err := s.Reader.QueryRow(`SELECT data FROM blobs WHERE hash = ?`, hash).Scan(&data); err != nil {
+			t.Fatalf("the file is not held: %v", err)
+		}
+		return data
+	}
+
+	// The hub, behind a link the test cuts: the second piece a laptop
+	// pushes is cut before it arrives; the first fetch of a file is cut
+	// after 5 MiB of its body.
+	var mu sync.Mutex
+	cutting := true
+	var pushed int64    // bytes of pieces the hub took
+	var ranges []string // the Range of each fetch of the hub's file
+	pushes, fetches := 0, 0
+	hubFile, hubHash := file(0x5a)
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		cut := cutting
+		switch {
+		case r.Method == http.MethodPut && r.URL.Query().Get("pos") != "":
+			pushes++
+			if cut && pushes == 2 {
+				mu.Unlock()
+				panic(http.ErrAbortHandler)
+			}
+			pushed += r.ContentLength
+		case r.Method == http.MethodGet && r.URL.Path == "/sync/objects/blob/"+hubHash:
+			fetches++
+			ranges = append(ranges, r.Header.Get("Range"))
+			if cut && fetches == 1 {
+				mu.Unlock()
+				rec := httptest.NewRecorder()
+				e.srv.ServeHTTP(rec, r)
+				for k, v := range rec.Header() {
+					w.Header()[k] = v
+				}
+				w.WriteHeader(rec.Code)
+				_, _ = w.Write(rec.Body.Bytes()[:5<<20])
+				panic(http.ErrAbortHandler)
+			}
+		}
+		mu.Unlock()
+		e.srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hub.Close)
+	code := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
+	path := filepath.Join(t.TempDir(), "site.db")
+	if _, _, err := SyncClone(ctx, hub.URL, code, "Site", path, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	node, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+
+	// Up: the laptop's drawing, cut in its second piece.
+	siteFile, siteHash := file(0xa5)
+	attach(node, siteFile, siteHash)
+	if _, err := SyncNow(ctx, node, 0, nil); err == nil {
+		t.Fatal("the cut exchange did not fail")
+	}
+	if n, err := e.store.SyncPiecesHeld(ctx, node.NodeID(), siteHash); err != nil || n != db.SyncPieceSize {
+		t.Fatalf("the hub holds %d bytes of the laptop's file after the cut (%v), want its first piece", n, err)
+	}
+	// Down: head office's file, cut 5 MiB into its body.
+	attach(e.store, hubFile, hubHash)
+	if _, err := SyncNow(ctx, node, 0, nil); err == nil {
+		t.Fatal("the cut fetch did not fail")
+	}
+	if n, err := node.SyncPiecesHeld(ctx, 0, hubHash); err != nil || n != 5<<20 {
+		t.Fatalf("the laptop holds %d bytes of head office's file after the cut (%v), want the 5 MiB that came", n, err)
+	}
+
+	mu.Lock()
+	cutting = false
+	mu.Unlock()
+	if _, err := SyncNow(ctx, node, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(held(e.store, siteHash), siteFile) || !bytes.Equal(held(node, hubHash), hubFile) {
+		t.Fatal("a file differs after the exchange")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if pushed != int64(len(siteFile)) {
+		t.Errorf("the hub took %d bytes of pieces for a file of %d: a piece was sent twice", pushed, len(siteFile))
+	}
+	if len(ranges) != 2 || ranges[0] != "" || ranges[1] != fmt.Sprintf("bytes=%d-", 5<<20) {
+		t.Errorf("the fetches of head office's file asked %q, want the whole file and then the rest", ranges)
+	}
+	for _, s := range []*db.Store{e.store, node} {
+		var n int
+		if err := s.Reader.QueryRow(`SELECT count(*) FROM sync_object_pieces`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("pieces left after the files came whole: %d %v", n, err)
 		}
 	}
 }
