@@ -12,3 +12,5 @@ CREATE TABLE sync_object_pieces (
     created_at TEXT NOT NULL,
     PRIMARY KEY (peer, hash, pos)
 ) WITHOUT ROWID;
+-- the week's pruning finds abandoned transfers without reading the pieces
+CREATE INDEX sync_object_pieces_created ON sync_object_pieces(created_at);
