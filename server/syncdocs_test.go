@@ -52,6 +52,24 @@ func nodeClauses(t *testing.T, s *db.Store, docID int64) []string {
 	return out
 }
 
+// cloneStore pairs a laptop for org (its owner makes the code) from the
+// hub served at hubURL and opens the clone's file.
+func cloneStore(t *testing.T, e *testEnv, owner *testUser, org, hubURL string) *db.Store {
+	t.Helper()
+	ctx := context.Background()
+	code := e.must(201, owner, "POST", "/organisations/"+org+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
+	path := filepath.Join(t.TempDir(), "site.db")
+	if _, _, err := SyncClone(ctx, hubURL, code, "Site", path, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	node, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	return node
+}
+
 // nodeCommit makes a revision of a document's main branch in a node's file
 // as the change flow would (edit on the head, flushed, the branch moved).
 func nodeCommit(t *testing.T, node *db.Store, docID int64, edit func(d *docengine.Doc) error) {
@@ -127,16 +145,7 @@ func TestSyncDocumentsAndFilesOverHTTP(t *testing.T) {
 
 	hub := httptest.NewServer(e.srv)
 	t.Cleanup(hub.Close)
-	code := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
-	path := filepath.Join(t.TempDir(), "site.db")
-	if _, _, err := SyncClone(ctx, hub.URL, code, "Site", path, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	node, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { node.Close() })
+	node := cloneStore(t, e, f.alice, f.acme, hub.URL)
 	docID, _ := db.ParseID(f.doc)
 	if got := nodeClauses(t, node, int64(docID)); len(got) != 1 || got[0] != "Hub clause" {
 		t.Fatalf("the clone reads the document as %v", got)
@@ -351,16 +360,7 @@ func TestSyncMergeOfHeadsChecksConstraints(t *testing.T) {
 
 	hub := httptest.NewServer(e.srv)
 	t.Cleanup(hub.Close)
-	code := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
-	path := filepath.Join(t.TempDir(), "site.db")
-	if _, _, err := SyncClone(ctx, hub.URL, code, "Site", path, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	node, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { node.Close() })
+	node := cloneStore(t, e, f.alice, f.acme, hub.URL)
 	docID, _ := db.ParseID(f.doc)
 	colID, _ := db.ParseID(col)
 	audited := func(action string) []map[string]any {
@@ -506,16 +506,7 @@ func TestSyncLargeFileResumesInsideIt(t *testing.T) {
 		e.srv.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hub.Close)
-	code := e.must(201, f.alice, "POST", "/organisations/"+f.acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
-	path := filepath.Join(t.TempDir(), "site.db")
-	if _, _, err := SyncClone(ctx, hub.URL, code, "Site", path, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	node, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { node.Close() })
+	node := cloneStore(t, e, f.alice, f.acme, hub.URL)
 
 	// Up: the laptop's drawing, cut in its second piece.
 	siteFile, siteHash := file(0xa5)
