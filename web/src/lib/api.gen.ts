@@ -2731,9 +2731,9 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One document chunk or file for a node, only when a row of its organisations names it - a file by the rows showing it, a chunk under the revision content root named in `root`. Another organisation's object answers 404, as one the hub does not hold. Signed by the node's key. */
+        /** One document chunk or file for a node, only when a row of its organisations names it - a file by the rows showing it, a chunk under the revision content root named in `root`. Another organisation's object answers 404, as one the hub does not hold. Signed by the node's key. A file asked with `Range: bytes=N-` (a node holding its first N bytes from a cut fetch) is answered 206 with the rest and Content-Range. */
         get: operations["getSyncObjectsKindHash"];
-        /** A node sends one document chunk or file (the raw bytes; a file with its Content-Type and Workspace-Object-Created). `org` names the paired organisation whose page needs it (its storage usage counts the bytes). Refused (422) when the bytes are not the object the hash names or the objects it refers to are not at the hub yet (children first). Sending one the hub has changes nothing. Signed by the node's key. */
+        /** A node sends one document chunk or file (the raw bytes; a file with its Content-Type and Workspace-Object-Created). `org` names the paired organisation whose page needs it (its storage usage counts the bytes). Refused (422) when the bytes are not the object the hash names or the objects it refers to are not at the hub yet (children first). Sending one the hub has changes nothing. Signed by the node's key. A file larger than a piece (4 MiB) is sent in pieces, each with `pos` (its first byte in the file) and `total` (the file's size) in the query: the hub keeps each piece from this node as it comes and checks the whole file against its hash when the last comes (a wrong one drops the pieces: 422). A piece that does not start where the pieces held end is refused (409, with `received`, the bytes held): the node goes on from there. The missing list says how far the hub holds each file (`received`). */
         put: operations["putSyncObjectsKindHash"];
         post?: never;
         delete?: never;
@@ -5498,6 +5498,10 @@ export interface components {
                 /** @enum {string} */
                 kind: "root" | "cnode" | "inode" | "clause" | "text" | "blob";
             }[];
+            /** @description in the hub's answer: of the files missing, the bytes it holds in pieces from this node, by hash */
+            received?: {
+                [key: string]: number;
+            };
         };
         SyncPairWrite: {
             code: string;
@@ -15066,6 +15070,15 @@ export interface operations {
                     "*/*": string;
                 };
             };
+            /** @description Partial Content */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             404: components["responses"]["404"];
@@ -15098,6 +15111,7 @@ export interface operations {
             };
             400: components["responses"]["400"];
             401: components["responses"]["401"];
+            409: components["responses"]["409"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             422: components["responses"]["422"];
