@@ -973,6 +973,10 @@ func TestBrowserOrganisations(t *testing.T) {
 			owner.register("Olive", ownerEmail, "owner password")
 
 			owner.step = "create an organisation"
+			// The page's own lists first, as a person sees them before the
+			// form: a click while For you still loads was lost once in CI
+			// (no error appeared under race on a loaded machine).
+			owner.see("You are not in any organisation yet")
 			owner.click("Create organisation")
 			if got := owner.fieldError("Name"); got == "" {
 				owner.fail("no error for an empty organisation name")
