@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"workspace/server/docengine"
 )
@@ -315,6 +316,13 @@ func (s *Store) headRule(ctx context.Context, tx *sql.Tx, q *Queries, e SyncEntr
 		return s.logHead(ctx, q, id, incoming, br.OrganisationID)
 	case found && base.identity == in.identity:
 		return nil // the head here already holds it
+	case !s.IsSyncHub() && strings.HasPrefix(br.Name, "site/"):
+		// A site branch is the hub's: only its judgement moves one, and a
+		// later conflict moves it to a head that need not descend from the
+		// one it kept before (the site took the hub's head in between).
+		// Keeping the old one here would leave the site's head on main
+		// unrecognised as set aside, and the two nodes apart for good.
+		return move(incoming)
 	case !s.IsSyncHub():
 		// Both moved: the hub judges. Until its answer comes the head here
 		// stays; its answer is taken when the head here was set aside on a
@@ -377,29 +385,12 @@ func (s *Store) headRule(ctx context.Context, tx *sql.Tx, q *Queries, e SyncEntr
 	}
 	// A conflict (or no shared history): the head here stays, the site's
 	// is kept on its own branch with a merge request a person settles.
-	site := SiteBranchName(e.Origin, br.Name)
-	var siteID int64
-	err = tx.QueryRowContext(ctx, `SELECT id FROM document_branches WHERE document_id = ? AND name = ? AND deleted_at IS NULL`,
-		br.DocumentID, site).Scan(&siteID)
-	switch {
-	case err == nil:
-		if _, err := tx.ExecContext(ctx, `UPDATE document_branches SET revision_id = ? WHERE id = ?`, incoming, siteID); err != nil {
-			return err
-		}
-		if err := s.logHead(ctx, q, siteID, incoming, org); err != nil {
-			return err
-		}
-	case errors.Is(err, sql.ErrNoRows):
-		b, err := q.BranchCreate(ctx, BranchCreateParams{ID: s.IDs.Next(), OrganisationID: org, DocumentID: br.DocumentID,
-			Name: site, RevisionID: incoming, CreatedAt: now, CreatedBy: in.createdBy})
-		if err != nil {
-			return err
-		}
-		siteID = b.ID
-		if err := s.logOwnRow(ctx, tx, q, "document_branches", siteID, &org); err != nil {
-			return err
-		}
-	default:
+	// The site branch moves on only to a head holding the one it keeps: a
+	// later conflict after the site took the hub's head in between brings
+	// a head apart from it, which goes on a branch of its own
+	// (site/<node>/<branch>-2, -3, ...), so no kept head is dropped.
+	siteID, err := s.siteBranchFor(ctx, tx, q, br, e.Origin, in, now)
+	if err != nil {
 		return err
 	}
 	if _, err := q.MergeRequestOpenBetween(ctx, MergeRequestOpenBetweenParams{FromBranchID: siteID, ToBranchID: id}); errors.Is(err, sql.ErrNoRows) {
@@ -427,6 +418,52 @@ func (s *Store) headRule(ctx context.Context, tx *sql.Tx, q *Queries, e SyncEntr
 	// Nodes that took the site's head (the site itself) go back to the
 	// hub's: this change is later than the one that moved it.
 	return s.logHead(ctx, q, id, br.RevisionID, org)
+}
+
+// siteBranchFor finds or makes the site branch that keeps the incoming
+// head in: the first of site/<node>/<branch>, then -2, -3, ..., whose
+// head the incoming one holds (moved to it) or that does not exist yet
+// (made on it).
+func (s *Store) siteBranchFor(ctx context.Context, tx *sql.Tx, q *Queries, br DocumentBranch, origin int64, in docRev, now string) (int64, error) {
+	org := br.OrganisationID
+	base := SiteBranchName(origin, br.Name)
+	for k := 1; ; k++ {
+		name := base
+		if k > 1 {
+			name = base + "-" + strconv.Itoa(k)
+		}
+		var siteID, head int64
+		err := tx.QueryRowContext(ctx, `SELECT id, revision_id FROM document_branches WHERE document_id = ? AND name = ? AND deleted_at IS NULL`,
+			br.DocumentID, name).Scan(&siteID, &head)
+		if errors.Is(err, sql.ErrNoRows) {
+			b, err := q.BranchCreate(ctx, BranchCreateParams{ID: s.IDs.Next(), OrganisationID: org, DocumentID: br.DocumentID,
+				Name: name, RevisionID: in.id, CreatedAt: now, CreatedBy: in.createdBy})
+			if err != nil {
+				return 0, err
+			}
+			return b.ID, s.logOwnRow(ctx, tx, q, "document_branches", b.ID, &org)
+		}
+		if err != nil {
+			return 0, err
+		}
+		if head == in.id {
+			return siteID, nil
+		}
+		kept, err := readRev(ctx, q, head)
+		if err != nil {
+			return 0, err
+		}
+		mb, found, err := mergeBase(ctx, q, kept, in)
+		if err != nil {
+			return 0, err
+		}
+		if found && mb.identity == kept.identity {
+			if _, err := tx.ExecContext(ctx, `UPDATE document_branches SET revision_id = ? WHERE id = ?`, in.id, siteID); err != nil {
+				return 0, err
+			}
+			return siteID, s.logHead(ctx, q, siteID, in.id, org)
+		}
+	}
 }
 
 // logHead logs this node's move of a branch head.

@@ -577,3 +577,53 @@ func TestSyncDocumentBranchAndTagNames(t *testing.T) {
 		t.Errorf("two branches of one name made %v merge requests: they are two branches, not one", got)
 	}
 }
+
+// TestSyncSiteBranchMovedAgain: a second conflict, after the site took the
+// hub's head, brings a site head that does not hold the one the first
+// conflict kept. The first stays on site/2/main, the second goes on
+// site/2/main-2 with a merge request of its own (nothing a site made is
+// left in no head), and the site takes the hub's branches and head as
+// after the first. Found by the fault run (seed 1795914725053166583):
+// the laptop kept its own head on main and the old site branch, both
+// sides called the exchange quiet, and the first kept head was in no
+// branch on the hub.
+func TestSyncSiteBranchMovedAgain(t *testing.T) {
+	t.Parallel()
+	hub, site := docPair(t)
+	orgs := []int64{10}
+	var hubRev int64
+	var siteRevs []string
+	for i, hour := range []int{9, 10} {
+		hub.at(time.Date(2026, 11, 28, hour, 0, 0, 0, time.UTC))
+		hubRev = commitDoc(t, hub.s, 501, setText(4, fmt.Sprint("hub four ", i)))
+		site.at(time.Date(2026, 11, 28, hour, 30, 0, 0, time.UTC))
+		siteRevs = append(siteRevs, fmt.Sprint(commitDoc(t, site.s, 501, setText(4, fmt.Sprint("site four ", i)))))
+		hub.at(time.Date(2026, 11, 28, hour, 30, 0, 0, time.UTC))
+		syncDocs(t, site.s, hub.s, orgs)
+		syncDocs(t, hub.s, site.s, orgs)
+		want := []string{"[site/2/main " + siteRevs[0] + " open]"}
+		if i == 1 {
+			want = append(want, "[site/2/main-2 "+siteRevs[1]+" open]")
+		}
+		for _, s := range []*Store{hub.s, site.s} {
+			if h := branchHead(t, s, 501); h != hubRev {
+				t.Fatalf("conflict %d, node %d: head %d, want the hub's %d", i, s.NodeID(), h, hubRev)
+			}
+			got := dump(t, s, `SELECT b.name, b.revision_id, m.status FROM document_branches b
+				JOIN document_merge_requests m ON m.from_branch_id = b.id WHERE b.document_id = 500 ORDER BY b.name`)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("conflict %d, node %d: site branches %v, want %v", i, s.NodeID(), got, want)
+			}
+		}
+	}
+	if e, _ := syncDocs(t, site.s, hub.s, orgs); e != 0 {
+		t.Fatalf("not quiet: %d entries", e)
+	}
+	syncDocs(t, hub.s, site.s, orgs)
+	for _, q := range []string{`SELECT id, name, revision_id, deleted_at FROM document_branches WHERE organisation_id = 10 ORDER BY id`,
+		`SELECT id, number, from_branch_id, to_branch_id, status FROM document_merge_requests ORDER BY id`} {
+		if a, b := dump(t, hub.s, q), dump(t, site.s, q); !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: hub %v, site %v", q, a, b)
+		}
+	}
+}
