@@ -631,7 +631,7 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 	if limit < 1 || limit > syncMaxPage {
 		return fieldError("limit", fmt.Sprintf("must be 1-%d", syncMaxPage))
 	}
-	if err := s.syncAccountsOfNode(rq, in.Changes, orgs); err != nil {
+	if in.Changes, err = s.syncAccountsOfNode(rq, in.Changes, orgs); err != nil {
 		return err
 	}
 	applied, err := s.store.ApplySyncChanges(rq.ctx, in.Changes, orgs)
@@ -829,12 +829,22 @@ func (s *Server) auditExchangeEnd(rq *request, q *db.Queries, node int64) error 
 // whose person is no member of the node's organisations: an account row
 // carries no organisation, so the node's pairing alone does not bound it,
 // and a node must not reach the accounts of people it was never given. A
-// new account (one the hub does not have) is the node's to make.
-func (s *Server) syncAccountsOfNode(rq *request, page []db.SyncEntry, orgs []int64) error {
+// new account (one the hub does not have) is the node's to make. A
+// snapshot (op "s": an account a row of the page names, sent so the
+// receiver has it) of an account the hub holds whose person is no member
+// here any more is left out of the page, not refused: the node made no
+// change to it (its rows naming a person removed here since, or the page
+// that adds them again), and refusing would stop that node's exchanges
+// for good (found by the fault run: a member removed on the hub while the
+// laptop added them again).
+func (s *Server) syncAccountsOfNode(rq *request, page []db.SyncEntry, orgs []int64) ([]db.SyncEntry, error) {
 	ob, _ := json.Marshal(orgs)
-	return s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+	out := page[:0:0]
+	err := s.store.ReadTx(rq.ctx, func(q *db.Queries) error {
+		out = out[:0]
 		for i, e := range page {
 			if e.Table != "users" {
+				out = append(out, e)
 				continue
 			}
 			var key []int64
@@ -862,16 +872,22 @@ func (s *Server) syncAccountsOfNode(rq *request, page []db.SyncEntry, orgs []int
 				}
 			}
 			if !exists {
+				out = append(out, e)
 				continue
 			}
 			member, err := q.SyncIsMember(rq.ctx, db.SyncIsMemberParams{UserID: key[0], OrgsJson: string(ob)})
 			if err != nil {
 				return err
 			}
+			if !member && e.Op == "s" {
+				continue
+			}
 			if !member {
 				return errorf(http.StatusUnprocessableEntity, "The hub refused the changes: entry %d changes the account of a person who is no member of this node's organisations.", i)
 			}
+			out = append(out, e)
 		}
 		return nil
 	})
+	return out, err
 }

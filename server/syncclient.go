@@ -105,9 +105,13 @@ func (n *syncNode) doWith(ctx context.Context, method, uri string, body []byte, 
 func hubError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var e struct {
-		Error string `json:"error"`
+		Error   string `json:"error"`
+		Message string `json:"message"` // the API's error body (respond.go)
 	}
 	_ = json.Unmarshal(b, &e)
+	if e.Error == "" {
+		e.Error = e.Message
+	}
 	return &hubRefusal{Status: resp.StatusCode, Message: e.Error}
 }
 
