@@ -2,13 +2,21 @@
 // run"): a hub and a laptop as two real `workspace serve` processes, a TCP
 // proxy between them (the laptop reaches its hub only through it) that
 // drops, delays, cuts and resets connections at random, writers on both
-// sides through the HTTP API (projects, work items, asset logs and project
-// edits, every acknowledged create recorded with its id and name), the link
+// sides through the HTTP API (projects, work items, asset logs, visitors'
+// signatures of a toolbox talk, clauses added to a shared document's main
+// and cells of its shared clauses set, organisation images uploaded, roles
+// given and taken, role permissions changed, a member removed and joining
+// again, project edits; every acknowledged create recorded with its id or
+// the unique name, e-mail, text or file hash the writer gave it), the link
 // reset whole at random moments, and `kill -9` of either side (the laptop
 // exchanges every second, so a kill or a reset often lands in the middle of
 // an exchange), each restarted on the same file. After the cycles, a quiet
 // exchange (no faults, no writers) until neither side moves, then both files
-// are compared.
+// are compared. A clause text acknowledged on either side must be in the
+// head of main or of a site/<node>/<branch> branch on the hub (a conflict
+// keeps it there) and in no head twice; security changes are judged only
+// by the tables' equality and the audit chains (the sync rules settle two
+// sides' decisions, the stricter winning).
 //
 //	go run ./server/syncfault [-cycles 300] [-seed N] [-bin FILE] [-keep]
 //
@@ -30,8 +38,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"math/rand/v2"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -78,6 +89,7 @@ func main() {
 type report struct {
 	cycles, kills, faults       int
 	ackHub, ackLaptop           int
+	edits                       int
 	lost, duplicated            int
 	tablesDiffer, auditFailures int
 	integrity, provisional      int
@@ -93,6 +105,7 @@ func (r report) print() {
 	fmt.Printf("cycles                          %d (kill -9: %d, proxy faults: %d)\n", r.cycles, r.kills, r.faults)
 	fmt.Printf("acknowledged writes, hub        %d\n", r.ackHub)
 	fmt.Printf("acknowledged writes, laptop     %d\n", r.ackLaptop)
+	fmt.Printf("acknowledged edits (not keyed)  %d\n", r.edits)
 	fmt.Printf("lost                            %d\n", r.lost)
 	fmt.Printf("duplicated                      %d\n", r.duplicated)
 	fmt.Printf("replicated tables that differ   %d\n", r.tablesDiffer)
@@ -283,6 +296,57 @@ func (a *api) do(method, path string, body, out any) (int, error) {
 	return resp.StatusCode, nil
 }
 
+// putFile sends one file as multipart/form-data (field "file").
+func (a *api) putFile(path, name string, data []byte, out any) (int, error) {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, err := mw.CreateFormFile("file", name)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = fw.Write(data)
+	_ = mw.Close()
+	req, err := http.NewRequest("PUT", a.base+path, &body)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return resp.StatusCode, fmt.Errorf("PUT %s: %d %s", path, resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return 0, err
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+// uniquePNG is a 16 x 16 image (an organisation image's smallest) whose
+// pixels spell n: every upload is a file of its own, a hash of its own.
+func uniquePNG(n int64) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, 16, 16))
+	for i := 0; i < 16*16; i++ {
+		img.Pix[4*i] = byte(n >> (8 * (i % 8)))
+		img.Pix[4*i+1] = byte(i)
+		img.Pix[4*i+2] = byte(n >> 3)
+		img.Pix[4*i+3] = 255
+	}
+	var buf bytes.Buffer
+	_ = png.Encode(&buf, img)
+	return buf.Bytes()
+}
+
 func (a *api) signIn(email, password string) error {
 	resp, err := a.http.PostForm(a.base+"/oauth/token", url.Values{"grant_type": {"password"}, "username": {email}, "password": {password}})
 	if err != nil {
@@ -389,6 +453,10 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 		fmt.Println("syncfault: no asset logs:", err)
 		asset.ID = ""
 	}
+	fx, err := setupFixtures(h, org.ID)
+	if err != nil {
+		return rep, err
+	}
 	var code struct {
 		Code string `json:"code"`
 	}
@@ -409,6 +477,13 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 	if err := s.signIn(email, password); err != nil {
 		return rep, err
 	}
+	// The second member on the laptop too, to join again there after a
+	// removal; without it only the hub's writer re-adds them.
+	memberSite := &api{base: "http://" + siteAddr, http: hc}
+	if err := memberSite.signIn(memberEmail, password); err != nil {
+		fmt.Println("syncfault: the member cannot sign in on the laptop:", err)
+		memberSite = nil
+	}
 
 	// Writers: one per side, each with its own random stream.
 	var mu sync.Mutex
@@ -416,7 +491,9 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var seq atomic.Int64
-	writer := func(side string, a *api, r *rand.Rand) {
+	docAcks := map[string][]string{} // clause texts acknowledged on each side
+	var edits atomic.Int64           // acknowledged edits that are not creates (cells, security, images' rows)
+	writer := func(side string, a, member *api, r *rand.Rand) {
 		defer wg.Done()
 		var mine []string // projects this side made, to edit and file items in
 		for {
@@ -427,8 +504,8 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 			}
 			n := seq.Add(1)
 			var err error
-			switch k := r.IntN(10); {
-			case k < 4:
+			switch k := r.IntN(20); {
+			case k < 6:
 				name := fmt.Sprintf("fault-%s-p%d", side, n)
 				var out idJSON
 				if _, err = a.do("POST", "/organisations/"+org.ID+"/projects", map[string]any{"name": name}, &out); err == nil {
@@ -437,7 +514,7 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 					mu.Unlock()
 					mine = append(mine, out.ID)
 				}
-			case k < 7:
+			case k < 10:
 				title := fmt.Sprintf("fault-%s-w%d", side, n)
 				p := proj.ID
 				if len(mine) > 0 && r.IntN(2) == 0 {
@@ -449,13 +526,71 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 					acks[side] = append(acks[side], ack{"work_items", out.ID, title})
 					mu.Unlock()
 				}
-			case k < 9 && asset.ID != "":
+			case k < 12 && asset.ID != "":
 				text := fmt.Sprintf("fault-%s-l%d: pre-start check done", side, n)
 				var out idJSON
 				if _, err = a.do("POST", "/api/assetgroups/"+asset.ID+"/logs", map[string]any{"type": "comment", "log": text, "logged_at": time.Now().UTC().Format("2006-01-02T15:04:05.000Z")}, &out); err == nil {
 					mu.Lock()
 					acks[side] = append(acks[side], ack{"asset_logs", out.ID, text})
 					mu.Unlock()
+				}
+			case k < 14:
+				// A visitor signs the talk: evidence, a union; the e-mail
+				// is the writer's key (the answer names no row id).
+				mail := fmt.Sprintf("fault-%s-s%d@example.com", side, n)
+				if _, err = a.do("POST", "/toolboxes/"+fx.toolbox+"/sign", map[string]any{"email": mail, "first_name": "Visitor",
+					"last_name": fmt.Sprint(n), "company": "Fault run", "declaration": true}, nil); err == nil {
+					mu.Lock()
+					acks[side] = append(acks[side], ack{"toolbox_users", "", mail})
+					mu.Unlock()
+				}
+			case k < 16:
+				// A clause added on main from the head this side holds:
+				// the exchange fast-forwards, merges or sets it apart on
+				// a site branch.
+				text := fmt.Sprintf("fault-%s-c%d: keep the gate shut", side, n)
+				var hd string
+				if hd, err = fx.head(a); err == nil {
+					if _, err = a.do("POST", "/documents/"+fx.document+"/revisions/"+hd+"/clauses", map[string]any{"text": text}, nil); err == nil {
+						mu.Lock()
+						docAcks[side] = append(docAcks[side], text)
+						mu.Unlock()
+					}
+				}
+			case k < 17:
+				// A cell of a shared clause set on both sides: the same
+				// cell from two sides is a conflict the hub sets apart.
+				var hd string
+				if hd, err = fx.head(a); err == nil {
+					cl := fx.clauses[r.IntN(len(fx.clauses))]
+					if _, err = a.do("PATCH", "/documents/"+fx.document+"/revisions/"+hd+"/fields", map[string]any{"clause_id": cl,
+						"column_id": fx.column, "value": fmt.Sprintf("set on %s (%d)", side, n)}, nil); err == nil {
+						edits.Add(1)
+					}
+				}
+			case k < 18:
+				// An organisation image: a file of its own (by hash),
+				// which both files must hold once the image is shown.
+				kind := []string{"icon", "banner", "logo"}[r.IntN(3)]
+				var out struct {
+					Icon   *string `json:"icon_hash"`
+					Banner *string `json:"banner_hash"`
+					Logo   *string `json:"logo_hash"`
+				}
+				if _, err = a.putFile("/organisations/"+org.ID+"/"+kind, kind+".png", uniquePNG(n), &out); err == nil {
+					hash := map[string]*string{"icon": out.Icon, "banner": out.Banner, "logo": out.Logo}[kind]
+					if hash == nil {
+						err = fmt.Errorf("the %s answer names no hash", kind)
+					} else {
+						mu.Lock()
+						acks[side] = append(acks[side], ack{"blobs", "", *hash})
+						mu.Unlock()
+					}
+				}
+			case k < 19:
+				err = fx.securityChange(a, member, org.ID, r)
+				if err == nil {
+					edits.Add(1)
 				}
 			default:
 				// An edit of a shared row from both sides: converges by
@@ -470,8 +605,8 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 		}
 	}
 	wg.Add(2)
-	go writer("hub", h, rand.New(rand.NewPCG(rng.Uint64(), 1)))
-	go writer("laptop", s, rand.New(rand.NewPCG(rng.Uint64(), 2)))
+	go writer("hub", h, fx.member, rand.New(rand.NewPCG(rng.Uint64(), 1)))
+	go writer("laptop", s, memberSite, rand.New(rand.NewPCG(rng.Uint64(), 2)))
 
 	start := time.Now()
 	px.setQuiet(false)
@@ -543,6 +678,12 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 		rep.details = append(rep.details, "the quiet exchange did not settle in 50 runs")
 		rep.tablesDiffer++
 	}
+	rep.ackHub += len(docAcks["hub"])
+	rep.ackLaptop += len(docAcks["laptop"])
+	rep.edits = int(edits.Load())
+	if err := fx.checkDocument(&rep, h, docAcks); err != nil {
+		return rep, err
+	}
 	hub.stop()
 	rep.hubPeakMB, rep.sitePeakMB = float64(hub.peakKB)/1024, float64(site.peakKB)/1024
 	fmt.Printf("syncfault: %d cycles in %s, quiet exchange done\n", rep.cycles, time.Since(start).Round(time.Second))
@@ -565,9 +706,15 @@ func compare(rep *report, hubPath, sitePath string, acks map[string][]ack) error
 	for _, schema := range []string{"main", "site"} {
 		for side, list := range acks {
 			for _, a := range list {
-				col := map[string]string{"projects": "name", "work_items": "title", "asset_logs": "log"}[a.table]
+				col := map[string]string{"projects": "name", "work_items": "title", "asset_logs": "log", "toolbox_users": "email", "blobs": "hash"}[a.table]
 				var n int
-				if err := conn.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %s.%s WHERE id = ? AND %s = ?`, schema, a.table, col), a.id, a.name).Scan(&n); err != nil {
+				var err error
+				if a.id == "" { // keyed by the name alone (a signer's e-mail, a file's hash)
+					err = conn.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %s.%s WHERE %s = ?`, schema, a.table, col), a.name).Scan(&n)
+				} else {
+					err = conn.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %s.%s WHERE id = ? AND %s = ?`, schema, a.table, col), a.id, a.name).Scan(&n)
+				}
+				if err != nil {
 					return err
 				}
 				if n == 0 {
@@ -584,6 +731,7 @@ func compare(rep *report, hubPath, sitePath string, acks map[string][]ack) error
 			`SELECT count(*) FROM (SELECT name FROM %s.projects WHERE name LIKE 'fault-%%' GROUP BY name HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT title FROM %s.work_items WHERE title LIKE 'fault-%%' GROUP BY title HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT log FROM %s.asset_logs WHERE log LIKE 'fault-%%' GROUP BY log HAVING count(*) > 1)`,
+			`SELECT count(*) FROM (SELECT email FROM %s.toolbox_users WHERE email LIKE 'fault-%%' GROUP BY toolbox_id, email HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT number FROM %s.work_items GROUP BY organisation_id, coalesce(prefix_id, 0), number HAVING count(*) > 1)`,
 		} {
 			var n int
@@ -634,6 +782,11 @@ func compare(rep *report, hubPath, sitePath string, acks map[string][]ack) error
 		derived := map[string]bool{}
 		for _, c := range db.SyncCatalogue[name].DerivedColumns {
 			derived[c] = true
+		}
+		if db.SyncCatalogue[name].Objects {
+			// Objects travel by their hash; a row id (document_chunks')
+			// is each file's own rowid, named by nothing.
+			derived["id"] = true
 		}
 		rows, err := conn.Query(`SELECT name FROM pragma_table_info(?)`, name)
 		if err != nil {
