@@ -51,14 +51,20 @@ func TestCompareFindsDifferences(t *testing.T) {
 	if _, err := d.Exec(`INSERT INTO users(id, email, created_at, updated_at) VALUES (4242, 'only.here@example.com', '2026-11-28T00:00:00Z', '2026-11-28T00:00:00Z')`); err != nil {
 		t.Fatal(err)
 	}
+	// A file only the laptop holds (keyed by its hash, no id).
+	if _, err := d.Exec(`INSERT INTO blobs(hash, content_type, size, data, created_at) VALUES ('f00d', 'image/png', 1, x'00', '2026-11-28T00:00:00Z')`); err != nil {
+		t.Fatal(err)
+	}
 	d.Close()
 	rep = report{}
-	acks := map[string][]ack{"hub": {{table: "projects", id: "1", name: "fault-hub-1"}}}
+	acks := map[string][]ack{"hub": {{table: "projects", id: "1", name: "fault-hub-1"}},
+		"laptop": {{table: "blobs", name: "f00d"}, {table: "toolbox_users", name: "fault-laptop-s1@example.com"}}}
 	if err := compare(&rep, hub, site, acks); err != nil {
 		t.Fatal(err)
 	}
-	if rep.ok() || rep.tablesDiffer != 1 || rep.lost != 2 || rep.duplicated != 0 || rep.integrity != 0 || rep.auditFailures != 0 {
-		t.Fatalf("a users row on the laptop only and a lost project: %+v, want 1 table differing and 2 lost", rep)
+	// lost: the project twice, the file on the hub, the signature twice
+	if rep.ok() || rep.tablesDiffer != 2 || rep.lost != 5 || rep.duplicated != 0 || rep.integrity != 0 || rep.auditFailures != 0 {
+		t.Fatalf("a users row and a file on the laptop only, a lost project and signature: %+v, want 2 tables differing and 5 lost", rep)
 	}
 }
 
