@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -104,15 +106,21 @@ func (n *syncNode) doWith(ctx context.Context, method, uri string, body []byte, 
 // hubError is the hub's refusal in its own words.
 func hubError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	// The hub's errors say it in message (respond.go); error is kept
+	// for an older hub.
 	var e struct {
-		Error   string `json:"error"`
-		Message string `json:"message"` // the API's error body (respond.go)
+		Message string            `json:"message"`
+		Error   string            `json:"error"`
+		Errors  map[string]string `json:"errors"`
 	}
 	_ = json.Unmarshal(b, &e)
-	if e.Error == "" {
-		e.Error = e.Message
+	if e.Message == "" {
+		e.Message = e.Error
 	}
-	return &hubRefusal{Status: resp.StatusCode, Message: e.Error}
+	for _, k := range slices.Sorted(maps.Keys(e.Errors)) {
+		e.Message += " " + k + ": " + e.Errors[k] + "."
+	}
+	return &hubRefusal{Status: resp.StatusCode, Message: e.Message}
 }
 
 // SyncClone pairs with the hub at hubURL with a pairing code and makes

@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -170,7 +172,8 @@ func (s *Server) syncObjectPut(rq *request) error {
 	if o.Kind == db.ObjBlob {
 		d.ContentType, d.CreatedAt = rq.r.Header.Get("Content-Type"), rq.r.Header.Get(hdrObjectCreated)
 	}
-	if v := rq.r.URL.Query().Get("pos"); v != "" {
+	v := rq.r.URL.Query().Get("pos")
+	if v != "" {
 		// A piece of a large file: kept until the last comes.
 		whole, err := s.syncObjectPiece(rq, node, o, v, body)
 		if err != nil || whole == nil {
@@ -179,6 +182,11 @@ func (s *Server) syncObjectPut(rq *request) error {
 		d.Data = whole
 	}
 	err = s.store.SyncObjectPut(rq.ctx, o, d)
+	if errors.Is(err, db.ErrSyncRefused) && v != "" {
+		// The pieces were dropped when joined: the node must know its
+		// next attempt starts from the file's first byte.
+		return errorf(http.StatusUnprocessableEntity, "The hub refused the file sent in pieces, and dropped its pieces: it will be sent again from its start (%v)", err)
+	}
 	if errors.Is(err, db.ErrSyncRefused) {
 		return errorf(http.StatusUnprocessableEntity, "The hub refused the object: %v", err)
 	}
@@ -369,6 +377,12 @@ func (h *hubObjects) putPieces(ctx context.Context, uri string, o db.SyncObject,
 			pos = h.received[o.Hash]
 			continue
 		}
+		if errors.As(err, &he) && he.Status == http.StatusUnprocessableEntity && end == total {
+			// The last piece joined the held ones into something else
+			// than the file (a piece damaged on the way): the hub dropped
+			// them all.
+			return fmt.Errorf("%w: %w", errSyncPiecesDropped, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -414,6 +428,13 @@ func (h *hubObjects) SyncObjectFetch(ctx context.Context, o, root db.SyncObject)
 	if o.Kind == db.ObjBlob && h.store != nil && held+resp.ContentLength > db.SyncPieceSize {
 		if d.Data, err = h.fetchPieces(ctx, o, held, held+resp.ContentLength, resp.Body); err != nil {
 			return d, err
+		}
+		if sum := sha256.Sum256(d.Data); held > 0 && hex.EncodeToString(sum[:]) != o.Hash {
+			// The pieces kept from an earlier fetch and the rest do not
+			// make the file (damaged where they were kept): they are
+			// dropped already, so the file is fetched whole once more.
+			resp.Body.Close()
+			return h.SyncObjectFetch(ctx, o, root)
 		}
 		h.fetched++
 		return d, nil

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -542,6 +543,329 @@ func TestSyncLargeFileResumesInsideIt(t *testing.T) {
 	}
 	if len(ranges) != 2 || ranges[0] != "" || ranges[1] != fmt.Sprintf("bytes=%d-", 5<<20) {
 		t.Errorf("the fetches of head office's file asked %q, want the whole file and then the rest", ranges)
+	}
+	for _, s := range []*db.Store{e.store, node} {
+		var n int
+		if err := s.Reader.QueryRow(`SELECT count(*) FROM sync_object_pieces`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("pieces left after the files came whole: %d %v", n, err)
+		}
+	}
+}
+
+// TestSyncFilePiecesRefused: the pieces of a large file pushed to the hub
+// are the sending node's own (another node, even of another organisation,
+// cannot continue them and is told where its own transfer stands); a piece
+// out of place is refused with what is held; pieces that do not add up to
+// the file the hash names are dropped whole and the node is told so; and a
+// fetch of the rest (Range) is only of its organisations' files.
+func TestSyncFilePiecesRefused(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e := f.e
+	e.clock.Advance(time.Since(e.clock.Now())) // the nodes sign with the wall clock
+	ctx := context.Background()
+	hub := httptest.NewServer(e.srv)
+	t.Cleanup(hub.Close)
+	site := cloneStore(t, e, f.alice, f.acme, hub.URL)
+	evil := cloneStore(t, e, f.mallory, f.evil, hub.URL)
+	if site.NodeID() == evil.NodeID() {
+		t.Fatal("the two laptops have one node id")
+	}
+	signer := func(s *db.Store) *syncNode {
+		t.Helper()
+		var h db.SyncHubGetRow
+		if err := s.ReadTx(ctx, func(q *db.Queries) error {
+			var err error
+			h, err = q.SyncHubGet(ctx)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return &syncNode{url: hub.URL, node: s.NodeID(), key: ed25519.PrivateKey(h.PrivateKey)}
+	}
+	siteN, evilN := signer(site), signer(evil)
+	acmeID, _ := db.ParseID(f.acme)
+	evilID, _ := db.ParseID(f.evil)
+
+	file := make([]byte, 2*db.SyncPieceSize+1000)
+	for i := range file {
+		file[i] = byte(i * 13)
+	}
+	sum := sha256.Sum256(file)
+	hash := hex.EncodeToString(sum[:])
+	total := int64(len(file))
+	piece := func(n *syncNode, org int64, pos int64, data []byte) (int, string) {
+		t.Helper()
+		uri := fmt.Sprintf("/sync/objects/blob/%s?org=%d&pos=%d&total=%d", hash, org, pos, total)
+		resp, err := n.doWith(ctx, http.MethodPut, uri, data, "application/pdf", hdrObjectCreated, "2026-11-29T00:00:00.000Z")
+		if err != nil {
+			var he *hubRefusal
+			if !errors.As(err, &he) {
+				t.Fatal(err)
+			}
+			return he.Status, he.Message
+		}
+		resp.Body.Close()
+		return resp.StatusCode, ""
+	}
+	heldBy := func(s *db.Store) int64 {
+		t.Helper()
+		n, err := e.store.SyncPiecesHeld(ctx, s.NodeID(), hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	blobHeld := func() bool {
+		var n int
+		if err := e.store.Reader.QueryRow(`SELECT count(*) FROM blobs WHERE hash = ?`, hash).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}
+	first := file[:db.SyncPieceSize]
+	second := file[db.SyncPieceSize : 2*db.SyncPieceSize]
+	last := file[2*db.SyncPieceSize:]
+	tampered := bytes.Clone(second)
+	tampered[100] ^= 1
+
+	steps := []struct {
+		name     string
+		n        *syncNode
+		org      int64
+		pos      int64
+		data     []byte
+		status   int
+		says     string
+		siteHeld int64
+	}{
+		{"the site's first piece", siteN, int64(acmeID), 0, first, 204, "", db.SyncPieceSize},
+		{"another organisation's node cannot continue it", evilN, int64(evilID), db.SyncPieceSize, second, 409, "holds the first 0 bytes", db.SyncPieceSize},
+		{"nor send it for the site's organisation", evilN, int64(acmeID), 0, first, 400, "organisation the node was paired for", db.SyncPieceSize},
+		{"the first piece again is out of place", siteN, int64(acmeID), 0, first, 409, fmt.Sprintf("holds the first %d bytes", db.SyncPieceSize), db.SyncPieceSize},
+		{"a piece past the held ones too", siteN, int64(acmeID), 2 * db.SyncPieceSize, last, 409, fmt.Sprintf("holds the first %d bytes", db.SyncPieceSize), db.SyncPieceSize},
+		{"a tampered second piece is kept", siteN, int64(acmeID), db.SyncPieceSize, tampered, 204, "", 2 * db.SyncPieceSize},
+		{"the last piece: the whole differs from its hash, all pieces dropped", siteN, int64(acmeID), 2 * db.SyncPieceSize, last, 422, "pieces", 0},
+		{"sent again from its first byte", siteN, int64(acmeID), 0, first, 204, "", db.SyncPieceSize},
+		{"its second", siteN, int64(acmeID), db.SyncPieceSize, second, 204, "", 2 * db.SyncPieceSize},
+		{"its last: the file is whole", siteN, int64(acmeID), 2 * db.SyncPieceSize, last, 204, "", 0},
+	}
+	for _, st := range steps {
+		status, msg := piece(st.n, st.org, st.pos, st.data)
+		if status != st.status || !strings.Contains(msg, st.says) {
+			t.Fatalf("%s: %d %q, want %d saying %q", st.name, status, msg, st.status, st.says)
+		}
+		if got := heldBy(site); got != st.siteHeld {
+			t.Fatalf("%s: the hub holds %d bytes of the site's pieces, want %d", st.name, got, st.siteHeld)
+		}
+		if got := heldBy(evil); got != 0 {
+			t.Fatalf("%s: the hub holds %d bytes from the other organisation's node", st.name, got)
+		}
+		if whole := st.name == "its last: the file is whole"; blobHeld() != whole {
+			t.Fatalf("%s: the hub holds the file: %v", st.name, !whole)
+		}
+	}
+	var stored []byte
+	if err := e.store.Reader.QueryRow(`SELECT data FROM blobs WHERE hash = ?`, hash).Scan(&stored); err != nil || !bytes.Equal(stored, file) {
+		t.Fatalf("the hub's file differs from the site's (%v)", err)
+	}
+
+	// The rest of the file, fetched: the site's node gets it from byte N
+	// (206 with where it stands); the other organisation's node gets 404
+	// with or without a Range, as for a file the hub does not hold. A row
+	// of the site's organisation names the file, as an upload's would.
+	if err := e.store.InTx(ctx, func(q *db.Queries) error {
+		_, err := q.OrgBlobAttach(ctx, db.OrgBlobAttachParams{OrganisationID: int64(acmeID), Hash: hash})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	uri := "/sync/objects/blob/" + hash
+	resp, err := siteN.doWith(ctx, http.MethodGet, uri, nil, "", "Range", fmt.Sprintf("bytes=%d-", db.SyncPieceSize+7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusPartialContent || !bytes.Equal(rest, file[db.SyncPieceSize+7:]) ||
+		resp.Header.Get("Content-Range") != fmt.Sprintf("bytes %d-%d/%d", db.SyncPieceSize+7, total-1, total) {
+		t.Fatalf("the rest of the file: %d %q, %d bytes (%v)", resp.StatusCode, resp.Header.Get("Content-Range"), len(rest), err)
+	}
+	for _, rng := range []string{"", "bytes=5-"} {
+		var extra []string
+		if rng != "" {
+			extra = []string{"Range", rng}
+		}
+		_, err := evilN.doWith(ctx, http.MethodGet, uri, nil, "", extra...)
+		var he *hubRefusal
+		if !errors.As(err, &he) || he.Status != http.StatusNotFound {
+			t.Fatalf("another organisation's node fetching the file (Range %q): %v, want 404", rng, err)
+		}
+	}
+}
+
+// TestSyncDamagedPiecesStartOver: pieces kept from a cut transfer that no
+// longer add up to the file (damaged where they were kept) fail the hash
+// check of the whole, are dropped, and the file is sent again from its
+// start, each way: going up, the laptop's sync log says so in plain words
+// and the next exchange sends it whole; coming down, the laptop fetches it
+// whole at once.
+func TestSyncDamagedPiecesStartOver(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e := f.e
+	e.clock.Advance(time.Since(e.clock.Now())) // the node signs with the wall clock
+	ctx := context.Background()
+	acmeID, _ := db.ParseID(f.acme)
+	file := func(seed byte) ([]byte, string) {
+		b := make([]byte, db.SyncPieceSize+db.SyncPieceSize/2) // a piece and a half
+		for i := range b {
+			b[i] = byte(i*11) ^ seed
+		}
+		sum := sha256.Sum256(b)
+		return b, hex.EncodeToString(sum[:])
+	}
+	attach := func(s *db.Store, data []byte, hash string) {
+		t.Helper()
+		if err := s.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
+			if err := q.BlobPut(ctx, db.BlobPutParams{Hash: hash, ContentType: "application/pdf", Size: int64(len(data)), Data: data, CreatedAt: "2026-11-29T00:00:00.000Z"}); err != nil {
+				return err
+			}
+			_, err := q.OrgBlobAttach(ctx, db.OrgBlobAttachParams{OrganisationID: int64(acmeID), Hash: hash})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage := func(s *db.Store, hash string) {
+		t.Helper()
+		if _, err := s.Writer.Exec(`UPDATE sync_object_pieces SET data = zeroblob(length(data)) WHERE hash = ?`, hash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := func(s *db.Store, hash string) []byte {
+		t.Helper()
+		var data []byte
+		if err := s.Reader.QueryRow(`SELECT data FROM blobs WHERE hash = ?`, hash).Scan(&data); err != nil {
+			t.Fatalf("the file is not held: %v", err)
+		}
+		return data
+	}
+
+	// The hub behind a link that cuts the second piece a laptop pushes and
+	// the first fetch of head office's file 2 MiB into its body.
+	var mu sync.Mutex
+	cutting := true
+	var pushed int64
+	pushes, fetches := 0, 0
+	hubFile, hubHash := file(0x33)
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		cut := cutting
+		switch {
+		case r.Method == http.MethodPut && r.URL.Query().Get("pos") != "":
+			pushes++
+			if cut && pushes == 2 {
+				mu.Unlock()
+				panic(http.ErrAbortHandler)
+			}
+			pushed += r.ContentLength
+		case r.Method == http.MethodGet && r.URL.Path == "/sync/objects/blob/"+hubHash:
+			fetches++
+			if cut && fetches == 1 {
+				mu.Unlock()
+				rec := httptest.NewRecorder()
+				e.srv.ServeHTTP(rec, r)
+				for k, v := range rec.Header() {
+					w.Header()[k] = v
+				}
+				w.WriteHeader(rec.Code)
+				_, _ = w.Write(rec.Body.Bytes()[:2<<20])
+				panic(http.ErrAbortHandler)
+			}
+		}
+		mu.Unlock()
+		e.srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hub.Close)
+	node := cloneStore(t, e, f.alice, f.acme, hub.URL)
+	lastError := func() string {
+		t.Helper()
+		var msg *string
+		if err := node.ReadTx(ctx, func(q *db.Queries) error {
+			h, err := q.SyncHubGet(ctx)
+			msg = h.LastError
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if msg == nil {
+			return ""
+		}
+		return *msg
+	}
+
+	// Up: the first piece arrives, then is damaged at the hub.
+	siteFile, siteHash := file(0xc3)
+	attach(node, siteFile, siteHash)
+	if _, err := SyncNow(ctx, node, 0, nil); err == nil {
+		t.Fatal("the cut exchange did not fail")
+	}
+	damage(e.store, siteHash)
+	mu.Lock()
+	cutting = false
+	mu.Unlock()
+	if _, err := SyncNow(ctx, node, 0, nil); !errors.Is(err, errSyncPiecesDropped) {
+		t.Fatalf("the exchange with damaged pieces at the hub: %v, want the pieces dropped", err)
+	}
+	if msg := lastError(); !strings.Contains(msg, "damaged") || !strings.Contains(msg, "again from its start") {
+		t.Errorf("the sync log says %q", msg)
+	}
+	if n, err := e.store.SyncPiecesHeld(ctx, node.NodeID(), siteHash); err != nil || n != 0 {
+		t.Fatalf("the hub still holds %d bytes of the damaged pieces (%v)", n, err)
+	}
+	mu.Lock()
+	pushed = 0
+	mu.Unlock()
+	if _, err := SyncNow(ctx, node, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(held(e.store, siteHash), siteFile) {
+		t.Fatal("the laptop's file differs at the hub")
+	}
+	mu.Lock()
+	if pushed != int64(len(siteFile)) {
+		t.Errorf("the hub took %d bytes after its pieces were dropped, want the whole file (%d)", pushed, len(siteFile))
+	}
+	cutting = true
+	mu.Unlock()
+
+	// Down: 2 MiB of head office's file arrive, then are damaged on the
+	// laptop; the rest joined to them is not the file.
+	attach(e.store, hubFile, hubHash)
+	if _, err := SyncNow(ctx, node, 0, nil); err == nil {
+		t.Fatal("the cut fetch did not fail")
+	}
+	if n, err := node.SyncPiecesHeld(ctx, 0, hubHash); err != nil || n != 2<<20 {
+		t.Fatalf("the laptop holds %d bytes of head office's file after the cut (%v)", n, err)
+	}
+	damage(node, hubHash)
+	mu.Lock()
+	cutting = false
+	mu.Unlock()
+	mu.Lock()
+	fetches = 0
+	mu.Unlock()
+	if _, err := SyncNow(ctx, node, 0, nil); err != nil {
+		t.Fatalf("the exchange after the laptop's pieces were damaged: %v", err)
+	}
+	mu.Lock()
+	if fetches != 2 {
+		t.Errorf("head office's file was fetched %d times, want the rest and then the whole file", fetches)
+	}
+	mu.Unlock()
+	if !bytes.Equal(held(node, hubHash), hubFile) {
+		t.Fatal("head office's file differs on the laptop")
 	}
 	for _, s := range []*db.Store{e.store, node} {
 		var n int

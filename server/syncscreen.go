@@ -80,6 +80,10 @@ var (
 	errSyncBusy      = errors.New("an exchange with head office is already running")
 	errSyncElsewhere = errors.New("an exchange with head office is running in another program using this database")
 	errSyncLeaseLost = errors.New("another exchange took over this database's lease")
+	// errSyncPiecesDropped: the pieces of a large file did not add up to
+	// the file at the hub, which dropped them; the next exchange sends it
+	// from its start.
+	errSyncPiecesDropped = errors.New("a file sent in pieces arrived damaged and its pieces were dropped")
 )
 
 // begin marks an exchange running; false when one is.
@@ -272,6 +276,8 @@ func syncErrorWords(hubURL string, err error) string {
 		return "An exchange with head office is already running in another program on this laptop: wait for it to finish, then try again."
 	case errors.Is(err, errSyncLeaseLost):
 		return "This exchange stopped because another exchange on this laptop took over after this one had stalled. Nothing was lost: the other goes on from where this one stopped."
+	case errors.Is(err, errSyncPiecesDropped):
+		return where + " received a large file from this laptop damaged and set it aside, so the exchange stopped. Nothing was lost: the next exchange sends the file again from its start."
 	case errors.Is(err, context.Canceled):
 		return "The exchange stopped because this server was shutting down. Nothing was lost: the next exchange goes on from where it stopped."
 	case errors.As(err, &refusal) && refusal.Status == http.StatusUnauthorized:

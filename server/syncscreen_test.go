@@ -236,6 +236,7 @@ func TestSyncErrorWords(t *testing.T) {
 		{errSyncBusy, "already running"},
 		{fmt.Errorf("%w (process 4242 on site-laptop)", errSyncElsewhere), "another program on this laptop"},
 		{errSyncLeaseLost, "took over"},
+		{fmt.Errorf("%w: %w", errSyncPiecesDropped, &hubRefusal{Status: 422, Message: "dropped its pieces"}), "again from its start"},
 		{errors.New("applying the hub's page: disk full"), "stopped before it finished"},
 	} {
 		got := syncErrorWords("https://hub.example.com", c.err)
