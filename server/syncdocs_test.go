@@ -425,6 +425,16 @@ func TestSyncMergeOfHeadsChecksConstraints(t *testing.T) {
 			t.Fatalf("another organisation's log holds %v", en)
 		}
 	}
+	// The entries written while pages applied keep the chains whole on
+	// both nodes once the site has them (audit verify).
+	if _, err := SyncNow(ctx, node, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]*db.Store{"hub": e.store, "site": node} {
+		if problems, _, err := db.VerifyAudit(ctx, s.R); err != nil || len(problems) != 0 {
+			t.Fatalf("audit verify on the %s: %v %v", name, problems, err)
+		}
+	}
 }
 
 // TestSyncLargeFileResumesInsideIt: a file larger than a piece travels in
