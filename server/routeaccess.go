@@ -160,7 +160,11 @@ func (s *Server) checkAccess(rq *request, acc access) error {
 	return err
 }
 
-// One resolution per request. The route's check resolves the caller's
+// Reusing the route's resolution. A GET's or HEAD's check runs on the
+// reader pool, outside a transaction (checkAccess): it records nothing,
+// and its handler resolves again through the access cache (cheaper than
+// the BEGIN and ROLLBACK the reuse needed). For the other methods the
+// route's check resolves the caller's
 // Access in its own read transaction; the handler then asks authorize
 // again for the same caller, organisation and scopes, inside its own
 // transaction. authorize answers that second call with the route's Access
@@ -179,7 +183,8 @@ func (s *Server) checkAccess(rq *request, acc access) error {
 //     organisation's access tag, memoised per writer stamp, decides
 //     whether the standing read at that tag still holds (writeStanding).
 //
-// So a read resolves access once, and a write twice only where it must.
+// So a read-only handler of another method resolves access once, and a
+// write twice only where it must.
 
 // routeResolved keeps, for one request, what authorize resolved during
 // the route's check (recording), each with the write generation of the

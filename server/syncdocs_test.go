@@ -437,6 +437,41 @@ func TestSyncMergeOfHeadsChecksConstraints(t *testing.T) {
 	}
 }
 
+// pieceFile is a file of size bytes, made from seed, and its hash.
+func pieceFile(size int, seed byte) ([]byte, string) {
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = byte(i*7) ^ seed
+	}
+	sum := sha256.Sum256(b)
+	return b, hex.EncodeToString(sum[:])
+}
+
+// attachFile stores a file in s as one of org's, as an upload there would.
+func attachFile(t *testing.T, s *db.Store, org int64, data []byte, hash string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
+		if err := q.BlobPut(ctx, db.BlobPutParams{Hash: hash, ContentType: "application/pdf", Size: int64(len(data)), Data: data, CreatedAt: "2026-11-29T00:00:00.000Z"}); err != nil {
+			return err
+		}
+		_, err := q.OrgBlobAttach(ctx, db.OrgBlobAttachParams{OrganisationID: org, Hash: hash})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// heldFile is the bytes s holds of the file hash.
+func heldFile(t *testing.T, s *db.Store, hash string) []byte {
+	t.Helper()
+	var data []byte
+	if err := s.Reader.QueryRow(`SELECT data FROM blobs WHERE hash = ?`, hash).Scan(&data); err != nil {
+		t.Fatalf("the file is not held: %v", err)
+	}
+	return data
+}
+
 // TestSyncLargeFileResumesInsideIt: a file larger than a piece travels in
 // pieces both ways, and a cut inside it costs only the piece it cut: the
 // hub keeps the pieces a laptop pushed and says how far it holds, the
@@ -449,34 +484,6 @@ func TestSyncLargeFileResumesInsideIt(t *testing.T) {
 	e.clock.Advance(time.Since(e.clock.Now())) // the node signs with the wall clock
 	ctx := context.Background()
 	acmeID, _ := db.ParseID(f.acme)
-	file := func(seed byte) ([]byte, string) {
-		b := make([]byte, 2*db.SyncPieceSize+db.SyncPieceSize/2) // two pieces and a half
-		for i := range b {
-			b[i] = byte(i*7) ^ seed
-		}
-		sum := sha256.Sum256(b)
-		return b, hex.EncodeToString(sum[:])
-	}
-	attach := func(s *db.Store, data []byte, hash string) {
-		t.Helper()
-		if err := s.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
-			if err := q.BlobPut(ctx, db.BlobPutParams{Hash: hash, ContentType: "application/pdf", Size: int64(len(data)), Data: data, CreatedAt: "2026-11-29T00:00:00.000Z"}); err != nil {
-				return err
-			}
-			_, err := q.OrgBlobAttach(ctx, db.OrgBlobAttachParams{OrganisationID: int64(acmeID), Hash: hash})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	held := func(s *db.Store, hash string) []byte {
-		t.Helper()
-		var data []byte
-		if err := s.Reader.QueryRow(`SELECT data FROM blobs WHERE hash = ?`, hash).Scan(&data); err != nil {
-			t.Fatalf("the file is not held: %v", err)
-		}
-		return data
-	}
 
 	// The hub, behind a link the test cuts: the second piece a laptop
 	// pushes is cut before it arrives; the first fetch of a file is cut
@@ -486,7 +493,7 @@ func TestSyncLargeFileResumesInsideIt(t *testing.T) {
 	var pushed int64    // bytes of pieces the hub took
 	var ranges []string // the Range of each fetch of the hub's file
 	pushes, fetches := 0, 0
-	hubFile, hubHash := file(0x5a)
+	hubFile, hubHash := pieceFile(2*db.SyncPieceSize+db.SyncPieceSize/2, 0x5a) // two pieces and a half
 	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		cut := cutting
@@ -520,8 +527,8 @@ func TestSyncLargeFileResumesInsideIt(t *testing.T) {
 	node := cloneStore(t, e, f.alice, f.acme, hub.URL)
 
 	// Up: the laptop's drawing, cut in its second piece.
-	siteFile, siteHash := file(0xa5)
-	attach(node, siteFile, siteHash)
+	siteFile, siteHash := pieceFile(2*db.SyncPieceSize+db.SyncPieceSize/2, 0xa5)
+	attachFile(t, node, int64(acmeID), siteFile, siteHash)
 	if _, err := SyncNow(ctx, node, 0, nil); err == nil {
 		t.Fatal("the cut exchange did not fail")
 	}
@@ -529,7 +536,7 @@ func TestSyncLargeFileResumesInsideIt(t *testing.T) {
 		t.Fatalf("the hub holds %d bytes of the laptop's file after the cut (%v), want its first piece", n, err)
 	}
 	// Down: head office's file, cut 5 MiB into its body.
-	attach(e.store, hubFile, hubHash)
+	attachFile(t, e.store, int64(acmeID), hubFile, hubHash)
 	if _, err := SyncNow(ctx, node, 0, nil); err == nil {
 		t.Fatal("the cut fetch did not fail")
 	}
@@ -543,7 +550,7 @@ func TestSyncLargeFileResumesInsideIt(t *testing.T) {
 	if _, err := SyncNow(ctx, node, 0, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(held(e.store, siteHash), siteFile) || !bytes.Equal(held(node, hubHash), hubFile) {
+	if !bytes.Equal(heldFile(t, e.store, siteHash), siteFile) || !bytes.Equal(heldFile(t, node, hubHash), hubFile) {
 		t.Fatal("a file differs after the exchange")
 	}
 	mu.Lock()
@@ -727,39 +734,11 @@ func TestSyncDamagedPiecesStartOver(t *testing.T) {
 	e.clock.Advance(time.Since(e.clock.Now())) // the node signs with the wall clock
 	ctx := context.Background()
 	acmeID, _ := db.ParseID(f.acme)
-	file := func(seed byte) ([]byte, string) {
-		b := make([]byte, db.SyncPieceSize+db.SyncPieceSize/2) // a piece and a half
-		for i := range b {
-			b[i] = byte(i*11) ^ seed
-		}
-		sum := sha256.Sum256(b)
-		return b, hex.EncodeToString(sum[:])
-	}
-	attach := func(s *db.Store, data []byte, hash string) {
-		t.Helper()
-		if err := s.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
-			if err := q.BlobPut(ctx, db.BlobPutParams{Hash: hash, ContentType: "application/pdf", Size: int64(len(data)), Data: data, CreatedAt: "2026-11-29T00:00:00.000Z"}); err != nil {
-				return err
-			}
-			_, err := q.OrgBlobAttach(ctx, db.OrgBlobAttachParams{OrganisationID: int64(acmeID), Hash: hash})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	damage := func(s *db.Store, hash string) {
 		t.Helper()
 		if _, err := s.Writer.Exec(`UPDATE sync_object_pieces SET data = zeroblob(length(data)) WHERE hash = ?`, hash); err != nil {
 			t.Fatal(err)
 		}
-	}
-	held := func(s *db.Store, hash string) []byte {
-		t.Helper()
-		var data []byte
-		if err := s.Reader.QueryRow(`SELECT data FROM blobs WHERE hash = ?`, hash).Scan(&data); err != nil {
-			t.Fatalf("the file is not held: %v", err)
-		}
-		return data
 	}
 
 	// The hub behind a link that cuts the second piece a laptop pushes and
@@ -768,7 +747,7 @@ func TestSyncDamagedPiecesStartOver(t *testing.T) {
 	cutting := true
 	var pushed int64
 	pushes, fetches := 0, 0
-	hubFile, hubHash := file(0x33)
+	hubFile, hubHash := pieceFile(db.SyncPieceSize+db.SyncPieceSize/2, 0x33) // a piece and a half
 	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		cut := cutting
@@ -816,8 +795,8 @@ func TestSyncDamagedPiecesStartOver(t *testing.T) {
 	}
 
 	// Up: the first piece arrives, then is damaged at the hub.
-	siteFile, siteHash := file(0xc3)
-	attach(node, siteFile, siteHash)
+	siteFile, siteHash := pieceFile(db.SyncPieceSize+db.SyncPieceSize/2, 0xc3)
+	attachFile(t, node, int64(acmeID), siteFile, siteHash)
 	if _, err := SyncNow(ctx, node, 0, nil); err == nil {
 		t.Fatal("the cut exchange did not fail")
 	}
@@ -840,7 +819,7 @@ func TestSyncDamagedPiecesStartOver(t *testing.T) {
 	if _, err := SyncNow(ctx, node, 0, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(held(e.store, siteHash), siteFile) {
+	if !bytes.Equal(heldFile(t, e.store, siteHash), siteFile) {
 		t.Fatal("the laptop's file differs at the hub")
 	}
 	mu.Lock()
@@ -852,7 +831,7 @@ func TestSyncDamagedPiecesStartOver(t *testing.T) {
 
 	// Down: 2 MiB of head office's file arrive, then are damaged on the
 	// laptop; the rest joined to them is not the file.
-	attach(e.store, hubFile, hubHash)
+	attachFile(t, e.store, int64(acmeID), hubFile, hubHash)
 	if _, err := SyncNow(ctx, node, 0, nil); err == nil {
 		t.Fatal("the cut fetch did not fail")
 	}
@@ -874,7 +853,7 @@ func TestSyncDamagedPiecesStartOver(t *testing.T) {
 		t.Errorf("head office's file was fetched %d times, want the rest and then the whole file", fetches)
 	}
 	mu.Unlock()
-	if !bytes.Equal(held(node, hubHash), hubFile) {
+	if !bytes.Equal(heldFile(t, node, hubHash), hubFile) {
 		t.Fatal("head office's file differs on the laptop")
 	}
 	for _, s := range []*db.Store{e.store, node} {
