@@ -1681,10 +1681,13 @@ CREATE UNIQUE INDEX witness_records_once ON witness_records(object_type, object_
 -- project, location or discipline code) two nodes gave two rows apart.
 -- Both rows are kept; row_id, the later, was renamed to renamed_to; other_id
 -- kept value. Replicated: made on the hub, listed and settled on any node.
-CREATE TABLE sync_conflicts (
+-- Or (0191) an access decision of the hub: kind 'access', col the decision,
+-- row_id the person, other_id the role or scope, undo what an owner's Undo
+-- applies (the change that lost), undone whether it was applied.
+CREATE TABLE "sync_conflicts" (
     id INTEGER PRIMARY KEY,
     organisation_id INTEGER NOT NULL REFERENCES organisations(id),
-    kind TEXT NOT NULL CHECK (kind = 'unique'),
+    kind TEXT NOT NULL CHECK (kind = 'unique' OR kind = 'access'),
     tbl TEXT NOT NULL,
     col TEXT NOT NULL,
     row_id INTEGER NOT NULL,
@@ -1693,7 +1696,9 @@ CREATE TABLE sync_conflicts (
     renamed_to TEXT NOT NULL,
     created_at TEXT NOT NULL,
     settled_at TEXT,
-    settled_by INTEGER REFERENCES users(id)
+    settled_by INTEGER REFERENCES users(id),
+    undo TEXT,
+    undone BOOLEAN NOT NULL DEFAULT 0
 );
 CREATE INDEX sync_conflicts_organisation ON sync_conflicts(organisation_id, id);
 -- == 0161_sync_seen (issue 30) ==

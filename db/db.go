@@ -1263,8 +1263,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncConflictListByIDsStmt, err = db.PrepareContext(ctx, syncConflictListByIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncConflictListByIDs: %w", err)
 	}
+	if q.syncConflictPersonNameStmt, err = db.PrepareContext(ctx, syncConflictPersonName); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncConflictPersonName: %w", err)
+	}
+	if q.syncConflictRoleNamesStmt, err = db.PrepareContext(ctx, syncConflictRoleNames); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncConflictRoleNames: %w", err)
+	}
 	if q.syncConflictSettleStmt, err = db.PrepareContext(ctx, syncConflictSettle); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncConflictSettle: %w", err)
+	}
+	if q.syncConflictUndoneStmt, err = db.PrepareContext(ctx, syncConflictUndone); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncConflictUndone: %w", err)
 	}
 	if q.syncHubExchangedStmt, err = db.PrepareContext(ctx, syncHubExchanged); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncHubExchanged: %w", err)
@@ -3933,9 +3942,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncConflictListByIDsStmt: %w", cerr)
 		}
 	}
+	if q.syncConflictPersonNameStmt != nil {
+		if cerr := q.syncConflictPersonNameStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncConflictPersonNameStmt: %w", cerr)
+		}
+	}
+	if q.syncConflictRoleNamesStmt != nil {
+		if cerr := q.syncConflictRoleNamesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncConflictRoleNamesStmt: %w", cerr)
+		}
+	}
 	if q.syncConflictSettleStmt != nil {
 		if cerr := q.syncConflictSettleStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncConflictSettleStmt: %w", cerr)
+		}
+	}
+	if q.syncConflictUndoneStmt != nil {
+		if cerr := q.syncConflictUndoneStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncConflictUndoneStmt: %w", cerr)
 		}
 	}
 	if q.syncHubExchangedStmt != nil {
@@ -5385,7 +5409,10 @@ type Queries struct {
 	syncConflictCreateStmt                    *sql.Stmt
 	syncConflictGetStmt                       *sql.Stmt
 	syncConflictListByIDsStmt                 *sql.Stmt
+	syncConflictPersonNameStmt                *sql.Stmt
+	syncConflictRoleNamesStmt                 *sql.Stmt
 	syncConflictSettleStmt                    *sql.Stmt
+	syncConflictUndoneStmt                    *sql.Stmt
 	syncHubExchangedStmt                      *sql.Stmt
 	syncHubFailedStmt                         *sql.Stmt
 	syncHubGetStmt                            *sql.Stmt
@@ -6004,7 +6031,10 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncConflictCreateStmt:                    q.syncConflictCreateStmt,
 		syncConflictGetStmt:                       q.syncConflictGetStmt,
 		syncConflictListByIDsStmt:                 q.syncConflictListByIDsStmt,
+		syncConflictPersonNameStmt:                q.syncConflictPersonNameStmt,
+		syncConflictRoleNamesStmt:                 q.syncConflictRoleNamesStmt,
 		syncConflictSettleStmt:                    q.syncConflictSettleStmt,
+		syncConflictUndoneStmt:                    q.syncConflictUndoneStmt,
 		syncHubExchangedStmt:                      q.syncHubExchangedStmt,
 		syncHubFailedStmt:                         q.syncHubFailedStmt,
 		syncHubGetStmt:                            q.syncHubGetStmt,

@@ -781,6 +781,8 @@ type SyncConflict struct {
 	CreatedAt      string
 	SettledAt      *string
 	SettledBy      *int64
+	Undo           *string
+	Undone         bool
 }
 
 type SyncExchangeTally struct {

@@ -10,8 +10,8 @@ import (
 )
 
 const syncConflictCreate = `-- name: SyncConflictCreate :exec
-INSERT INTO sync_conflicts(id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+INSERT INTO sync_conflicts(id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at, undo)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
 `
 
 type SyncConflictCreateParams struct {
@@ -25,6 +25,7 @@ type SyncConflictCreateParams struct {
 	Value          string
 	RenamedTo      string
 	CreatedAt      string
+	Undo           *string
 }
 
 func (q *Queries) SyncConflictCreate(ctx context.Context, arg SyncConflictCreateParams) error {
@@ -39,12 +40,13 @@ func (q *Queries) SyncConflictCreate(ctx context.Context, arg SyncConflictCreate
 		arg.Value,
 		arg.RenamedTo,
 		arg.CreatedAt,
+		arg.Undo,
 	)
 	return err
 }
 
 const syncConflictGet = `-- name: SyncConflictGet :one
-SELECT id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at, settled_at, settled_by FROM sync_conflicts WHERE id = ?1 AND organisation_id = ?2
+SELECT id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at, settled_at, settled_by, undo, undone FROM sync_conflicts WHERE id = ?1 AND organisation_id = ?2
 `
 
 type SyncConflictGetParams struct {
@@ -68,12 +70,14 @@ func (q *Queries) SyncConflictGet(ctx context.Context, arg SyncConflictGetParams
 		&i.CreatedAt,
 		&i.SettledAt,
 		&i.SettledBy,
+		&i.Undo,
+		&i.Undone,
 	)
 	return i, err
 }
 
 const syncConflictListByIDs = `-- name: SyncConflictListByIDs :many
-SELECT c.id, c.organisation_id, c.kind, c.tbl, c.col, c.row_id, c.other_id, c.value, c.renamed_to, c.created_at, c.settled_at, c.settled_by FROM json_each(?1) j JOIN sync_conflicts c ON c.id = j.value
+SELECT c.id, c.organisation_id, c.kind, c.tbl, c.col, c.row_id, c.other_id, c.value, c.renamed_to, c.created_at, c.settled_at, c.settled_by, c.undo, c.undone FROM json_each(?1) j JOIN sync_conflicts c ON c.id = j.value
 ORDER BY j.key
 `
 
@@ -99,7 +103,65 @@ func (q *Queries) SyncConflictListByIDs(ctx context.Context, idsJson interface{}
 			&i.CreatedAt,
 			&i.SettledAt,
 			&i.SettledBy,
+			&i.Undo,
+			&i.Undone,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const syncConflictPersonName = `-- name: SyncConflictPersonName :one
+SELECT first_name, last_name, email FROM users WHERE id = ?1
+`
+
+type SyncConflictPersonNameRow struct {
+	FirstName string
+	LastName  string
+	Email     string
+}
+
+func (q *Queries) SyncConflictPersonName(ctx context.Context, id int64) (SyncConflictPersonNameRow, error) {
+	row := q.queryRow(ctx, q.syncConflictPersonNameStmt, syncConflictPersonName, id)
+	var i SyncConflictPersonNameRow
+	err := row.Scan(&i.FirstName, &i.LastName, &i.Email)
+	return i, err
+}
+
+const syncConflictRoleNames = `-- name: SyncConflictRoleNames :many
+SELECT r.id, r.name FROM json_each(?1) j JOIN roles r ON r.id = j.value
+WHERE r.organisation_id = ?2
+ORDER BY r.sort_order
+`
+
+type SyncConflictRoleNamesParams struct {
+	IdsJson        interface{}
+	OrganisationID int64
+}
+
+type SyncConflictRoleNamesRow struct {
+	ID   int64
+	Name string
+}
+
+func (q *Queries) SyncConflictRoleNames(ctx context.Context, arg SyncConflictRoleNamesParams) ([]SyncConflictRoleNamesRow, error) {
+	rows, err := q.query(ctx, q.syncConflictRoleNamesStmt, syncConflictRoleNames, arg.IdsJson, arg.OrganisationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SyncConflictRoleNamesRow
+	for rows.Next() {
+		var i SyncConflictRoleNamesRow
+		if err := rows.Scan(&i.ID, &i.Name); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -116,7 +178,7 @@ func (q *Queries) SyncConflictListByIDs(ctx context.Context, idsJson interface{}
 const syncConflictSettle = `-- name: SyncConflictSettle :one
 UPDATE sync_conflicts SET settled_at = ?1, settled_by = ?2
 WHERE id = ?3 AND organisation_id = ?4 AND settled_at IS NULL
-RETURNING id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at, settled_at, settled_by
+RETURNING id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at, settled_at, settled_by, undo, undone
 `
 
 type SyncConflictSettleParams struct {
@@ -147,6 +209,48 @@ func (q *Queries) SyncConflictSettle(ctx context.Context, arg SyncConflictSettle
 		&i.CreatedAt,
 		&i.SettledAt,
 		&i.SettledBy,
+		&i.Undo,
+		&i.Undone,
+	)
+	return i, err
+}
+
+const syncConflictUndone = `-- name: SyncConflictUndone :one
+UPDATE sync_conflicts SET settled_at = ?1, settled_by = ?2, undone = 1
+WHERE id = ?3 AND organisation_id = ?4 AND settled_at IS NULL
+RETURNING id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at, settled_at, settled_by, undo, undone
+`
+
+type SyncConflictUndoneParams struct {
+	SettledAt      *string
+	SettledBy      *int64
+	ID             int64
+	OrganisationID int64
+}
+
+func (q *Queries) SyncConflictUndone(ctx context.Context, arg SyncConflictUndoneParams) (SyncConflict, error) {
+	row := q.queryRow(ctx, q.syncConflictUndoneStmt, syncConflictUndone,
+		arg.SettledAt,
+		arg.SettledBy,
+		arg.ID,
+		arg.OrganisationID,
+	)
+	var i SyncConflict
+	err := row.Scan(
+		&i.ID,
+		&i.OrganisationID,
+		&i.Kind,
+		&i.Tbl,
+		&i.Col,
+		&i.RowID,
+		&i.OtherID,
+		&i.Value,
+		&i.RenamedTo,
+		&i.CreatedAt,
+		&i.SettledAt,
+		&i.SettledBy,
+		&i.Undo,
+		&i.Undone,
 	)
 	return i, err
 }

@@ -70,8 +70,10 @@ func (s *Store) grantMasks(ctx context.Context, tx *sql.Tx, q *Queries, t *capTa
 	}
 	where, args := t.whereKey(key)
 	changed := map[string]int64{}
+	later := map[string]int64{} // each mask as the later of the edits apart gave it: what Undo restores
 	for _, m := range grantMaskCols {
 		var latest []int64
+		var last *edit
 		for i, x := range edits {
 			v, ok := x.vals[m.col].(int64)
 			if !ok {
@@ -86,11 +88,15 @@ func (s *Store) grantMasks(ctx context.Context, tx *sql.Tx, q *Queries, t *capTa
 			}
 			if !seenByOther {
 				latest = append(latest, v)
+				if last == nil || x.hlc > last.hlc || x.hlc == last.hlc && x.origin > last.origin {
+					last = &edits[i]
+				}
 			}
 		}
 		if len(latest) < 2 {
 			continue
 		}
+		later[m.col] = last.vals[m.col].(int64)
 		want := latest[0]
 		for _, v := range latest[1:] {
 			want = m.combine(want, v)
@@ -109,6 +115,18 @@ func (s *Store) grantMasks(ctx context.Context, tx *sql.Tx, q *Queries, t *capTa
 	}
 	if len(changed) == 0 {
 		return nil
+	}
+	undo := UndoMasks{}
+	var targetType string
+	if err := tx.QueryRowContext(ctx, `SELECT scope_id, target_id, target_type, allow_mask, deny_mask FROM permission_grants`+where, args...).
+		Scan(&undo.ScopeID, &undo.TargetID, &targetType, &undo.Allow, &undo.Deny); err != nil {
+		return err
+	}
+	if v, ok := later["allow_mask"]; ok {
+		undo.Allow = v
+	}
+	if v, ok := later["deny_mask"]; ok {
+		undo.Deny = v
 	}
 	b := []byte{'{'}
 	for _, m := range grantMaskCols {
@@ -132,7 +150,12 @@ func (s *Store) grantMasks(ctx context.Context, tx *sql.Tx, q *Queries, t *capTa
 	if err := s.logOwn(ctx, q, t.name, e.Key, "u", &cols, e.Org); err != nil {
 		return err
 	}
-	return s.auditResolution(ctx, tx, q, e, "two changes of one grant made at the same time: the stricter kept")
+	var person int64
+	if targetType == "user" {
+		person = undo.TargetID
+	}
+	return s.accessDecision(ctx, tx, q, e, "two changes of one grant made at the same time: the stricter kept",
+		DecisionStricterGrant, person, undo.ScopeID, AccessUndo{Masks: &undo})
 }
 
 // rolesNeedMembership, after a role was given or a membership removed: a
@@ -170,6 +193,7 @@ func (s *Store) rolesNeedMembership(ctx context.Context, tx *sql.Tx, q *Queries,
 	if err != nil || len(keys) == 0 {
 		return err
 	}
+	undo := AccessUndo{Member: true}
 	for _, k := range keys {
 		if !s.IsSyncHub() {
 			where, args := rt.whereKey(k)
@@ -178,9 +202,14 @@ func (s *Store) rolesNeedMembership(ctx context.Context, tx *sql.Tx, q *Queries,
 			}
 			continue
 		}
+		if err := s.undoRow(ctx, tx, rt, k, &undo); err != nil {
+			return err
+		}
 		if err := s.removeRow(ctx, tx, q, rt, k, e.Org); err != nil {
 			return err
 		}
 	}
-	return s.auditResolution(ctx, tx, q, e, "a removal from the organisation made at the same time won over a role given")
+	person, _ := user.(int64)
+	return s.accessDecision(ctx, tx, q, e, "a removal from the organisation made at the same time won over a role given",
+		DecisionRemovalOverRole, person, 0, undo)
 }

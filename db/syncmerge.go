@@ -549,6 +549,12 @@ func (s *Store) securityPresence(ctx context.Context, tx *sql.Tx, q *Queries, t 
 	hub := s.IsSyncHub()
 	switch {
 	case exists && !want:
+		var undo AccessUndo
+		if hub && !bans {
+			if err := s.undoRow(ctx, tx, t, key, &undo); err != nil {
+				return err
+			}
+		}
 		if hub {
 			if err := s.removeRow(ctx, tx, q, t, key, e.Org); err != nil {
 				return err
@@ -559,7 +565,8 @@ func (s *Store) securityPresence(ctx context.Context, tx *sql.Tx, q *Queries, t 
 		if bans {
 			return nil
 		}
-		return s.auditResolution(ctx, tx, q, e, "a removal made at the same time won over an addition")
+		return s.accessDecision(ctx, tx, q, e, "a removal made at the same time won over an addition",
+			DecisionRemovalOverAddition, personOf(t.name, key, undo), 0, undo)
 	case !exists && want && bans:
 		// The latest ban, back.
 		var cols *string
@@ -589,7 +596,9 @@ func (s *Store) securityPresence(ctx context.Context, tx *sql.Tx, q *Queries, t 
 				return err
 			}
 		}
-		if err := s.auditResolution(ctx, tx, q, e, "a ban made at the same time won over lifting it"); err != nil {
+		person, _ := key[1].(int64)
+		if err := s.accessDecision(ctx, tx, q, e, "a ban made at the same time won over lifting it",
+			DecisionBanOverLift, person, 0, AccessUndo{Unban: true}); err != nil {
 			return err
 		}
 		return s.banWins(ctx, tx, q, t, key, e)
@@ -622,6 +631,7 @@ func (s *Store) banWins(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable
 	org, user := key[0], key[1]
 	tp := s.changes.cap.tables.Load()
 	removed := false
+	undo := AccessUndo{Unban: true}
 	for _, c := range []struct{ table, cond string }{
 		{"member_roles", "organisation_id = ? AND user_id = ?"},
 		{"permission_grants", "organisation_id = ? AND target_type = 'user' AND target_id = ?"},
@@ -633,6 +643,9 @@ func (s *Store) banWins(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable
 			return err
 		}
 		for _, k := range keys {
+			if err := s.undoRow(ctx, tx, ct, k, &undo); err != nil {
+				return err
+			}
 			if err := s.removeRow(ctx, tx, q, ct, k, e.Org); err != nil {
 				return err
 			}
@@ -642,7 +655,9 @@ func (s *Store) banWins(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable
 	if !removed {
 		return nil
 	}
-	return s.auditResolution(ctx, tx, q, e, "a ban made at the same time won over a membership")
+	person, _ := user.(int64)
+	return s.accessDecision(ctx, tx, q, e, "a ban made at the same time won over a membership",
+		DecisionBanOverMembership, person, 0, undo)
 }
 
 // auditResolution writes a resolution of the security rule to the

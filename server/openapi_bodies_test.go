@@ -616,13 +616,15 @@ func TestOpenAPIMinimalBodies(t *testing.T) {
 	f.lazy = map[string]func() string{
 		"toolbox sign token": signToken("toolbox", "POST /organisations/{id}/toolboxes"),
 		"witness sign token": signToken("witness", "POST /organisations/{id}/workitems"),
-		// A conflict as an exchange between offices records it.
+		// A conflict as an exchange between offices records it: an access
+		// decision, which both settles and undoes (a ban over its lifting,
+		// of no one banned now: its undo changes nothing).
 		"sync conflict": func() string {
 			id := e.store.IDs.Next()
 			org, _ := db.ParseID(f.org)
 			if err := e.store.InTxSQL(t.Context(), func(tx *sql.Tx, q *db.Queries) error {
-				_, err := tx.Exec(`INSERT INTO sync_conflicts (id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at)
-					VALUES (?, ?, 'unique', 'projects', 'code', 1, 2, 'B7', 'B7-2', '2026-11-28T00:00:00.000Z')`, id, int64(org))
+				_, err := tx.Exec(`INSERT INTO sync_conflicts (id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at, undo)
+					VALUES (?, ?, 'access', 'organisation_bans', 'ban_over_lift', 1, 0, '', '', '2026-11-28T00:00:00.000Z', '{"unban":true}')`, id, int64(org))
 				return err
 			}); err != nil {
 				t.Fatal(err)
@@ -646,7 +648,9 @@ func TestOpenAPIMinimalBodies(t *testing.T) {
 	// needs are operations that must have had their turn before another's:
 	// a state its body or path cannot name.
 	needs := map[string][]string{
-		"POST /users/@me/inductions/{id}/records": {"POST /inductions/{id}/users/{user}"},
+		// An undo settles the decision: it has its turn first.
+		"POST /organisations/{id}/sync-conflicts/{conflict}/settle": {"POST /organisations/{id}/sync-conflicts/{conflict}/undo"},
+		"POST /users/@me/inductions/{id}/records":                   {"POST /inductions/{id}/users/{user}"},
 		// A held talk's content and sessions no longer change (409), and
 		// its signatures need it held.
 		"POST /toolboxes/{id}/conduct": {"POST /toolboxes/{id}/sections", "PATCH /toolboxes/{id}/sections/{section}",

@@ -631,6 +631,17 @@ var (
 		}
 		return nil
 	})
+	// orgOwnerUndo: the organisation's owner, alone trusted to give back
+	// access the hub's fail-closed rule took (docs/sync.md).
+	orgOwnerUndo = org(0).whole("the owner", func(_ *request, _ *db.Queries, a Access) error {
+		if err := a.Require(0); err != nil {
+			return err
+		}
+		if !a.Owner {
+			return forbidden("Only the organisation's owner may undo a decision about access.")
+		}
+		return nil
+	})
 	// inductionSelf: MANAGE_INDUCTIONS, or the path's :user themself.
 	inductionSelf = induction(0).whole("MANAGE_INDUCTIONS, or the user themself", selfOr("user", ManageInductions))
 )

@@ -171,6 +171,7 @@ func (s *Server) routes() []route {
 		{"DELETE", "/organisations/:id/domains/:domain", org(ManageOrganisation), s.domainDelete},
 		{"GET", "/organisations/:id/sync-conflicts", org(ManageOrganisation), s.syncConflictList},
 		{"POST", "/organisations/:id/sync-conflicts/:conflict/settle", org(ManageOrganisation), s.syncConflictSettle},
+		{"POST", "/organisations/:id/sync-conflicts/:conflict/undo", orgOwnerUndo, s.syncConflictUndo},
 		{"POST", "/organisations/:id/domains/:domain/verify", org(ManageOrganisation), s.domainVerify},
 		{"GET", "/users/@me/organisations", self, s.myOrganisations},
 		{"PUT", "/organisations/:id/icon", org(ManageOrganisation), s.orgImagePut("icon")},

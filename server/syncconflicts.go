@@ -1,7 +1,10 @@
 package server
 
 import (
+	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"net/http"
 
 	"workspace/db"
@@ -13,7 +16,11 @@ import (
 // (both kept, the later renamed); an e-mail address two offices gave two
 // accounts (both kept, the later's address held aside in renamed_to); or
 // one domain, induction assignment or asset field option made twice (the
-// later removed, renamed_to empty). Settling says a person has looked.
+// later removed, renamed_to empty). Or an access decision: two offices
+// changed someone's access opposite ways and the hub kept the stricter
+// (kind access, field the decision, record_id the person); its owner may
+// undo it, which makes the change that lost. Settling says a person has
+// looked.
 
 type syncConflictJSON struct {
 	ID             db.ID   `json:"id"`
@@ -28,6 +35,28 @@ type syncConflictJSON struct {
 	CreatedAt      string  `json:"created_at"`
 	SettledAt      *string `json:"settled_at"`
 	SettledBy      *db.ID  `json:"settled_by"`
+	Undone         bool    `json:"undone"`
+	// Access: what an access decision concerned, named for the screen (nil
+	// for a key given twice).
+	Access *syncAccessJSON `json:"access"`
+}
+
+// syncAccessJSON names what an access decision was about: the person, the
+// roles its Undo gives back, the grant's holder, and what was removed.
+type syncAccessJSON struct {
+	PersonName string   `json:"person_name"`
+	Roles      []string `json:"roles"`
+	GrantFor   string   `json:"grant_for"`
+	GrantName  string   `json:"grant_for_name"`
+	Removed    string   `json:"removed"`
+}
+
+// syncAccessRemoved names, for the screen, the kind of row a removal over
+// an addition took.
+var syncAccessRemoved = map[string]string{
+	"organisation_members": "membership", "member_roles": "role_given", "permission_grants": "grant",
+	"roles": "role", "invites": "invite", "fleet_shares": "share", "project_shares": "share",
+	"document_shares": "share", "user_identities": "sign_in",
 }
 
 // syncRecordTypes names a conflict's table as the API's record type.
@@ -48,9 +77,58 @@ func toSyncConflict(c db.SyncConflict) syncConflictJSON {
 	if rt == "" {
 		rt = c.Tbl
 	}
+	if c.Kind == "access" {
+		rt = "access"
+	}
 	return syncConflictJSON{ID: db.ID(c.ID), OrganisationID: db.ID(c.OrganisationID), Kind: c.Kind, RecordType: rt,
 		RecordID: db.ID(c.RowID), OtherID: db.ID(c.OtherID), Field: c.Col, Value: c.Value, RenamedTo: c.RenamedTo,
-		CreatedAt: c.CreatedAt, SettledAt: c.SettledAt, SettledBy: optID(c.SettledBy)}
+		CreatedAt: c.CreatedAt, SettledAt: c.SettledAt, SettledBy: optID(c.SettledBy), Undone: c.Undone}
+}
+
+// loadSyncConflict is toSyncConflict with an access decision's names read.
+func loadSyncConflict(ctx context.Context, q *db.Queries, c db.SyncConflict) (syncConflictJSON, error) {
+	out := toSyncConflict(c)
+	if c.Kind != "access" || c.Undo == nil {
+		return out, nil
+	}
+	var undo db.AccessUndo
+	if err := json.Unmarshal([]byte(*c.Undo), &undo); err != nil {
+		return out, err
+	}
+	a := &syncAccessJSON{Roles: []string{}, Removed: syncAccessRemoved[c.Tbl]}
+	if c.RowID != 0 {
+		p, err := q.SyncConflictPersonName(ctx, c.RowID)
+		if err != nil && !db.IsNotFound(err) {
+			return out, err
+		}
+		a.PersonName = personName(db.User{FirstName: p.FirstName, LastName: p.LastName, Email: p.Email})
+	}
+	roles := undo.Roles
+	if m := undo.Masks; m != nil {
+		a.GrantFor = "user"
+		switch {
+		case m.TargetID == c.OrganisationID:
+			a.GrantFor = "organisation"
+		case c.RowID == 0:
+			a.GrantFor = "role"
+			roles = append(roles, m.TargetID)
+		}
+	}
+	if len(roles) > 0 {
+		named, err := q.SyncConflictRoleNames(ctx, db.SyncConflictRoleNamesParams{IdsJson: idsJSON(roles), OrganisationID: c.OrganisationID})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range named {
+			if undo.Masks != nil && r.ID == undo.Masks.TargetID {
+				a.GrantName = r.Name
+				continue
+			}
+			a.Roles = append(a.Roles, r.Name)
+		}
+	}
+	out.Access = a
+	return out, nil
 }
 
 // syncConflictFilter: the screen pages the open conflicts
@@ -69,7 +147,7 @@ func (s *Server) syncConflictList(rq *request) error {
 			}
 			return listSQL{From: "sync_conflicts", Where: "organisation_id = ?", Args: []any{orgID}, OrderBy: "id DESC"}, nil
 		},
-		Rows: byIDs((*db.Queries).SyncConflictListByIDs, each(toSyncConflict))})
+		Rows: byIDs((*db.Queries).SyncConflictListByIDs, eachQ(loadSyncConflict))})
 }
 
 // syncConflictSettle marks a conflict settled by the caller; settling one
@@ -102,11 +180,74 @@ func (s *Server) syncConflictSettle(rq *request) error {
 				return err
 			}
 		}
-		out = toSyncConflict(c)
-		return nil
+		out, err = loadSyncConflict(rq.ctx, q, c)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	return rq.json(http.StatusOK, out)
+}
+
+// syncConflictUndo, for the organisation's owner (the route's check):
+// makes the change an access decision kept out (the member back, the role
+// given again, the ban lifted, the grant as the later change set it)
+// through this node's ordinary writes, and settles the decision as undone,
+// in one transaction. Only an open access decision can be undone.
+func (s *Server) syncConflictUndo(rq *request) error {
+	orgID, err := rq.pathID("id")
+	if err != nil {
+		return err
+	}
+	id, err := rq.pathID("conflict")
+	if err != nil {
+		return err
+	}
+	var out syncConflictJSON
+	err = s.store.InTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
+		c, err := q.SyncConflictGet(rq.ctx, db.SyncConflictGetParams{ID: id, OrganisationID: orgID})
+		if db.IsNotFound(err) {
+			return notFound("The conflict was not found.")
+		}
+		if err != nil {
+			return err
+		}
+		if c.Kind != "access" || c.Undo == nil {
+			return errorf(http.StatusConflict, "Only a decision about someone's access can be undone; this one can only be settled.")
+		}
+		if c.SettledAt != nil {
+			if c.Undone {
+				return errorf(http.StatusConflict, "This decision was undone already.")
+			}
+			return errorf(http.StatusConflict, "This decision was marked settled already; to give the access now, use Members.")
+		}
+		now := s.nowText()
+		if err := s.store.ApplyAccessUndo(rq.ctx, tx, q, orgID, c.RowID, *c.Undo, now); err != nil {
+			if errors.Is(err, db.ErrUndoBlocked) {
+				return errorf(http.StatusConflict, "This decision cannot be undone: %s.", undoBlockedReason(err))
+			}
+			return err
+		}
+		by := rq.user.ID
+		if c, err = q.SyncConflictUndone(rq.ctx, db.SyncConflictUndoneParams{ID: id, OrganisationID: orgID,
+			SettledAt: &now, SettledBy: &by}); err != nil {
+			return err
+		}
+		out, err = loadSyncConflict(rq.ctx, q, c)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rq.json(http.StatusOK, out)
+}
+
+// undoBlockedReason is what db.ApplyAccessUndo said stands in the way.
+func undoBlockedReason(err error) string {
+	msg := err.Error()
+	prefix := db.ErrUndoBlocked.Error() + ": "
+	if len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
+		return msg[len(prefix):]
+	}
+	return msg
 }

@@ -168,3 +168,92 @@ func TestSyncDuplicateSignaturesShown(t *testing.T) {
 		{"another organisation", f.mallory, "GET", "/toolboxes/" + talk, nil, 403, nil},
 	})
 }
+
+// TestSyncAccessUndo: an access decision (as the hub records it when two
+// offices changed someone's access opposite ways: db.TestSyncAccessDecisionsUndo)
+// is listed with the person and roles named, and only the organisation's
+// owner may undo it, which makes the change that lost (here bob, removed at
+// one office while another gave him a role, is a member with the role
+// again), settles it as undone and is audited; a key given twice, a decision
+// settled or undone already, or one whose change can no longer be made is
+// refused in words, and another organisation's decision is never reached.
+func TestSyncAccessUndo(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	role := e.must(201, f.alice, "POST", acme+"/roles", map[string]any{"name": "Site lead"}).obj(t)["id"].(string)
+	roleID, _ := db.ParseID(role)
+	e.must(204, f.alice, "DELETE", acme+"/members/"+f.bob.ID, nil)
+	insert := func(orgID, kind, decision string, person int64, undo string) string {
+		id, tbl := e.store.IDs.Next(), "member_roles"
+		if kind == "unique" {
+			tbl = "projects"
+		}
+		org, _ := db.ParseID(orgID)
+		if err := e.store.InTxSQL(t.Context(), func(tx *sql.Tx, q *db.Queries) error {
+			_, err := tx.Exec(`INSERT INTO sync_conflicts (id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at, undo)
+				VALUES (?, ?, ?, ?, ?, ?, 0, '', '', '2026-11-28T00:00:00.000Z', ?)`, id, int64(org), kind, tbl, decision, person, undo)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(id)
+	}
+	bobBack := insert(f.acme, "access", db.DecisionRemovalOverRole, f.bob.id, fmt.Sprintf(`{"member":true,"roles":[%d]}`, int64(roleID)))
+	gone := insert(f.acme, "access", db.DecisionRemovalOverRole, f.bob.id, `{"member":true,"roles":[123456789]}`)
+	settled := insert(f.acme, "access", db.DecisionBanOverLift, f.bob.id, `{"unban":true}`)
+	code := insert(f.acme, "unique", "code", 11, "")
+	theirs := insert(f.evil, "access", db.DecisionRemovalOverRole, f.mallory.id, `{"member":true}`)
+	undo := func(id string) string { return acme + "/sync-conflicts/" + id + "/undo" }
+	e.must(200, f.alice, "POST", acme+"/sync-conflicts/"+settled+"/settle", nil)
+	e.grantUser(f.acme, f.pen, ManageOrganisation)
+	e.run(t, []scenario{
+		{"listed with the person and the role named", f.alice, "GET", acme + "/sync-conflicts?$filter=settled_at%20eq%20null", nil, 200, func(t *testing.T, r *testResponse) {
+			for _, c := range r.arr(t) {
+				if c["id"] != bobBack {
+					continue
+				}
+				a, _ := c["access"].(map[string]any)
+				if c["kind"] != "access" || c["record_type"] != "access" || c["field"] != db.DecisionRemovalOverRole || c["undone"] != false ||
+					a == nil || a["person_name"] != "bob Tester" || fmt.Sprint(a["roles"]) != "[Site lead]" {
+					t.Errorf("got %v", c)
+				}
+				return
+			}
+			t.Error("the decision is not listed")
+		}},
+		{"a manager who is not the owner", f.pen, "POST", undo(bobBack), nil, 403, nil},
+		{"a member", f.bob, "POST", undo(bobBack), nil, 403, nil},
+		{"another organisation's owner", f.mallory, "POST", undo(bobBack), nil, 403, nil},
+		{"another organisation's decision through this one", f.alice, "POST", undo(theirs), nil, 404, nil},
+		{"absent", f.alice, "POST", undo("123456789"), nil, 404, nil},
+		{"not a snowflake", f.alice, "POST", undo("abc"), nil, 400, nil},
+		{"no token", nil, "POST", undo(bobBack), nil, 401, nil},
+		{"a code given twice is settled, not undone", f.alice, "POST", undo(code), nil, 409, wantMessage("Only a decision about someone's access can be undone; this one can only be settled.")},
+		{"settled already", f.alice, "POST", undo(settled), nil, 409, wantMessage("This decision was marked settled already; to give the access now, use Members.")},
+		{"the role was deleted since", f.alice, "POST", undo(gone), nil, 409, wantMessage("This decision cannot be undone: the role was deleted since.")},
+		{"bob is not a member after the refused undo", f.alice, "GET", acme + "/members/" + f.bob.ID, nil, 404, nil},
+		{"the owner undoes", f.alice, "POST", undo(bobBack), map[string]any{}, 200, func(t *testing.T, r *testResponse) {
+			if o := r.obj(t); o["undone"] != true || o["settled_by"] != f.alice.ID || o["settled_at"] == nil {
+				t.Errorf("got %v", o)
+			}
+		}},
+		{"bob is a member with the role again", f.alice, "GET", acme + "/members/" + f.bob.ID, nil, 200, func(t *testing.T, r *testResponse) {
+			roles, _ := r.obj(t)["roles"].([]any)
+			if len(roles) != 1 || fmt.Sprint(roles[0]) != role && fmt.Sprint(roles[0].(map[string]any)["id"]) != role {
+				t.Errorf("roles %v, want the role given back", roles)
+			}
+		}},
+		{"undone already", f.alice, "POST", undo(bobBack), nil, 409, wantMessage("This decision was undone already.")},
+		{"the undo is in the audit trail", f.alice, "GET", acme + "/audit-log?action=POST%20/organisations/:id/sync-conflicts/:conflict/undo", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 1 || l[0]["actor_id"] != f.alice.ID {
+				t.Errorf("got %v", l)
+			}
+		}},
+		{"the other organisation's decision is untouched", f.mallory, "GET", "/organisations/" + f.evil + "/sync-conflicts", nil, 200, func(t *testing.T, r *testResponse) {
+			if l := r.arr(t); len(l) != 1 || l[0]["settled_at"] != nil {
+				t.Errorf("got %v", l)
+			}
+		}},
+	})
+}

@@ -2152,6 +2152,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organisations/{id}/sync-conflicts/{conflict}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Undoes an open access decision (the organisation's owner only): makes the change that lost (the member back, the roles given again, the ban lifted, the grant as the later change set it) and settles the decision as undone. 409 for a conflict that is no access decision, one settled already, or one whose change can no longer be made (the role or account removed since). */
+        post: operations["postOrganisationsIdSyncConflictsConflictUndo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organisations/{id}/sync/merge-requests": {
         parameters: {
             query?: never;
@@ -5409,21 +5426,33 @@ export interface components {
             code?: string | null;
             name?: string | null;
         };
-        /** @description A key two offices gave two records while apart (offline sync). A code: both records are kept; record_id, the later, was renamed from value to renamed_to; other_id kept value. An account's e-mail address: both accounts are kept, record_id's address (value) is held aside until a person settles it (renamed_to, an address no mail reaches). A domain, induction assignment or asset field option made twice: record_id, the later, was removed (renamed_to empty); other_id stays. */
+        /** @description What an access decision concerned: the person's name, the roles an undo gives back, whom the grant was for (user, role or organisation: everyone) and what was removed. */
+        SyncAccess: {
+            /** @enum {string} */
+            grant_for: "" | "user" | "role" | "organisation";
+            grant_for_name: string;
+            person_name: string;
+            /** @enum {string} */
+            removed: "" | "membership" | "role_given" | "grant" | "role" | "invite" | "share" | "sign_in";
+            roles: string[];
+        };
+        /** @description A key two offices gave two records while apart (offline sync). A code: both records are kept; record_id, the later, was renamed from value to renamed_to; other_id kept value. An account's e-mail address: both accounts are kept, record_id's address (value) is held aside until a person settles it (renamed_to, an address no mail reaches). A domain, induction assignment or asset field option made twice: record_id, the later, was removed (renamed_to empty); other_id stays. Or (kind access) an access decision: two offices changed someone's access opposite ways and head office kept the stricter; field is the decision, record_id the person (0 when a role's or everyone's grant), access names what it concerned, and the owner may undo it (undone then true). */
         SyncConflict: {
+            access: null | components["schemas"]["SyncAccess"];
             created_at: components["schemas"]["Time"];
             field: string;
             id: components["schemas"]["Id"];
             /** @enum {string} */
-            kind: "unique";
+            kind: "unique" | "access";
             organisation_id: components["schemas"]["Id"];
             other_id: components["schemas"]["Id"];
             record_id: components["schemas"]["Id"];
             /** @enum {string} */
-            record_type: "project" | "package" | "location" | "sub_location" | "discipline" | "account" | "domain" | "induction_assignment" | "asset_field_option" | "document_branch" | "document_tag";
+            record_type: "project" | "package" | "location" | "sub_location" | "discipline" | "account" | "domain" | "induction_assignment" | "asset_field_option" | "document_branch" | "document_tag" | "access";
             renamed_to: string;
             settled_at: components["schemas"]["NullableTime"];
             settled_by: components["schemas"]["NullableId"];
+            undone: boolean;
             value: string;
         };
         /** @description A page each way, in named sections; a side ignores a section it does not know (number blocks and conflicts join this way). */
@@ -13446,6 +13475,39 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            500: components["responses"]["500"];
+            503: components["responses"]["503"];
+            507: components["responses"]["507"];
+        };
+    };
+    postOrganisationsIdSyncConflictsConflictUndo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                conflict: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncConflict"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            409: components["responses"]["409"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             500: components["responses"]["500"];
