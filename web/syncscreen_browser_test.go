@@ -7,7 +7,9 @@ package web_test
 // project code while apart, Sync now on the laptop shows its progress (the
 // hub's answer is held back while the page is checked) and its result, the
 // conflict the hub found is settled in the laptop's page and reaches head
-// office, the hub lists the laptop with its last exchange, and the laptop's
+// office, the hub lists the laptop with its last exchange, the owner undoes
+// an access decision in the page (a person banned at one office while
+// another let them in is a member again), and the laptop's
 // banner appears once its last exchange is over a day old.
 
 import (
@@ -143,6 +145,36 @@ func TestBrowserSyncScreen(t *testing.T) {
 			p.click("Revoke Site office")
 			p.see("Site office can no longer exchange with head office.")
 			p.seeIn(".tag.warn", "revoked")
+
+			p.step = "an access decision (as an exchange records it): Rex banned at head office while the site let him in; the owner undoes it"
+			rex := "rex-sync-" + vp.name + "@example.com"
+			registerAPI(t, hubBase, "Rex", rex, "Rex password")
+			var rexID int64
+			if err := hubStore.Reader.QueryRow(`SELECT id FROM users WHERE email = ?`, rex).Scan(&rexID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := hubStore.Writer.Exec(`INSERT INTO organisation_bans (organisation_id, user_id, banned_at, banned_by) SELECT ?, ?, ?, owned_by FROM organisations WHERE id = ?`,
+				orgID, rexID, db.FormatTime(time.Now()), orgID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := hubStore.Writer.Exec(`INSERT INTO sync_conflicts (id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at, undo)
+				VALUES (?, ?, 'access', 'organisation_members', 'ban_over_membership', ?, 0, '', '', ?, '{"unban":true,"member":true}')`,
+				hubStore.IDs.Next(), orgID, rexID, db.FormatTime(time.Now())); err != nil {
+				t.Fatal(err)
+			}
+			p.open("/app/orgs/" + orgID + "/sync")
+			p.see("Rex Tester was banned at one office while another let them in. The ban was kept: they are not a member.")
+			p.noHorizontalScroll()
+			p.axe("head office's Sync screen with an access decision")
+			p.shot("sync-hub-access-" + vp.name)
+			p.click("Undo: lift the ban and let Rex Tester in")
+			p.see("Undone: the access is given back as the other office made it.")
+			p.see("Nothing to settle")
+			var member, banned int
+			if err := hubStore.Reader.QueryRow(`SELECT (SELECT count(*) FROM organisation_members WHERE organisation_id = ?1 AND user_id = ?2),
+				(SELECT count(*) FROM organisation_bans WHERE organisation_id = ?1 AND user_id = ?2)`, orgID, rexID).Scan(&member, &banned); err != nil || member != 1 || banned != 0 {
+				t.Fatalf("after the undo Rex is a member %d times and banned %d times: %v", member, banned, err)
+			}
 
 			p.step = "a hub of many laptops: paged, by name, the revoked one last"
 			// Free node numbers (1-1023, as the hub gives them): the hub
