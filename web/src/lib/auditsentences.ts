@@ -81,7 +81,7 @@ export const auditSentences: Record<string, [Happened, string, string]> = {
   "PATCH /organisations/:id/domains/:domain": ["changed", "Settings", "changed an e-mail domain"],
   "DELETE /organisations/:id/domains/:domain": ["deleted", "Settings", "deleted an e-mail domain"],
   "POST /organisations/:id/domains/:domain/verify": ["changed", "Settings", "checked the record of an e-mail domain"],
-  "POST /organisations/:id/sync-conflicts/:conflict/settle": ["changed", "Settings", "settled a clash of names or codes two offices gave while apart"],
+  "POST /organisations/:id/sync-conflicts/:conflict/settle": ["changed", "Settings", "settled something two offices did apart: a name or code given twice, or a decision about access"],
   "POST /organisations/:id/sync-conflicts/:conflict/undo": ["changed", "Members", "gave back access that head office had taken when two offices changed it opposite ways while apart"],
   // Not a route: the hub's judgement when two offices changed access at once (docs/sync.md).
   "SYNC security": ["changed", "Members", "kept the stricter of two changes to access made while offices were apart"],
