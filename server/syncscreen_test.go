@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
@@ -353,4 +355,72 @@ func TestSyncNodesPaged(t *testing.T) {
 			}
 		}},
 	})
+}
+
+// TestSyncLeaseLostMidExchange: an exchange whose lease another exchange
+// took over (this one stalled past the lease's time, here while head
+// office held its answer) stops at its next renewal and says why in words;
+// the file's lease stays the other's. Not parallel: it shortens the
+// package's syncLeaseTTL.
+func TestSyncLeaseLostMidExchange(t *testing.T) {
+	defer func(ttl time.Duration) { syncLeaseTTL = ttl }(syncLeaseTTL)
+	syncLeaseTTL = 300 * time.Millisecond
+	f := newOrgFixture(t)
+	_, l, alice := syncLaptop(t, f)
+	l.must(201, alice, "POST", "/organisations/"+f.acme+"/projects", map[string]any{"name": "Made on site"})
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/sync/exchange" {
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		f.e.srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(held.Close)
+	t.Cleanup(func() { close(release) })
+	if _, err := l.store.Writer.Exec(`UPDATE sync_hub SET url = ?`, held.URL); err != nil {
+		t.Fatal(err)
+	}
+	run, err := beginSync(context.Background(), l.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	result := make(chan error, 1)
+	go func() {
+		_, err := runSync(context.Background(), l.store, run, slog.New(slog.DiscardHandler), nil)
+		result <- err
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the exchange never reached head office")
+	}
+	// Another exchange, later than this one's lease, takes the file.
+	taken, _, err := l.store.TakeSyncLease(context.Background(), "the other exchange", time.Now().Add(time.Hour), time.Hour)
+	if err != nil || !taken {
+		t.Fatalf("the other exchange took the lease: %v %v", taken, err)
+	}
+	select {
+	case err = <-result:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the exchange went on without its lease")
+	}
+	if !errors.Is(err, errSyncLeaseLost) {
+		t.Fatalf("the exchange ended with %v, want its lease lost", err)
+	}
+	st := run.get()
+	if words := derefText(st.Error); st.State != "failed" || !strings.Contains(words, "another exchange on this laptop took over") {
+		t.Fatalf("the run's state %q, words %q", st.State, words)
+	}
+	var holder string
+	if err := l.store.Reader.QueryRow(`SELECT holder FROM sync_lease`).Scan(&holder); err != nil || holder != "the other exchange" {
+		t.Fatalf("the lease after the stop: %q %v (the stopped exchange must not release the other's)", holder, err)
+	}
 }
