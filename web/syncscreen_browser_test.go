@@ -176,6 +176,23 @@ func TestBrowserSyncScreen(t *testing.T) {
 				t.Fatalf("after the undo Rex is a member %d times and banned %d times: %v", member, banned, err)
 			}
 
+			p.step = "a sub-location's code given twice (as an exchange records it), given a new code in the page"
+			yardLoc := hub.id("POST", acme+"/locations", map[string]any{"name": "Yard", "code": "YD"})
+			bay := hub.id("POST", "/locations/"+yardLoc+"/sub-locations", map[string]any{"name": "Bay", "code": "BAY-2"})
+			other := hub.id("POST", "/locations/"+yardLoc+"/sub-locations", map[string]any{"name": "Bay one", "code": "BAY"})
+			if _, err := hubStore.Writer.Exec(`INSERT INTO sync_conflicts (id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at)
+				VALUES (?, ?, 'unique', 'sub_locations', 'code', ?, ?, 'BAY', 'BAY-2', ?)`, hubStore.IDs.Next(), orgID, bay, other, db.FormatTime(time.Now())); err != nil {
+				t.Fatal(err)
+			}
+			p.open("/app/orgs/" + orgID + "/sync")
+			p.see("Two offices gave the code BAY to two sub-locations while apart.")
+			p.fill("Or give it the code", "BAY-N")
+			p.click("Change the code")
+			p.see("Settled: the sub-location now has the code BAY-N.")
+			if st, got := hub.call("GET", "/locations/"+yardLoc+"/sub-locations", nil); st != 200 || !strings.Contains(fmt.Sprint(got), "code:BAY-N") {
+				t.Fatalf("the renamed sub-location: %d %v", st, got)
+			}
+
 			p.step = "a hub of many laptops: paged, by name, the revoked one last"
 			// Free node numbers (1-1023, as the hub gives them): the hub
 			// gave the laptop a random one, which may be any of them.
