@@ -72,31 +72,6 @@ func (s *Store) accessDecision(ctx context.Context, tx *sql.Tx, q *Queries, e Sy
 	return s.logOwnRow(ctx, tx, q, "sync_conflicts", cid, e.Org)
 }
 
-// rowCols reads a row whole, in the change log's encoding of its columns.
-func (s *Store) rowCols(ctx context.Context, tx *sql.Tx, t *capTable, key []any) (json.RawMessage, error) {
-	vals := make([]any, len(t.cols))
-	ptrs := make([]any, len(vals))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	where, args := t.whereKey(key)
-	if err := tx.QueryRowContext(ctx, `SELECT * FROM `+quoteIdent(t.name)+where, args...).Scan(ptrs...); err != nil {
-		return nil, err
-	}
-	b := []byte{'{'}
-	for i, c := range t.cols {
-		if !t.ship[i] {
-			continue
-		}
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = append(appendJSONString(b, c), ':')
-		b = appendValue(b, vals[i])
-	}
-	return append(b, '}'), nil
-}
-
 // undoRow is the undo step that puts a row back: a membership and a role
 // given are steps of their own (the API's own writes), any other row of
 // security state is put back whole.
@@ -113,7 +88,8 @@ func (s *Store) undoRow(ctx context.Context, tx *sql.Tx, t *capTable, key []any,
 			}
 		}
 	}
-	cols, err := s.rowCols(ctx, tx, t, key)
+	where, args := t.whereKey(key)
+	_, cols, err := readRow(ctx, tx, t, where, args...)
 	if err != nil {
 		return err
 	}

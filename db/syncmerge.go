@@ -419,13 +419,24 @@ func (s *Store) freeCode(ctx context.Context, tx *sql.Tx, t *capTable, scope str
 // logOwnRow logs a row this node's rules made, whole, as an insert.
 func (s *Store) logOwnRow(ctx context.Context, tx *sql.Tx, q *Queries, table string, id int64, org *int64) error {
 	t := (*s.changes.cap.tables.Load())[table]
+	vals, cols, err := readRow(ctx, tx, t, ` WHERE id = ?`, id)
+	if err != nil {
+		return err
+	}
+	text := string(cols)
+	return s.logOwn(ctx, q, table, t.keyOf(vals), "i", &text, org)
+}
+
+// readRow reads one row of t whole: its values, and its shipped columns in
+// the change log's encoding.
+func readRow(ctx context.Context, tx *sql.Tx, t *capTable, where string, args ...any) ([]any, json.RawMessage, error) {
 	vals := make([]any, len(t.cols))
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT * FROM `+quoteIdent(table)+` WHERE id = ?`, id).Scan(ptrs...); err != nil {
-		return err
+	if err := tx.QueryRowContext(ctx, `SELECT * FROM `+quoteIdent(t.name)+where, args...).Scan(ptrs...); err != nil {
+		return nil, nil, err
 	}
 	b := []byte{'{'}
 	for i, c := range t.cols {
@@ -435,12 +446,10 @@ func (s *Store) logOwnRow(ctx context.Context, tx *sql.Tx, q *Queries, table str
 		if len(b) > 1 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, c)
-		b = append(b, ':')
+		b = append(appendJSONString(b, c), ':')
 		b = appendValue(b, vals[i])
 	}
-	cols := string(append(b, '}'))
-	return s.logOwn(ctx, q, table, t.keyOf(vals), "i", &cols, org)
+	return vals, append(b, '}'), nil
 }
 
 // presenceEntry is an insert or delete of a row, with its maker's context.

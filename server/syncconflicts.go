@@ -150,14 +150,29 @@ func (s *Server) syncConflictList(rq *request) error {
 		Rows: byIDs((*db.Queries).SyncConflictListByIDs, eachQ(loadSyncConflict))})
 }
 
+// syncConflictPath reads the organisation's and the conflict's ids.
+func syncConflictPath(rq *request) (orgID, id int64, err error) {
+	if orgID, err = rq.pathID("id"); err != nil {
+		return 0, 0, err
+	}
+	id, err = rq.pathID("conflict")
+	return orgID, id, err
+}
+
+// syncConflictGet reads one of the organisation's conflicts (404 for
+// another's).
+func syncConflictGet(rq *request, q *db.Queries, orgID, id int64) (db.SyncConflict, error) {
+	c, err := q.SyncConflictGet(rq.ctx, db.SyncConflictGetParams{ID: id, OrganisationID: orgID})
+	if db.IsNotFound(err) {
+		return c, notFound("The conflict was not found.")
+	}
+	return c, err
+}
+
 // syncConflictSettle marks a conflict settled by the caller; settling one
 // already settled keeps who settled it first.
 func (s *Server) syncConflictSettle(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	id, err := rq.pathID("conflict")
+	orgID, id, err := syncConflictPath(rq)
 	if err != nil {
 		return err
 	}
@@ -166,10 +181,7 @@ func (s *Server) syncConflictSettle(rq *request) error {
 		if _, err := orgAccess(rq, q, orgID, http.StatusNotFound, ManageOrganisation); err != nil {
 			return err
 		}
-		c, err := q.SyncConflictGet(rq.ctx, db.SyncConflictGetParams{ID: id, OrganisationID: orgID})
-		if db.IsNotFound(err) {
-			return notFound("The conflict was not found.")
-		}
+		c, err := syncConflictGet(rq, q, orgID, id)
 		if err != nil {
 			return err
 		}
@@ -195,20 +207,13 @@ func (s *Server) syncConflictSettle(rq *request) error {
 // through this node's ordinary writes, and settles the decision as undone,
 // in one transaction. Only an open access decision can be undone.
 func (s *Server) syncConflictUndo(rq *request) error {
-	orgID, err := rq.pathID("id")
-	if err != nil {
-		return err
-	}
-	id, err := rq.pathID("conflict")
+	orgID, id, err := syncConflictPath(rq)
 	if err != nil {
 		return err
 	}
 	var out syncConflictJSON
 	err = s.store.InTxSQL(rq.ctx, func(tx *sql.Tx, q *db.Queries) error {
-		c, err := q.SyncConflictGet(rq.ctx, db.SyncConflictGetParams{ID: id, OrganisationID: orgID})
-		if db.IsNotFound(err) {
-			return notFound("The conflict was not found.")
-		}
+		c, err := syncConflictGet(rq, q, orgID, id)
 		if err != nil {
 			return err
 		}
