@@ -21,7 +21,8 @@ import (
 // three while apart, each audited: the same rows edited on two nodes,
 // deletes against edits, projects and milestones deleted while other
 // nodes fill them, the same project codes given on two laptops, grants
-// against revokes, bans against invite acceptance, owner changes on
+// against revokes, bans against invite acceptance (and owners undoing the
+// hub's access decisions on any node), owner changes on
 // laptops, signatures and witness records of one person on several nodes,
 // work items numbered offline (from leased blocks, or provisionally);
 // exchanges between a laptop and the hub (with number leases) in random
@@ -163,6 +164,34 @@ func runSyncCase(t *testing.T, dir string, seedBytes []byte, seedN uint64) {
 			out = append(out, id)
 		}
 		return out
+	}
+	// undoAccess: an owner's Undo of the skip-th open access decision the
+	// node lists, as the route makes it; false when there is none or its
+	// change can no longer be made.
+	undoAccess := func(s *Store, skip int) (bool, error) {
+		undone := false
+		err := s.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+			var id, person int64
+			var undo string
+			err := tx.QueryRowContext(ctx, `SELECT id, row_id, undo FROM sync_conflicts WHERE kind = 'access' AND settled_at IS NULL ORDER BY id LIMIT 1 OFFSET ?`,
+				skip).Scan(&id, &person, &undo)
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := s.ApplyAccessUndo(ctx, tx, q, 10, person, undo, `2026-11-28T10:00:00.000Z`); errors.Is(err, ErrUndoBlocked) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			by, at := int64(1), `2026-11-28T10:00:00.000Z`
+			_, err = q.SyncConflictUndone(ctx, SyncConflictUndoneParams{ID: id, OrganisationID: 10, SettledAt: &at, SettledBy: &by})
+			undone = err == nil
+			return err
+		})
+		return undone, err
 	}
 	words := []string{"alpha", "beta", "gamma", "delta"}
 	evidence := map[int64]bool{} // acknowledged signatures and witness records
@@ -374,7 +403,11 @@ VALUES (?, 10, 400, ?, 'A', 'B', '2026-11-26T00:00:00.000Z', 'app')`, id, 1+rng.
 			// removes the membership and its grants, as the handler does;
 			// an accepted invite adds a member who is not banned here.
 			user := 2 + rng.IntN(2)
-			switch rng.IntN(3) {
+			switch rng.IntN(4) {
+			case 3:
+				// An owner's Undo of one of the hub's access decisions, on
+				// whichever node (one that can no longer be made is left).
+				_, err = undoAccess(s, rng.IntN(3))
 			case 0:
 				err = exec(s, `DELETE FROM member_roles WHERE organisation_id = 10 AND user_id = ?;
 DELETE FROM permission_grants WHERE organisation_id = 10 AND target_type = 'user' AND target_id = ?;
@@ -446,17 +479,45 @@ INSERT INTO organisation_blobs (organisation_id, hash, refs) VALUES (10, ?, 1) O
 	}
 	// Until quiet, the laptops leasing blocks at the end (a provisional
 	// number is replaced at the next exchange with blocks).
-	for round := 0; ; round++ {
-		if round == 1 {
-			lease(nodes[1])
-			lease(nodes[2])
+	quiet := func() {
+		for round := 0; ; round++ {
+			if round == 1 {
+				lease(nodes[1])
+				lease(nodes[2])
+			}
+			n := step(nodes[1], hub, 4, 1000) + step(nodes[2], hub, 4, 1000) + step(hub, nodes[1], 4, 1000) + step(hub, nodes[2], 4, 1000)
+			if n == 0 {
+				break
+			}
+			if round > 3 {
+				t.Fatalf("seed %d: not quiet after %d rounds", seedN, round)
+			}
 		}
-		n := step(nodes[1], hub, 4, 1000) + step(nodes[2], hub, 4, 1000) + step(hub, nodes[1], 4, 1000) + step(hub, nodes[2], 4, 1000)
-		if n == 0 {
-			break
+	}
+	quiet()
+	// The owner then undoes, on one node, every access decision the hub
+	// made that can still be undone, and the offices meet again: the
+	// checks below hold after it (the rule takes no second decision over
+	// an Undo, and nobody banned is a member).
+	owner, undos := nodes[rng.IntN(3)], 0
+	for skip := 0; skip < 50; {
+		ok, err := undoAccess(owner, skip)
+		if err != nil {
+			t.Fatalf("seed %d: undo: %v", seedN, err)
 		}
-		if round > 3 {
-			t.Fatalf("seed %d: not quiet after %d rounds", seedN, round)
+		if !ok {
+			if len(dump(t, owner, `SELECT 1 FROM sync_conflicts WHERE kind = 'access' AND settled_at IS NULL`)) <= skip {
+				break
+			}
+			skip++ // blocked: the next
+			continue
+		}
+		undos++
+	}
+	if undos > 0 {
+		quiet()
+		if open := dump(t, hub, `SELECT count(*) FROM sync_conflicts WHERE kind = 'access' AND settled_at IS NULL AND id IN (SELECT id FROM sync_conflicts WHERE undone = 1)`); open[0] != "[0]" {
+			t.Errorf("seed %d: an undone decision open again: %v", seedN, open)
 		}
 	}
 
