@@ -1275,6 +1275,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncConflictUndoneStmt, err = db.PrepareContext(ctx, syncConflictUndone); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncConflictUndone: %w", err)
 	}
+	if q.syncConflictsRecordedSinceStmt, err = db.PrepareContext(ctx, syncConflictsRecordedSince); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncConflictsRecordedSince: %w", err)
+	}
 	if q.syncHubExchangedStmt, err = db.PrepareContext(ctx, syncHubExchanged); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncHubExchanged: %w", err)
 	}
@@ -3962,6 +3965,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncConflictUndoneStmt: %w", cerr)
 		}
 	}
+	if q.syncConflictsRecordedSinceStmt != nil {
+		if cerr := q.syncConflictsRecordedSinceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncConflictsRecordedSinceStmt: %w", cerr)
+		}
+	}
 	if q.syncHubExchangedStmt != nil {
 		if cerr := q.syncHubExchangedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncHubExchangedStmt: %w", cerr)
@@ -5413,6 +5421,7 @@ type Queries struct {
 	syncConflictRoleNamesStmt                 *sql.Stmt
 	syncConflictSettleStmt                    *sql.Stmt
 	syncConflictUndoneStmt                    *sql.Stmt
+	syncConflictsRecordedSinceStmt            *sql.Stmt
 	syncHubExchangedStmt                      *sql.Stmt
 	syncHubFailedStmt                         *sql.Stmt
 	syncHubGetStmt                            *sql.Stmt
@@ -6035,6 +6044,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		syncConflictRoleNamesStmt:                 q.syncConflictRoleNamesStmt,
 		syncConflictSettleStmt:                    q.syncConflictSettleStmt,
 		syncConflictUndoneStmt:                    q.syncConflictUndoneStmt,
+		syncConflictsRecordedSinceStmt:            q.syncConflictsRecordedSinceStmt,
 		syncHubExchangedStmt:                      q.syncHubExchangedStmt,
 		syncHubFailedStmt:                         q.syncHubFailedStmt,
 		syncHubGetStmt:                            q.syncHubGetStmt,

@@ -254,3 +254,40 @@ func (q *Queries) SyncConflictUndone(ctx context.Context, arg SyncConflictUndone
 	)
 	return i, err
 }
+
+const syncConflictsRecordedSince = `-- name: SyncConflictsRecordedSince :many
+SELECT organisation_id, count(*) AS total, CAST(total(kind = 'access') AS INTEGER) AS access
+FROM sync_conflicts WHERE id > ?1 AND settled_at IS NULL
+GROUP BY +organisation_id ORDER BY +organisation_id
+`
+
+type SyncConflictsRecordedSinceRow struct {
+	OrganisationID int64
+	Total          int64
+	Access         int64
+}
+
+// The conflicts an exchange recorded (ids after the mark taken before it),
+// by organisation: what its owner is told.
+func (q *Queries) SyncConflictsRecordedSince(ctx context.Context, after int64) ([]SyncConflictsRecordedSinceRow, error) {
+	rows, err := q.query(ctx, q.syncConflictsRecordedSinceStmt, syncConflictsRecordedSince, after)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SyncConflictsRecordedSinceRow
+	for rows.Next() {
+		var i SyncConflictsRecordedSinceRow
+		if err := rows.Scan(&i.OrganisationID, &i.Total, &i.Access); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

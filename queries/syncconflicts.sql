@@ -26,3 +26,10 @@ SELECT first_name, last_name, email FROM users WHERE id = @id;
 SELECT r.id, r.name FROM json_each(@ids_json) j JOIN roles r ON r.id = j.value
 WHERE r.organisation_id = @organisation_id
 ORDER BY r.sort_order;
+
+-- The conflicts an exchange recorded (ids after the mark taken before it),
+-- by organisation: what its owner is told.
+-- name: SyncConflictsRecordedSince :many
+SELECT organisation_id, count(*) AS total, CAST(total(kind = 'access') AS INTEGER) AS access
+FROM sync_conflicts WHERE id > @after AND settled_at IS NULL
+GROUP BY +organisation_id ORDER BY +organisation_id; -- the ids after the mark, not the organisation index

@@ -28,6 +28,7 @@ const (
 	notifyShare          = "share_waiting"
 	notifyMergeRequest   = "merge_request"
 	notifyFleetWorkItem  = "fleet_work_item"
+	notifySyncConflict   = "sync_conflict"
 )
 
 // notificationKeep is how long a notification is kept (notificationPurge).
@@ -163,7 +164,7 @@ func toNotification(r db.NotificationListByIDsRow) notificationJSON {
 // notificationFilter is the $filter whitelist of GET /users/@me/notifications.
 var notificationFilter = db.FilterFields{
 	"read":       {Column: "(read_at IS NOT NULL)", Kind: db.FieldBool},
-	"kind":       {Column: "kind", Kind: db.FieldEnum, Values: []string{notifyOrgInvite, notifyToolboxInvite, notifyInduction, notifyInductionDue, notifyWorkItemAssign, notifyWorkItemChange, notifyShare, notifyMergeRequest, notifyFleetWorkItem}},
+	"kind":       {Column: "kind", Kind: db.FieldEnum, Values: []string{notifyOrgInvite, notifyToolboxInvite, notifyInduction, notifyInductionDue, notifyWorkItemAssign, notifyWorkItemChange, notifyShare, notifyMergeRequest, notifyFleetWorkItem, notifySyncConflict}},
 	"created_at": {Column: "created_at", Kind: db.FieldTime},
 }
 

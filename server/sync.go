@@ -634,6 +634,8 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 	if in.Changes, err = s.syncAccountsOfNode(rq, in.Changes, orgs); err != nil {
 		return err
 	}
+	// Conflicts the page records get ids after this one: their owners are told.
+	mark := s.store.IDs.Next()
 	applied, err := s.store.ApplySyncChanges(rq.ctx, in.Changes, orgs)
 	if errors.Is(err, db.ErrSyncRefused) {
 		return errorf(http.StatusUnprocessableEntity, "The hub refused the changes: %v", err)
@@ -658,6 +660,9 @@ func (s *Server) syncExchangeHandler(rq *request) error {
 		if err := s.store.InTx(rq.ctx, func(q *db.Queries) error {
 			if applied > 0 {
 				if err := tallyExchange(rq, q, node, in.Changes, false); err != nil {
+					return err
+				}
+				if err := s.notifySyncConflicts(rq, q, node, mark); err != nil {
 					return err
 				}
 			}
@@ -781,6 +786,51 @@ func (s *Server) pruneSyncLog(ctx context.Context, now time.Time) (int64, error)
 // that moved anything, before the hub's answer is read, so the entries
 // travel in this exchange (one more round) and the next one finds nothing.
 // A cut exchange's count waits for the next exchange's last round.
+
+// notifySyncConflicts tells each organisation's owner what an exchange
+// page recorded for a person to settle (conflicts with ids after mark), in
+// one notification per organisation and page, linking to the Sync screen.
+func (s *Server) notifySyncConflicts(rq *request, q *db.Queries, node, mark int64) error {
+	recorded, err := q.SyncConflictsRecordedSince(rq.ctx, mark)
+	if err != nil || len(recorded) == 0 {
+		return err
+	}
+	for _, r := range recorded {
+		o, err := q.OrganisationGet(rq.ctx, r.OrganisationID)
+		if db.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		n, err := q.SyncNodeGetInOrg(rq.ctx, db.SyncNodeGetInOrgParams{OrganisationID: o.ID, Node: node})
+		if err != nil && !db.IsNotFound(err) {
+			return err
+		}
+		site := "a site laptop"
+		if n.Name != "" {
+			site = n.Name
+		}
+		what := "things"
+		if r.Total == 1 {
+			what = "thing"
+		}
+		body := fmt.Sprintf("An exchange with %s found %d %s two offices did at once while apart", site, r.Total, what)
+		switch {
+		case r.Access == r.Total && r.Total == 1:
+			body = fmt.Sprintf("An exchange with %s found that two offices changed someone's access opposite ways while apart: head office kept the stricter change", site)
+		case r.Access > 0:
+			body += fmt.Sprintf(" (%d about someone's access: head office kept the stricter change)", r.Access)
+		}
+		body += ". Open Sync to keep what was decided or change it."
+		if err := s.notify(rq.ctx, q, notification{UserID: o.OwnedBy, OrgID: o.ID, Kind: notifySyncConflict,
+			Title: "Changes from " + site + " need you to look at them", Body: body,
+			Link: "/app/orgs/" + strconv.FormatInt(o.ID, 10) + "/sync"}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // tallyExchange adds a page's changes per organisation.
 func tallyExchange(rq *request, q *db.Queries, node int64, page []db.SyncEntry, sent bool) error {

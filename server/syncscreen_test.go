@@ -424,3 +424,51 @@ func TestSyncLeaseLostMidExchange(t *testing.T) {
 		t.Fatalf("the lease after the stop: %q %v (the stopped exchange must not release the other's)", holder, err)
 	}
 }
+
+// TestSyncConflictsNotifyOwner: an exchange page that records things for a
+// person to settle (a code both offices gave, a member removed at head
+// office while the laptop gave him a role) tells the organisation's owner
+// once, in words, by the in-app list and mail, linking to the Sync screen;
+// no one else is told, and a page that records nothing tells no one.
+func TestSyncConflictsNotifyOwner(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	acme := "/organisations/" + f.acme
+	role := f.e.must(201, f.alice, "POST", acme+"/roles", map[string]any{"name": "Site lead"}).obj(t)["id"].(string)
+	_, l, alice := syncLaptop(t, f)
+	// Apart: both give B7; head office removes bob while the laptop gives him the role.
+	f.e.must(201, f.alice, "POST", acme+"/projects", map[string]any{"name": "Depot", "code": "B7"})
+	f.e.must(204, f.alice, "DELETE", acme+"/members/"+f.bob.ID, nil)
+	l.must(201, alice, "POST", acme+"/projects", map[string]any{"name": "Site hut", "code": "B7"})
+	l.must(204, alice, "PUT", acme+"/members/"+f.bob.ID+"/roles/"+role, nil)
+	l.must(202, alice, "POST", acme+"/sync/now", nil)
+	if o := waitSync(t, l, alice, f.acme); o["state"] != "done" {
+		t.Fatalf("the exchange: %v", o)
+	}
+	if n := f.e.countKind(f.alice, notifySyncConflict); n != 1 {
+		t.Fatalf("the owner has %d notifications of the exchange's conflicts, want 1", n)
+	}
+	n := f.e.notificationOfKind(t, f.alice, notifySyncConflict)
+	if n["title"] != "Changes from Site office need you to look at them" || n["link"] != "/app/orgs/"+f.acme+"/sync" ||
+		n["body"] != "An exchange with Site office found 2 things two offices did at once while apart (1 about someone's access: head office kept the stricter change). Open Sync to keep what was decided or change it." {
+		t.Errorf("got %v", n)
+	}
+	subject, body := f.e.lastMailTo(t, f.alice.Email)
+	if subject != n["title"] || !strings.Contains(body, "1 about someone's access") || !strings.Contains(body, "/app/orgs/"+f.acme+"/sync") {
+		t.Errorf("the mail: %q %q", subject, body)
+	}
+	for _, u := range []*testUser{f.bob, f.mallory, f.pen} {
+		if got := f.e.countKind(u, notifySyncConflict); got != 0 {
+			t.Errorf("%s was told %d times", u.Email, got)
+		}
+	}
+	// An exchange that records nothing new tells no one again.
+	l.must(201, alice, "POST", acme+"/projects", map[string]any{"name": "Another hut", "code": "C1"})
+	l.must(202, alice, "POST", acme+"/sync/now", nil)
+	if o := waitSync(t, l, alice, f.acme); o["state"] != "done" {
+		t.Fatalf("the second exchange: %v", o)
+	}
+	if n := f.e.countKind(f.alice, notifySyncConflict); n != 1 {
+		t.Errorf("after a quiet exchange the owner has %d, want still 1", n)
+	}
+}

@@ -4903,7 +4903,7 @@ export interface components {
             created_at: components["schemas"]["Time"];
             id: components["schemas"]["Id"];
             /** @enum {unknown} */
-            kind: "organisation_invite" | "toolbox_invite" | "induction_assigned" | "induction_reminder" | "work_item_assigned" | "work_item_changed" | "share_waiting" | "merge_request" | "fleet_work_item";
+            kind: "organisation_invite" | "toolbox_invite" | "induction_assigned" | "induction_reminder" | "work_item_assigned" | "work_item_changed" | "share_waiting" | "merge_request" | "fleet_work_item" | "sync_conflict";
             /** @description the app screen (/app/...); null once the recipient may no longer see what it names */
             link: string | null;
             read: boolean;
