@@ -223,3 +223,42 @@ func personOf(table string, key []any, undo AccessUndo) int64 {
 	}
 	return 0
 }
+
+// conflictSettleCols are what another node may change of a conflict record:
+// that a person settled it (or undid it), who and when.
+var conflictSettleCols = map[string]bool{"settled_at": true, "settled_by": true, "undone": true}
+
+// conflictsMadeByHub: on the hub, conflict records are the hub's alone (it
+// judges; an access decision's undo is what an owner's click applies, so a
+// laptop must not write one, or change what it applies). A record made or
+// removed by another node is refused; another node's edit keeps only its
+// settlement.
+func (s *Store) conflictsMadeByHub(e SyncEntry) (SyncEntry, error) {
+	if e.Table != "sync_conflicts" || !s.IsSyncHub() || e.Origin == s.NodeID() {
+		return e, nil
+	}
+	if e.Op != "u" {
+		return e, refuse("sync_conflicts: a conflict record made or removed elsewhere than head office")
+	}
+	if e.Cols == nil {
+		return e, nil
+	}
+	cols, err := decodeCols(*e.Cols)
+	if err != nil {
+		return e, refuse("sync_conflicts: bad columns: %v", err)
+	}
+	b := []byte{'{'}
+	for c, v := range cols {
+		if !conflictSettleCols[c] {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(appendJSONString(b, c), ':')
+		b = appendValue(b, v)
+	}
+	kept := string(append(b, '}'))
+	e.Cols = &kept
+	return e, nil
+}

@@ -170,3 +170,46 @@ INSERT INTO organisation_bans (organisation_id, user_id, banned_at, banned_by) V
 		t.Error("an undo put back another organisation's grant")
 	}
 }
+
+// TestSyncConflictRecordsAreTheHubs: a laptop cannot make a conflict record
+// at head office (its page is refused whole), nor change what a decision's
+// Undo applies: of its edit of a record only the settlement is taken.
+func TestSyncConflictRecordsAreTheHubs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
+	const ts = `'2026-11-26T00:00:00.000Z'`
+	hub, site := twoNodes(t, t0, seedOrg+`
+INSERT INTO users (id, email, created_at, updated_at) VALUES (2, 'b@example.com', `+ts+`, `+ts+`);
+INSERT INTO sync_conflicts (id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at, undo)
+  VALUES (900, 10, 'access', 'organisation_bans', 'ban_over_lift', 2, 0, '', '', `+ts+`, '{"unban":true}');`)
+	orgs := []int64{10}
+	site.at(t0.Add(time.Minute))
+	site.exec(t, `INSERT INTO sync_conflicts (id, organisation_id, kind, tbl, col, row_id, other_id, value, renamed_to, created_at, undo)
+  VALUES (901, 10, 'access', 'permission_grants', 'stricter_grant', 2, 10, '', '', `+ts+`,
+  '{"rows":[{"table":"permission_grants","cols":{"organisation_id":10,"scope_type":"organisation","scope_id":10,"target_type":"user","target_id":2,"allow_mask":-1,"deny_mask":0}}]}')`)
+	vector, err := hub.s.SyncVector(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := site.s.SyncChangesFor(ctx, vector, orgs, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.s.ApplySyncChanges(ctx, page, orgs); !errors.Is(err, ErrSyncRefused) {
+		t.Fatalf("a conflict record made on a laptop: %v, want refused", err)
+	}
+	if got := dump(t, hub.s, `SELECT count(*) FROM sync_conflicts WHERE id = 901`); got[0] != "[0]" {
+		t.Fatalf("the laptop's record is at head office: %v", got)
+	}
+
+	// The record taken out of the laptop's file and log; then its edit of
+	// the hub's record.
+	site.exec(t, `DELETE FROM sync_conflicts WHERE id = 901`)
+	site.exec(t, `DELETE FROM sync_changes WHERE tbl = 'sync_conflicts' AND pk = '[901]'`)
+	site.exec(t, `UPDATE sync_conflicts SET undo = '{"member":true}', settled_at = '2026-11-28T09:00:00.000Z', settled_by = 1 WHERE id = 900`)
+	exchange(t, site.s, hub.s, orgs, 10)
+	if got := dump(t, hub.s, `SELECT undo, settled_at, settled_by FROM sync_conflicts WHERE id = 900`); len(got) != 1 || got[0] != `[{"unban":true} 2026-11-28T09:00:00.000Z 1]` {
+		t.Errorf("the hub's record after the laptop's edit: %v, want its undo kept and the settlement taken", got)
+	}
+}

@@ -260,6 +260,9 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 			if err != nil {
 				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
 			}
+			if applyAs, err = s.conflictsMadeByHub(applyAs); err != nil {
+				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
+			}
 			// A branch head moves by its own rule (syncdocs.go).
 			applyAs, branch, head, err := s.splitBranchHead(ctx, tx, applyAs)
 			if err != nil {
