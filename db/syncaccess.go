@@ -28,11 +28,14 @@ const (
 // owner's Undo takes, in this order: lift the ban, make the person a member
 // again, give the roles, put the rows back, set the grant's permissions.
 type AccessUndo struct {
-	Unban  bool       `json:"unban,omitempty"`
-	Member bool       `json:"member,omitempty"`
-	Roles  []int64    `json:"roles,omitempty"`
-	Rows   []UndoRow  `json:"rows,omitempty"`
-	Masks  *UndoMasks `json:"masks,omitempty"`
+	Unban  bool `json:"unban,omitempty"`
+	Member bool `json:"member,omitempty"`
+	// Pending: the membership taken was still waiting for approval, and
+	// comes back waiting.
+	Pending bool       `json:"pending,omitempty"`
+	Roles   []int64    `json:"roles,omitempty"`
+	Rows    []UndoRow  `json:"rows,omitempty"`
+	Masks   *UndoMasks `json:"masks,omitempty"`
 }
 
 // UndoRow is a row the decision removed, in the change log's encoding.
@@ -79,7 +82,8 @@ func (s *Store) undoRow(ctx context.Context, tx *sql.Tx, t *capTable, key []any,
 	switch t.name {
 	case "organisation_members":
 		u.Member = true
-		return nil
+		where, args := t.whereKey(key)
+		return tx.QueryRowContext(ctx, `SELECT pending FROM organisation_members`+where, args...).Scan(&u.Pending)
 	case "member_roles":
 		if len(key) == 3 {
 			if r, ok := key[2].(int64); ok {
@@ -131,7 +135,7 @@ func (s *Store) ApplyAccessUndo(ctx context.Context, tx *sql.Tx, q *Queries, org
 			if gone == 0 {
 				return fmt.Errorf("%w: the person's account was deleted since", ErrUndoBlocked)
 			}
-			err = q.MemberCreate(ctx, MemberCreateParams{OrganisationID: orgID, UserID: person, JoinedAt: now})
+			err = q.MemberCreate(ctx, MemberCreateParams{OrganisationID: orgID, UserID: person, Pending: u.Pending, JoinedAt: now})
 		}
 		if err != nil {
 			return err

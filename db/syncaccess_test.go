@@ -48,7 +48,7 @@ INSERT INTO organisation_bans (organisation_id, user_id, banned_at, banned_by) V
 	site.exec(t, `DELETE FROM permission_grants WHERE scope_id = 100 AND target_id = 4`)
 	site.exec(t, `INSERT INTO permission_grants (organisation_id, scope_type, scope_id, target_type, target_id, allow_mask, deny_mask) VALUES (10, 'project', 100, 'user', 4, 5, 0)`)
 	site.exec(t, `DELETE FROM organisation_bans WHERE organisation_id = 10 AND user_id = 5`)
-	site.exec(t, `INSERT INTO organisation_members (organisation_id, user_id, joined_at) VALUES (10, 6, `+ts+`)`)
+	site.exec(t, `INSERT INTO organisation_members (organisation_id, user_id, pending, joined_at) VALUES (10, 6, 1, `+ts+`)`) // awaiting approval
 	site.exec(t, `INSERT INTO member_roles (organisation_id, user_id, role_id) VALUES (10, 6, 50)`)
 	hub.at(t0.Add(time.Hour))
 
@@ -58,7 +58,7 @@ INSERT INTO organisation_bans (organisation_id, user_id, banned_at, banned_by) V
 	// arrived), then the removal over the role given (in a later page).
 	want := []string{
 		`[ban_over_lift organisation_bans 5 0 {"unban":true}]`,
-		`[ban_over_membership organisation_members 6 0 {"unban":true,"member":true}]`,
+		`[ban_over_membership organisation_members 6 0 {"unban":true,"member":true,"pending":true}]`,
 		`[removal_over_addition permission_grants 4 0 {"rows":[{"table":"permission_grants","cols":{"organisation_id":10,"scope_type":"project","scope_id":100,"target_type":"user","target_id":4,"allow_mask":5,"deny_mask":0}}]}]`,
 		`[removal_over_role member_roles 3 0 {"member":true,"roles":[51]}]`,
 		`[removal_over_role member_roles 6 0 {"member":true,"roles":[50]}]`,
@@ -104,7 +104,7 @@ INSERT INTO organisation_bans (organisation_id, user_id, banned_at, banned_by) V
 	for _, n := range []*Store{hub.s, site.s} {
 		for q, w := range map[string]string{
 			`SELECT allow_mask, deny_mask FROM permission_grants WHERE scope_id = 10 AND target_id = 2`:        "[[7 2]]",
-			`SELECT user_id FROM organisation_members ORDER BY 1`:                                              "[[1] [2] [3] [4] [6]]",
+			`SELECT user_id, pending FROM organisation_members ORDER BY 1`:                                     "[[1 0] [2 0] [3 0] [4 0] [6 1]]",
 			`SELECT user_id, role_id FROM member_roles ORDER BY 1`:                                             "[[3 51] [6 50]]",
 			`SELECT allow_mask FROM permission_grants WHERE scope_id = 100 AND target_id = 4`:                  "[[5]]",
 			`SELECT user_id FROM organisation_bans ORDER BY 1`:                                                 "[]",
