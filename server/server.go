@@ -113,6 +113,8 @@ type Server struct {
 	presence    *presenceHub
 	streamsStop chan struct{}
 	stopStreams sync.Once
+	// clones keeps the clones sent to nodes, so a cut one is resumed.
+	clones cloneCache
 	// ctx is New's: work a request starts that outlives it (an exchange
 	// with head office started from the Sync screen) ends with it.
 	ctx context.Context
@@ -218,7 +220,7 @@ func New(ctx context.Context, store *db.Store, cfg Config) (*Server, error) {
 		s.background(func() { s.everySixHours(ctx, "sync log pruning", s.pruneSyncLog) })
 	}
 	// Event streams end with the server's lifetime at the latest.
-	s.background(func() { <-ctx.Done(); s.StopStreams() })
+	s.background(func() { <-ctx.Done(); s.StopStreams(); s.clones.removeAll() })
 	return s, nil
 }
 

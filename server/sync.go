@@ -15,7 +15,6 @@ import (
 	"math/big"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -539,36 +538,64 @@ func (s *Server) syncClone(rq *request) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "workspace-clone-")
-	if err != nil {
-		return err
+	// The rest of a copy sent before (docs/sync.md): from the byte the
+	// laptop has, when it names the copy the hub keeps for it.
+	from := int64(0)
+	kept, resumed := s.clones.get(node, rq.r.Header.Get("If-Range"))
+	if resumed {
+		n, ok := strings.CutPrefix(rq.r.Header.Get("Range"), "bytes=")
+		n, ok2 := strings.CutSuffix(n, "-")
+		from, err = strconv.ParseInt(n, 10, 64)
+		resumed = ok && ok2 && err == nil && from >= 0 && from < kept.size
 	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "clone.db")
-	dropped, err := s.store.SyncWriteClone(rq.ctx, path, orgs, node)
-	if err != nil {
-		return err
+	if !resumed {
+		path, etag, err := s.clones.newPath()
+		if err != nil {
+			return err
+		}
+		dropped, err := s.store.SyncWriteClone(rq.ctx, path, orgs, node)
+		if err != nil {
+			os.Remove(path)
+			return err
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		kept = keptClone{path: path, etag: etag, size: st.Size(), built: time.Now()}
+		s.clones.keep(node, kept)
+		from = 0
+		s.log.Info("sync clone", "node", node, "organisations", orgs, "bytes", st.Size(), "dropped_rows", dropped)
 	}
-	f, err := os.Open(path)
+	f, err := os.Open(kept.path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return err
 	}
-	s.log.Info("sync clone", "node", node, "organisations", orgs, "bytes", st.Size(), "dropped_rows", dropped)
-	rq.w.Header().Set("Content-Type", "application/vnd.sqlite3")
-	rq.w.Header().Set("Content-Length", strconv.FormatInt(st.Size(), 10))
-	rq.w.WriteHeader(http.StatusOK)
+	h := rq.w.Header()
+	h.Set("Content-Type", "application/vnd.sqlite3")
+	h.Set("ETag", kept.etag)
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("Content-Length", strconv.FormatInt(kept.size-from, 10))
+	status := http.StatusOK
+	if resumed {
+		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, kept.size-1, kept.size))
+		status = http.StatusPartialContent
+		s.log.Info("sync clone resumed", "node", node, "from", from, "bytes", kept.size)
+	}
+	rq.w.WriteHeader(status)
 	// All but the last byte, then the code is consumed, then the last
 	// byte: a laptop that has the whole file never finds its code still
 	// usable (a cut copy is refused by the node, by its length, and may be
-	// fetched again with the same code until it expires).
-	sent, err := io.CopyN(rq.w, f, st.Size()-1)
-	if err != nil || sent != st.Size()-1 {
-		s.log.Warn("sync clone cut", "node", node, "sent", sent, "bytes", st.Size())
+	// fetched again, from where it was cut, with the same code until it
+	// expires).
+	rest := kept.size - from
+	sent, err := io.CopyN(rq.w, f, rest-1)
+	if err != nil || sent != rest-1 {
+		s.log.Warn("sync clone cut", "node", node, "sent", from+sent, "bytes", kept.size)
 		return nil
 	}
 	ctx := context.WithoutCancel(rq.ctx)
@@ -578,6 +605,7 @@ func (s *Server) syncClone(rq *request) error {
 		s.log.Error("sync clone: recording it", "node", node, "err", err)
 		return nil // the answer has begun: the node finds the copy cut
 	}
+	s.clones.done(node)
 	_, _ = io.Copy(rq.w, f)
 	return nil
 }

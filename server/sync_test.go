@@ -7,10 +7,16 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -466,4 +472,126 @@ func TestSyncNodeAwayTooLong(t *testing.T) {
 	if _, err := e.srv.pruneSyncLog(context.Background(), e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSyncCloneResumes: a clone download cut part-way leaves the part and
+// the copy's ETag; running the clone again with the same code asks for the
+// rest and gets it (206 from the byte it had), ending with a whole,
+// working copy for the same node; a part whose copy the hub no longer
+// keeps gets the whole file again (200) and still ends whole.
+func TestSyncCloneResumes(t *testing.T) {
+	t.Parallel()
+	f := newOrgFixture(t)
+	e, acme := f.e, "/organisations/"+f.acme
+	e.clock.Advance(time.Since(e.clock.Now())) // signed requests carry the wall clock
+	const cutAt = 64 << 10
+	var mu sync.Mutex
+	var cut bool
+	var ranges []string
+	var statuses []int
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/sync/clone" {
+			e.srv.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		cutThis := cut
+		cut = false
+		ranges = append(ranges, r.Header.Get("Range"))
+		mu.Unlock()
+		rec := &cuttingWriter{ResponseWriter: w, left: -1}
+		if cutThis {
+			rec.left = cutAt
+		}
+		e.srv.ServeHTTP(rec, r)
+		mu.Lock()
+		statuses = append(statuses, rec.status)
+		mu.Unlock()
+	}))
+	t.Cleanup(hub.Close)
+	clone := func(code, path string) (int64, error) {
+		node, _, err := SyncClone(context.Background(), hub.URL, code, "Site office", path, io.Discard)
+		return node, err
+	}
+	for _, c := range []struct {
+		name     string
+		lostETag bool
+		want     []int
+		wantFrom string
+	}{
+		{"resumed from the byte it had", false, []int{http.StatusOK, http.StatusPartialContent}, fmt.Sprintf("bytes=%d-", cutAt)},
+		{"the hub keeps no such copy: whole again", true, []int{http.StatusOK, http.StatusOK}, fmt.Sprintf("bytes=%d-", cutAt)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code := e.must(201, f.alice, "POST", acme+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
+			path := filepath.Join(t.TempDir(), "site.db")
+			mu.Lock()
+			cut, ranges, statuses = true, nil, nil
+			mu.Unlock()
+			if _, err := clone(code, path); err == nil || !strings.Contains(err.Error(), "goes on from where it stopped") {
+				t.Fatalf("a cut clone: %v", err)
+			}
+			if st, err := os.Stat(path + ".part"); err != nil || st.Size() != cutAt {
+				t.Fatalf("the part kept: %v %v, want %d bytes", st, err, cutAt)
+			}
+			if c.lostETag {
+				if err := os.WriteFile(path+".part.etag", []byte(`"another-copy"`), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			node, err := clone(code, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if fmt.Sprint(statuses) != fmt.Sprint(c.want) || len(ranges) != 2 || ranges[0] != "" || ranges[1] != c.wantFrom {
+				t.Fatalf("answers %v to ranges %q, want %v", statuses, ranges, c.want)
+			}
+			for _, leftover := range []string{path + ".part", path + ".part.etag"} {
+				if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+					t.Errorf("%s is left: %v", leftover, err)
+				}
+			}
+			s, err := db.Open(context.Background(), db.Options{Path: path, NodeID: node})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var ok string
+			if err := s.Reader.QueryRow(`PRAGMA integrity_check`).Scan(&ok); err != nil || ok != "ok" {
+				t.Fatalf("the copy: %q %v", ok, err)
+			}
+			var orgs int
+			if err := s.Reader.QueryRow(`SELECT count(*) FROM organisations WHERE id = ?`, f.acme).Scan(&orgs); err != nil || orgs != 1 {
+				t.Fatalf("the organisation in the copy: %d %v", orgs, err)
+			}
+		})
+	}
+}
+
+// cuttingWriter records the answer's status and, with left >= 0, fails
+// every write past left bytes (a connection cut part-way).
+type cuttingWriter struct {
+	http.ResponseWriter
+	status int
+	left   int
+}
+
+func (w *cuttingWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *cuttingWriter) Write(p []byte) (int, error) {
+	if w.left < 0 {
+		return w.ResponseWriter.Write(p)
+	}
+	if len(p) > w.left {
+		n, _ := w.ResponseWriter.Write(p[:w.left])
+		w.left = 0
+		return n, errors.New("the connection was cut")
+	}
+	w.left -= len(p)
+	return w.ResponseWriter.Write(p)
 }

@@ -123,6 +123,56 @@ func hubError(resp *http.Response) error {
 	return &hubRefusal{Status: resp.StatusCode, Message: e.Message}
 }
 
+// fetchClone fetches the node's clone into part. A part left by a cut
+// copy, with the ETag the hub gave it (part.etag), asks for the rest: the
+// hub answers it (206) while it keeps that copy, else sends the whole file
+// again (200), which starts part over. A cut copy leaves part and its ETag
+// for the next run; the answer's length says whether it is whole.
+func fetchClone(ctx context.Context, n *syncNode, part string, progress io.Writer) (int64, error) {
+	var extra []string
+	have := int64(0)
+	if etag, err := os.ReadFile(part + ".etag"); err == nil {
+		if st, err := os.Stat(part); err == nil && st.Size() > 0 {
+			have = st.Size()
+			extra = []string{"Range", fmt.Sprintf("bytes=%d-", have), "If-Range", strings.TrimSpace(string(etag))}
+		}
+	}
+	resp, err := n.doWith(ctx, http.MethodGet, "/sync/clone", nil, "", extra...)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	start := int64(0)
+	if resp.StatusCode == http.StatusPartialContent {
+		if _, err := fmt.Sscanf(resp.Header.Get("Content-Range"), "bytes %d-", &start); err != nil || start != have {
+			return 0, fmt.Errorf("the hub sent the copy from byte %d, not %d", start, have)
+		}
+		flags = os.O_WRONLY | os.O_APPEND
+		fmt.Fprintf(progress, "going on from byte %d...\n", have)
+	}
+	if etag := resp.Header.Get("ETag"); etag != "" {
+		if err := os.WriteFile(part+".etag", []byte(etag), 0o600); err != nil {
+			return 0, err
+		}
+	}
+	f, err := os.OpenFile(part, flags, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	got, err := io.Copy(f, resp.Body)
+	if err == nil && resp.ContentLength >= 0 && got != resp.ContentLength {
+		err = fmt.Errorf("the copy was cut at %d of %d bytes", start+got, start+resp.ContentLength)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return start + got, err
+}
+
 // SyncClone pairs with the hub at hubURL with a pairing code and makes
 // dbPath (which must not exist) a node of it: the clone of the paired
 // organisations, with the node id the hub assigned and a new key pair.
@@ -156,33 +206,14 @@ func SyncClone(ctx context.Context, hubURL, code, name, dbPath string, progress 
 	}
 	fmt.Fprintf(progress, "paired as node %d for %d organisation(s); copying...\n", paired.Node, len(paired.Organisations))
 	n := &syncNode{url: hubURL, node: paired.Node, key: key}
-	resp, err = n.do(ctx, http.MethodGet, "/sync/clone", nil)
+	got, err := fetchClone(ctx, n, dbPath+".part", progress)
 	if err != nil {
-		return 0, nil, fmt.Errorf("clone (run the same command again with the same code before it expires): %w", err)
+		return 0, nil, fmt.Errorf("clone (run the same command again with the same code before it expires: it goes on from where it stopped): %w", err)
 	}
-	defer resp.Body.Close()
-	part := dbPath + ".part"
-	f, err := os.OpenFile(part, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
+	if err := os.Rename(dbPath+".part", dbPath); err != nil {
 		return 0, nil, err
 	}
-	defer os.Remove(part)
-	got, err := io.Copy(f, resp.Body)
-	if err == nil && resp.ContentLength >= 0 && got != resp.ContentLength {
-		err = fmt.Errorf("the copy was cut at %d of %d bytes", got, resp.ContentLength)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return 0, nil, fmt.Errorf("clone (run the same command again with the same code before it expires): %w", err)
-	}
-	if err := os.Rename(part, dbPath); err != nil {
-		return 0, nil, err
-	}
+	os.Remove(dbPath + ".part.etag")
 	fmt.Fprintf(progress, "copied %d bytes\n", got)
 	store, err := db.Open(ctx, db.Options{Path: dbPath, NodeID: paired.Node})
 	if err != nil {

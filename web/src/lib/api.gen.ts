@@ -2694,7 +2694,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The node's clone - an SQLite database of the organisations it was paired for, made for its node id. Signed by the node's key (Workspace-Sync-* headers, docs/sync.md). */
+        /** The node's clone - an SQLite database of the organisations it was paired for, made for its node id. Signed by the node's key (Workspace-Sync-* headers, docs/sync.md). The answer's ETag names the copy, kept at the hub for an hour or until sent whole; a node holding its first N bytes from a cut download asks with `Range: bytes=N-` and `If-Range` that ETag and gets the rest (206 with Content-Range), or the whole file again (200) when the hub no longer keeps that copy. */
         get: operations["getSyncClone"];
         put?: never;
         post?: never;
@@ -15034,6 +15034,15 @@ export interface operations {
         responses: {
             /** @description OK */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.sqlite3": string;
+                };
+            };
+            /** @description Partial Content */
+            206: {
                 headers: {
                     [name: string]: unknown;
                 };
