@@ -84,18 +84,7 @@ INSERT INTO organisation_bans (organisation_id, user_id, banned_at, banned_by) V
 		if _, err := fmt.Sscan(strings.Trim(r, "[]"), &id); err != nil {
 			t.Fatal(err)
 		}
-		if err := site.s.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
-			c, err := q.SyncConflictGet(ctx, SyncConflictGetParams{ID: id, OrganisationID: 10})
-			if err != nil {
-				return err
-			}
-			if err := site.s.ApplyAccessUndo(ctx, tx, q, 10, c.RowID, *c.Undo, `2026-11-28T10:00:00.000Z`); err != nil {
-				return err
-			}
-			by, at := int64(1), `2026-11-28T10:00:00.000Z`
-			_, err = q.SyncConflictUndone(ctx, SyncConflictUndoneParams{ID: id, OrganisationID: 10, SettledAt: &at, SettledBy: &by})
-			return err
-		}); err != nil {
+		if err := undoDecision(ctx, site.s, id); err != nil {
 			t.Fatalf("undo %d: %v", id, err)
 		}
 	}
@@ -212,4 +201,21 @@ INSERT INTO sync_conflicts (id, organisation_id, kind, tbl, col, row_id, other_i
 	if got := dump(t, hub.s, `SELECT undo, settled_at, settled_by FROM sync_conflicts WHERE id = 900`); len(got) != 1 || got[0] != `[{"unban":true} 2026-11-28T09:00:00.000Z 1]` {
 		t.Errorf("the hub's record after the laptop's edit: %v, want its undo kept and the settlement taken", got)
 	}
+}
+
+// undoDecision is what the undo route does on s: the decision's change made
+// and the decision settled as undone, in one transaction.
+func undoDecision(ctx context.Context, s *Store, id int64) error {
+	return s.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
+		c, err := q.SyncConflictGet(ctx, SyncConflictGetParams{ID: id, OrganisationID: 10})
+		if err != nil {
+			return err
+		}
+		at, by := `2026-11-28T10:00:00.000Z`, int64(1)
+		if err := s.ApplyAccessUndo(ctx, tx, q, 10, c.RowID, *c.Undo, at); err != nil {
+			return err
+		}
+		_, err = q.SyncConflictUndone(ctx, SyncConflictUndoneParams{ID: id, OrganisationID: 10, SettledAt: &at, SettledBy: &by})
+		return err
+	})
 }

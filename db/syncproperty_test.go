@@ -169,29 +169,15 @@ func runSyncCase(t *testing.T, dir string, seedBytes []byte, seedN uint64) {
 	// node lists, as the route makes it; false when there is none or its
 	// change can no longer be made.
 	undoAccess := func(s *Store, skip int) (bool, error) {
-		undone := false
-		err := s.InTxSQL(ctx, func(tx *sql.Tx, q *Queries) error {
-			var id, person int64
-			var undo string
-			err := tx.QueryRowContext(ctx, `SELECT id, row_id, undo FROM sync_conflicts WHERE kind = 'access' AND settled_at IS NULL ORDER BY id LIMIT 1 OFFSET ?`,
-				skip).Scan(&id, &person, &undo)
-			if errors.Is(err, sql.ErrNoRows) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if err := s.ApplyAccessUndo(ctx, tx, q, 10, person, undo, `2026-11-28T10:00:00.000Z`); errors.Is(err, ErrUndoBlocked) {
-				return nil
-			} else if err != nil {
-				return err
-			}
-			by, at := int64(1), `2026-11-28T10:00:00.000Z`
-			_, err = q.SyncConflictUndone(ctx, SyncConflictUndoneParams{ID: id, OrganisationID: 10, SettledAt: &at, SettledBy: &by})
-			undone = err == nil
-			return err
-		})
-		return undone, err
+		open := ids(s, fmt.Sprintf(`SELECT id FROM sync_conflicts WHERE kind = 'access' AND settled_at IS NULL ORDER BY id LIMIT 1 OFFSET %d`, skip))
+		if len(open) == 0 {
+			return false, nil
+		}
+		err := undoDecision(ctx, s, open[0])
+		if errors.Is(err, ErrUndoBlocked) {
+			return false, nil
+		}
+		return err == nil, err
 	}
 	words := []string{"alpha", "beta", "gamma", "delta"}
 	evidence := map[int64]bool{} // acknowledged signatures and witness records

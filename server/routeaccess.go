@@ -622,29 +622,27 @@ var (
 		})
 	})
 	// orgOwner: the organisation's owner.
-	orgOwner = org(0).whole("the owner", func(_ *request, _ *db.Queries, a Access) error {
-		if err := a.Require(0); err != nil {
-			return err
-		}
-		if !a.Owner {
-			return forbidden("Only the owner may delete the organisation.")
-		}
-		return nil
-	})
+	orgOwner = ownerOnly("Only the owner may delete the organisation.")
 	// orgOwnerUndo: the organisation's owner, alone trusted to give back
 	// access the hub's fail-closed rule took (docs/sync.md).
-	orgOwnerUndo = org(0).whole("the owner", func(_ *request, _ *db.Queries, a Access) error {
-		if err := a.Require(0); err != nil {
-			return err
-		}
-		if !a.Owner {
-			return forbidden("Only the organisation's owner may undo a decision about access.")
-		}
-		return nil
-	})
+	orgOwnerUndo = ownerOnly("Only the organisation's owner may undo a decision about access.")
 	// inductionSelf: MANAGE_INDUCTIONS, or the path's :user themself.
 	inductionSelf = induction(0).whole("MANAGE_INDUCTIONS, or the user themself", selfOr("user", ManageInductions))
 )
+
+// ownerOnly is a route of the organisation's owner alone; refusal says so
+// to anyone else of the organisation.
+func ownerOnly(refusal string) access {
+	return org(0).whole("the owner", func(_ *request, _ *db.Queries, a Access) error {
+		if err := a.Require(0); err != nil {
+			return err
+		}
+		if !a.Owner {
+			return forbidden("%s", refusal)
+		}
+		return nil
+	})
+}
 
 // roleOutranking: MANAGE_ROLES, ranked above the :id role (the escalation
 // rule, requireOutranks).
