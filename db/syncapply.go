@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -213,6 +214,26 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 		}
 		prevHLC := int64(0)
 		touched := map[string]map[int64]bool{} // table -> organisations
+		// Branch heads a page moves are judged once per branch, after the
+		// page's other rows (its revisions) are in, on the last head it
+		// brings (docs/sync.md, "A long catch-up"): judging each move
+		// alone merged a large document once per entry, and made a merge
+		// revision for each. A move from another origin than the one
+		// pending for its branch has the pending one judged first. Each
+		// branch is judged where its last move is in the page's order.
+		type headMove struct {
+			i        int
+			e        SyncEntry
+			id, head int64
+		}
+		var heads []headMove
+		headAt := map[int64]int{}
+		judge := func(m headMove) error {
+			if err := s.headRule(ctx, tx, q, m.e, m.id, m.head); err != nil {
+				return fmt.Errorf("entry %d (%s %s): %w", m.i, m.e.Table, m.e.Key, err)
+			}
+			return nil
+		}
 		for i, e := range page {
 			if e.Op == "s" {
 				// An account snapshot: merged, not logged, the vector
@@ -285,8 +306,17 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
 			}
 			if branch != 0 {
-				if err := s.headRule(ctx, tx, q, e, branch, head); err != nil {
-					return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
+				m := headMove{i: i, e: e, id: branch, head: head}
+				if k, ok := headAt[branch]; !ok {
+					headAt[branch] = len(heads)
+					heads = append(heads, m)
+				} else {
+					if heads[k].e.Origin != e.Origin {
+						if err := judge(heads[k]); err != nil {
+							return err
+						}
+					}
+					heads[k] = m
 				}
 			}
 			if err := q.SyncReceivedSet(ctx, SyncReceivedSetParams{Origin: e.Origin, Hlc: e.HLC}); err != nil {
@@ -304,6 +334,14 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 					touched[e.Table] = map[int64]bool{}
 				}
 				touched[e.Table][*e.Org] = true
+			}
+		}
+		// In the order of each branch's last move, as they were made (a
+		// site branch moved before the main head it sets aside).
+		slices.SortFunc(heads, func(a, b headMove) int { return a.i - b.i })
+		for _, m := range heads {
+			if err := judge(m); err != nil {
+				return err
 			}
 		}
 		// Counts the handlers keep (the triggers keep theirs as the rows

@@ -183,13 +183,19 @@ func (c *countingSource) SyncObjectFetch(ctx context.Context, o, _ SyncObject) (
 // then the page. It returns entries applied and objects fetched.
 func syncDocs(t *testing.T, from, to *Store, orgs []int64) (entries, objects int) {
 	t.Helper()
+	return syncDocsPaged(t, from, to, orgs, 7)
+}
+
+// syncDocsPaged is syncDocs with pages of size entries.
+func syncDocsPaged(t *testing.T, from, to *Store, orgs []int64, size int) (entries, objects int) {
+	t.Helper()
 	ctx := context.Background()
-	for range 100 {
+	for range 1000 {
 		vector, err := to.SyncVector(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		page, err := from.SyncChangesFor(ctx, vector, orgs, 7)
+		page, err := from.SyncChangesFor(ctx, vector, orgs, size)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -625,5 +631,52 @@ func TestSyncSiteBranchMovedAgain(t *testing.T) {
 		if a, b := dump(t, hub.s, q), dump(t, site.s, q); !reflect.DeepEqual(a, b) {
 			t.Errorf("%s: hub %v, site %v", q, a, b)
 		}
+	}
+}
+
+// TestSyncHeadsJudgedOncePerBranch: a page that moves a branch head many
+// times (a site's edits while the hub's head moved too) is merged once,
+// on its last head, and reads as judging each move alone did (pages of
+// one entry, as every page's heads were judged before): every edit of
+// both sides in the head, one merge revision instead of one per move;
+// and a fast-forward of many moves ends on the last.
+func TestSyncHeadsJudgedOncePerBranch(t *testing.T) {
+	t.Parallel()
+	orgs := []int64{10}
+	var texts [2][]string
+	var merges [2]string
+	for k, size := range []int{1000, 1} {
+		hub, site := docPair(t)
+		commitDoc(t, hub.s, 501, setText(1, "hub one"))
+		site.at(time.Date(2026, 11, 28, 8, 30, 0, 0, time.UTC))
+		for c := int64(2); c <= 5; c++ {
+			commitDoc(t, site.s, 501, setText(c, fmt.Sprint("site ", c)))
+		}
+		hub.at(time.Date(2026, 11, 28, 8, 30, 0, 0, time.UTC))
+		syncDocsPaged(t, site.s, hub.s, orgs, size)
+		texts[k] = docText(t, hub.s, 501)
+		merges[k] = dump(t, hub.s, `SELECT count(*) FROM document_revisions WHERE document_id = 500 AND json_array_length(parents) = 2`)[0]
+		// The site takes the hub's judgement (a fast-forward of its own
+		// moves, whatever the page size) and reads the same.
+		syncDocsPaged(t, hub.s, site.s, orgs, size)
+		if !reflect.DeepEqual(docText(t, site.s, 501), texts[k]) || branchHead(t, site.s, 501) != branchHead(t, hub.s, 501) {
+			t.Fatalf("pages of %d: the site reads %v, the hub %v", size, docText(t, site.s, 501), texts[k])
+		}
+		// The hub's many moves the other way: a fast-forward to the last.
+		hub.at(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC))
+		for c := int64(1); c <= 3; c++ {
+			commitDoc(t, hub.s, 501, setText(c, fmt.Sprint("hub again ", c)))
+		}
+		syncDocsPaged(t, hub.s, site.s, orgs, size)
+		if branchHead(t, site.s, 501) != branchHead(t, hub.s, 501) || !reflect.DeepEqual(docText(t, site.s, 501), docText(t, hub.s, 501)) {
+			t.Fatalf("pages of %d: the site's head %d after the hub's moves, want %d", size, branchHead(t, site.s, 501), branchHead(t, hub.s, 501))
+		}
+	}
+	want := []string{"1:hub one|", "2:site 2|", "3:site 3|", "4:site 4|", "5:site 5|"}
+	if !reflect.DeepEqual(texts[0], want) || !reflect.DeepEqual(texts[1], want) {
+		t.Fatalf("one page reads %v, pages of one entry %v, want %v", texts[0], texts[1], want)
+	}
+	if merges[0] != "[1]" || merges[1] != "[4]" {
+		t.Fatalf("merge revisions: %s in one page, %s in pages of one entry; want one, and one per move", merges[0], merges[1])
 	}
 }
