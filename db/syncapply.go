@@ -241,7 +241,7 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 				if e.Table != "users" || e.Org != nil {
 					return refuse("entry %d: a snapshot of a %s row", i, e.Table)
 				}
-				if err := s.applyEntry(ctx, tx, (*tp)["users"], e, allowed); err != nil {
+				if err := s.applyEntry(ctx, tx, q, (*tp)["users"], e, allowed); err != nil {
 					return fmt.Errorf("entry %d (account %s): %w", i, e.Key, err)
 				}
 				continue
@@ -289,7 +289,7 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 			if err != nil {
 				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
 			}
-			if err := s.applyEntry(ctx, tx, t, applyAs, allowed); err != nil {
+			if err := s.applyEntry(ctx, tx, q, t, applyAs, allowed); err != nil {
 				var se *sqlite.Error
 				if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT {
 					// The page breaks a rule of the schema here: refused
@@ -373,7 +373,9 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 // clock wins, ties by node id; a delete is a tombstone that wins over a
 // concurrent edit (the row does not come back), a create after it is a new
 // row. Evidence is append-only: a row already there is never overwritten.
-func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncEntry, allowed map[int64]bool) error {
+// q is the transaction's queries (a WithTx per entry allocated some 20 KB
+// of statements each, most of a catch-up's garbage).
+func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable, e SyncEntry, allowed map[int64]bool) error {
 	key, err := decodeKey(e.Key, len(t.pk))
 	if err != nil {
 		return refuse("%s: bad key: %v", e.Table, err)
@@ -452,7 +454,7 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 	// spent 60% of its time there).
 	var later []SyncRowLaterRow
 	if e.Op != "u" || len(cols) > 0 {
-		later, err = s.w.WithTx(tx).SyncRowLater(ctx, SyncRowLaterParams{Tbl: e.Table, Pk: e.Key, Hlc: e.HLC})
+		later, err = q.SyncRowLater(ctx, SyncRowLaterParams{Tbl: e.Table, Pk: e.Key, Hlc: e.HLC})
 		if err != nil {
 			return err
 		}
@@ -485,7 +487,6 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 	// its own, so an entry never meets another one at its place.
 	evidence := SyncCatalogue[t.name].Rule == RuleEvidence || SyncCatalogue[t.name].Rule == RuleAudit
 
-	q := s.w.WithTx(tx)
 	switch e.Op {
 	case "d":
 		if !exists || laterCreate {

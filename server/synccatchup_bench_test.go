@@ -85,6 +85,7 @@ func BenchmarkSyncCatchUp(b *testing.B) {
 
 		counted.n.Store(0)
 		m := startMemPeak()
+		b.ReportMetric(rssNow(), "start-RSS-MB")
 		b.StartTimer()
 		start := time.Now()
 		res, err := SyncNow(ctx, node, 0, nil)
@@ -189,6 +190,22 @@ func startMemPeak() *memPeak {
 		}
 	}()
 	return m
+}
+
+// rssNow is the process's resident set in MB (-1 where /proc cannot say).
+func rssNow() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			if kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64); err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return -1
 }
 
 // end stops sampling and returns the peaks in MB: the heap, and the
