@@ -197,6 +197,16 @@ func (s *Store) objectHeld(ctx context.Context, q *Queries, o SyncObject) (bool,
 	return n > 0, err
 }
 
+// SyncBlobSize is the size of a file this node holds (ErrSyncObjectAbsent
+// when it holds none): a batch names a large one without reading it.
+func (s *Store) SyncBlobSize(ctx context.Context, hash string) (int64, error) {
+	n, err := s.R.SyncBlobSize(ctx, hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrSyncObjectAbsent
+	}
+	return n, err
+}
+
 // SyncObjectGet reads one object this node holds.
 func (s *Store) SyncObjectGet(ctx context.Context, o SyncObject) (SyncObjectData, error) {
 	if err := o.check(); err != nil {

@@ -208,6 +208,18 @@ func (s *Server) syncObjectsGive(ctx context.Context, orgs []int64, want []db.Sy
 			return err
 		}
 		var d db.SyncObjectData
+		if ok && o.Kind == db.ObjBlob {
+			// A file over a piece is named large without reading it.
+			n, err := s.store.SyncBlobSize(ctx, o.Hash)
+			if errors.Is(err, db.ErrSyncObjectAbsent) {
+				ok = false
+			} else if err != nil {
+				return err
+			} else if n > db.SyncPieceSize || n > db.SyncBatchBytes {
+				out.Large = append(out.Large, o)
+				continue
+			}
+		}
 		if ok {
 			d, err = s.store.SyncObjectGet(ctx, o)
 			if errors.Is(err, db.ErrSyncObjectAbsent) {
