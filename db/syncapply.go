@@ -373,7 +373,7 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 // clock wins, ties by node id; a delete is a tombstone that wins over a
 // concurrent edit (the row does not come back), a create after it is a new
 // row. Evidence is append-only: a row already there is never overwritten.
-// q is the transaction's queries (a WithTx per entry allocated some 20 KB
+// q is the transaction's queries (a WithTx per entry allocated about 5 KB
 // of statements each, most of a catch-up's garbage).
 func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable, e SyncEntry, allowed map[int64]bool) error {
 	key, err := decodeKey(e.Key, len(t.pk))
