@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -678,5 +679,143 @@ func TestSyncHeadsJudgedOncePerBranch(t *testing.T) {
 	}
 	if merges[0] != "[1]" || merges[1] != "[4]" {
 		t.Fatalf("merge revisions: %s in one page, %s in pages of one entry; want one, and one per move", merges[0], merges[1])
+	}
+}
+
+// batchSource gives objects in batches of at most per, and is cut after
+// failAfter batches (0: never); it records what it was asked for.
+type batchSource struct {
+	s         *Store
+	per       int
+	calls     int
+	failAfter int
+	asked     map[string]bool
+}
+
+func (b *batchSource) SyncObjectFetch(ctx context.Context, o, _ SyncObject) (SyncObjectData, error) {
+	b.asked[o.Hash] = true
+	return b.s.SyncObjectGet(ctx, o)
+}
+
+func (b *batchSource) SyncObjectsFetch(ctx context.Context, want []SyncObjectItem) (got []SyncObjectItem, absent, large []SyncObject, err error) {
+	if b.failAfter > 0 && b.calls >= b.failAfter {
+		return nil, nil, nil, errCut
+	}
+	b.calls++
+	for _, it := range want[:min(b.per, len(want))] {
+		b.asked[it.Hash] = true
+		d, err := b.s.SyncObjectGet(ctx, it.Object())
+		if errors.Is(err, ErrSyncObjectAbsent) {
+			absent = append(absent, it.Object())
+			continue
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		got = append(got, SyncObjectItem{Kind: it.Kind, Hash: it.Hash, Data: d.Data, ContentType: d.ContentType, CreatedAt: d.CreatedAt})
+	}
+	return got, absent, nil, nil
+}
+
+// batchSink takes batches into a store, recording their sizes, and is cut
+// after failAfter batches (0: never).
+type batchSink struct {
+	s         *Store
+	batches   []int
+	failAfter int
+}
+
+func (b *batchSink) SyncObjectsMissing(ctx context.Context, objs []SyncObject) ([]SyncObject, error) {
+	return b.s.SyncObjectsMissing(ctx, objs)
+}
+
+func (b *batchSink) SyncObjectPut(ctx context.Context, o SyncObject, d SyncObjectData) error {
+	b.batches = append(b.batches, -1) // one sent alone
+	return b.s.SyncObjectPut(ctx, o, d)
+}
+
+func (b *batchSink) SyncObjectsPut(ctx context.Context, items []SyncObjectItem) error {
+	if b.failAfter > 0 && len(b.batches) >= b.failAfter {
+		return errCut
+	}
+	b.batches = append(b.batches, len(items))
+	return b.s.SyncObjectsPut(ctx, items)
+}
+
+// TestSyncObjectBatchesResume: batches keep resume working. Pushed, files
+// of 900 KB go two a batch (SyncBatchBytes) and a cut after the first
+// batch leaves its files at the hub, the next push sends only the rest.
+// Fetched, a document's new content comes in batches; a cut after two
+// keeps what came in staging, and the next fetch asks for none of it.
+func TestSyncObjectBatchesResume(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hub, site := docPair(t)
+	orgs := []int64{10}
+	var files []SyncObject
+	for i := range 3 {
+		data := make([]byte, 900<<10)
+		for k := range data {
+			data[k] = byte(k*7 + i)
+		}
+		h := sha256Hex(data)
+		files = append(files, SyncObject{Kind: ObjBlob, Hash: h, Org: 10})
+		site.exec(t, `INSERT INTO blobs (hash, content_type, size, data, created_at) VALUES (?, 'application/pdf', ?, ?, `+docTS+`);
+INSERT INTO organisation_blobs (organisation_id, hash, refs) VALUES (10, ?, 1)`, h, len(data), data, h)
+	}
+	cut := &batchSink{s: hub.s, failAfter: 1}
+	if _, err := SyncSendObjects(ctx, site.s, cut, files); !errors.Is(err, errCut) || fmt.Sprint(cut.batches) != "[2]" {
+		t.Fatalf("the cut push: batches %v, %v", cut.batches, err)
+	}
+	again := &batchSink{s: hub.s}
+	if n, err := SyncSendObjects(ctx, site.s, again, files); err != nil || n != 1 || fmt.Sprint(again.batches) != "[1]" {
+		t.Fatalf("the resumed push sent %d in batches %v, %v; want the one left", n, again.batches, err)
+	}
+	if missing, err := hub.s.SyncObjectsMissing(ctx, files); err != nil || len(missing) != 0 {
+		t.Fatalf("the hub lacks %v (%v)", missing, err)
+	}
+
+	// The hub's edits the other way, fetched in batches of two.
+	for c := int64(1); c <= 5; c++ {
+		commitDoc(t, hub.s, 501, setText(c, fmt.Sprint("hub edit ", c)))
+	}
+	vector, err := site.s.SyncVector(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := hub.s.SyncChangesFor(ctx, vector, orgs, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := SyncPageObjects(page)
+	src := &batchSource{s: hub.s, per: 2, failAfter: 2, asked: map[string]bool{}}
+	if _, err := site.s.SyncPullObjects(ctx, src, objs); !errors.Is(err, errCut) {
+		t.Fatalf("the cut fetch: %v", err)
+	}
+	staged := dump(t, site.s, `SELECT hash FROM sync_object_staging`)
+	if len(staged) == 0 {
+		t.Fatal("nothing kept from the cut fetch")
+	}
+	src = &batchSource{s: hub.s, per: 2, asked: map[string]bool{}}
+	n, err := site.s.SyncPullObjects(ctx, src, objs)
+	if err != nil || n == 0 {
+		t.Fatalf("the resumed fetch: %d, %v", n, err)
+	}
+	for _, h := range staged {
+		if h = strings.Trim(h, "[]"); len(h) != 64 {
+			t.Fatalf("a staged hash %q", h)
+		}
+		if src.asked[h] {
+			t.Fatalf("the resumed fetch asked again for %s, kept from the cut one", h)
+		}
+	}
+	if n != len(src.asked) || src.calls < (n+1)/2 {
+		t.Fatalf("fetched %d objects, asked for %d in %d batches", n, len(src.asked), src.calls)
+	}
+	if _, err := site.s.ApplySyncChanges(ctx, page, orgs); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(docText(t, site.s, 501), docText(t, hub.s, 501)) {
+		t.Fatalf("the site reads %v, the hub %v", docText(t, site.s, 501), docText(t, hub.s, 501))
 	}
 }
