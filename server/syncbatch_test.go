@@ -194,6 +194,7 @@ func TestSyncObjectBatches(t *testing.T) {
 		return len(missing) == 0
 	}
 	one, two, three := text("batch text one"), text("batch text two"), text("batch text three")
+	huge := text(strings.Repeat("a batch over its body limit ", 130_000)) // 3.5 MB, 4.7 MB in base64
 	wrong := text("batch text four")
 	wrong.Data = []byte("not its bytes")
 	foreign := text("batch text five")
@@ -208,6 +209,7 @@ func TestSyncObjectBatches(t *testing.T) {
 		{"bytes not an object's hash: none stored", []db.SyncObjectItem{three, wrong}, 422, nil, []db.SyncObjectItem{three}},
 		{"another organisation's: refused", []db.SyncObjectItem{three, foreign}, 400, nil, []db.SyncObjectItem{three, foreign}},
 		{"too many", make([]db.SyncObjectItem, db.SyncBatchItems+1), 400, nil, nil},
+		{"a body over the batch limit", []db.SyncObjectItem{huge}, 413, nil, []db.SyncObjectItem{huge}},
 		{"stored", []db.SyncObjectItem{one, two}, 200, []db.SyncObjectItem{one, two}, nil},
 	} {
 		code, out, raw := call(syncObjectList{Objects: []db.SyncObject{}, Put: tc.put})
