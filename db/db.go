@@ -1236,6 +1236,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.syncBlobOfOrgsStmt, err = db.PrepareContext(ctx, syncBlobOfOrgs); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncBlobOfOrgs: %w", err)
 	}
+	if q.syncBlobSizeStmt, err = db.PrepareContext(ctx, syncBlobSize); err != nil {
+		return nil, fmt.Errorf("error preparing query SyncBlobSize: %w", err)
+	}
 	if q.syncChangeAppendStmt, err = db.PrepareContext(ctx, syncChangeAppend); err != nil {
 		return nil, fmt.Errorf("error preparing query SyncChangeAppend: %w", err)
 	}
@@ -3900,6 +3903,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing syncBlobOfOrgsStmt: %w", cerr)
 		}
 	}
+	if q.syncBlobSizeStmt != nil {
+		if cerr := q.syncBlobSizeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing syncBlobSizeStmt: %w", cerr)
+		}
+	}
 	if q.syncChangeAppendStmt != nil {
 		if cerr := q.syncChangeAppendStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing syncChangeAppendStmt: %w", cerr)
@@ -5408,6 +5416,7 @@ type Queries struct {
 	subLocationsOfLocationsStmt               *sql.Stmt
 	syncBlobHeldStmt                          *sql.Stmt
 	syncBlobOfOrgsStmt                        *sql.Stmt
+	syncBlobSizeStmt                          *sql.Stmt
 	syncChangeAppendStmt                      *sql.Stmt
 	syncChangesAfterStmt                      *sql.Stmt
 	syncChangesPendingStmt                    *sql.Stmt
@@ -6031,6 +6040,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		subLocationsOfLocationsStmt:               q.subLocationsOfLocationsStmt,
 		syncBlobHeldStmt:                          q.syncBlobHeldStmt,
 		syncBlobOfOrgsStmt:                        q.syncBlobOfOrgsStmt,
+		syncBlobSizeStmt:                          q.syncBlobSizeStmt,
 		syncChangeAppendStmt:                      q.syncChangeAppendStmt,
 		syncChangesAfterStmt:                      q.syncChangesAfterStmt,
 		syncChangesPendingStmt:                    q.syncChangesPendingStmt,

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -213,6 +214,26 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 		}
 		prevHLC := int64(0)
 		touched := map[string]map[int64]bool{} // table -> organisations
+		// Branch heads a page moves are judged once per branch, after the
+		// page's other rows (its revisions) are in, on the last head it
+		// brings (docs/sync.md, "A long catch-up"): judging each move
+		// alone merged a large document once per entry, and made a merge
+		// revision for each. A move from another origin than the one
+		// pending for its branch has the pending one judged first. Each
+		// branch is judged where its last move is in the page's order.
+		type headMove struct {
+			i        int
+			e        SyncEntry
+			id, head int64
+		}
+		var heads []headMove
+		headAt := map[int64]int{}
+		judge := func(m headMove) error {
+			if err := s.headRule(ctx, tx, q, m.e, m.id, m.head); err != nil {
+				return fmt.Errorf("entry %d (%s %s): %w", m.i, m.e.Table, m.e.Key, err)
+			}
+			return nil
+		}
 		for i, e := range page {
 			if e.Op == "s" {
 				// An account snapshot: merged, not logged, the vector
@@ -220,7 +241,7 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 				if e.Table != "users" || e.Org != nil {
 					return refuse("entry %d: a snapshot of a %s row", i, e.Table)
 				}
-				if err := s.applyEntry(ctx, tx, (*tp)["users"], e, allowed); err != nil {
+				if err := s.applyEntry(ctx, tx, q, (*tp)["users"], e, allowed); err != nil {
 					return fmt.Errorf("entry %d (account %s): %w", i, e.Key, err)
 				}
 				continue
@@ -268,7 +289,7 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 			if err != nil {
 				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
 			}
-			if err := s.applyEntry(ctx, tx, t, applyAs, allowed); err != nil {
+			if err := s.applyEntry(ctx, tx, q, t, applyAs, allowed); err != nil {
 				var se *sqlite.Error
 				if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT {
 					// The page breaks a rule of the schema here: refused
@@ -285,8 +306,17 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 				return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
 			}
 			if branch != 0 {
-				if err := s.headRule(ctx, tx, q, e, branch, head); err != nil {
-					return fmt.Errorf("entry %d (%s %s): %w", i, e.Table, e.Key, err)
+				m := headMove{i: i, e: e, id: branch, head: head}
+				if k, ok := headAt[branch]; !ok {
+					headAt[branch] = len(heads)
+					heads = append(heads, m)
+				} else {
+					if heads[k].e.Origin != e.Origin {
+						if err := judge(heads[k]); err != nil {
+							return err
+						}
+					}
+					heads[k] = m
 				}
 			}
 			if err := q.SyncReceivedSet(ctx, SyncReceivedSetParams{Origin: e.Origin, Hlc: e.HLC}); err != nil {
@@ -304,6 +334,14 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 					touched[e.Table] = map[int64]bool{}
 				}
 				touched[e.Table][*e.Org] = true
+			}
+		}
+		// In the order of each branch's last move, as they were made (a
+		// site branch moved before the main head it sets aside).
+		slices.SortFunc(heads, func(a, b headMove) int { return a.i - b.i })
+		for _, m := range heads {
+			if err := judge(m); err != nil {
+				return err
 			}
 		}
 		// Counts the handlers keep (the triggers keep theirs as the rows
@@ -335,7 +373,9 @@ func (s *Store) ApplySyncChanges(ctx context.Context, page []SyncEntry, orgs []i
 // clock wins, ties by node id; a delete is a tombstone that wins over a
 // concurrent edit (the row does not come back), a create after it is a new
 // row. Evidence is append-only: a row already there is never overwritten.
-func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncEntry, allowed map[int64]bool) error {
+// q is the transaction's queries (a WithTx per entry allocated about 5 KB
+// of statements each, most of a catch-up's garbage).
+func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, q *Queries, t *capTable, e SyncEntry, allowed map[int64]bool) error {
 	key, err := decodeKey(e.Key, len(t.pk))
 	if err != nil {
 		return refuse("%s: bad key: %v", e.Table, err)
@@ -414,7 +454,7 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 	// spent 60% of its time there).
 	var later []SyncRowLaterRow
 	if e.Op != "u" || len(cols) > 0 {
-		later, err = s.w.WithTx(tx).SyncRowLater(ctx, SyncRowLaterParams{Tbl: e.Table, Pk: e.Key, Hlc: e.HLC})
+		later, err = q.SyncRowLater(ctx, SyncRowLaterParams{Tbl: e.Table, Pk: e.Key, Hlc: e.HLC})
 		if err != nil {
 			return err
 		}
@@ -447,7 +487,6 @@ func (s *Store) applyEntry(ctx context.Context, tx *sql.Tx, t *capTable, e SyncE
 	// its own, so an entry never meets another one at its place.
 	evidence := SyncCatalogue[t.name].Rule == RuleEvidence || SyncCatalogue[t.name].Rule == RuleAudit
 
-	q := s.w.WithTx(tx)
 	switch e.Op {
 	case "d":
 		if !exists || laterCreate {

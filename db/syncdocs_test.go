@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,13 +184,19 @@ func (c *countingSource) SyncObjectFetch(ctx context.Context, o, _ SyncObject) (
 // then the page. It returns entries applied and objects fetched.
 func syncDocs(t *testing.T, from, to *Store, orgs []int64) (entries, objects int) {
 	t.Helper()
+	return syncDocsPaged(t, from, to, orgs, 7)
+}
+
+// syncDocsPaged is syncDocs with pages of size entries.
+func syncDocsPaged(t *testing.T, from, to *Store, orgs []int64, size int) (entries, objects int) {
+	t.Helper()
 	ctx := context.Background()
-	for range 100 {
+	for range 1000 {
 		vector, err := to.SyncVector(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		page, err := from.SyncChangesFor(ctx, vector, orgs, 7)
+		page, err := from.SyncChangesFor(ctx, vector, orgs, size)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -625,5 +632,190 @@ func TestSyncSiteBranchMovedAgain(t *testing.T) {
 		if a, b := dump(t, hub.s, q), dump(t, site.s, q); !reflect.DeepEqual(a, b) {
 			t.Errorf("%s: hub %v, site %v", q, a, b)
 		}
+	}
+}
+
+// TestSyncHeadsJudgedOncePerBranch: a page that moves a branch head many
+// times (a site's edits while the hub's head moved too) is merged once,
+// on its last head, and reads as judging each move alone did (pages of
+// one entry, as every page's heads were judged before): every edit of
+// both sides in the head, one merge revision instead of one per move;
+// and a fast-forward of many moves ends on the last.
+func TestSyncHeadsJudgedOncePerBranch(t *testing.T) {
+	t.Parallel()
+	orgs := []int64{10}
+	var texts [2][]string
+	var merges [2]string
+	for k, size := range []int{1000, 1} {
+		hub, site := docPair(t)
+		commitDoc(t, hub.s, 501, setText(1, "hub one"))
+		site.at(time.Date(2026, 11, 28, 8, 30, 0, 0, time.UTC))
+		for c := int64(2); c <= 5; c++ {
+			commitDoc(t, site.s, 501, setText(c, fmt.Sprint("site ", c)))
+		}
+		hub.at(time.Date(2026, 11, 28, 8, 30, 0, 0, time.UTC))
+		syncDocsPaged(t, site.s, hub.s, orgs, size)
+		texts[k] = docText(t, hub.s, 501)
+		merges[k] = dump(t, hub.s, `SELECT count(*) FROM document_revisions WHERE document_id = 500 AND json_array_length(parents) = 2`)[0]
+		// The site takes the hub's judgement (a fast-forward of its own
+		// moves, whatever the page size) and reads the same.
+		syncDocsPaged(t, hub.s, site.s, orgs, size)
+		if !reflect.DeepEqual(docText(t, site.s, 501), texts[k]) || branchHead(t, site.s, 501) != branchHead(t, hub.s, 501) {
+			t.Fatalf("pages of %d: the site reads %v, the hub %v", size, docText(t, site.s, 501), texts[k])
+		}
+		// The hub's many moves the other way: a fast-forward to the last.
+		hub.at(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC))
+		for c := int64(1); c <= 3; c++ {
+			commitDoc(t, hub.s, 501, setText(c, fmt.Sprint("hub again ", c)))
+		}
+		syncDocsPaged(t, hub.s, site.s, orgs, size)
+		if branchHead(t, site.s, 501) != branchHead(t, hub.s, 501) || !reflect.DeepEqual(docText(t, site.s, 501), docText(t, hub.s, 501)) {
+			t.Fatalf("pages of %d: the site's head %d after the hub's moves, want %d", size, branchHead(t, site.s, 501), branchHead(t, hub.s, 501))
+		}
+	}
+	want := []string{"1:hub one|", "2:site 2|", "3:site 3|", "4:site 4|", "5:site 5|"}
+	if !reflect.DeepEqual(texts[0], want) || !reflect.DeepEqual(texts[1], want) {
+		t.Fatalf("one page reads %v, pages of one entry %v, want %v", texts[0], texts[1], want)
+	}
+	if merges[0] != "[1]" || merges[1] != "[4]" {
+		t.Fatalf("merge revisions: %s in one page, %s in pages of one entry; want one, and one per move", merges[0], merges[1])
+	}
+}
+
+// batchSource gives objects in batches of at most per, and is cut after
+// failAfter batches (0: never); it records what it was asked for.
+type batchSource struct {
+	s         *Store
+	per       int
+	calls     int
+	failAfter int
+	asked     map[string]bool
+}
+
+func (b *batchSource) SyncObjectFetch(ctx context.Context, o, _ SyncObject) (SyncObjectData, error) {
+	b.asked[o.Hash] = true
+	return b.s.SyncObjectGet(ctx, o)
+}
+
+func (b *batchSource) SyncObjectsFetch(ctx context.Context, want []SyncObjectItem) (got []SyncObjectItem, absent, large []SyncObject, err error) {
+	if b.failAfter > 0 && b.calls >= b.failAfter {
+		return nil, nil, nil, errCut
+	}
+	b.calls++
+	for _, it := range want[:min(b.per, len(want))] {
+		b.asked[it.Hash] = true
+		d, err := b.s.SyncObjectGet(ctx, it.Object())
+		if errors.Is(err, ErrSyncObjectAbsent) {
+			absent = append(absent, it.Object())
+			continue
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		got = append(got, SyncObjectItem{Kind: it.Kind, Hash: it.Hash, Data: d.Data, ContentType: d.ContentType, CreatedAt: d.CreatedAt})
+	}
+	return got, absent, nil, nil
+}
+
+// batchSink takes batches into a store, recording their sizes, and is cut
+// after failAfter batches (0: never).
+type batchSink struct {
+	s         *Store
+	batches   []int
+	failAfter int
+}
+
+func (b *batchSink) SyncObjectsMissing(ctx context.Context, objs []SyncObject) ([]SyncObject, error) {
+	return b.s.SyncObjectsMissing(ctx, objs)
+}
+
+func (b *batchSink) SyncObjectPut(ctx context.Context, o SyncObject, d SyncObjectData) error {
+	b.batches = append(b.batches, -1) // one sent alone
+	return b.s.SyncObjectPut(ctx, o, d)
+}
+
+func (b *batchSink) SyncObjectsPut(ctx context.Context, items []SyncObjectItem) error {
+	if b.failAfter > 0 && len(b.batches) >= b.failAfter {
+		return errCut
+	}
+	b.batches = append(b.batches, len(items))
+	return b.s.SyncObjectsPut(ctx, items)
+}
+
+// TestSyncObjectBatchesResume: batches keep resume working. Pushed, files
+// of 900 KB go two a batch (SyncBatchBytes) and a cut after the first
+// batch leaves its files at the hub, the next push sends only the rest.
+// Fetched, a document's new content comes in batches; a cut after two
+// keeps what came in staging, and the next fetch asks for none of it.
+func TestSyncObjectBatchesResume(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hub, site := docPair(t)
+	orgs := []int64{10}
+	var files []SyncObject
+	for i := range 3 {
+		data := make([]byte, 900<<10)
+		for k := range data {
+			data[k] = byte(k*7 + i)
+		}
+		h := sha256Hex(data)
+		files = append(files, SyncObject{Kind: ObjBlob, Hash: h, Org: 10})
+		site.exec(t, `INSERT INTO blobs (hash, content_type, size, data, created_at) VALUES (?, 'application/pdf', ?, ?, `+docTS+`);
+INSERT INTO organisation_blobs (organisation_id, hash, refs) VALUES (10, ?, 1)`, h, len(data), data, h)
+	}
+	cut := &batchSink{s: hub.s, failAfter: 1}
+	if _, err := SyncSendObjects(ctx, site.s, cut, files); !errors.Is(err, errCut) || fmt.Sprint(cut.batches) != "[2]" {
+		t.Fatalf("the cut push: batches %v, %v", cut.batches, err)
+	}
+	again := &batchSink{s: hub.s}
+	if n, err := SyncSendObjects(ctx, site.s, again, files); err != nil || n != 1 || fmt.Sprint(again.batches) != "[1]" {
+		t.Fatalf("the resumed push sent %d in batches %v, %v; want the one left", n, again.batches, err)
+	}
+	if missing, err := hub.s.SyncObjectsMissing(ctx, files); err != nil || len(missing) != 0 {
+		t.Fatalf("the hub lacks %v (%v)", missing, err)
+	}
+
+	// The hub's edits the other way, fetched in batches of two.
+	for c := int64(1); c <= 5; c++ {
+		commitDoc(t, hub.s, 501, setText(c, fmt.Sprint("hub edit ", c)))
+	}
+	vector, err := site.s.SyncVector(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := hub.s.SyncChangesFor(ctx, vector, orgs, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := SyncPageObjects(page)
+	src := &batchSource{s: hub.s, per: 2, failAfter: 2, asked: map[string]bool{}}
+	if _, err := site.s.SyncPullObjects(ctx, src, objs); !errors.Is(err, errCut) {
+		t.Fatalf("the cut fetch: %v", err)
+	}
+	staged := dump(t, site.s, `SELECT hash FROM sync_object_staging`)
+	if len(staged) == 0 {
+		t.Fatal("nothing kept from the cut fetch")
+	}
+	src = &batchSource{s: hub.s, per: 2, asked: map[string]bool{}}
+	n, err := site.s.SyncPullObjects(ctx, src, objs)
+	if err != nil || n == 0 {
+		t.Fatalf("the resumed fetch: %d, %v", n, err)
+	}
+	for _, h := range staged {
+		if h = strings.Trim(h, "[]"); len(h) != 64 {
+			t.Fatalf("a staged hash %q", h)
+		}
+		if src.asked[h] {
+			t.Fatalf("the resumed fetch asked again for %s, kept from the cut one", h)
+		}
+	}
+	if n != len(src.asked) || src.calls < (n+1)/2 {
+		t.Fatalf("fetched %d objects, asked for %d in %d batches", n, len(src.asked), src.calls)
+	}
+	if _, err := site.s.ApplySyncChanges(ctx, page, orgs); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(docText(t, site.s, 501), docText(t, hub.s, 501)) {
+		t.Fatalf("the site reads %v, the hub %v", docText(t, site.s, 501), docText(t, hub.s, 501))
 	}
 }

@@ -83,6 +83,53 @@ type SyncObjectSink interface {
 	SyncObjectPut(ctx context.Context, o SyncObject, d SyncObjectData) error
 }
 
+// SyncObjectItem is an object in a batch: its name, the root it was
+// reached from (asked for), and its bytes (sent).
+type SyncObjectItem struct {
+	Kind        string `json:"kind"`
+	Hash        string `json:"hash"`
+	Org         int64  `json:"org,omitempty"`
+	Root        string `json:"root,omitempty"`
+	Data        []byte `json:"data,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	CreatedAt   string `json:"created_at,omitempty"`
+}
+
+// Object returns the item's name.
+func (it SyncObjectItem) Object() SyncObject {
+	return SyncObject{Kind: it.Kind, Hash: it.Hash, Org: it.Org}
+}
+
+// ObjectData returns the item's bytes.
+func (it SyncObjectItem) ObjectData() SyncObjectData {
+	return SyncObjectData{Data: it.Data, ContentType: it.ContentType, CreatedAt: it.CreatedAt}
+}
+
+// SyncBatchBytes bounds the object bytes of one batch each way (a request
+// of many small objects instead of one each: a long catch-up moves
+// thousands of document chunks). An object larger than this travels on
+// its own (a blob over SyncPieceSize in pieces).
+const SyncBatchBytes = 2 << 20
+
+// SyncBatchItems bounds the objects of one batch.
+const SyncBatchItems = 1000
+
+// SyncObjectBatchSink takes many objects in one call, in the order given
+// (children first), all or none.
+type SyncObjectBatchSink interface {
+	SyncObjectsPut(ctx context.Context, items []SyncObjectItem) error
+}
+
+// SyncObjectBatchFetcher gives many objects in one call, each asked with
+// the root it was reached from: it answers a leading part of want (at
+// least one, up to its byte cap) with got (their bytes) and absent (those
+// it does not hold or will not give), and names in large those too big for
+// a batch (fetched one at a time with SyncObjectFetch). What it does not
+// answer is asked again.
+type SyncObjectBatchFetcher interface {
+	SyncObjectsFetch(ctx context.Context, want []SyncObjectItem) (got []SyncObjectItem, absent, large []SyncObject, err error)
+}
+
 // ErrSyncObjectAbsent: the source does not hold the object asked for.
 var ErrSyncObjectAbsent = errors.New("sync: no such object")
 
@@ -150,6 +197,16 @@ func (s *Store) objectHeld(ctx context.Context, q *Queries, o SyncObject) (bool,
 	return n > 0, err
 }
 
+// SyncBlobSize is the size of a file this node holds (ErrSyncObjectAbsent
+// when it holds none): a batch names a large one without reading it.
+func (s *Store) SyncBlobSize(ctx context.Context, hash string) (int64, error) {
+	n, err := s.R.SyncBlobSize(ctx, hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrSyncObjectAbsent
+	}
+	return n, err
+}
+
 // SyncObjectGet reads one object this node holds.
 func (s *Store) SyncObjectGet(ctx context.Context, o SyncObject) (SyncObjectData, error) {
 	if err := o.check(); err != nil {
@@ -200,6 +257,24 @@ func (s *Store) SyncObjectPut(ctx context.Context, o SyncObject, d SyncObjectDat
 	}
 	return s.InTxSQL(context.WithValue(ctx, noCaptureKey{}, true), func(tx *sql.Tx, q *Queries) error {
 		return s.installObject(ctx, q, o, d)
+	})
+}
+
+// SyncObjectsPut stores a batch of objects in one transaction, in order
+// (an object may refer to one before it in the batch): all or none.
+func (s *Store) SyncObjectsPut(ctx context.Context, items []SyncObjectItem) error {
+	for _, it := range items {
+		if err := it.Object().verify(it.ObjectData()); err != nil {
+			return err
+		}
+	}
+	return s.InTxSQL(context.WithValue(ctx, noCaptureKey{}, true), func(tx *sql.Tx, q *Queries) error {
+		for _, it := range items {
+			if err := s.installObject(ctx, q, it.Object(), it.ObjectData()); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -286,6 +361,23 @@ func SyncSendObjects(ctx context.Context, src SyncObjectSource, dst SyncObjectSi
 		frontier = dedupObjects(next, children)
 	}
 	sent := 0
+	// Small objects go in batches (up to SyncBatchBytes) where dst takes
+	// them; a batch is sent before the next large object, so the order
+	// (children first) holds across them.
+	bdst, batched := dst.(SyncObjectBatchSink)
+	var batch []SyncObjectItem
+	batchBytes := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := bdst.SyncObjectsPut(ctx, batch); err != nil {
+			return err
+		}
+		sent += len(batch)
+		batch, batchBytes = batch[:0], 0
+		return nil
+	}
 	err := childrenFirst(order, children, func(o SyncObject) error {
 		d, err := src.SyncObjectGet(ctx, o)
 		if o.isBlob() && errors.Is(err, ErrSyncObjectAbsent) {
@@ -294,12 +386,30 @@ func SyncSendObjects(ctx context.Context, src SyncObjectSource, dst SyncObjectSi
 		if err != nil {
 			return fmt.Errorf("object %s %s: %w", o.Kind, o.Hash, err)
 		}
+		if batched && len(d.Data) <= SyncBatchBytes {
+			if batchBytes+len(d.Data) > SyncBatchBytes || len(batch) >= SyncBatchItems {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			batch = append(batch, SyncObjectItem{Kind: o.Kind, Hash: o.Hash, Org: o.Org, Data: d.Data, ContentType: d.ContentType, CreatedAt: d.CreatedAt})
+			batchBytes += len(d.Data)
+			return nil
+		}
+		if batched {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
 		if err := dst.SyncObjectPut(ctx, o, d); err != nil {
 			return err
 		}
 		sent++
 		return nil
 	})
+	if err == nil && batched {
+		err = flush()
+	}
 	return sent, err
 }
 
@@ -360,47 +470,19 @@ func (s *Store) SyncPullObjects(ctx context.Context, src SyncObjectFetcher, root
 	fetched := 0
 	nc := context.WithValue(ctx, noCaptureKey{}, true)
 	frontier := dedupObjects(roots, children)
+	bsrc, batched := src.(SyncObjectBatchFetcher)
 	for len(frontier) > 0 {
 		missing, err := s.SyncObjectsMissing(ctx, frontier)
 		if err != nil {
 			return fetched, err
 		}
 		var next []SyncObject
-		for _, m := range missing {
-			children[m] = nil
+		// take walks into an object held in staging.
+		take := func(m SyncObject, d SyncObjectData) error {
 			order = append(order, m)
-			st, err := s.R.SyncStagedGet(ctx, SyncStagedGetParams{Hash: m.Hash, Kind: m.Kind})
-			var d SyncObjectData
-			switch {
-			case err == nil:
-				d = SyncObjectData{Data: st.Data, ContentType: st.ContentType, CreatedAt: st.CreatedAt}
-			case errors.Is(err, sql.ErrNoRows):
-				if d, err = src.SyncObjectFetch(ctx, m, rootOf[m]); err != nil {
-					if m.isBlob() && errors.Is(err, ErrSyncObjectAbsent) {
-						// No longer named by any row the source may give (an
-						// image replaced since): the page's check decides.
-						delete(children, m)
-						order = order[:len(order)-1]
-						continue
-					}
-					return fetched, fmt.Errorf("object %s %s: %w", m.Kind, m.Hash, err)
-				}
-				if err := m.verify(d); err != nil {
-					return fetched, err
-				}
-				if err := s.InTxSQL(nc, func(tx *sql.Tx, q *Queries) error {
-					return q.SyncStagedPut(ctx, SyncStagedPutParams{Hash: m.Hash, Kind: m.Kind, Data: d.Data,
-						ContentType: d.ContentType, CreatedAt: d.CreatedAt})
-				}); err != nil {
-					return fetched, err
-				}
-				fetched++
-			default:
-				return fetched, err
-			}
 			refs, err := m.refs(d.Data)
 			if err != nil {
-				return fetched, err
+				return err
 			}
 			children[m] = refs
 			for _, r := range refs {
@@ -409,6 +491,131 @@ func (s *Store) SyncPullObjects(ctx context.Context, src SyncObjectFetcher, root
 				}
 			}
 			next = append(next, refs...)
+			return nil
+		}
+		// stage keeps fetched objects as they arrive, one transaction for
+		// a batch.
+		stage := func(objs []SyncObject, ds []SyncObjectData) error {
+			for i, m := range objs {
+				if err := m.verify(ds[i]); err != nil {
+					return err
+				}
+			}
+			if err := s.InTxSQL(nc, func(tx *sql.Tx, q *Queries) error {
+				for i, m := range objs {
+					if err := q.SyncStagedPut(ctx, SyncStagedPutParams{Hash: m.Hash, Kind: m.Kind, Data: ds[i].Data,
+						ContentType: ds[i].ContentType, CreatedAt: ds[i].CreatedAt}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			fetched += len(objs)
+			for i, m := range objs {
+				if err := take(m, ds[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		// absent: a file no longer named by any row the source may give
+		// (an image replaced since) is left to the page's check; a chunk
+		// must come.
+		absent := func(m SyncObject, err error) error {
+			if m.isBlob() {
+				delete(children, m)
+				return nil
+			}
+			return fmt.Errorf("object %s %s: %w", m.Kind, m.Hash, err)
+		}
+		fetchOne := func(m SyncObject) error {
+			d, err := src.SyncObjectFetch(ctx, m, rootOf[m])
+			if errors.Is(err, ErrSyncObjectAbsent) {
+				return absent(m, err)
+			}
+			if err != nil {
+				return fmt.Errorf("object %s %s: %w", m.Kind, m.Hash, err)
+			}
+			return stage([]SyncObject{m}, []SyncObjectData{d})
+		}
+		var toFetch []SyncObject
+		for _, m := range missing {
+			children[m] = nil
+			st, err := s.R.SyncStagedGet(ctx, SyncStagedGetParams{Hash: m.Hash, Kind: m.Kind})
+			switch {
+			case err == nil:
+				if err := take(m, SyncObjectData{Data: st.Data, ContentType: st.ContentType, CreatedAt: st.CreatedAt}); err != nil {
+					return fetched, err
+				}
+			case errors.Is(err, sql.ErrNoRows):
+				toFetch = append(toFetch, m)
+			default:
+				return fetched, err
+			}
+		}
+		for !batched && len(toFetch) > 0 {
+			if err := fetchOne(toFetch[0]); err != nil {
+				return fetched, err
+			}
+			toFetch = toFetch[1:]
+		}
+		for len(toFetch) > 0 {
+			want := make([]SyncObjectItem, 0, min(len(toFetch), SyncBatchItems))
+			byName := map[[2]string]SyncObject{}
+			for _, m := range toFetch[:cap(want)] {
+				it := SyncObjectItem{Kind: m.Kind, Hash: m.Hash}
+				if !m.isBlob() {
+					it.Root = rootOf[m].Hash
+				}
+				want = append(want, it)
+				byName[[2]string{m.Kind, m.Hash}] = m
+			}
+			got, gone, large, err := bsrc.SyncObjectsFetch(ctx, want)
+			if err != nil {
+				return fetched, err
+			}
+			answered := map[[2]string]bool{}
+			var objs []SyncObject
+			var ds []SyncObjectData
+			for _, it := range got {
+				m, ok := byName[[2]string{it.Kind, it.Hash}]
+				if !ok || answered[[2]string{it.Kind, it.Hash}] {
+					return fetched, fmt.Errorf("object %s %s: not asked for", it.Kind, it.Hash)
+				}
+				answered[[2]string{it.Kind, it.Hash}] = true
+				objs, ds = append(objs, m), append(ds, it.ObjectData())
+			}
+			if err := stage(objs, ds); err != nil {
+				return fetched, err
+			}
+			for _, g := range gone {
+				if m, ok := byName[[2]string{g.Kind, g.Hash}]; ok && !answered[[2]string{g.Kind, g.Hash}] {
+					answered[[2]string{g.Kind, g.Hash}] = true
+					if err := absent(m, ErrSyncObjectAbsent); err != nil {
+						return fetched, err
+					}
+				}
+			}
+			for _, l := range large {
+				if m, ok := byName[[2]string{l.Kind, l.Hash}]; ok && !answered[[2]string{l.Kind, l.Hash}] {
+					answered[[2]string{l.Kind, l.Hash}] = true
+					if err := fetchOne(m); err != nil {
+						return fetched, err
+					}
+				}
+			}
+			if len(answered) == 0 {
+				return fetched, errors.New("sync: the source answered none of the objects asked for")
+			}
+			rest := toFetch[:0:0]
+			for _, m := range toFetch {
+				if !answered[[2]string{m.Kind, m.Hash}] {
+					rest = append(rest, m)
+				}
+			}
+			toFetch = rest
 		}
 		frontier = dedupObjects(next, children)
 	}
@@ -507,3 +714,7 @@ func (s *Store) SyncObjectOfOrgs(ctx context.Context, o SyncObject, orgs []int64
 	n, err := s.R.SyncRootOfOrgs(ctx, SyncRootOfOrgsParams{Hash: o.chunkHash(), OrgsJson: string(ob)})
 	return n > 0, err
 }
+
+// SyncObjectRefs lists the objects o (with its bytes) refers to: the hub
+// grants a node what an object it gave refers to (server/syncdocs.go).
+func SyncObjectRefs(o SyncObject, data []byte) ([]SyncObject, error) { return o.refs(data) }

@@ -48,6 +48,17 @@ func (q *Queries) SyncBlobOfOrgs(ctx context.Context, arg SyncBlobOfOrgsParams) 
 	return held, err
 }
 
+const syncBlobSize = `-- name: SyncBlobSize :one
+SELECT size FROM blobs WHERE hash = ?1
+`
+
+func (q *Queries) SyncBlobSize(ctx context.Context, hash string) (int64, error) {
+	row := q.queryRow(ctx, q.syncBlobSizeStmt, syncBlobSize, hash)
+	var size int64
+	err := row.Scan(&size)
+	return size, err
+}
+
 const syncChunkHeld = `-- name: SyncChunkHeld :one
 
 SELECT count(*) FROM document_chunks WHERE hash = ?1

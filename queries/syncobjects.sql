@@ -6,6 +6,9 @@ SELECT count(*) FROM document_chunks WHERE hash = @hash;
 -- name: SyncBlobHeld :one
 SELECT count(*) FROM blobs WHERE hash = @hash;
 
+-- name: SyncBlobSize :one
+SELECT size FROM blobs WHERE hash = @hash;
+
 -- name: SyncStagedGet :one
 SELECT * FROM sync_object_staging WHERE hash = @hash AND kind = @kind;
 

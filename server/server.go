@@ -397,6 +397,9 @@ func (s *Server) bodyLimit(r *http.Request) int64 {
 	if isSyncObjectPut(r) {
 		return min(syncMaxObjectBody, s.cfg.MaxBody)
 	}
+	if isSyncObjectBatch(r) {
+		return min(max(syncBatchBody, s.cfg.MaxJSONBody), s.cfg.MaxBody)
+	}
 	return min(s.cfg.MaxJSONBody, s.cfg.MaxBody)
 }
 

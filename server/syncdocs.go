@@ -84,6 +84,166 @@ func (c *syncReachCache) under(ctx context.Context, store *db.Store, root db.Syn
 
 var syncReach syncReachCache
 
+// syncGrantCache keeps, by content root, the chunks the hub may give a
+// node under it without walking the root: those referred to by an object
+// it gave under that root (itself given only under a root of the node's
+// organisations, so each is reachable from the root). A node's walk asks
+// for exactly those, so a catch-up of many revisions of one document
+// walks none of them whole (syncReach walks a root the first time a
+// chunk is asked for under it, which for 150 revisions of a large
+// document was most of the exchange's time).
+type syncGrantCache struct {
+	mu sync.Mutex
+	m  map[[2]docengine.Hash]struct{}
+}
+
+// syncGrantLimit bounds the pairs kept (about 100 bytes each); past it the
+// cache starts afresh (a chunk not found falls back to syncReach).
+const syncGrantLimit = 100_000
+
+var syncGrants syncGrantCache
+
+func (c *syncGrantCache) has(root, h docengine.Hash) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.m[[2]docengine.Hash{root, h}]
+	return ok
+}
+
+// give records what o, given under root, refers to.
+func (c *syncGrantCache) give(o db.SyncObject, root string, data []byte) {
+	if o.Kind == db.ObjBlob || o.Kind == db.ObjText {
+		return
+	}
+	if o.Kind == db.ObjRoot {
+		root = o.Hash
+	}
+	rh, ok := docengine.ParseHash(root)
+	if !ok {
+		return
+	}
+	refs, err := db.SyncObjectRefs(o, data)
+	if err != nil || len(refs) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m)+len(refs) > syncGrantLimit {
+		c.m = map[[2]docengine.Hash]struct{}{}
+	}
+	for _, r := range refs {
+		h, _ := docengine.ParseHash(r.Hash)
+		c.m[[2]docengine.Hash{rh, h}] = struct{}{}
+	}
+}
+
+// syncObjectAllowed: a node of orgs may be given o, reached from the
+// content root rootHash (a chunk; a blob is checked by its own rows).
+// roots, when not nil, keeps the roots' answers for one request.
+func (s *Server) syncObjectAllowed(ctx context.Context, orgs []int64, o db.SyncObject, rootHash string, roots map[string]bool) (bool, error) {
+	root := o
+	if o.Kind != db.ObjBlob {
+		root = db.SyncObject{Kind: db.ObjRoot, Hash: rootHash}
+	}
+	ok, known := roots[root.Kind+root.Hash]
+	if !known {
+		var err error
+		if ok, err = s.store.SyncObjectOfOrgs(ctx, root, orgs); err != nil {
+			return false, err
+		}
+		if roots != nil {
+			roots[root.Kind+root.Hash] = ok
+		}
+	}
+	if !ok || root == o {
+		return ok, nil
+	}
+	rh, _ := docengine.ParseHash(root.Hash)
+	h, _ := docengine.ParseHash(o.Hash)
+	if syncGrants.has(rh, h) {
+		return true, nil
+	}
+	return syncReach.under(ctx, s.store, root, h)
+}
+
+// checkBatch validates a batch of objects sent or asked for: a known kind,
+// a hash, a root for a chunk asked for, an organisation of the node's for
+// one sent (orgs not nil).
+func checkBatch(items []db.SyncObjectItem, field string, orgs []int64) error {
+	if len(items) > db.SyncBatchItems {
+		return fieldError(field, fmt.Sprintf("must hold at most %d objects", db.SyncBatchItems))
+	}
+	for _, it := range items {
+		switch it.Kind {
+		case db.ObjRoot, db.ObjClauseNode, db.ObjIndexNode, db.ObjClause, db.ObjText, db.ObjBlob:
+		default:
+			return fieldError(field, "each kind must be root, cnode, inode, clause, text or blob")
+		}
+		if _, ok := docengine.ParseHash(it.Hash); !ok {
+			return fieldError(field, "each hash must be 64 hex digits")
+		}
+		if orgs != nil && it.Org != 0 && !slices.Contains(orgs, it.Org) {
+			return fieldError(field, "each org must be an organisation the node was paired for")
+		}
+		if orgs == nil && it.Kind != db.ObjBlob {
+			if _, ok := docengine.ParseHash(it.Root); !ok {
+				return fieldError(field, "each document part must name the revision's content root it was reached from (64 hex digits)")
+			}
+		}
+	}
+	return nil
+}
+
+// syncObjectsGive answers a batch asked for: in order, each object the
+// node may have and the hub holds, until db.SyncBatchBytes (at least one);
+// one too big for a batch is named in large, one not given in absent (an
+// object of another organisation is answered as one the hub lacks).
+func (s *Server) syncObjectsGive(ctx context.Context, orgs []int64, want []db.SyncObjectItem, out *syncObjectList) error {
+	roots := map[string]bool{}
+	size := 0
+	for _, it := range want {
+		o := db.SyncObject{Kind: it.Kind, Hash: it.Hash}
+		ok, err := s.syncObjectAllowed(ctx, orgs, o, it.Root, roots)
+		if err != nil {
+			return err
+		}
+		var d db.SyncObjectData
+		if ok && o.Kind == db.ObjBlob {
+			// A file over a piece is named large without reading it.
+			n, err := s.store.SyncBlobSize(ctx, o.Hash)
+			if errors.Is(err, db.ErrSyncObjectAbsent) {
+				ok = false
+			} else if err != nil {
+				return err
+			} else if n > db.SyncPieceSize || n > db.SyncBatchBytes {
+				out.Large = append(out.Large, o)
+				continue
+			}
+		}
+		if ok {
+			d, err = s.store.SyncObjectGet(ctx, o)
+			if errors.Is(err, db.ErrSyncObjectAbsent) {
+				ok = false
+			} else if err != nil {
+				return err
+			}
+		}
+		switch {
+		case !ok:
+			out.Absent = append(out.Absent, o)
+		case len(d.Data) > db.SyncBatchBytes || (o.Kind == db.ObjBlob && len(d.Data) > db.SyncPieceSize):
+			out.Large = append(out.Large, o)
+		case size > 0 && size+len(d.Data) > db.SyncBatchBytes:
+			return nil // the rest in the node's next batch
+		default:
+			size += len(d.Data)
+			out.Data = append(out.Data, db.SyncObjectItem{Kind: o.Kind, Hash: o.Hash, Data: d.Data, ContentType: d.ContentType, CreatedAt: d.CreatedAt})
+			syncGrants.give(o, it.Root, d.Data)
+		}
+	}
+	return nil
+}
+
 func pathObject(rq *request) (db.SyncObject, error) {
 	o := db.SyncObject{Kind: rq.params.ByName("kind"), Hash: rq.params.ByName("hash")}
 	if _, ok := docengine.ParseHash(o.Hash); !ok {
@@ -101,11 +261,27 @@ type syncObjectList struct {
 	// Received: of the large files missing, the bytes the hub holds in
 	// pieces from this node (by hash): the node sends the rest.
 	Received map[string]int64 `json:"received,omitempty"`
+	// Put (asked): objects a node sends in a batch, children first, stored
+	// in one transaction before the rest is answered.
+	Put []db.SyncObjectItem `json:"put,omitempty"`
+	// Fetch (asked): objects a node wants, each with the root it reached
+	// it from; answered in Data (a leading part, up to db.SyncBatchBytes),
+	// Absent (not given: not held, or not the node's) and Large (too big
+	// for a batch: fetched on their own).
+	Fetch  []db.SyncObjectItem `json:"fetch,omitempty"`
+	Stored int                 `json:"stored,omitempty"`
+	Data   []db.SyncObjectItem `json:"data,omitempty"`
+	Absent []db.SyncObject     `json:"absent,omitempty"`
+	Large  []db.SyncObject     `json:"large,omitempty"`
 }
+
+// syncBatchBody bounds the body of a batch of objects (db.SyncBatchBytes
+// of them in base64, and their names).
+const syncBatchBody = 4 << 20
 
 // syncObjectsMissing answers which of the objects named the hub lacks.
 func (s *Server) syncObjectsMissing(rq *request) error {
-	node, _, body, err := s.syncVerify(rq)
+	node, orgs, body, err := s.syncVerify(rq)
 	if err != nil {
 		return err
 	}
@@ -121,6 +297,31 @@ func (s *Server) syncObjectsMissing(rq *request) error {
 			return fieldError("objects", "each hash must be 64 hex digits")
 		}
 	}
+	if err := checkBatch(in.Put, "put", orgs); err != nil {
+		return err
+	}
+	if err := checkBatch(in.Fetch, "fetch", nil); err != nil {
+		return err
+	}
+	out := syncObjectList{Objects: []db.SyncObject{}}
+	if len(in.Put) > 0 {
+		err := s.store.SyncObjectsPut(rq.ctx, in.Put)
+		if errors.Is(err, db.ErrSyncRefused) {
+			return errorf(http.StatusUnprocessableEntity, "The hub refused the objects: %v", err)
+		}
+		if err != nil {
+			return err
+		}
+		out.Stored = len(in.Put)
+	}
+	if len(in.Fetch) > 0 {
+		if err := s.syncObjectsGive(rq.ctx, orgs, in.Fetch, &out); err != nil {
+			return err
+		}
+	}
+	if len(in.Objects) == 0 {
+		return rq.json(http.StatusOK, out)
+	}
 	missing, err := s.store.SyncObjectsMissing(rq.ctx, in.Objects)
 	if errors.Is(err, db.ErrSyncRefused) {
 		return fieldError("objects", err.Error())
@@ -128,10 +329,9 @@ func (s *Server) syncObjectsMissing(rq *request) error {
 	if err != nil {
 		return err
 	}
-	if missing == nil {
-		missing = []db.SyncObject{}
+	if missing != nil {
+		out.Objects = missing
 	}
-	out := syncObjectList{Objects: missing}
 	for _, o := range missing {
 		if o.Kind != db.ObjBlob {
 			continue
@@ -245,22 +445,13 @@ func (s *Server) syncObjectGet(rq *request) error {
 		return err
 	}
 	absent := notFound("The hub has no such object for this node.")
-	root := o
-	if o.Kind != db.ObjBlob {
-		root = db.SyncObject{Kind: db.ObjRoot, Hash: rq.r.URL.Query().Get("root")}
-		if _, ok := docengine.ParseHash(root.Hash); !ok {
-			return fieldError("root", "must name the revision's content root (64 hex digits)")
-		}
+	rootHash := rq.r.URL.Query().Get("root")
+	if _, ok := docengine.ParseHash(rootHash); !ok && o.Kind != db.ObjBlob {
+		return fieldError("root", "must name the revision's content root (64 hex digits)")
 	}
-	ok, err := s.store.SyncObjectOfOrgs(rq.ctx, root, orgs)
+	ok, err := s.syncObjectAllowed(rq.ctx, orgs, o, rootHash, nil)
 	if err != nil {
 		return err
-	}
-	if ok && root != o {
-		h, _ := docengine.ParseHash(o.Hash)
-		if ok, err = syncReach.under(rq.ctx, s.store, root, h); err != nil {
-			return err
-		}
 	}
 	if !ok {
 		return absent
@@ -272,6 +463,7 @@ func (s *Server) syncObjectGet(rq *request) error {
 	if err != nil {
 		return err
 	}
+	syncGrants.give(o, rootHash, d.Data)
 	ct := "application/octet-stream"
 	if o.Kind == db.ObjBlob {
 		ct = d.ContentType
@@ -349,6 +541,34 @@ func (h *hubObjects) SyncObjectPut(ctx context.Context, o db.SyncObject, d db.Sy
 	resp.Body.Close()
 	h.sent++
 	return nil
+}
+
+// SyncObjectsPut sends a batch of objects in one request.
+func (h *hubObjects) SyncObjectsPut(ctx context.Context, items []db.SyncObjectItem) error {
+	body, _ := json.Marshal(syncObjectList{Objects: []db.SyncObject{}, Put: items})
+	resp, err := h.n.do(ctx, http.MethodPost, "/sync/objects/missing", body)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	h.sent += len(items)
+	return nil
+}
+
+// SyncObjectsFetch asks for a batch of objects in one request.
+func (h *hubObjects) SyncObjectsFetch(ctx context.Context, want []db.SyncObjectItem) (got []db.SyncObjectItem, absent, large []db.SyncObject, err error) {
+	body, _ := json.Marshal(syncObjectList{Objects: []db.SyncObject{}, Fetch: want})
+	resp, err := h.n.do(ctx, http.MethodPost, "/sync/objects/missing", body)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer resp.Body.Close()
+	var out syncObjectList
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, nil, nil, fmt.Errorf("objects from the hub: %w", err)
+	}
+	h.fetched += len(out.Data)
+	return out.Data, out.Absent, out.Large, nil
 }
 
 // putPieces sends a large file in pieces from what the hub holds of it;
@@ -480,4 +700,10 @@ func (h *hubObjects) fetchPieces(ctx context.Context, o db.SyncObject, pos, tota
 // object (bodyLimit).
 func isSyncObjectPut(r *http.Request) bool {
 	return r.Method == http.MethodPut && len(r.URL.Path) > len("/sync/objects/") && r.URL.Path[:len("/sync/objects/")] == "/sync/objects/"
+}
+
+// isSyncObjectBatch: a node sending or asking for a batch of objects
+// (syncBatchBody).
+func isSyncObjectBatch(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.URL.Path == "/sync/objects/missing"
 }

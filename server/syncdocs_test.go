@@ -25,7 +25,7 @@ import (
 )
 
 // nodeClauses reads the clause texts of a branch head in a node's file.
-func nodeClauses(t *testing.T, s *db.Store, docID int64) []string {
+func nodeClauses(t testing.TB, s *db.Store, docID int64) []string {
 	t.Helper()
 	ctx := context.Background()
 	var out []string
@@ -55,7 +55,7 @@ func nodeClauses(t *testing.T, s *db.Store, docID int64) []string {
 
 // cloneStore pairs a laptop for org (its owner makes the code) from the
 // hub served at hubURL and opens the clone's file.
-func cloneStore(t *testing.T, e *testEnv, owner *testUser, org, hubURL string) *db.Store {
+func cloneStore(t testing.TB, e *testEnv, owner *testUser, org, hubURL string) *db.Store {
 	t.Helper()
 	ctx := context.Background()
 	code := e.must(201, owner, "POST", "/organisations/"+org+"/sync/pairing-codes", map[string]any{}).obj(t)["code"].(string)
@@ -73,7 +73,7 @@ func cloneStore(t *testing.T, e *testEnv, owner *testUser, org, hubURL string) *
 
 // nodeCommit makes a revision of a document's main branch in a node's file
 // as the change flow would (edit on the head, flushed, the branch moved).
-func nodeCommit(t *testing.T, node *db.Store, docID int64, edit func(d *docengine.Doc) error) {
+func nodeCommit(t testing.TB, node *db.Store, docID int64, edit func(d *docengine.Doc) error) {
 	t.Helper()
 	ctx := context.Background()
 	if err := node.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
@@ -448,7 +448,7 @@ func pieceFile(size int, seed byte) ([]byte, string) {
 }
 
 // attachFile stores a file in s as one of org's, as an upload there would.
-func attachFile(t *testing.T, s *db.Store, org int64, data []byte, hash string) {
+func attachFile(t testing.TB, s *db.Store, org int64, data []byte, hash string) {
 	t.Helper()
 	ctx := context.Background()
 	if err := s.InTxSQL(ctx, func(tx *sql.Tx, q *db.Queries) error {
@@ -463,7 +463,7 @@ func attachFile(t *testing.T, s *db.Store, org int64, data []byte, hash string) 
 }
 
 // heldFile is the bytes s holds of the file hash.
-func heldFile(t *testing.T, s *db.Store, hash string) []byte {
+func heldFile(t testing.TB, s *db.Store, hash string) []byte {
 	t.Helper()
 	var data []byte
 	if err := s.Reader.QueryRow(`SELECT data FROM blobs WHERE hash = ?`, hash).Scan(&data); err != nil {

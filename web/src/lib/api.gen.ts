@@ -2733,7 +2733,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Which of the named document chunks and files the hub lacks (at most 1000 a question). A node asks before sending a page, a level of a document's content at a time, and sends only those (docs/sync.md). Signed by the node's key. */
+        /** Which of the named document chunks and files the hub lacks (at most 1000 a question). A node asks before sending a page, a level of a document's content at a time, and sends only those (docs/sync.md). The same request carries batches of objects each way (a long catch-up moves thousands of small chunks): `put`, objects the node sends, children first, stored in one transaction before the rest is answered (422 when one is refused: none is stored; 400 when one names an organisation the node was not paired for); `fetch`, objects the node wants, each with the content root it reached it from, answered in order in `data` up to 2 MiB of objects (the node asks again for the rest), `absent` (not held, or not of the node's organisations: answered as absent) and `large` (too big for a batch: fetched one at a time). Signed by the node's key. */
         post: operations["postSyncObjectsMissing"];
         delete?: never;
         options?: never;
@@ -5520,17 +5520,54 @@ export interface components {
             left?: number;
             organisation_id: number;
         };
+        SyncObjectItem: {
+            /** @description a file's type */
+            content_type?: string;
+            /** @description a file's time */
+            created_at?: string;
+            /**
+             * Format: byte
+             * @description the object's bytes in base64 (a batch holds at most 2 MiB of them)
+             */
+            data?: string;
+            /** @description SHA-256 of the object's bytes, 64 hex digits */
+            hash: string;
+            /** @enum {string} */
+            kind: "root" | "cnode" | "inode" | "clause" | "text" | "blob";
+            /** @description sent: the paired organisation whose page needs it (its storage usage counts the bytes) */
+            org?: number;
+            /** @description asked: the revision content root a document part was reached from */
+            root?: string;
+        };
         SyncObjectList: {
+            /** @description in the hub's answer: objects of fetch not given (not held, or not of the node's organisations) */
+            absent?: components["schemas"]["SyncObjectName"][];
+            /** @description in the hub's answer: a leading part of fetch, with the bytes */
+            data?: components["schemas"]["SyncObjectItem"][];
+            /** @description asked: objects wanted, each with the content root it was reached from (a document part) */
+            fetch?: components["schemas"]["SyncObjectItem"][];
+            /** @description in the hub's answer: objects of fetch too big for a batch, to fetch one at a time */
+            large?: components["schemas"]["SyncObjectName"][];
             objects: {
                 /** @description SHA-256 of the object's bytes, 64 hex digits */
                 hash: string;
                 /** @enum {string} */
                 kind: "root" | "cnode" | "inode" | "clause" | "text" | "blob";
             }[];
+            /** @description asked: objects sent in a batch (at most 2 MiB of object bytes), children first */
+            put?: components["schemas"]["SyncObjectItem"][];
             /** @description in the hub's answer: of the files missing, the bytes it holds in pieces from this node, by hash */
             received?: {
                 [key: string]: number;
             };
+            /** @description in the hub's answer: the objects of put stored */
+            stored?: number;
+        };
+        SyncObjectName: {
+            hash: string;
+            /** @enum {string} */
+            kind: "root" | "cnode" | "inode" | "clause" | "text" | "blob";
+            org?: number;
         };
         SyncPairWrite: {
             code: string;
@@ -15115,6 +15152,7 @@ export interface operations {
             401: components["responses"]["401"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
+            422: components["responses"]["422"];
             500: components["responses"]["500"];
             503: components["responses"]["503"];
             507: components["responses"]["507"];
