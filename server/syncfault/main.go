@@ -18,7 +18,12 @@
 // by the tables' equality and the audit chains (the sync rules settle two
 // sides' decisions, the stricter winning).
 //
-//	go run ./server/syncfault [-cycles 300] [-seed N] [-bin FILE] [-keep]
+//	go run ./server/syncfault [-cycles 300] [-seed N] [-bin FILE] [-keep] [-doc-conflicts] [-bulk N]
+//
+// -doc-conflicts: both sides also rewrite one shared clause, so document
+// merges conflict. -bulk N: N asset logs written on the laptop's file while
+// it is offline, sent in the quiet exchange through a fresh hub process whose
+// peak RSS over that exchange alone is printed.
 //
 // It prints cycles, acknowledged writes on each side, lost, duplicated,
 // replicated tables that differ (every replicated table of the catalogue,
@@ -33,7 +38,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -67,13 +74,15 @@ func main() {
 		seed    = flag.Uint64("seed", 0, "random seed (default: from the clock; printed)")
 		keep    = flag.Bool("keep", false, "keep the temp directory (the two files)")
 		cycleMS = flag.Int("cycle-ms", 1500, "longest cycle in milliseconds (each lasts a random part of it)")
+		clash   = flag.Bool("doc-conflicts", false, "both sides also rewrite one shared clause, so document merges conflict")
+		bulk    = flag.Int("bulk", 0, "asset logs written on the laptop's file while it is offline before the quiet exchange (the hub's peak RSS is measured over that exchange)")
 	)
 	flag.Parse()
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano())
 	}
 	fmt.Printf("syncfault: seed %d (replay with -seed %d)\n", *seed, *seed)
-	rep, err := run(*bin, *cycles, *seed, *keep, time.Duration(*cycleMS)*time.Millisecond)
+	rep, err := run(*bin, *cycles, *seed, *keep, time.Duration(*cycleMS)*time.Millisecond, *bulk, *clash)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "syncfault:", err)
 		os.Exit(1)
@@ -94,6 +103,8 @@ type report struct {
 	tablesDiffer, auditFailures int
 	integrity, provisional      int
 	hubPeakMB, sitePeakMB       float64
+	bulk, quietSent             int     // offline changes written before the quiet exchange; what it sent
+	hubQuietMB                  float64 // the hub process's peak RSS over the quiet exchange alone
 	details                     []string
 }
 
@@ -113,6 +124,7 @@ func (r report) print() {
 	fmt.Printf("integrity_check not ok          %d\n", r.integrity)
 	fmt.Printf("provisional numbers left        %d\n", r.provisional)
 	fmt.Printf("peak RSS, hub / laptop process  %.1f / %.1f MB\n", r.hubPeakMB, r.sitePeakMB)
+	fmt.Printf("quiet exchange                  %d changes sent (%d written offline first); hub peak RSS %.1f MB\n", r.quietSent, r.bulk, r.hubQuietMB)
 	for _, d := range r.details {
 		fmt.Println("  " + d)
 	}
@@ -129,22 +141,25 @@ type node struct {
 	peakKB                  int64 // the largest peak RSS of its processes so far
 }
 
-// notePeak reads the running process's peak RSS before it goes.
-func (n *node) notePeak() {
+// notePeak reads the running process's peak RSS (VmHWM, the real child's)
+// before it goes, and returns it.
+func (n *node) notePeak() int64 {
 	if n.cmd == nil {
-		return
+		return 0
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", n.cmd.Process.Pid))
 	if err != nil {
-		return
+		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64); err == nil && kb > n.peakKB {
-				n.peakKB = kb
+			if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64); err == nil {
+				n.peakKB = max(n.peakKB, kb)
+				return kb
 			}
 		}
 	}
+	return 0
 }
 
 func (n *node) start() error {
@@ -372,7 +387,7 @@ type ack struct {
 	table, id, name string
 }
 
-func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration) (rep report, err error) {
+func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration, bulk int, clash bool) (rep report, err error) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	dir, err := os.MkdirTemp("", "syncfault-")
 	if err != nil {
@@ -544,6 +559,18 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 					acks[side] = append(acks[side], ack{"toolbox_users", "", mail})
 					mu.Unlock()
 				}
+			case k == 15 && clash:
+				// -doc-conflicts: the first shared clause rewritten from
+				// the head this side holds; both sides' rewrites of one
+				// clause conflict, so the site's head goes to a site
+				// branch with a merge request. An edit (a later rewrite
+				// replaces the text), judged by the tables and the heads.
+				var hd string
+				if hd, err = fx.head(a); err == nil {
+					if _, err = a.do("PATCH", fx.rev(hd)+"/clauses/"+fx.clauses[0], map[string]any{"text": fmt.Sprintf("fault-%s-r%d: the gate is shut at dusk", side, n)}, nil); err == nil {
+						edits.Add(1)
+					}
+				}
 			case k < 16:
 				// A clause added on main from the head this side holds:
 				// the exchange fast-forwards, merges or sets it apart on
@@ -662,11 +689,32 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 	// stopped and `sync now` runs until a round moves nothing twice.
 	px.setQuiet(true)
 	site.stop()
+	if bulk > 0 {
+		// A site month offline: evidence written on the laptop's file
+		// while its server is down (as the speed benchmark does), all
+		// acknowledged, all to reach the hub in the quiet exchange.
+		written, err := writeOffline(sitePath, org.ID, asset.ID, email, bulk)
+		if err != nil {
+			return rep, fmt.Errorf("offline writes: %w", err)
+		}
+		acks["laptop"] = append(acks["laptop"], written...)
+		rep.bulk = len(written)
+		rep.ackLaptop += len(written)
+	}
+	// A fresh hub process, so its peak RSS is the quiet exchange's alone.
+	hub.stop()
+	if err := hub.start(); err != nil {
+		return rep, err
+	}
 	quiet := 0
 	for i := 0; i < 50 && quiet < 2; i++ {
 		out, err := exec.Command(bin, "sync", "now", "--db", sitePath).CombinedOutput()
 		if err != nil {
 			return rep, fmt.Errorf("quiet sync now: %w\n%s", err, out)
+		}
+		var sent, received int
+		if _, err := fmt.Sscanf(lastLine(string(out)), "sent %d changes, received %d", &sent, &received); err == nil {
+			rep.quietSent += sent
 		}
 		if strings.Contains(string(out), "sent 0 changes, received 0") {
 			quiet++
@@ -674,6 +722,9 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration)
 			quiet = 0
 		}
 	}
+	hub.mu.Lock()
+	rep.hubQuietMB = float64(hub.notePeak()) / 1024
+	hub.mu.Unlock()
 	if quiet < 2 {
 		rep.details = append(rep.details, "the quiet exchange did not settle in 50 runs")
 		rep.tablesDiffer++
@@ -964,4 +1015,58 @@ func (p *proxy) handle(c net.Conn) {
 			_ = tc.SetLinger(0)
 		}
 	}
+}
+
+// lastLine is the last non-empty line of out.
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return lines[len(lines)-1]
+}
+
+// writeOffline appends n asset logs to the laptop's file through the store
+// (so the change log captures each, as a request's write would), in
+// transactions of 2,000, and returns them as acknowledged.
+func writeOffline(path, orgID, assetID, email string, n int) ([]ack, error) {
+	if assetID == "" {
+		return nil, errors.New("no asset to log against")
+	}
+	ctx := context.Background()
+	store, err := db.Open(ctx, db.Options{Path: path, Synchronous: "NORMAL", NodeID: -1})
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	var user int64
+	if err := store.Reader.QueryRowContext(ctx, `SELECT id FROM users WHERE email = ?`, email).Scan(&user); err != nil {
+		return nil, err
+	}
+	ids := db.NewIDGen(store.NodeID())
+	at := db.FormatTime(time.Now())
+	var out []ack
+	for len(out) < n {
+		var page []ack // kept only once its transaction committed
+		err := store.InTxSQL(ctx, func(tx *sql.Tx, _ *db.Queries) error {
+			page = page[:0]
+			st, err := tx.PrepareContext(ctx, `INSERT INTO asset_logs (id, organisation_id, asset_group_id, type, log, log_hash, logged_at, created_at, created_by, updated_at, updated_by) VALUES (?, ?, ?, 'comment', ?, ?, ?, ?, ?, ?, ?)`)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			for k := 0; k < 2000 && len(out)+len(page) < n; k++ {
+				id := ids.Next()
+				text := fmt.Sprintf("fault-offline-l%d: daily inspection done", len(out)+len(page))
+				sum := sha256.Sum256([]byte(text))
+				if _, err := st.ExecContext(ctx, id, orgID, assetID, text, hex.EncodeToString(sum[:]), at, at, user, at, user); err != nil {
+					return err
+				}
+				page = append(page, ack{"asset_logs", strconv.FormatInt(id, 10), text})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+	}
+	return out, nil
 }
