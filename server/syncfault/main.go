@@ -1,39 +1,41 @@
 // Command syncfault is the sync fault run (issue 31, docs/sync.md "The fault
-// run"): a hub and a laptop as two real `workspace serve` processes, a TCP
-// proxy between them (the laptop reaches its hub only through it) that
-// drops, delays, cuts and resets connections at random, writers on both
-// sides through the HTTP API (projects, work items, asset logs, visitors'
-// signatures of a toolbox talk, clauses added to a shared document's main
-// and cells of its shared clauses set, organisation images uploaded, roles
-// given and taken, role permissions changed, a member removed and joining
-// again, project edits, asset logs' attachments, induction PDFs, the owner's
-// own induction records and witness records of work items (opened with the
-// owner's TOTP codes); every acknowledged create recorded with its id or
-// the unique name, e-mail, text or file hash the writer gave it), the link
-// reset whole at random moments, and `kill -9` of either side (the laptop
-// exchanges every second, so a kill or a reset often lands in the middle of
-// an exchange), each restarted on the same file. After the cycles, a quiet
-// exchange (no faults, no writers) until neither side moves, then both files
-// are compared. A clause text acknowledged on either side must be in the
-// head of main or of a site/<node>/<branch> branch on the hub (a conflict
-// keeps it there) and in no head twice; security changes are judged only
-// by the tables' equality and the audit chains (the sync rules settle two
-// sides' decisions, the stricter winning).
+// run"): a hub and two laptops (-laptops N) as real `workspace serve`
+// processes, a TCP proxy between each laptop and the hub (a laptop reaches
+// its hub only through its own) that drops, delays, cuts and resets
+// connections at random, writers on every side through the HTTP API
+// (projects, work items, asset logs, visitors' signatures of a toolbox
+// talk, clauses added to a shared document's main and cells of its shared
+// clauses set, organisation images uploaded, roles given and taken, role
+// permissions changed, a member removed and joining again, project edits,
+// asset logs' attachments, induction PDFs, the owner's own induction
+// records and witness records of work items (opened with the owner's TOTP
+// codes); every acknowledged create recorded with its id or the unique
+// name, e-mail, text or file hash the writer gave it), links reset whole at
+// random moments, and `kill -9` of any node (the laptops exchange every
+// second, so a kill or a reset often lands in the middle of an exchange),
+// each restarted on the same file. After the cycles, a quiet exchange (no
+// faults, no writers; every laptop in turn) until no node moves, then every
+// file is compared with the hub's. A clause text acknowledged on any side
+// must be in the head of main or of a site/<node>/<branch> branch on the hub
+// (a conflict keeps it there) and in no head twice; security changes are
+// judged only by the tables' equality and the audit chains (the sync rules
+// settle two sides' decisions, the stricter winning).
 //
-//	go run ./server/syncfault [-cycles 300] [-seed N] [-bin FILE] [-keep] [-doc-conflicts] [-bulk N]
+//	go run ./server/syncfault [-cycles 300] [-seed N] [-bin FILE] [-keep] [-laptops 2] [-doc-conflicts] [-bulk N]
 //
-// -doc-conflicts: both sides also rewrite one shared clause, so document
-// merges conflict. -bulk N: N asset logs written on the laptop's file while
-// it is offline, sent in the quiet exchange through a fresh hub process whose
-// peak RSS over that exchange alone is printed.
+// -doc-conflicts: every side also rewrites one shared clause, so document
+// merges conflict. -bulk N: N asset logs written on the first laptop's file
+// while it is offline, sent in the quiet exchange through a fresh hub
+// process whose peak RSS over that exchange alone is printed.
 //
-// It prints cycles, acknowledged writes on each side, lost, duplicated,
-// replicated tables that differ (every replicated table of the catalogue,
-// derived columns left out), chains that fail audit verify and
-// integrity_check results (and the peak RSS of the hub's and the laptop's
-// processes); all but the first two must be zero, or it exits 1. The seed is printed: -seed replays the same choices (the processes'
-// timing is not replayed, so a replay is likely, not certain, to meet the
-// same fault).
+// It prints cycles, acknowledged writes on the hub and the laptops, lost,
+// duplicated, replicated tables that differ (every replicated table of the
+// catalogue, derived columns and a person's own rows left out), chains that
+// fail audit verify and integrity_check results (and the peak RSS of the
+// hub's and the laptops' processes); all but the first two must be zero, or
+// it exits 1. The seed is printed: -seed replays the same choices (the
+// processes' timing is not replayed, so a replay is likely, not certain, to
+// meet the same fault).
 package main
 
 import (
@@ -77,6 +79,7 @@ func main() {
 		keep    = flag.Bool("keep", false, "keep the temp directory (the two files)")
 		cycleMS = flag.Int("cycle-ms", 1500, "longest cycle in milliseconds (each lasts a random part of it)")
 		clash   = flag.Bool("doc-conflicts", false, "both sides also rewrite one shared clause, so document merges conflict")
+		laptops = flag.Int("laptops", 2, "site nodes paired with the hub, each writing, killed and cut off apart")
 		bulk    = flag.Int("bulk", 0, "asset logs written on the laptop's file while it is offline before the quiet exchange (the hub's peak RSS is measured over that exchange)")
 	)
 	flag.Parse()
@@ -84,7 +87,7 @@ func main() {
 		*seed = uint64(time.Now().UnixNano())
 	}
 	fmt.Printf("syncfault: seed %d (replay with -seed %d)\n", *seed, *seed)
-	rep, err := run(*bin, *cycles, *seed, *keep, time.Duration(*cycleMS)*time.Millisecond, *bulk, *clash)
+	rep, err := run(*bin, *cycles, *seed, *keep, time.Duration(*cycleMS)*time.Millisecond, *bulk, *clash, *laptops)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "syncfault:", err)
 		os.Exit(1)
@@ -99,6 +102,7 @@ func main() {
 
 type report struct {
 	cycles, kills, faults       int
+	laptops                     int
 	ackHub, ackLaptop           int
 	edits                       int
 	lost, duplicated            int
@@ -117,7 +121,7 @@ func (r report) ok() bool {
 func (r report) print() {
 	fmt.Printf("cycles                          %d (kill -9: %d, proxy faults: %d)\n", r.cycles, r.kills, r.faults)
 	fmt.Printf("acknowledged writes, hub        %d\n", r.ackHub)
-	fmt.Printf("acknowledged writes, laptop     %d\n", r.ackLaptop)
+	fmt.Printf("acknowledged writes, laptops    %d (%d laptops)\n", r.ackLaptop, r.laptops)
 	fmt.Printf("acknowledged edits (not keyed)  %d\n", r.edits)
 	fmt.Printf("lost                            %d\n", r.lost)
 	fmt.Printf("duplicated                      %d\n", r.duplicated)
@@ -394,7 +398,27 @@ type ack struct {
 	table, id, name string
 }
 
-func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration, bulk int, clash bool) (rep report, err error) {
+// laptop is one site node: its process, its proxy to the hub, its writer's
+// clients.
+type laptop struct {
+	side        string // "laptop", "laptop2", ...: its writer's name in the acknowledged writes
+	node        *node
+	px          *proxy
+	api, member *api
+}
+
+func apis(ls []*laptop) []*api {
+	out := make([]*api, len(ls))
+	for i, l := range ls {
+		out[i] = l.api
+	}
+	return out
+}
+
+func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration, bulk int, clash bool, laptops int) (rep report, err error) {
+	if laptops < 1 {
+		return rep, errors.New("-laptops must be 1 or more")
+	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	dir, err := os.MkdirTemp("", "syncfault-")
 	if err != nil {
@@ -419,31 +443,16 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration,
 	if err != nil {
 		return rep, err
 	}
-	siteAddr, err := freeAddr()
-	if err != nil {
-		return rep, err
-	}
 	hubLog, err := os.Create(filepath.Join(dir, "hub.log"))
 	if err != nil {
 		return rep, err
 	}
 	defer hubLog.Close()
-	siteLog, err := os.Create(filepath.Join(dir, "site.log"))
-	if err != nil {
-		return rep, err
-	}
-	defer siteLog.Close()
 	hub := &node{name: "hub", bin: bin, dbPath: filepath.Join(dir, "hub.db"), addr: hubAddr, logf: hubLog}
 	if err := hub.start(); err != nil {
 		return rep, err
 	}
 	defer hub.stop()
-
-	px, err := newProxy(hubAddr, seed)
-	if err != nil {
-		return rep, err
-	}
-	defer px.close()
 
 	// The organisation, a work item type and a project on the hub, then the
 	// laptop cloned through the proxy (so its hub URL is the proxy's).
@@ -479,39 +488,64 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration,
 	if err != nil {
 		return rep, err
 	}
-	var code struct {
-		Code string `json:"code"`
-	}
-	if _, err := h.do("POST", "/organisations/"+org.ID+"/sync/pairing-codes", map[string]any{}, &code); err != nil {
-		return rep, err
-	}
-	sitePath := filepath.Join(dir, "site.db")
-	px.setQuiet(true)
-	if out, err := exec.Command(bin, "sync", "clone", "--from", "http://"+px.addr(), "--code", code.Code, "--db", sitePath, "--name", "Fault site").CombinedOutput(); err != nil {
-		return rep, fmt.Errorf("sync clone: %w\n%s", err, out)
-	}
-	site := &node{name: "laptop", bin: bin, dbPath: sitePath, addr: siteAddr, logf: siteLog, extra: []string{"--registration=false", "--sync-every", "1s"}}
-	if err := site.start(); err != nil {
-		return rep, err
-	}
-	defer site.stop()
-	s := &api{base: "http://" + siteAddr, http: hc}
-	if err := s.signIn(email, password); err != nil {
-		return rep, err
+	// Each laptop: a pairing code of its own, a proxy of its own (its link
+	// fails apart from the others'), cloned through it.
+	var sites []*laptop
+	rep.laptops = laptops
+	for i := 1; i <= laptops; i++ {
+		l := &laptop{side: "laptop"}
+		if i > 1 {
+			l.side = fmt.Sprintf("laptop%d", i)
+		}
+		if l.px, err = newProxy(hubAddr, seed+uint64(i)-1); err != nil {
+			return rep, err
+		}
+		defer l.px.close()
+		addr, err := freeAddr()
+		if err != nil {
+			return rep, err
+		}
+		base := map[bool]string{true: "site", false: fmt.Sprintf("site%d", i)}[i == 1]
+		logf, err := os.Create(filepath.Join(dir, base+".log"))
+		if err != nil {
+			return rep, err
+		}
+		defer logf.Close()
+		var code struct {
+			Code string `json:"code"`
+		}
+		if _, err := h.do("POST", "/organisations/"+org.ID+"/sync/pairing-codes", map[string]any{}, &code); err != nil {
+			return rep, err
+		}
+		path := filepath.Join(dir, base+".db")
+		l.px.setQuiet(true)
+		if out, err := exec.Command(bin, "sync", "clone", "--from", "http://"+l.px.addr(), "--code", code.Code, "--db", path, "--name", fmt.Sprintf("Fault site %d", i)).CombinedOutput(); err != nil {
+			return rep, fmt.Errorf("sync clone: %w\n%s", err, out)
+		}
+		l.node = &node{name: l.side, bin: bin, dbPath: path, addr: addr, logf: logf, extra: []string{"--registration=false", "--sync-every", "1s"}}
+		if err := l.node.start(); err != nil {
+			return rep, err
+		}
+		defer l.node.stop()
+		l.api = &api{base: "http://" + addr, http: hc}
+		if err := l.api.signIn(email, password); err != nil {
+			return rep, err
+		}
+		// The second member on the laptop too, to join again there after
+		// a removal; without it only the hub's writer re-adds them.
+		l.member = &api{base: "http://" + addr, http: hc}
+		if err := l.member.signIn(memberEmail, password); err != nil {
+			fmt.Printf("syncfault: the member cannot sign in on %s: %v\n", l.side, err)
+			l.member = nil
+		}
+		sites = append(sites, l)
 	}
 	// The owner's TOTP secret on each side (a person's secrets never
 	// travel), for the witness writer's codes.
-	for _, a := range []*api{h, s} {
+	for _, a := range append([]*api{h}, apis(sites)...) {
 		if _, err := a.do("PUT", "/users/@me/qr/token", map[string]any{"token": totpSecret}, nil); err != nil {
 			return rep, fmt.Errorf("TOTP secret: %w", err)
 		}
-	}
-	// The second member on the laptop too, to join again there after a
-	// removal; without it only the hub's writer re-adds them.
-	memberSite := &api{base: "http://" + siteAddr, http: hc}
-	if err := memberSite.signIn(memberEmail, password); err != nil {
-		fmt.Println("syncfault: the member cannot sign in on the laptop:", err)
-		memberSite = nil
 	}
 
 	// Writers: one per side, each with its own random stream.
@@ -710,76 +744,99 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration,
 			}
 		}
 	}
-	wg.Add(2)
+	wg.Add(1 + len(sites))
 	go writer("hub", h, fx.member, rand.New(rand.NewPCG(rng.Uint64(), 1)))
-	go writer("laptop", s, memberSite, rand.New(rand.NewPCG(rng.Uint64(), 2)))
+	for i, l := range sites {
+		go writer(l.side, l.api, l.member, rand.New(rand.NewPCG(rng.Uint64(), uint64(2+i))))
+	}
+	// restart starts a killed node again; on failure the writers stop.
+	restart := func(ns ...*node) error {
+		for _, n := range ns {
+			if err := n.start(); err != nil {
+				close(stop)
+				wg.Wait()
+				return err
+			}
+		}
+		return nil
+	}
 
 	start := time.Now()
-	px.setQuiet(false)
+	for _, l := range sites {
+		l.px.setQuiet(false)
+	}
 	for c := 1; c <= cycles; c++ {
 		length := time.Duration(100+rng.IntN(int(cycleMax/time.Millisecond))) * time.Millisecond
 		time.Sleep(length)
+		l := sites[rng.IntN(len(sites))] // the laptop this cycle's fault is on
 		switch k := rng.IntN(10); {
-		case k < 3: // kill -9 the laptop, often in the middle of an exchange
-			site.kill()
+		case k < 3: // kill -9 a laptop, often in the middle of an exchange
+			l.node.kill()
 			rep.kills++
-			if err := site.start(); err != nil {
-				close(stop)
-				wg.Wait()
+			if err := restart(l.node); err != nil {
 				return rep, err
 			}
 		case k < 5:
 			hub.kill()
 			rep.kills++
 			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
-			if err := hub.start(); err != nil {
-				close(stop)
-				wg.Wait()
+			if err := restart(hub); err != nil {
 				return rep, err
 			}
-		case k < 8: // the link goes down, often in the middle of an exchange
-			px.resetAll()
-		case k < 9: // both
-			site.kill()
-			hub.kill()
-			rep.kills += 2
-			if err := hub.start(); err == nil {
-				err = site.start()
+		case k < 8: // a link goes down, often in the middle of an exchange
+			l.px.resetAll()
+		case k < 9: // the hub and every laptop
+			all := []*node{hub}
+			for _, l := range sites {
+				l.node.kill()
+				all = append(all, l.node)
 			}
-			if err != nil {
-				close(stop)
-				wg.Wait()
+			hub.kill()
+			rep.kills += len(all)
+			if err := restart(all...); err != nil {
 				return rep, err
 			}
 		}
 		rep.cycles = c
 		if c%25 == 0 {
 			mu.Lock()
-			fmt.Printf("  cycle %d, %s: acknowledged hub %d, laptop %d; proxy faults %d\n", c, time.Since(start).Round(time.Second), len(acks["hub"]), len(acks["laptop"]), px.faults.Load())
+			line := fmt.Sprintf("  cycle %d, %s: acknowledged hub %d", c, time.Since(start).Round(time.Second), len(acks["hub"]))
+			faults := int64(0)
+			for _, l := range sites {
+				line += fmt.Sprintf(", %s %d", l.side, len(acks[l.side]))
+				faults += l.px.faults.Load()
+			}
+			fmt.Printf("%s; proxy faults %d\n", line, faults)
 			mu.Unlock()
 		}
 	}
 	close(stop)
 	wg.Wait()
-	rep.faults = int(px.faults.Load())
-	rep.ackHub, rep.ackLaptop = len(acks["hub"]), len(acks["laptop"])
-	for _, side := range []string{"hub", "laptop"} {
-		rep.details = append(rep.details, side+"'s acknowledged writes by kind: "+byKind(acks[side]))
+	rep.ackHub = len(acks["hub"])
+	rep.details = append(rep.details, "hub's acknowledged writes by kind: "+byKind(acks["hub"]))
+	for _, l := range sites {
+		rep.faults += int(l.px.faults.Load())
+		rep.ackLaptop += len(acks[l.side])
+		rep.details = append(rep.details, l.side+"'s acknowledged writes by kind: "+byKind(acks[l.side]))
 	}
 
-	// The quiet exchange: no faults, no writers; the laptop's serve is
-	// stopped and `sync now` runs until a round moves nothing twice.
-	px.setQuiet(true)
-	site.stop()
+	// The quiet exchange: no faults, no writers; the laptops' serves are
+	// stopped and each runs `sync now` in turn until two rounds in a row
+	// move nothing on any of them (a laptop's changes reach the others
+	// through the hub, so one quiet laptop is not enough).
+	for _, l := range sites {
+		l.px.setQuiet(true)
+		l.node.stop()
+	}
 	if bulk > 0 {
-		// A site month offline: evidence written on the laptop's file
-		// while its server is down (as the speed benchmark does), all
+		// A site month offline: evidence written on the first laptop's
+		// file while its server is down (as the speed benchmark does), all
 		// acknowledged, all to reach the hub in the quiet exchange.
-		written, err := writeOffline(sitePath, org.ID, asset.ID, email, bulk)
+		written, err := writeOffline(sites[0].node.dbPath, org.ID, asset.ID, email, bulk)
 		if err != nil {
 			return rep, fmt.Errorf("offline writes: %w", err)
 		}
-		acks["laptop"] = append(acks["laptop"], written...)
+		acks[sites[0].side] = append(acks[sites[0].side], written...)
 		rep.bulk = len(written)
 		rep.ackLaptop += len(written)
 	}
@@ -789,38 +846,54 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration,
 		return rep, err
 	}
 	quiet := 0
-	for i := 0; i < 50 && quiet < 2; i++ {
-		out, err := exec.Command(bin, "sync", "now", "--db", sitePath).CombinedOutput()
-		if err != nil {
-			return rep, fmt.Errorf("quiet sync now: %w\n%s", err, out)
+	for round := 0; round < 50 && quiet < 2; round++ {
+		moved := false
+		for _, l := range sites {
+			out, err := exec.Command(bin, "sync", "now", "--db", l.node.dbPath).CombinedOutput()
+			if err != nil {
+				return rep, fmt.Errorf("quiet sync now on %s: %w\n%s", l.side, err, out)
+			}
+			var sent, received int
+			if _, err := fmt.Sscanf(lastLine(string(out)), "sent %d changes, received %d", &sent, &received); err == nil {
+				rep.quietSent += sent
+			}
+			if !strings.Contains(string(out), "sent 0 changes, received 0") {
+				moved = true
+			}
 		}
-		var sent, received int
-		if _, err := fmt.Sscanf(lastLine(string(out)), "sent %d changes, received %d", &sent, &received); err == nil {
-			rep.quietSent += sent
-		}
-		if strings.Contains(string(out), "sent 0 changes, received 0") {
-			quiet++
-		} else {
+		if moved {
 			quiet = 0
+		} else {
+			quiet++
 		}
 	}
 	hub.mu.Lock()
 	rep.hubQuietMB = float64(hub.notePeak()) / 1024
 	hub.mu.Unlock()
 	if quiet < 2 {
-		rep.details = append(rep.details, "the quiet exchange did not settle in 50 runs")
+		rep.details = append(rep.details, "the quiet exchange did not settle in 50 rounds")
 		rep.tablesDiffer++
 	}
-	rep.ackHub += len(docAcks["hub"])
-	rep.ackLaptop += len(docAcks["laptop"])
+	for side, texts := range docAcks {
+		if side == "hub" {
+			rep.ackHub += len(texts)
+		} else {
+			rep.ackLaptop += len(texts)
+		}
+	}
 	rep.edits = int(edits.Load())
 	if err := fx.checkDocument(&rep, h, docAcks); err != nil {
 		return rep, err
 	}
 	hub.stop()
-	rep.hubPeakMB, rep.sitePeakMB = float64(hub.peakKB)/1024, float64(site.peakKB)/1024
+	rep.hubPeakMB = float64(hub.peakKB) / 1024
+	var paths []string
+	for _, l := range sites {
+		rep.sitePeakMB = max(rep.sitePeakMB, float64(l.node.peakKB)/1024)
+		paths = append(paths, l.node.dbPath)
+	}
 	fmt.Printf("syncfault: %d cycles in %s, quiet exchange done\n", rep.cycles, time.Since(start).Round(time.Second))
-	return rep, compare(&rep, hub.dbPath, sitePath, acks)
+	return rep, compare(&rep, hub.dbPath, paths, acks)
 }
 
 // ownRows are a person's own rows besides the account: logged with no
@@ -830,7 +903,7 @@ var ownRows = map[string]bool{"user_emails": true, "user_identities": true, "use
 
 // compare checks both files: every acknowledged create on both, once;
 // every replicated table equal; audit chains; integrity.
-func compare(rep *report, hubPath, sitePath string, acks map[string][]ack) error {
+func compare(rep *report, hubPath string, sitePaths []string, acks map[string][]ack) error {
 	ctx := context.Background()
 	conn, err := sql.Open("sqlite", "file:"+hubPath+"?mode=ro")
 	if err != nil {
@@ -838,10 +911,22 @@ func compare(rep *report, hubPath, sitePath string, acks map[string][]ack) error
 	}
 	defer conn.Close()
 	conn.SetMaxOpenConns(1)
-	if _, err := conn.Exec(`ATTACH DATABASE ? AS site`, "file:"+sitePath+"?mode=ro"); err != nil {
-		return err
+	// Each laptop's file is attached as site, site2, ...; its writer's
+	// name is laptop, laptop2, ...
+	schemas := []string{"main"}
+	owner := map[string]string{"main": "hub"}
+	for i, p := range sitePaths {
+		schema, side := "site", "laptop"
+		if i > 0 {
+			schema, side = fmt.Sprintf("site%d", i+1), fmt.Sprintf("laptop%d", i+1)
+		}
+		if _, err := conn.Exec(`ATTACH DATABASE ? AS `+schema, "file:"+p+"?mode=ro"); err != nil {
+			return err
+		}
+		schemas = append(schemas, schema)
+		owner[schema] = side
 	}
-	for _, schema := range []string{"main", "site"} {
+	for _, schema := range schemas {
 		for side, list := range acks {
 			for _, a := range list {
 				col := map[string]string{"projects": "name", "work_items": "title", "asset_logs": "log", "toolbox_users": "email", "blobs": "hash",
@@ -862,7 +947,7 @@ func compare(rep *report, hubPath, sitePath string, acks map[string][]ack) error
 				if n == 0 {
 					rep.lost++
 					if len(rep.details) < 20 {
-						rep.details = append(rep.details, fmt.Sprintf("lost: %s's %s %s (%s) is not in the %s's file", side, a.table, a.id, a.name, map[string]string{"main": "hub", "site": "laptop"}[schema]))
+						rep.details = append(rep.details, fmt.Sprintf("lost: %s's %s %s (%s) is not in the %s's file", side, a.table, a.id, a.name, owner[schema]))
 					}
 				}
 			}
@@ -962,17 +1047,21 @@ func compare(rep *report, hubPath, sitePath string, acks map[string][]ack) error
 			// secret registered) stays on its node, like the row.
 			where = " WHERE organisation_id IS NOT NULL"
 		}
-		var a, b int
-		if err := conn.QueryRow(fmt.Sprintf(`SELECT (SELECT count(*) FROM (SELECT %[1]s FROM main."%[2]s"%[3]s EXCEPT SELECT %[1]s FROM site."%[2]s"%[3]s)), (SELECT count(*) FROM (SELECT %[1]s FROM site."%[2]s"%[3]s EXCEPT SELECT %[1]s FROM main."%[2]s"%[3]s))`, list, name, where)).Scan(&a, &b); err != nil {
-			return fmt.Errorf("compare %s: %w", name, err)
-		}
-		if a > 0 || b > 0 {
-			rep.tablesDiffer++
-			rep.details = append(rep.details, fmt.Sprintf("table %s differs: %d rows only on the hub, %d only on the laptop", name, a, b))
+		// Each laptop against the hub: equal to it, they are equal to
+		// one another.
+		for _, site := range schemas[1:] {
+			var a, b int
+			if err := conn.QueryRow(fmt.Sprintf(`SELECT (SELECT count(*) FROM (SELECT %[1]s FROM main."%[2]s"%[3]s EXCEPT SELECT %[1]s FROM %[4]s."%[2]s"%[3]s)), (SELECT count(*) FROM (SELECT %[1]s FROM %[4]s."%[2]s"%[3]s EXCEPT SELECT %[1]s FROM main."%[2]s"%[3]s))`, list, name, where, site)).Scan(&a, &b); err != nil {
+				return fmt.Errorf("compare %s: %w", name, err)
+			}
+			if a > 0 || b > 0 {
+				rep.tablesDiffer++
+				rep.details = append(rep.details, fmt.Sprintf("table %s differs: %d rows only on the hub, %d only on %s", name, a, b, owner[site]))
+			}
 		}
 	}
 	conn.Close()
-	for _, p := range []string{hubPath, sitePath} {
+	for _, p := range append([]string{hubPath}, sitePaths...) {
 		store, err := db.Open(ctx, db.Options{Path: p, NodeID: -1})
 		if err != nil {
 			return err

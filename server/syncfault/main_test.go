@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ func TestCompareFindsDifferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep report
-	if err := compare(&rep, hub, site, nil); err != nil {
+	if err := compare(&rep, hub, []string{site}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !rep.ok() || rep.tablesDiffer != 0 || rep.lost != 0 {
@@ -59,7 +60,7 @@ func TestCompareFindsDifferences(t *testing.T) {
 	rep = report{}
 	acks := map[string][]ack{"hub": {{table: "projects", id: "1", name: "fault-hub-1"}},
 		"laptop": {{table: "blobs", name: "f00d"}, {table: "toolbox_users", name: "fault-laptop-s1@example.com"}}}
-	if err := compare(&rep, hub, site, acks); err != nil {
+	if err := compare(&rep, hub, []string{site}, acks); err != nil {
 		t.Fatal(err)
 	}
 	// lost: the project twice, the file on the hub, the signature twice
@@ -103,11 +104,46 @@ func TestCompareFindsDifferences(t *testing.T) {
 	d.Close()
 	rep = report{}
 	acks = map[string][]ack{"laptop": {{"witness_records", "7", "70"}, {"induction_records", "8", "80"}, {"induction_revisions", "9", "ab"}, {"attachments", "10", "fault-laptop-f10.txt"}}}
-	if err := compare(&rep, hub, site, acks); err != nil {
+	if err := compare(&rep, hub, []string{site}, acks); err != nil {
 		t.Fatal(err)
 	}
 	if rep.lost != 8 || rep.tablesDiffer != 0 || rep.duplicated != 0 { // (the hand-made audit entry fails verify: not judged here)
 		t.Fatalf("four kinds lost, a person's own rows on one side: %+v, want 8 lost and nothing differing", rep)
+	}
+
+	// A second laptop's file: a row only it holds makes the table differ
+	// (the hub against each laptop), and an acknowledged write missing
+	// from it alone is lost once.
+	site2 := filepath.Join(dir, "site2.db")
+	if err := os.WriteFile(site2, whole, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err = sql.Open("sqlite", site2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Exec(`INSERT INTO users(id, email, created_at, updated_at) VALUES (4243, 'owner@example.com', '2026-11-28T00:00:00Z', '2026-11-28T00:00:00Z');
+		INSERT INTO users(id, email, created_at, updated_at) VALUES (4244, 'laptop2.only@example.com', '2026-11-28T00:00:00Z', '2026-11-28T00:00:00Z')`); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	for _, path := range []string{hub, site} {
+		d, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Exec(`INSERT INTO blobs(hash, content_type, size, data, created_at) VALUES ('beef', 'image/png', 1, x'00', '2026-11-28T00:00:00Z')`); err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+	}
+	rep = report{}
+	acks = map[string][]ack{"laptop2": {{table: "blobs", name: "beef"}}}
+	if err := compare(&rep, hub, []string{site, site2}, acks); err != nil {
+		t.Fatal(err)
+	}
+	if rep.lost != 1 || rep.tablesDiffer != 2 || !strings.Contains(strings.Join(rep.details, "\n"), "only on laptop2") {
+		t.Fatalf("a file missing from the second laptop, a users row only there: %+v, want 1 lost and 2 tables differing (users, blobs) on laptop2", rep)
 	}
 }
 
