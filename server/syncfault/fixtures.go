@@ -31,6 +31,7 @@ type fixtures struct {
 	roles                     []string
 	invite                    string // a reusable code: the member joins again with it after a removal
 	induction                 string // assigned to the owner: PDFs uploaded, records made by the owner
+	question                  string // the induction's one text question: each record's answer is unique
 }
 
 func setupFixtures(h *api, org string) (*fixtures, error) {
@@ -112,6 +113,18 @@ func setupFixtures(h *api, org string) (*fixtures, error) {
 		return nil, fmt.Errorf("induction: %w", err)
 	}
 	fx.induction = out.ID
+	var ind struct {
+		Questions []struct {
+			ID string `json:"id"`
+		} `json:"questions"`
+	}
+	if _, err := h.do("PATCH", "/inductions/"+fx.induction, map[string]any{"questions": []any{map[string]any{"question": "Which crew are you with?", "type": "string"}}}, nil); err != nil {
+		return nil, fmt.Errorf("induction question: %w", err)
+	}
+	if _, err := h.do("GET", "/inductions/"+fx.induction, nil, &ind); err != nil || len(ind.Questions) != 1 {
+		return nil, fmt.Errorf("induction questions: %v (%d)", err, len(ind.Questions))
+	}
+	fx.question = ind.Questions[0].ID
 	if _, err := h.do("POST", "/inductions/"+fx.induction+"/users/"+owner.ID, map[string]any{}, nil); err != nil {
 		return nil, fmt.Errorf("induction assignment: %w", err)
 	}

@@ -709,11 +709,13 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration,
 				}
 			case k == 22:
 				// A person's own signature: the owner completes the
-				// induction assigned to them (a record of their own).
+				// induction assigned to them (a record of their own),
+				// answering its question with a text of this write's own.
+				answer := fmt.Sprintf("fault-%s-n%d", side, n)
 				var out idJSON
-				if _, err = a.do("POST", "/users/@me/inductions/"+fx.induction+"/records", map[string]any{"answers": []any{}}, &out); err == nil {
+				if _, err = a.do("POST", "/users/@me/inductions/"+fx.induction+"/records", map[string]any{"answers": []any{map[string]any{"question_id": fx.question, "value": answer}}}, &out); err == nil {
 					mu.Lock()
-					acks[side] = append(acks[side], ack{"induction_records", out.ID, fx.induction})
+					acks[side] = append(acks[side], ack{"induction_records", out.ID, answer})
 					mu.Unlock()
 				}
 			case k == 23 && len(toWitness) > 0:
@@ -930,12 +932,14 @@ func compare(rep *report, hubPath string, sitePaths []string, acks map[string][]
 		for side, list := range acks {
 			for _, a := range list {
 				col := map[string]string{"projects": "name", "work_items": "title", "asset_logs": "log", "toolbox_users": "email", "blobs": "hash",
-					"witness_records": "object_id", "induction_records": "induction_id", "induction_revisions": "file_hash"}[a.table]
+					"witness_records": "object_id", "induction_revisions": "file_hash"}[a.table]
 				var n int
 				var err error
 				switch {
 				case a.table == "attachments": // an asset log's file: its name on the log, its blob by hash
 					err = conn.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %[1]s.asset_logs l JOIN %[1]s.blobs b ON b.hash = l.attachment_hash WHERE l.id = ? AND l.attachment_name = ?`, schema), a.id, a.name).Scan(&n)
+				case a.table == "induction_records": // the answer the writer gave, in the record's answers
+					err = conn.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %s.induction_records WHERE id = ? AND instr(answers, ?) > 0`, schema), a.id, `"`+a.name+`"`).Scan(&n)
 				case a.id == "": // keyed by the name alone (a signer's e-mail, a file's hash)
 					err = conn.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %s.%s WHERE %s = ?`, schema, a.table, col), a.name).Scan(&n)
 				default:
@@ -960,6 +964,7 @@ func compare(rep *report, hubPath string, sitePaths []string, acks map[string][]
 			`SELECT count(*) FROM (SELECT log FROM %s.asset_logs WHERE log LIKE 'fault-%%' GROUP BY log HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT email FROM %s.toolbox_users WHERE email LIKE 'fault-%%' GROUP BY toolbox_id, email HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT attachment_name FROM %s.asset_logs WHERE attachment_name LIKE 'fault-%%' GROUP BY attachment_name HAVING count(*) > 1)`,
+			`SELECT count(*) FROM (SELECT answers FROM %s.induction_records WHERE answers LIKE '%%"fault-%%' GROUP BY answers HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT object_id FROM %s.witness_records GROUP BY object_type, object_id, user_id HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT file_hash FROM %s.induction_revisions WHERE file_name LIKE 'fault-%%' GROUP BY induction_id, file_hash HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT number FROM %s.work_items GROUP BY organisation_id, coalesce(prefix_id, 0), number HAVING count(*) > 1)`,
