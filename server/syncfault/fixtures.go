@@ -29,9 +29,10 @@ type fixtures struct {
 	member                    *api // the second member, signed in on the hub
 	memberID                  string
 	roles                     []string
-	invite                    string // a reusable code: the member joins again with it after a removal
-	induction                 string // assigned to the owner: PDFs uploaded, records made by the owner
-	question                  string // the induction's one text question: each record's answer is unique
+	invite                    string   // a reusable code: the member joins again with it after a removal
+	induction                 string   // assigned to the owner: PDFs uploaded, records made by the owner
+	question                  string   // the induction's one text question: each record's answer is unique
+	witnesses                 []string // e-mails of members who witness work items besides the owner
 }
 
 func setupFixtures(h *api, org string) (*fixtures, error) {
@@ -127,6 +128,22 @@ func setupFixtures(h *api, org string) (*fixtures, error) {
 	fx.question = ind.Questions[0].ID
 	if _, err := h.do("POST", "/inductions/"+fx.induction+"/users/"+owner.ID, map[string]any{}, nil); err != nil {
 		return nil, fmt.Errorf("induction assignment: %w", err)
+	}
+	// Witnesses besides the owner: a node accepts each 30-second code
+	// step once per person, so more people make more witness records.
+	for i := 1; i <= 3; i++ {
+		mail := fmt.Sprintf("witness%d@example.com", i)
+		if _, err := h.do("POST", "/auth/register", map[string]any{"email": mail, "password": password, "first_name": "Wit", "last_name": fmt.Sprintf("Ness %d", i)}, nil); err != nil {
+			return nil, err
+		}
+		w := &api{base: h.base, http: h.http}
+		if err := w.signIn(mail, password); err != nil {
+			return nil, err
+		}
+		if _, err := w.do("POST", "/invites/"+fx.invite, map[string]any{}, nil); err != nil {
+			return nil, fmt.Errorf("witness joins: %w", err)
+		}
+		fx.witnesses = append(fx.witnesses, mail)
 	}
 	for _, name := range []string{"Crew", "Leads"} {
 		if _, err := h.do("POST", "/organisations/"+org+"/roles", map[string]any{"alias": name}, &out); err != nil {

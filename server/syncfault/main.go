@@ -407,14 +407,6 @@ type laptop struct {
 	api, member *api
 }
 
-func apis(ls []*laptop) []*api {
-	out := make([]*api, len(ls))
-	for i, l := range ls {
-		out[i] = l.api
-	}
-	return out
-}
-
 func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration, bulk int, clash bool, laptops int) (rep report, err error) {
 	if laptops < 1 {
 		return rep, errors.New("-laptops must be 1 or more")
@@ -488,6 +480,17 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration,
 	if err != nil {
 		return rep, err
 	}
+	// Work items every side may witness: the owner witnessing one on two
+	// offices' copies makes two records the sync keeps, the later flagged
+	// as a duplicate of the first.
+	var shared []string
+	for i := 0; i < 4; i++ {
+		var out idJSON
+		if _, err := h.do("POST", "/organisations/"+org.ID+"/workitems", map[string]any{"type_id": wit.ID, "title": fmt.Sprintf("shared-witness-%d", i), "project_id": proj.ID}, &out); err != nil {
+			return rep, fmt.Errorf("shared work item: %w", err)
+		}
+		shared = append(shared, out.ID)
+	}
 	// Each laptop: a pairing code of its own, a proxy of its own (its link
 	// fails apart from the others'), cloned through it.
 	var sites []*laptop
@@ -540,13 +543,6 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration,
 		}
 		sites = append(sites, l)
 	}
-	// The owner's TOTP secret on each side (a person's secrets never
-	// travel), for the witness writer's codes.
-	for _, a := range append([]*api{h}, apis(sites)...) {
-		if _, err := a.do("PUT", "/users/@me/qr/token", map[string]any{"token": totpSecret}, nil); err != nil {
-			return rep, fmt.Errorf("TOTP secret: %w", err)
-		}
-	}
 
 	// Writers: one per side, each with its own random stream.
 	var mu sync.Mutex
@@ -556,11 +552,35 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration,
 	var seq atomic.Int64
 	docAcks := map[string][]string{} // clause texts acknowledged on each side
 	var edits atomic.Int64           // acknowledged edits that are not creates (cells, security, images' rows)
-	writer := func(side string, a, member *api, r *rand.Rand) {
+	// witnessesOn signs the owner and the witnesses in on one node and
+	// registers each one's TOTP secret there (a person's secrets never
+	// travel).
+	witnessesOn := func(owner *api) ([]*api, error) {
+		out := []*api{owner}
+		for _, mail := range fx.witnesses {
+			w := &api{base: owner.base, http: hc}
+			if err := w.signIn(mail, password); err != nil {
+				return nil, err
+			}
+			out = append(out, w)
+		}
+		for _, w := range out {
+			if _, err := w.do("PUT", "/users/@me/qr/token", map[string]any{"token": totpSecret}, nil); err != nil {
+				return nil, fmt.Errorf("TOTP secret: %w", err)
+			}
+		}
+		return out, nil
+	}
+	writer := func(side string, a, member *api, wits []*api, r *rand.Rand) {
 		defer wg.Done()
 		var mine []string      // projects this side made, to edit and file items in
 		var toWitness []string // work items this side made, not yet witnessed
-		spent := map[int64]bool{}
+		toShare := append([]string(nil), shared...)
+		r.Shuffle(len(toShare), func(i, j int) { toShare[i], toShare[j] = toShare[j], toShare[i] })
+		spent := make([]map[int64]bool, len(wits)) // per witness, the code steps spent on this node
+		for i := range spent {
+			spent[i] = map[int64]bool{}
+		}
 		for {
 			select {
 			case <-stop:
@@ -718,21 +738,31 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration,
 					acks[side] = append(acks[side], ack{"induction_records", out.ID, answer})
 					mu.Unlock()
 				}
-			case k == 23 && len(toWitness) > 0:
+			case k == 23 && len(toWitness)+len(toShare) > 0:
 				// A witness record: the owner witnesses a work item this
-				// side made, once (a second record of one person for one
-				// object is a duplicate).
-				item := toWitness[len(toWitness)-1]
+				// side made (once: a second record of one person for one
+				// object is a duplicate) or one made before the clone,
+				// which other sides may witness too (their records are
+				// kept, all but the first flagged duplicate_of).
+				list := &toWitness
+				if len(toShare) > 0 && (len(toWitness) == 0 || r.IntN(2) == 0) {
+					list = &toShare
+				}
+				item := (*list)[len(*list)-1]
+				wi := r.IntN(len(wits))
+				if list == &toShare {
+					wi = 0 // the owner, on every side: the records meet
+				}
 				var id string
-				if id, err = witness(a, item, spent); err == nil && id != "" {
-					toWitness = toWitness[:len(toWitness)-1]
+				if id, err = witness(wits[wi], item, spent[wi]); err == nil && id != "" {
+					*list = (*list)[:len(*list)-1]
 					mu.Lock()
 					acks[side] = append(acks[side], ack{"witness_records", id, item})
 					mu.Unlock()
 				} else if err != nil && !strings.Contains(err.Error(), ": 404 ") {
 					// Not refused (a cut link, a killed node): the
 					// record may exist, so the item is not tried again.
-					toWitness = toWitness[:len(toWitness)-1]
+					*list = (*list)[:len(*list)-1]
 				}
 			default:
 				// An edit of a shared row from both sides: converges by
@@ -747,9 +777,19 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration,
 		}
 	}
 	wg.Add(1 + len(sites))
-	go writer("hub", h, fx.member, rand.New(rand.NewPCG(rng.Uint64(), 1)))
+	wits, err := witnessesOn(h)
+	if err != nil {
+		return rep, err
+	}
+	go writer("hub", h, fx.member, wits, rand.New(rand.NewPCG(rng.Uint64(), 1)))
 	for i, l := range sites {
-		go writer(l.side, l.api, l.member, rand.New(rand.NewPCG(rng.Uint64(), uint64(2+i))))
+		wits, err := witnessesOn(l.api)
+		if err != nil {
+			close(stop)
+			wg.Wait()
+			return rep, err
+		}
+		go writer(l.side, l.api, l.member, wits, rand.New(rand.NewPCG(rng.Uint64(), uint64(2+i))))
 	}
 	// restart starts a killed node again; on failure the writers stop.
 	restart := func(ns ...*node) error {
@@ -965,7 +1005,10 @@ func compare(rep *report, hubPath string, sitePaths []string, acks map[string][]
 			`SELECT count(*) FROM (SELECT email FROM %s.toolbox_users WHERE email LIKE 'fault-%%' GROUP BY toolbox_id, email HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT attachment_name FROM %s.asset_logs WHERE attachment_name LIKE 'fault-%%' GROUP BY attachment_name HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT answers FROM %s.induction_records WHERE answers LIKE '%%"fault-%%' GROUP BY answers HAVING count(*) > 1)`,
-			`SELECT count(*) FROM (SELECT object_id FROM %s.witness_records GROUP BY object_type, object_id, user_id HAVING count(*) > 1)`,
+			`SELECT count(*) FROM (SELECT w.object_id FROM %[1]s.witness_records w JOIN %[1]s.work_items i ON i.id = w.object_id WHERE i.title LIKE 'fault-%%' GROUP BY w.object_type, w.object_id, w.user_id HAVING count(*) > 1)`,
+			// One person's records of one object from several offices:
+			// the first (lowest id) unflagged, every other naming it.
+			`SELECT count(*) FROM %[1]s.witness_records x WHERE x.duplicate_of IS NOT (SELECT CASE WHEN min(o.id) = x.id THEN NULL ELSE min(o.id) END FROM %[1]s.witness_records o WHERE o.object_type = x.object_type AND o.object_id = x.object_id AND o.user_id = x.user_id)`,
 			`SELECT count(*) FROM (SELECT file_hash FROM %s.induction_revisions WHERE file_name LIKE 'fault-%%' GROUP BY induction_id, file_hash HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT number FROM %s.work_items GROUP BY organisation_id, coalesce(prefix_id, 0), number HAVING count(*) > 1)`,
 		} {
@@ -977,6 +1020,13 @@ func compare(rep *report, hubPath string, sitePaths []string, acks map[string][]
 				rep.duplicated += n
 				rep.details = append(rep.details, fmt.Sprintf("duplicated in %s: %d (%s)", schema, n, q))
 			}
+		}
+		if schema == "main" {
+			var n int
+			if err := conn.QueryRow(`SELECT count(*) FROM main.witness_records WHERE duplicate_of IS NOT NULL`).Scan(&n); err != nil {
+				return err
+			}
+			rep.details = append(rep.details, fmt.Sprintf("witness records flagged as a second office's record of one person and object: %d", n))
 		}
 		// Provisional numbers (a laptop out of blocks) are replaced by the
 		// next exchanges: none may be left after the quiet one.
