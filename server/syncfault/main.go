@@ -738,6 +738,23 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration,
 					acks[side] = append(acks[side], ack{"induction_records", out.ID, answer})
 					mu.Unlock()
 				}
+			case k == 23 && r.IntN(3) == 0:
+				// A witness record of the document revision at main's
+				// head on this side: sides holding the same head make
+				// records of one person and object apart (flagged).
+				var b struct {
+					RevisionID string `json:"id"` // main's head: the revision itself
+				}
+				if _, err = a.do("GET", "/documents/"+fx.document+"/branches/main", nil, &b); err != nil {
+					break
+				}
+				wi := r.IntN(len(wits))
+				var id string
+				if id, err = witness(wits[wi], b.RevisionID, spent[wi]); err == nil && id != "" {
+					mu.Lock()
+					acks[side] = append(acks[side], ack{"witness_records", id, b.RevisionID})
+					mu.Unlock()
+				}
 			case k == 23 && len(toWitness)+len(toShare) > 0:
 				// A witness record: the owner witnesses a work item this
 				// side made (once: a second record of one person for one
@@ -1023,10 +1040,11 @@ func compare(rep *report, hubPath string, sitePaths []string, acks map[string][]
 		}
 		if schema == "main" {
 			var n int
-			if err := conn.QueryRow(`SELECT count(*) FROM main.witness_records WHERE duplicate_of IS NOT NULL`).Scan(&n); err != nil {
+			var revs int
+			if err := conn.QueryRow(`SELECT count(*) FILTER (WHERE duplicate_of IS NOT NULL), count(*) FILTER (WHERE object_type = 'document_revision') FROM main.witness_records`).Scan(&n, &revs); err != nil {
 				return err
 			}
-			rep.details = append(rep.details, fmt.Sprintf("witness records flagged as a second office's record of one person and object: %d", n))
+			rep.details = append(rep.details, fmt.Sprintf("witness records: %d of document revisions; %d flagged as a second office's record of one person and object", revs, n))
 		}
 		// Provisional numbers (a laptop out of blocks) are replaced by the
 		// next exchanges: none may be left after the quiet one.
