@@ -267,17 +267,8 @@ func totpCode(step int64) (string, error) {
 // signing token. It returns the record's id, or "" when both steps the
 // server accepts ahead are spent here already.
 func witness(a *api, item string, spent map[int64]bool) (string, error) {
-	now := time.Now().Unix() / 30
-	step := now
-	if spent[step] {
-		step = now + 1 // the server accepts one step of skew
-	}
-	if spent[step] {
-		return "", nil
-	}
-	spent[step] = true
-	code, err := totpCode(step)
-	if err != nil {
+	code, err := nextCode(spent)
+	if code == "" || err != nil {
 		return "", err
 	}
 	var tok struct {
@@ -297,6 +288,49 @@ func witness(a *api, item string, spent map[int64]bool) (string, error) {
 		return "", fmt.Errorf("witness of %s: the answer names record %q of %q", item, rec.ID, rec.ObjectID)
 	}
 	return rec.ID, nil
+}
+
+// nextCode is a code of a step this side has not spent for the person
+// (marked spent now), or "" when both steps the server accepts ahead are.
+func nextCode(spent map[int64]bool) (string, error) {
+	now := time.Now().Unix() / 30
+	step := now
+	if spent[step] {
+		step = now + 1 // the server accepts one step of skew
+	}
+	if spent[step] {
+		return "", nil
+	}
+	spent[step] = true
+	return totpCode(step)
+}
+
+// signOwn signs a toolbox talk as the person themselves: their own code
+// opens the signing token (method app). It returns the signer's user id,
+// or "" when no code step is left.
+func signOwn(a *api, toolbox string, spent map[int64]bool) (string, error) {
+	code, err := nextCode(spent)
+	if code == "" || err != nil {
+		return "", err
+	}
+	var tok struct {
+		SignToken string `json:"sign_token"`
+	}
+	if _, err := a.do("GET", "/users/@me/toolboxes/"+toolbox+"?token="+code, nil, &tok); err != nil {
+		return "", err
+	}
+	var out struct {
+		ResponseCode string  `json:"response_code"`
+		ToolboxID    *string `json:"toolbox_id"`
+		UserID       *string `json:"user_id"`
+	}
+	if _, err := a.do("POST", "/users/@me/toolboxes/"+toolbox+"/sign", map[string]any{"jwt": tok.SignToken, "last_name": "Fault", "company": "Fault run"}, &out); err != nil {
+		return "", err
+	}
+	if out.ResponseCode != "toolbox_signed" || out.UserID == nil || out.ToolboxID == nil || *out.ToolboxID != toolbox {
+		return "", fmt.Errorf("own signature of %s: %s", toolbox, out.ResponseCode)
+	}
+	return *out.UserID, nil
 }
 
 // uniquePDF is a smallest PDF the server accepts (a %PDF- header, %%EOF at

@@ -578,6 +578,7 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration,
 		toShare := append([]string(nil), shared...)
 		r.Shuffle(len(toShare), func(i, j int) { toShare[i], toShare[j] = toShare[j], toShare[i] })
 		spent := make([]map[int64]bool, len(wits)) // per witness, the code steps spent on this node
+		signedShared := make([]bool, len(wits))    // per witness, whether they signed fx.toolbox on this side
 		for i := range spent {
 			spent[i] = map[int64]bool{}
 		}
@@ -739,6 +740,33 @@ func run(bin string, cycles int, seed uint64, keep bool, cycleMax time.Duration,
 					mu.Unlock()
 				}
 			case k == 23 && r.IntN(3) == 0:
+				// A person's own toolbox signature: first the talk made
+				// before the clone (signed on every side: records of one
+				// person and talk made apart, flagged), then a talk this
+				// side makes and conducts.
+				wi := r.IntN(len(wits))
+				tb := fx.toolbox
+				if signedShared[wi] {
+					var out idJSON
+					if _, err = a.do("POST", "/organisations/"+org.ID+"/toolboxes", map[string]any{"title": fmt.Sprintf("fault-%s-t%d", side, n)}, &out); err != nil {
+						break
+					}
+					if _, err = a.do("POST", "/toolboxes/"+out.ID+"/conduct", map[string]any{"latitude": -33.86, "longitude": 151.2}, nil); err != nil {
+						break
+					}
+					tb = out.ID
+				}
+				var user string
+				user, err = signOwn(wits[wi], tb, spent[wi])
+				if tb == fx.toolbox && (user != "" || (err != nil && !strings.Contains(err.Error(), ": 404 "))) {
+					signedShared[wi] = true // signed, or maybe (a cut answer)
+				}
+				if err == nil && user != "" {
+					mu.Lock()
+					acks[side] = append(acks[side], ack{"own_signatures", tb, user})
+					mu.Unlock()
+				}
+			case k == 23 && r.IntN(2) == 0:
 				// A witness record of the document revision at main's
 				// head on this side: sides holding the same head make
 				// records of one person and object apart (flagged).
@@ -995,6 +1023,8 @@ func compare(rep *report, hubPath string, sitePaths []string, acks map[string][]
 				switch {
 				case a.table == "attachments": // an asset log's file: its name on the log, its blob by hash
 					err = conn.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %[1]s.asset_logs l JOIN %[1]s.blobs b ON b.hash = l.attachment_hash WHERE l.id = ? AND l.attachment_name = ?`, schema), a.id, a.name).Scan(&n)
+				case a.table == "own_signatures": // a person's own signature of a talk: by talk and person
+					err = conn.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %s.toolbox_users WHERE toolbox_id = ? AND user_id = ?`, schema), a.id, a.name).Scan(&n)
 				case a.table == "induction_records": // the answer the writer gave, in the record's answers
 					err = conn.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %s.induction_records WHERE id = ? AND instr(answers, ?) > 0`, schema), a.id, `"`+a.name+`"`).Scan(&n)
 				case a.id == "": // keyed by the name alone (a signer's e-mail, a file's hash)
@@ -1026,6 +1056,10 @@ func compare(rep *report, hubPath string, sitePaths []string, acks map[string][]
 			// One person's records of one object from several offices:
 			// the first (lowest id) unflagged, every other naming it.
 			`SELECT count(*) FROM %[1]s.witness_records x WHERE x.duplicate_of IS NOT (SELECT CASE WHEN min(o.id) = x.id THEN NULL ELSE min(o.id) END FROM %[1]s.witness_records o WHERE o.object_type = x.object_type AND o.object_id = x.object_id AND o.user_id = x.user_id)`,
+			// Likewise one person's own signatures of one talk, and a
+			// talk a side made signed twice by one person.
+			`SELECT count(*) FROM %[1]s.toolbox_users x WHERE x.user_id IS NOT NULL AND x.duplicate_of IS NOT (SELECT CASE WHEN min(o.id) = x.id THEN NULL ELSE min(o.id) END FROM %[1]s.toolbox_users o WHERE o.toolbox_id = x.toolbox_id AND o.user_id = x.user_id)`,
+			`SELECT count(*) FROM (SELECT u.user_id FROM %[1]s.toolbox_users u JOIN %[1]s.toolboxes t ON t.id = u.toolbox_id WHERE t.title LIKE 'fault-%%' AND u.user_id IS NOT NULL GROUP BY u.toolbox_id, u.user_id HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT file_hash FROM %s.induction_revisions WHERE file_name LIKE 'fault-%%' GROUP BY induction_id, file_hash HAVING count(*) > 1)`,
 			`SELECT count(*) FROM (SELECT number FROM %s.work_items GROUP BY organisation_id, coalesce(prefix_id, 0), number HAVING count(*) > 1)`,
 		} {
@@ -1041,10 +1075,11 @@ func compare(rep *report, hubPath string, sitePaths []string, acks map[string][]
 		if schema == "main" {
 			var n int
 			var revs int
-			if err := conn.QueryRow(`SELECT count(*) FILTER (WHERE duplicate_of IS NOT NULL), count(*) FILTER (WHERE object_type = 'document_revision') FROM main.witness_records`).Scan(&n, &revs); err != nil {
+			var own int
+			if err := conn.QueryRow(`SELECT count(*) FILTER (WHERE duplicate_of IS NOT NULL), count(*) FILTER (WHERE object_type = 'document_revision'), (SELECT count(*) FROM main.toolbox_users WHERE user_id IS NOT NULL AND duplicate_of IS NOT NULL) FROM main.witness_records`).Scan(&n, &revs, &own); err != nil {
 				return err
 			}
-			rep.details = append(rep.details, fmt.Sprintf("witness records: %d of document revisions; %d flagged as a second office's record of one person and object", revs, n))
+			rep.details = append(rep.details, fmt.Sprintf("witness records: %d of document revisions; %d flagged as a second office's record of one person and object; own talk signatures flagged so: %d", revs, n, own))
 		}
 		// Provisional numbers (a laptop out of blocks) are replaced by the
 		// next exchanges: none may be left after the quiet one.
