@@ -5,9 +5,18 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"strings"
+	"time"
+
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
 )
 
 const memberEmail = "member@example.com"
+
+// totpSecret is the owner's TOTP secret, registered on each side (a
+// person's secrets never travel): the witness writer opens its signing
+// tokens with codes made from it.
+const totpSecret = "JBSWY3DPEHPK3PXPJBSWY3DP"
 
 // fixtures are what the signature, document, file and security writers
 // work on, all made on the hub before the clone so both sides start with
@@ -20,7 +29,10 @@ type fixtures struct {
 	member                    *api // the second member, signed in on the hub
 	memberID                  string
 	roles                     []string
-	invite                    string // a reusable code: the member joins again with it after a removal
+	invite                    string   // a reusable code: the member joins again with it after a removal
+	induction                 string   // assigned to the owner: PDFs uploaded, records made by the owner
+	question                  string   // the induction's one text question: each record's answer is unique
+	witnesses                 []string // e-mails of members who witness work items besides the owner
 }
 
 func setupFixtures(h *api, org string) (*fixtures, error) {
@@ -30,6 +42,11 @@ func setupFixtures(h *api, org string) (*fixtures, error) {
 		return nil, fmt.Errorf("toolbox: %w", err)
 	}
 	fx.toolbox = out.ID
+	// Visitors sign only a conducted talk (without this the signature
+	// writer was refused every time and acknowledged nothing).
+	if _, err := h.do("POST", "/toolboxes/"+fx.toolbox+"/conduct", map[string]any{"latitude": -33.86, "longitude": 151.2}, nil); err != nil {
+		return nil, fmt.Errorf("conduct: %w", err)
+	}
 	if _, err := h.do("POST", "/documents", map[string]any{"organisation_id": org, "title": "Site rules"}, &out); err != nil {
 		return nil, fmt.Errorf("document: %w", err)
 	}
@@ -88,6 +105,45 @@ func setupFixtures(h *api, org string) (*fixtures, error) {
 	fx.invite = inv.Code
 	if _, err := fx.member.do("POST", "/invites/"+fx.invite, map[string]any{}, nil); err != nil {
 		return nil, fmt.Errorf("join: %w", err)
+	}
+	var owner idJSON
+	if _, err := h.do("GET", "/users/@me", nil, &owner); err != nil {
+		return nil, err
+	}
+	if _, err := h.do("POST", "/organisations/"+org+"/inductions", map[string]any{"name": "Site induction"}, &out); err != nil {
+		return nil, fmt.Errorf("induction: %w", err)
+	}
+	fx.induction = out.ID
+	var ind struct {
+		Questions []struct {
+			ID string `json:"id"`
+		} `json:"questions"`
+	}
+	if _, err := h.do("PATCH", "/inductions/"+fx.induction, map[string]any{"questions": []any{map[string]any{"question": "Which crew are you with?", "type": "string"}}}, nil); err != nil {
+		return nil, fmt.Errorf("induction question: %w", err)
+	}
+	if _, err := h.do("GET", "/inductions/"+fx.induction, nil, &ind); err != nil || len(ind.Questions) != 1 {
+		return nil, fmt.Errorf("induction questions: %v (%d)", err, len(ind.Questions))
+	}
+	fx.question = ind.Questions[0].ID
+	if _, err := h.do("POST", "/inductions/"+fx.induction+"/users/"+owner.ID, map[string]any{}, nil); err != nil {
+		return nil, fmt.Errorf("induction assignment: %w", err)
+	}
+	// Witnesses besides the owner: a node accepts each 30-second code
+	// step once per person, so more people make more witness records.
+	for i := 1; i <= 3; i++ {
+		mail := fmt.Sprintf("witness%d@example.com", i)
+		if _, err := h.do("POST", "/auth/register", map[string]any{"email": mail, "password": password, "first_name": "Wit", "last_name": fmt.Sprintf("Ness %d", i)}, nil); err != nil {
+			return nil, err
+		}
+		w := &api{base: h.base, http: h.http}
+		if err := w.signIn(mail, password); err != nil {
+			return nil, err
+		}
+		if _, err := w.do("POST", "/invites/"+fx.invite, map[string]any{}, nil); err != nil {
+			return nil, fmt.Errorf("witness joins: %w", err)
+		}
+		fx.witnesses = append(fx.witnesses, mail)
 	}
 	for _, name := range []string{"Crew", "Leads"} {
 		if _, err := h.do("POST", "/organisations/"+org+"/roles", map[string]any{"alias": name}, &out); err != nil {
@@ -199,4 +255,86 @@ func (fx *fixtures) checkDocument(rep *report, h *api, docAcks map[string][]stri
 		}
 	}
 	return nil
+}
+
+// totpCode is the owner's code for a 30-second step.
+func totpCode(step int64) (string, error) {
+	return totp.GenerateCodeCustom(totpSecret, time.Unix(step*30, 0), totp.ValidateOpts{Period: 30, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
+}
+
+// witness signs the owner as a witness of a work item: a code of a step
+// this side has not spent (each is accepted once per node) opens the
+// signing token. It returns the record's id, or "" when both steps the
+// server accepts ahead are spent here already.
+func witness(a *api, item string, spent map[int64]bool) (string, error) {
+	code, err := nextCode(spent)
+	if code == "" || err != nil {
+		return "", err
+	}
+	var tok struct {
+		SignToken string `json:"sign_token"`
+	}
+	if _, err := a.do("GET", "/users/@me/witness/"+item+"?token="+code, nil, &tok); err != nil {
+		return "", err
+	}
+	var rec struct {
+		ID       string `json:"id"`
+		ObjectID string `json:"object_id"`
+	}
+	if _, err := a.do("POST", "/users/@me/witness/"+item+"/sign", map[string]any{"jwt": tok.SignToken, "last_name": "Fault"}, &rec); err != nil {
+		return "", err
+	}
+	if rec.ID == "" || rec.ObjectID != item {
+		return "", fmt.Errorf("witness of %s: the answer names record %q of %q", item, rec.ID, rec.ObjectID)
+	}
+	return rec.ID, nil
+}
+
+// nextCode is a code of a step this side has not spent for the person
+// (marked spent now), or "" when both steps the server accepts ahead are.
+func nextCode(spent map[int64]bool) (string, error) {
+	now := time.Now().Unix() / 30
+	step := now
+	if spent[step] {
+		step = now + 1 // the server accepts one step of skew
+	}
+	if spent[step] {
+		return "", nil
+	}
+	spent[step] = true
+	return totpCode(step)
+}
+
+// signOwn signs a toolbox talk as the person themselves: their own code
+// opens the signing token (method app). It returns the signer's user id,
+// or "" when no code step is left.
+func signOwn(a *api, toolbox string, spent map[int64]bool) (string, error) {
+	code, err := nextCode(spent)
+	if code == "" || err != nil {
+		return "", err
+	}
+	var tok struct {
+		SignToken string `json:"sign_token"`
+	}
+	if _, err := a.do("GET", "/users/@me/toolboxes/"+toolbox+"?token="+code, nil, &tok); err != nil {
+		return "", err
+	}
+	var out struct {
+		ResponseCode string  `json:"response_code"`
+		ToolboxID    *string `json:"toolbox_id"`
+		UserID       *string `json:"user_id"`
+	}
+	if _, err := a.do("POST", "/users/@me/toolboxes/"+toolbox+"/sign", map[string]any{"jwt": tok.SignToken, "last_name": "Fault", "company": "Fault run"}, &out); err != nil {
+		return "", err
+	}
+	if out.ResponseCode != "toolbox_signed" || out.UserID == nil || out.ToolboxID == nil || *out.ToolboxID != toolbox {
+		return "", fmt.Errorf("own signature of %s: %s", toolbox, out.ResponseCode)
+	}
+	return *out.UserID, nil
+}
+
+// uniquePDF is a smallest PDF the server accepts (a %PDF- header, %%EOF at
+// the end) whose comment spells side and n: a file of its own each time.
+func uniquePDF(side string, n int64) []byte {
+	return []byte(fmt.Sprintf("%%PDF-1.4\n%% fault run induction, %s %d\n%%%%EOF\n", side, n))
 }
