@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"workspace/db"
+	"workspace/db/replicate"
 	"workspace/server"
 )
 
@@ -60,7 +61,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 		nodeID, maxBody, maxJSONBody, inFlightBody                                 int64
 		maxProjects, maxMembers, accountAttempts, addressAttempts, connsPerAddress int
 		registration, allowPrivateEgress                                           bool
-		backupDir, metricsAddr, replicate                                          string
+		backupDir, metricsAddr, replicateURL                                       string
 		backupEvery, syncEvery                                                     time.Duration
 		backupKeep                                                                 int
 		oidcIssuers, oidcAudiences, oauthClients                                   []string
@@ -113,7 +114,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 			if err != nil {
 				return err
 			}
-			var rep *db.Replication
+			var rep *replicate.Replication
 			defer func() {
 				store.Close()
 				// After the store: Litestream ships what is left once the
@@ -125,12 +126,12 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 					}
 				}
 			}()
-			if replicate != "" {
-				rep, err = db.Replicate(ctx, dbPath, replicate, logger)
+			if replicateURL != "" {
+				rep, err = replicate.Start(ctx, dbPath, replicateURL, logger)
 				if err != nil {
 					return fmt.Errorf("--replicate: %w", err)
 				}
-				fmt.Fprintln(stdout, "replicating to", db.RedactURL(replicate))
+				fmt.Fprintln(stdout, "replicating to", replicate.RedactURL(replicateURL))
 			}
 			if backupDir != "" {
 				stopBackups := scheduleBackups(ctx, logger, dbPath, backupDir, backupEvery, backupKeep)
@@ -256,7 +257,7 @@ func serveCmd(ctx context.Context, getenv func(string) string, stdout, stderr io
 	f.DurationVar(&backupEvery, "backup-every", time.Hour, "time between scheduled backups (with --backup-dir)")
 	f.DurationVar(&syncEvery, "sync-every", 0, "on a node made by sync clone, exchange with its hub this often, e.g. 5m (off when 0)")
 	f.IntVar(&backupKeep, "backup-keep", 24, "scheduled backups to keep, oldest deleted first (0 keeps all)")
-	f.StringVar(&replicate, "replicate", "", "stream the write-ahead log to a replica with Litestream: a directory, file:///DIR, s3://BUCKET/PATH?endpoint=URL&region=R or sftp://USER@HOST/PATH?host_key=KEY (off when empty)")
+	f.StringVar(&replicateURL, "replicate", "", "stream the write-ahead log to a replica with Litestream: a directory, file:///DIR, s3://BUCKET/PATH?endpoint=URL&region=R or sftp://USER@HOST/PATH?host_key=KEY (off when empty)")
 	return cmd
 }
 
@@ -396,10 +397,10 @@ func restoreCmd(ctx context.Context, stdout io.Writer) *cobra.Command {
 			case (from == "") == (fromReplica == ""):
 				return errors.New("give one of --from and --from-replica")
 			case fromReplica != "":
-				if err := db.RestoreFromReplica(ctx, fromReplica, dbPath); err != nil {
+				if err := replicate.RestoreFromReplica(ctx, fromReplica, dbPath); err != nil {
 					return err
 				}
-				fmt.Fprintf(stdout, "restored %s from the replica %s\n", dbPath, db.RedactURL(fromReplica))
+				fmt.Fprintf(stdout, "restored %s from the replica %s\n", dbPath, replicate.RedactURL(fromReplica))
 				return nil
 			}
 			if err := db.Restore(ctx, from, dbPath); err != nil {

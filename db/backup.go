@@ -252,3 +252,9 @@ func LastBackup() time.Time {
 	}
 	return time.Time{}
 }
+
+// litestreamMetaDir is where Litestream keeps its state for the database
+// at path (its default: .NAME-litestream beside the file; db/replicate).
+func litestreamMetaDir(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"-litestream")
+}

@@ -1,4 +1,4 @@
-package db
+package replicate
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"workspace/db"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -27,11 +28,11 @@ func replicateAndRestore(t *testing.T, replicaURL string) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "live.db")
-	store, err := Open(ctx, Options{Path: fresh(t, src), NodeID: -1})
+	store, err := db.Open(ctx, db.Options{Path: src, NodeID: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Replicate(ctx, src, replicaURL, quiet)
+	rep, err := Start(ctx, src, replicaURL, quiet)
 	if err != nil {
 		store.Close()
 		t.Fatal(err)
@@ -46,8 +47,8 @@ func replicateAndRestore(t *testing.T, replicaURL string) {
 		wg.Go(func() {
 			for i := range 50 {
 				key := fmt.Sprintf("rep-%d-%d", g, i)
-				err := store.InTx(ctx, func(q *Queries) error {
-					return q.MetaPut(ctx, MetaPutParams{Key: key, Value: strings.Repeat("x", 500)})
+				err := store.InTx(ctx, func(q *db.Queries) error {
+					return q.MetaPut(ctx, db.MetaPutParams{Key: key, Value: strings.Repeat("x", 500)})
 				})
 				if err != nil {
 					errs <- err
@@ -83,10 +84,10 @@ func replicateAndRestore(t *testing.T, replicaURL string) {
 	if err := RestoreFromReplica(ctx, replicaURL, restored); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckCopy(ctx, restored); err != nil {
+	if err := db.CheckCopy(ctx, restored); err != nil {
 		t.Fatal(err)
 	}
-	back, err := Open(ctx, Options{Path: restored, NodeID: -1})
+	back, err := db.Open(ctx, db.Options{Path: restored, NodeID: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,16 +133,16 @@ func TestReplicateShortLived(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src, replica := filepath.Join(dir, "live.db"), filepath.Join(dir, "replica")
-	store, err := Open(ctx, Options{Path: fresh(t, src), NodeID: -1})
+	store, err := db.Open(ctx, db.Options{Path: src, NodeID: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Replicate(ctx, src, replica, quiet)
+	rep, err := Start(ctx, src, replica, quiet)
 	if err != nil {
 		store.Close()
 		t.Fatal(err)
 	}
-	err = store.InTx(ctx, func(q *Queries) error { return q.MetaPut(ctx, MetaPutParams{Key: "quick", Value: "1"}) })
+	err = store.InTx(ctx, func(q *db.Queries) error { return q.MetaPut(ctx, db.MetaPutParams{Key: "quick", Value: "1"}) })
 	store.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +154,7 @@ func TestReplicateShortLived(t *testing.T) {
 	if err := RestoreFromReplica(ctx, replica, restored); err != nil {
 		t.Fatal(err)
 	}
-	back, err := Open(ctx, Options{Path: restored, NodeID: -1})
+	back, err := db.Open(ctx, db.Options{Path: restored, NodeID: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestReplicaURLs(t *testing.T) {
 		t.Fatalf("restore from an empty replica: %v", err)
 	}
 	// A server holding the database refuses the restore.
-	unlock, err := LockForServe(target)
+	unlock, err := db.LockForServe(target)
 	if err != nil {
 		t.Fatal(err)
 	}

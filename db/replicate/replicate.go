@@ -1,4 +1,9 @@
-package db
+// Package replicate streams a database's write-ahead log to a replica
+// with Litestream and restores from one (docs/operations.md,
+// "Replication"). A package of its own, imported by main alone, so the
+// db and server packages and their tests do not build Litestream and the
+// AWS SDK its s3 replica brings.
+package replicate
 
 import (
 	"context"
@@ -17,6 +22,8 @@ import (
 	_ "github.com/benbjohnson/litestream/s3" // registers s3:// replicas
 	lssftp "github.com/benbjohnson/litestream/sftp"
 	"golang.org/x/crypto/ssh"
+
+	"workspace/db"
 )
 
 // ReplicaSchemes are the replica URL schemes serve --replicate takes.
@@ -85,12 +92,12 @@ type Replication struct {
 	db    *litestream.DB
 }
 
-// Replicate starts streaming the database at path to the replica at
+// Start starts streaming the database at path to the replica at
 // replicaURL: every second (MonitorInterval) the new WAL frames are shipped
 // as LTX files; snapshots are taken daily and older files compacted. Close
 // ships what is left; call it after the application's own connections
 // have closed (Litestream's rule: SQLite's POSIX locks are per process).
-func Replicate(ctx context.Context, path, replicaURL string, logger *slog.Logger) (*Replication, error) {
+func Start(ctx context.Context, path, replicaURL string, logger *slog.Logger) (*Replication, error) {
 	client, err := replicaClient(replicaURL)
 	if err != nil {
 		return nil, err
@@ -154,7 +161,7 @@ func RestoreFromReplica(ctx context.Context, replicaURL, dbPath string) error {
 		return err
 	}
 	// Refuse before downloading anything; Restore takes the lock again.
-	unlock, err := LockForServe(abs)
+	unlock, err := db.LockForServe(abs)
 	if err != nil {
 		return err
 	}
@@ -178,13 +185,7 @@ func RestoreFromReplica(ctx context.Context, replicaURL, dbPath string) error {
 		}
 		return fmt.Errorf("restore from replica %s: %w", RedactURL(replicaURL), err)
 	}
-	return Restore(ctx, out, abs)
-}
-
-// litestreamMetaDir is where Litestream keeps its state for the database
-// at path (its default: .NAME-litestream beside the file).
-func litestreamMetaDir(path string) string {
-	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+litestream.MetaDirSuffix)
+	return db.Restore(ctx, out, abs)
 }
 
 // RedactURL hides a password in a replica URL for messages and logs.

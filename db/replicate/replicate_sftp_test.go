@@ -1,4 +1,4 @@
-package db
+package replicate
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"workspace/db"
 
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
@@ -159,7 +160,7 @@ func TestReplicateSFTPRefused(t *testing.T) {
 	other := startSFTP(t, "rep", "s3cret")
 	dir := filepath.ToSlash(filepath.Join(t.TempDir(), "replica"))
 	src := filepath.Join(t.TempDir(), "live.db")
-	store, err := Open(ctx, Options{Path: fresh(t, src), NodeID: -1})
+	store, err := db.Open(ctx, db.Options{Path: src, NodeID: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestReplicateSFTPRefused(t *testing.T) {
 		"wrong password": "sftp://rep:wrong@" + s.addr + dir + "?host_key=" + url.QueryEscape(s.hostKey),
 		"wrong host key": "sftp://rep:s3cret@" + s.addr + dir + "?host_key=" + url.QueryEscape(other.hostKey),
 	} {
-		rep, err := Replicate(ctx, src, u, quiet)
+		rep, err := Start(ctx, src, u, quiet)
 		if err == nil {
 			rep.Close(ctx)
 			t.Errorf("%s: replication started", name)
