@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+	"workspace/db/dbtest"
 )
 
 // The speed targets of issue 31 (docs/sync.md "Speed of an exchange"): a
@@ -122,57 +120,6 @@ func busyDay(ctx context.Context, site *Store, day int, perDay int, id int64) (i
 	return id, nil
 }
 
-// memPeak samples the Go heap (live objects) every 5 ms until stopped and
-// resets the process's peak RSS first (Linux clear_refs), so both peaks are
-// the measured phase's.
-type memPeak struct {
-	stop chan struct{}
-	done chan struct{}
-	heap atomic.Uint64
-}
-
-func startMemPeak() *memPeak {
-	runtime.GC()
-	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
-	m := &memPeak{stop: make(chan struct{}), done: make(chan struct{})}
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	go func() {
-		defer close(m.done)
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(s)
-			if v := s[0].Value.Uint64(); v > m.heap.Load() {
-				m.heap.Store(v)
-			}
-			select {
-			case <-m.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return m
-}
-
-// end stops sampling and returns the peaks in MB: the heap, and the
-// process's resident set (-1 where /proc cannot say).
-func (m *memPeak) end() (heapMB, rssMB float64) {
-	close(m.stop)
-	<-m.done
-	rssMB = -1
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				if kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64); err == nil {
-					rssMB = kb / 1024
-				}
-			}
-		}
-	}
-	return float64(m.heap.Load()) / (1 << 20), rssMB
-}
-
 // speedPair makes a hub with the busy seed and a clone of it (node 2).
 func speedPair(b *testing.B, seed string) (hub, site *Store) {
 	ctx := context.Background()
@@ -226,7 +173,7 @@ func BenchmarkSyncBusyMonth(b *testing.B) {
 		if err := site.Reader.QueryRowContext(ctx, `SELECT count(*) FROM sync_changes WHERE origin = 2`).Scan(&logged); err != nil {
 			b.Fatal(err)
 		}
-		mem := startMemPeak()
+		mem := dbtest.StartMemPeak()
 		b.StartTimer()
 		start := time.Now()
 		total, bytesSent := 0, 0
@@ -260,7 +207,7 @@ func BenchmarkSyncBusyMonth(b *testing.B) {
 		}
 		took := time.Since(start)
 		b.StopTimer()
-		heapMB, rssMB := mem.end()
+		heapMB, rssMB := mem.End()
 		if total < 100000 {
 			b.Fatalf("exchanged %d changes (%d logged), want 100,000", total, logged)
 		}
@@ -333,7 +280,7 @@ func BenchmarkSyncCloneLarge(b *testing.B) {
 		// chunks under a revision): the clone copies its own organisation's.
 		newSyncDoc(b, hub, 500, 10, 10000)
 		newSyncDoc(b, hub, 600, 11, 10000)
-		mem := startMemPeak()
+		mem := dbtest.StartMemPeak()
 		b.StartTimer()
 		start := time.Now()
 		clonePath := filepath.Join(dir, "site.db")
@@ -349,7 +296,7 @@ func BenchmarkSyncCloneLarge(b *testing.B) {
 		}
 		took := time.Since(start)
 		b.StopTimer()
-		heapMB, rssMB := mem.end()
+		heapMB, rssMB := mem.End()
 		var n int
 		if err := site.Reader.QueryRowContext(ctx, `SELECT count(*) FROM projects`).Scan(&n); err != nil || n != 10001 {
 			b.Fatalf("the clone holds %d projects (%v), want 10,001", n, err)

@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"runtime"
-	rtmetrics "runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"workspace/db/dbtest"
 
 	"workspace/db"
 	"workspace/server/docengine"
@@ -84,14 +82,14 @@ func BenchmarkSyncCatchUp(b *testing.B) {
 		attachFile(b, node, int64(org), big, bigHash)
 
 		counted.n.Store(0)
-		m := startMemPeak()
-		b.ReportMetric(rssNow(), "start-RSS-MB")
+		m := dbtest.StartMemPeak()
+		b.ReportMetric(dbtest.RSSNow(), "start-RSS-MB")
 		b.StartTimer()
 		start := time.Now()
 		res, err := SyncNow(ctx, node, 0, nil)
 		took := time.Since(start)
 		b.StopTimer()
-		heapMB, rssMB := m.end()
+		heapMB, rssMB := m.End()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -157,71 +155,4 @@ type countingHandler struct {
 func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.n.Add(1)
 	c.h.ServeHTTP(w, r)
-}
-
-// memPeak samples the Go heap (live objects) every 5 ms until stopped and
-// resets the process's peak RSS first (Linux clear_refs), so both peaks are
-// the measured phase's (as db/syncspeed_test.go does).
-type memPeak struct {
-	stop chan struct{}
-	done chan struct{}
-	heap atomic.Uint64
-}
-
-func startMemPeak() *memPeak {
-	runtime.GC()
-	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
-	m := &memPeak{stop: make(chan struct{}), done: make(chan struct{})}
-	s := []rtmetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	go func() {
-		defer close(m.done)
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			rtmetrics.Read(s)
-			if v := s[0].Value.Uint64(); v > m.heap.Load() {
-				m.heap.Store(v)
-			}
-			select {
-			case <-m.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return m
-}
-
-// rssNow is the process's resident set in MB (-1 where /proc cannot say).
-func rssNow() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			if kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64); err == nil {
-				return kb / 1024
-			}
-		}
-	}
-	return -1
-}
-
-// end stops sampling and returns the peaks in MB: the heap, and the
-// process's resident set (-1 where /proc cannot say).
-func (m *memPeak) end() (heapMB, rssMB float64) {
-	close(m.stop)
-	<-m.done
-	rssMB = -1
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				if kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64); err == nil {
-					rssMB = kb / 1024
-				}
-			}
-		}
-	}
-	return float64(m.heap.Load()) / (1 << 20), rssMB
 }
